@@ -1,0 +1,126 @@
+# perfring: GNU Make build.  `make`, `make check`, `make bench`, `make demo`,
+# `make install PREFIX=...`, `make fuzz T=ring SECS=60`, `make format-check`.
+
+CC ?= cc
+PREFIX ?= /usr/local
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+BINDIR ?= $(PREFIX)/bin
+MANDIR ?= $(PREFIX)/share/man
+VERSION := 0.1.0
+SOVERSION := 0
+
+WARN := -Wall -Wextra -Werror -Wshadow -Wmissing-prototypes -Wstrict-prototypes
+CFLAGS_COMMON := -std=c11 $(WARN) -Iinclude -pthread
+CFLAGS_release := -O2 -g
+CFLAGS_asan := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
+CFLAGS_tsan := -O1 -g -fsanitize=thread
+LDLIBS := -pthread
+
+# Layers: src/ring (core, libc only) -> src/sources -> src/format ->
+# src/record -> tools (CLI, public API only).
+LIB_SRC := $(sort $(wildcard src/ring/*.c))
+HDRS := include/perfring.h include/perfring/abi.h $(wildcard src/*/*.h)
+
+# Tests: every test/test_*.c runs under ASan+UBSan; the concurrency ones
+# (test/stress_*.c) run under both ASan+UBSan and TSan.
+UNIT_TESTS := $(basename $(notdir $(wildcard test/test_*.c)))
+STRESS_TESTS := $(basename $(notdir $(wildcard test/stress_*.c)))
+FUZZ_TARGETS := $(patsubst fuzz/fuzz_%.c,%,$(wildcard fuzz/fuzz_*.c))
+EXAMPLES := $(basename $(notdir $(wildcard examples/*.c)))
+
+B := build
+SONAME := libperfring.so.$(SOVERSION)
+SHLIB := $(B)/libperfring.so.$(VERSION)
+
+.PHONY: all check bench demo install uninstall clean fuzz format format-check check-abi
+all: $(B)/libperfring.a $(SHLIB) $(B)/perfring $(EXAMPLES:%=$(B)/examples/%) $(B)/perfring.pc
+
+# One set of rules per build variant: build/ (release), build/asan, build/tsan.
+define variant
+$(1)_DIR := $(if $(filter release,$(1)),$(B),$(B)/$(1))
+$$($(1)_DIR)/obj/%.o: %.c $(HDRS)
+	@mkdir -p $$(@D)
+	$$(CC) $$(CFLAGS_COMMON) $$(CFLAGS_$(1)) $$(CFLAGS) -fPIC -fvisibility=hidden -DPERFRING_BUILD -c $$< -o $$@
+$$($(1)_DIR)/libperfring.a: $(LIB_SRC:%.c=$$($(1)_DIR)/obj/%.o)
+	@rm -f $$@
+	$$(AR) rcs $$@ $$^
+$$($(1)_DIR)/test/%: test/%.c test/harness.h $$($(1)_DIR)/libperfring.a $(HDRS)
+	@mkdir -p $$(@D)
+	$$(CC) $$(CFLAGS_COMMON) $$(CFLAGS_$(1)) $$(CFLAGS) -Isrc -o $$@ $$< $$($(1)_DIR)/libperfring.a $$(LDLIBS)
+$$($(1)_DIR)/fuzz/replay_%: fuzz/fuzz_%.c fuzz/replay.c $$($(1)_DIR)/libperfring.a $(HDRS)
+	@mkdir -p $$(@D)
+	$$(CC) $$(CFLAGS_COMMON) $$(CFLAGS_$(1)) $$(CFLAGS) -Isrc -o $$@ $$< fuzz/replay.c $$($(1)_DIR)/libperfring.a $$(LDLIBS)
+endef
+$(foreach v,release asan tsan,$(eval $(call variant,$(v))))
+
+$(SHLIB): $(LIB_SRC:%.c=$(B)/obj/%.o) src/libperfring.map
+	$(CC) -shared -Wl,-soname,$(SONAME) -Wl,--version-script=src/libperfring.map -Wl,--no-undefined -o $@ $(filter %.o,$^) $(LDLIBS)
+	ln -sf libperfring.so.$(VERSION) $(B)/$(SONAME)
+	ln -sf $(SONAME) $(B)/libperfring.so
+
+# The CLI and examples link the static library: one self-contained binary.
+$(B)/perfring: tools/perfring.c include/perfring.h include/perfring/abi.h $(B)/libperfring.a
+	$(CC) $(CFLAGS_COMMON) $(CFLAGS_release) $(CFLAGS) -o $@ $< $(B)/libperfring.a $(LDLIBS)
+$(B)/examples/%: examples/%.c include/perfring.h $(B)/libperfring.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_COMMON) $(CFLAGS_release) $(CFLAGS) -o $@ $< $(B)/libperfring.a $(LDLIBS)
+$(B)/bench: bench/bench.c include/perfring.h $(B)/libperfring.a
+	$(CC) $(CFLAGS_COMMON) $(CFLAGS_release) $(CFLAGS) -o $@ $< $(B)/libperfring.a $(LDLIBS)
+
+$(B)/perfring.pc: perfring.pc.in Makefile
+	sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCLUDEDIR@|$(INCLUDEDIR)|; s|@VERSION@|$(VERSION)|' $< > $@
+
+CHECK_BINS := $(UNIT_TESTS:%=$(B)/asan/test/%) $(STRESS_TESTS:%=$(B)/asan/test/%) \
+	$(STRESS_TESTS:%=$(B)/tsan/test/%) $(FUZZ_TARGETS:%=$(B)/asan/fuzz/replay_%)
+
+check: $(CHECK_BINS) all
+	@FUZZ_CORPUS_DIR=fuzz/corpus PERFRING_CLI=$(B)/perfring ./test/run-tests.sh $(CHECK_BINS) test/cli.sh
+
+bench: $(B)/bench
+	$(B)/bench $(CASE)
+
+demo: all
+	./examples/demo.sh $(B)
+
+fuzz:
+	@test -n "$(T)" || { echo "usage: make fuzz T=<$(FUZZ_TARGETS)> [SECS=60]"; exit 2; }
+	@mkdir -p $(B)/libfuzzer
+	clang $(CFLAGS_COMMON) -O1 -g -fsanitize=fuzzer,address,undefined -DPERFRING_BUILD -Isrc \
+		-o $(B)/libfuzzer/fuzz_$(T) fuzz/fuzz_$(T).c $(LIB_SRC) $(LDLIBS)
+	@mkdir -p $(B)/libfuzzer/corpus_$(T)
+	$(B)/libfuzzer/fuzz_$(T) -max_total_time=$(or $(SECS),60) $(B)/libfuzzer/corpus_$(T) fuzz/corpus/$(T)
+
+install: all
+	install -d $(DESTDIR)$(INCLUDEDIR)/perfring $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(BINDIR) \
+		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3
+	install -m 644 include/perfring.h $(DESTDIR)$(INCLUDEDIR)/
+	install -m 644 include/perfring/abi.h $(DESTDIR)$(INCLUDEDIR)/perfring/
+	install -m 644 $(B)/libperfring.a $(DESTDIR)$(LIBDIR)/
+	install -m 755 $(SHLIB) $(DESTDIR)$(LIBDIR)/
+	ln -sf libperfring.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libperfring.so
+	install -m 644 $(B)/perfring.pc $(DESTDIR)$(LIBDIR)/pkgconfig/
+	install -m 755 $(B)/perfring $(DESTDIR)$(BINDIR)/
+	install -m 644 docs/perfring.1 $(DESTDIR)$(MANDIR)/man1/
+	install -m 644 docs/libperfring.3 $(DESTDIR)$(MANDIR)/man3/
+
+uninstall:
+	rm -f $(DESTDIR)$(INCLUDEDIR)/perfring.h $(DESTDIR)$(INCLUDEDIR)/perfring/abi.h \
+		$(DESTDIR)$(LIBDIR)/libperfring.* $(DESTDIR)$(LIBDIR)/pkgconfig/perfring.pc \
+		$(DESTDIR)$(BINDIR)/perfring $(DESTDIR)$(MANDIR)/man1/perfring.1 $(DESTDIR)$(MANDIR)/man3/libperfring.3
+
+# Exported symbols must be exactly the map's.
+check-abi: $(SHLIB)
+	@nm -D --defined-only $(SHLIB) | awk '$$2 == "T" {sub(/@.*/, "", $$3); print $$3}' | sort > $(B)/abi.syms
+	@grep -o 'perfring_[a-z_0-9]*' src/libperfring.map | sort > $(B)/abi.map
+	@diff -u $(B)/abi.map $(B)/abi.syms && echo "abi: exported symbols match src/libperfring.map"
+
+FORMAT_FILES := $(wildcard include/*.h include/*/*.h src/*/*.[ch] tools/*.c examples/*.c test/*.[ch] bench/*.c fuzz/*.c)
+format:
+	clang-format -i $(FORMAT_FILES)
+format-check:
+	clang-format --dry-run --Werror $(FORMAT_FILES)
+
+clean:
+	rm -rf $(B)

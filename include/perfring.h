@@ -1,0 +1,297 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * perfring: the Linux perf ring-buffer design as a library.
+ *
+ * Conventions: functions return int >= 0 on success (a count where it says
+ * so) or -errno on failure; handles are opaque; the library never prints
+ * (install a log callback with perfring_set_log()).  The wire layout shared
+ * with other processes and the kernel is in <perfring/abi.h>.
+ */
+#ifndef PERFRING_H
+#define PERFRING_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <perfring/abi.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(PERFRING_BUILD)
+#define PERFRING_API __attribute__((visibility("default")))
+#else
+#define PERFRING_API
+#endif
+
+/* ---- version ---------------------------------------------------------- */
+
+#define PERFRING_VERSION_MAJOR 0
+#define PERFRING_VERSION_MINOR 1
+#define PERFRING_VERSION_PATCH 0
+
+/* Returns the library's version as "MAJOR.MINOR.PATCH". */
+PERFRING_API const char *perfring_version(void);
+
+/* ---- log -------------------------------------------------------------- */
+
+enum perfring_log_level {
+	PERFRING_LOG_ERROR = 0,
+	PERFRING_LOG_WARN = 1,
+	PERFRING_LOG_INFO = 2,
+	PERFRING_LOG_DEBUG = 3,
+};
+
+typedef void (*perfring_log_fn)(enum perfring_log_level level, const char *msg,
+				void *ctx);
+
+/*
+ * Installs the callback that receives the library's messages up to @max
+ * level (NULL silences the library, the default).  Process-wide.
+ */
+PERFRING_API void perfring_set_log(perfring_log_fn fn, void *ctx,
+				   enum perfring_log_level max);
+
+/* ---- options ---------------------------------------------------------- */
+
+/* Declares opts struct NAME of TYPE with .sz set and the given fields. */
+#define PERFRING_OPTS(TYPE, NAME, ...)                                        \
+	struct TYPE NAME = { .sz = sizeof(struct TYPE), __VA_ARGS__ }
+
+/* ---- ring ------------------------------------------------------------- */
+
+struct perfring_ring;
+
+/* Which side(s) a handle acts as; a ring has one consumer. */
+enum perfring_role {
+	PERFRING_ROLE_PRODUCER = 1,
+	PERFRING_ROLE_CONSUMER = 2,
+	PERFRING_ROLE_BOTH = 3,
+};
+
+struct perfring_ring_opts {
+	size_t sz; /* sizeof(struct perfring_ring_opts) */
+	/* Named ring file to create (0600, O_EXCL|O_NOFOLLOW); NULL: memfd. */
+	const char *path;
+	/* Data area bytes: a power of two, at least one page (default 1 MiB). */
+	uint64_t data_size;
+	/* PERFRING_MODE_OVERWRITE, PERFRING_MODE_MULTI_PRODUCER. */
+	unsigned int flags;
+	/* Roles this handle takes (default PERFRING_ROLE_BOTH). */
+	enum perfring_role role;
+	/* Wake the consumer when this many bytes wait (default data_size/2). */
+	uint64_t watermark;
+	/* If nonzero, wake every wakeup_events records instead. */
+	uint32_t wakeup_events;
+	/* Id written into PERF_RECORD_LOST records. */
+	uint64_t id;
+	/* Initial value of the head/tail counters (default 0). */
+	uint64_t start;
+};
+
+/*
+ * Creates a ring and maps it.  Errors: -EINVAL (bad size or flags),
+ * -EEXIST (path exists), -errno from memfd/open/mmap.
+ */
+PERFRING_API int perfring_ring_create(const struct perfring_ring_opts *opts,
+				      struct perfring_ring **out);
+
+/*
+ * Attaches to the named ring at @path as @role.  The file's size, layout and
+ * ABI version are checked first; anything else is refused with -EINVAL or
+ * -EPROTO and a log message saying what is wrong.  -EBUSY: the ring already
+ * has a live handle in that role.
+ */
+PERFRING_API int perfring_ring_attach(const char *path, enum perfring_role role,
+				      struct perfring_ring **out);
+
+/* Same as perfring_ring_attach() for a ring passed by descriptor (memfd);
+ * @wake_fd is the ring's wake-up descriptor (perfring_ring_wait_fd()). */
+PERFRING_API int perfring_ring_attach_fd(int ring_fd, int wake_fd,
+					 enum perfring_role role,
+					 struct perfring_ring **out);
+
+/*
+ * Wraps a kernel perf mmap (1 + 2^n pages at @base, @len bytes) for reading.
+ * @perf_fd is the event's descriptor (poll, PAUSE_OUTPUT); @overwrite says
+ * the mapping is read-only (write_backward).  The caller keeps the mapping.
+ */
+PERFRING_API int perfring_ring_wrap_kernel(void *base, size_t len, int perf_fd,
+					   bool overwrite,
+					   struct perfring_ring **out);
+
+/* Unmaps and frees; NULL is a no-op.  A named ring's file is kept. */
+PERFRING_API void perfring_ring_destroy(struct perfring_ring *ring);
+
+/* Removes a named ring's file and its wake-up FIFO (mapped handles stay
+ * valid until destroyed). */
+PERFRING_API int perfring_ring_remove(const char *path);
+
+/* The ring's memory descriptor (memfd or file), -EINVAL for kernel rings. */
+PERFRING_API int perfring_ring_fd(const struct perfring_ring *ring);
+
+/* Data area bytes. */
+PERFRING_API uint64_t perfring_ring_data_size(const struct perfring_ring *ring);
+
+/* The control page (read-only view for everybody but the library). */
+PERFRING_API const struct perf_event_mmap_page *
+perfring_ring_control(const struct perfring_ring *ring);
+
+/*
+ * Pauses (true) or resumes output, the analogue of PERF_EVENT_IOC_PAUSE_OUTPUT:
+ * records offered while paused are dropped and counted as lost.
+ */
+PERFRING_API int perfring_ring_pause(struct perfring_ring *ring, bool pause);
+
+struct perfring_ring_stats {
+	size_t sz;
+	uint64_t data_size;
+	uint64_t head; /* data_head */
+	uint64_t tail; /* data_tail */
+	uint64_t lost_total; /* records dropped since creation */
+	uint64_t lost_pending; /* dropped, LOST record not yet written */
+	uint64_t wakeups; /* wake-ups sent by producers */
+	uint64_t corrupt_bytes; /* bytes this reader skipped as corrupt */
+	uint64_t corrupt_events; /* times this reader found corruption */
+	uint32_t flags; /* PERFRING_MODE_* */
+	uint32_t paused;
+};
+
+/* Fills @st (st->sz must be set). */
+PERFRING_API int perfring_ring_stats(const struct perfring_ring *ring,
+				     struct perfring_ring_stats *st);
+
+/* ---- producer --------------------------------------------------------- */
+
+/*
+ * A reservation, like the kernel's perf_output_handle.  Lives on the
+ * producer's stack between perfring_output_begin() and perfring_output_end().
+ */
+struct perfring_output {
+	struct perfring_ring *ring;
+	void *data; /* write the record here: header first */
+	uint64_t start; /* counter where the reservation starts */
+	uint64_t end; /* counter just past it */
+	uint32_t size; /* record bytes requested */
+	uint32_t seq; /* overwrite mode: write_seq while writing */
+};
+
+/*
+ * Reserves @size bytes (8-aligned, 8..PERFRING_RECORD_MAX) for one record and
+ * points h->data at them; the record is contiguous even across the end of the
+ * data area.  Returns 0; -ENOSPC (ring full) or -EAGAIN (paused): the record
+ * is dropped and counted, and a PERF_RECORD_LOST goes in front of the next
+ * record that fits; -EINVAL: bad size.  Producer side.
+ */
+PERFRING_API int perfring_output_begin(struct perfring_output *h,
+				       struct perfring_ring *ring, size_t size);
+
+/* Publishes the record reserved by perfring_output_begin().  Producer side. */
+PERFRING_API void perfring_output_end(struct perfring_output *h);
+
+/*
+ * Copies one whole record (perf_event_header first, @size bytes, 8-aligned)
+ * into the ring.  Same returns as perfring_output_begin().
+ */
+PERFRING_API int perfring_ring_emit(struct perfring_ring *ring, const void *rec,
+				    size_t size);
+
+/* Runs the wake-up check now (e.g. before a producer goes idle). */
+PERFRING_API void perfring_ring_flush(struct perfring_ring *ring);
+
+/* ---- consumer --------------------------------------------------------- */
+
+/*
+ * Starts a read batch: loads data_head and returns the bytes waiting (0 when
+ * empty).  Overwrite rings are paused and the newest-to-oldest range is
+ * located and copied out; perfring_reader_end() resumes them.  Consumer side.
+ */
+PERFRING_API int64_t perfring_reader_begin(struct perfring_ring *ring);
+
+/*
+ * Returns the next record of the batch: its size (> 0) with *rec pointing at
+ * it, 0 at the end of the batch, or -EBADMSG for a corrupt header (logged
+ * with its ring offset; the rest of the batch is skipped and counted, and
+ * the next batch starts at the producer's head).  The record stays valid
+ * until perfring_reader_end(); use the returned size, not rec->size.
+ */
+PERFRING_API int perfring_reader_next(struct perfring_ring *ring,
+				      const struct perf_event_header **rec);
+
+/*
+ * Hands the rest of the batch out as raw bytes without parsing: up to two
+ * pieces (two when the range wraps).  Returns the number of pieces.
+ */
+PERFRING_API int perfring_reader_range(struct perfring_ring *ring,
+				       const void *ptr[2], size_t len[2]);
+
+/* Ends the batch: frees what was read (stores data_tail) or resumes. */
+PERFRING_API void perfring_reader_end(struct perfring_ring *ring);
+
+typedef int (*perfring_record_fn)(const struct perf_event_header *rec,
+				  size_t size, void *ctx);
+
+/*
+ * Reads every record waiting and calls @fn on each (a negative return from
+ * @fn stops early and is returned).  Returns records read or -errno.
+ */
+PERFRING_API int perfring_ring_consume(struct perfring_ring *ring,
+				       perfring_record_fn fn, void *ctx);
+
+/* ---- wake-ups --------------------------------------------------------- */
+
+/* Descriptor that becomes readable on wake-up (poll/epoll). */
+PERFRING_API int perfring_ring_wait_fd(const struct perfring_ring *ring);
+
+/*
+ * Before sleeping on the wait fd: returns 1 if enough data already waits
+ * (do not sleep), 0 if the consumer is now marked waiting and may sleep.
+ */
+PERFRING_API int perfring_ring_wait_prepare(struct perfring_ring *ring);
+
+/* After waking (or timing out): drains the wait fd, clears the mark. */
+PERFRING_API void perfring_ring_wait_finish(struct perfring_ring *ring);
+
+/*
+ * prepare + poll + finish: returns 1 when data waits, 0 on timeout
+ * (@timeout_ms < 0: no timeout), -errno on error.
+ */
+PERFRING_API int perfring_ring_wait(struct perfring_ring *ring, int timeout_ms);
+
+/* ---- clock ------------------------------------------------------------ */
+
+/* CLOCK_MONOTONIC in ns: the clock of perf events with use_clockid set. */
+PERFRING_API uint64_t perfring_clock_ns(void);
+
+/* Where perfring_clock_fast_ns() gets its TSC conversion from. */
+enum perfring_clock_source {
+	PERFRING_CLOCK_SYSCALL = 0, /* no usable TSC: clock_gettime */
+	PERFRING_CLOCK_KERNEL = 1, /* perf mmap page time_zero/mult/shift */
+	PERFRING_CLOCK_CALIBRATED = 2, /* perfring's own TSC calibration */
+};
+
+struct perfring_clock_info {
+	size_t sz;
+	enum perfring_clock_source source;
+	uint32_t time_mult;
+	uint16_t time_shift;
+	uint64_t time_zero;
+	int64_t mono_offset; /* added to the converted TSC to get MONOTONIC */
+};
+
+/*
+ * Sets up the fast clock: uses the time_zero/time_mult/time_shift of a kernel
+ * perf mmap page when cap_user_time_zero is set, else calibrates the TSC
+ * against CLOCK_MONOTONIC itself.  Runs once (on first use of the fast
+ * clock if not called); fills @info (info->sz set) if not NULL.
+ */
+PERFRING_API int perfring_clock_init(struct perfring_clock_info *info);
+
+/* CLOCK_MONOTONIC ns from the TSC; same timeline as perfring_clock_ns(). */
+PERFRING_API uint64_t perfring_clock_fast_ns(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* PERFRING_H */

@@ -1,0 +1,309 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The producer side: perf_output_begin()/perf_output_end() for three modes.
+ *
+ *  - single producer, forward: no atomic read-modify-write; data_tail is
+ *    read (acquire) only when the cached copy says the ring is full;
+ *  - single producer, backward (overwrite): never reads data_tail; a
+ *    seqcount lets the reader detect a record written while it copies;
+ *  - multi-producer, forward: CAS reservation; commits may finish in any
+ *    order, data_head only moves over a committed prefix (commit slots).
+ */
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+#include "internal.h"
+
+static void write_lost(struct perfring_ring *r, unsigned char *p,
+		       uint64_t lost)
+{
+	struct perfring_lost_record *l = (struct perfring_lost_record *)p;
+
+	l->header.type = PERF_RECORD_LOST;
+	l->header.misc = 0;
+	l->header.size = PERFRING_LOST_RECORD_SIZE;
+	l->id = r->id;
+	l->lost = lost;
+}
+
+/* Single producer: the ext producer line is ours, plain stores suffice. */
+static void sp_drop(struct perfring_ring *r, bool counted_in_record)
+{
+	struct perfring_ext *ext = r->ext;
+
+	if (counted_in_record)
+		WRITE_ONCE(ext->lost_pending, READ_ONCE(ext->lost_pending) + 1);
+	WRITE_ONCE(ext->lost_total, READ_ONCE(ext->lost_total) + 1);
+}
+
+static void mp_drop(struct perfring_ring *r, uint64_t n)
+{
+	atomic_add_relaxed(&r->ext->lost_pending, n);
+	atomic_add_relaxed(&r->ext->lost_total, 1);
+}
+
+void ring_wake_check(struct perfring_ring *r, uint64_t head, bool force)
+{
+	struct perfring_ext *ext = r->ext;
+	static const uint64_t one = 1;
+
+	/*
+	 * Dekker with perfring_ring_wait_prepare(): we stored data_head, the
+	 * consumer stored waiting; each then loads the other's word.  This
+	 * full barrier pairs with the smp_mb() there, so at least one side
+	 * sees the other and a wake-up is never missed.
+	 */
+	smp_mb();
+	if (!READ_ONCE(ext->waiting))
+		return;
+	if (!force && (int64_t)(head - READ_ONCE(ext->wakeup_at)) < 0)
+		return;
+	if (!xchg(&ext->waiting, 0u))
+		return; /* another producer woke it */
+	atomic_add_relaxed(&ext->wakeups, 1);
+	/* eventfd takes 8 bytes, a FIFO any; EAGAIN means already signalled. */
+	if (write(r->wake_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		pr_debug("ring: wake-up write failed: %s", strerror(errno));
+}
+
+static int sp_forward_begin(struct perfring_output *h,
+			    struct perfring_ring *r, uint32_t size)
+{
+	struct perfring_ext *ext = r->ext;
+	uint64_t lost, need, head = r->p_head;
+	unsigned char *p;
+
+	if (unlikely(READ_ONCE(ext->paused))) {
+		sp_drop(r, true);
+		return -EAGAIN;
+	}
+	lost = READ_ONCE(ext->lost_pending);
+	need = size + (lost ? PERFRING_LOST_RECORD_SIZE : 0);
+	if (unlikely(head + need - r->p_tail_cache > r->size)) {
+		/* (A): pairs with (D), the consumer's release of data_tail. */
+		r->p_tail_cache = smp_load_acquire(&r->pc->data_tail);
+		if (head + need - r->p_tail_cache > r->size) {
+			sp_drop(r, true);
+			ring_wake_check(r, head, true);
+			return -ENOSPC;
+		}
+	}
+	p = r->data + (head & r->mask);
+	if (unlikely(lost)) {
+		write_lost(r, p, lost);
+		p += PERFRING_LOST_RECORD_SIZE;
+		WRITE_ONCE(ext->lost_pending, 0);
+	}
+	h->data = p;
+	h->start = head;
+	h->end = head + need;
+	return 0;
+}
+
+static void sp_forward_end(struct perfring_output *h)
+{
+	struct perfring_ring *r = h->ring;
+
+	/* (B): the record before data_head; pairs with (C) in the reader. */
+	smp_store_release(&r->pc->data_head, h->end);
+	r->p_head = h->end;
+	if (unlikely(r->wakeup_mode == PERFRING_WAKE_EVENTS)) {
+		if (++r->p_events >= r->wakeup_events) {
+			r->p_events = 0;
+			ring_wake_check(r, h->end, true);
+		}
+	} else if (unlikely((int64_t)(h->end - r->p_next_check) >= 0)) {
+		ring_wake_check(r, h->end, false);
+		r->p_next_check = h->end + r->check_interval;
+	}
+}
+
+static int sp_backward_begin(struct perfring_output *h,
+			     struct perfring_ring *r, uint32_t size)
+{
+	struct perfring_ext *ext = r->ext;
+
+	if (unlikely(READ_ONCE(ext->paused))) {
+		sp_drop(r, false); /* overwrite mode writes no LOST records */
+		return -EAGAIN;
+	}
+	h->seq = (uint32_t)(r->p_seq + 1);
+	WRITE_ONCE(ext->write_seq, r->p_seq + 1);
+	/* Odd write_seq before the record's bytes; pairs with the reader's
+	 * smp_rmb() before it re-reads write_seq (seqcount). */
+	smp_wmb();
+	h->start = h->end = r->p_head - size;
+	h->data = r->data + (h->start & r->mask);
+	return 0;
+}
+
+static void sp_backward_end(struct perfring_output *h)
+{
+	struct perfring_ring *r = h->ring;
+
+	/* (B): pairs with (C), the reader's acquire of data_head. */
+	smp_store_release(&r->pc->data_head, h->start);
+	r->p_head = h->start;
+	r->p_seq += 2;
+	/* Even again after the record; pairs with the reader's acquire. */
+	smp_store_release(&r->ext->write_seq, r->p_seq);
+}
+
+static int mp_begin(struct perfring_output *h, struct perfring_ring *r,
+		    uint32_t size)
+{
+	struct perfring_ext *ext = r->ext;
+	uint64_t lost = 0, need, old, tail;
+	unsigned char *p;
+
+	if (unlikely(READ_ONCE(ext->paused))) {
+		mp_drop(r, 1);
+		return -EAGAIN;
+	}
+	if (unlikely(READ_ONCE(ext->lost_pending)))
+		lost = xchg(&ext->lost_pending, 0);
+	need = size + (lost ? PERFRING_LOST_RECORD_SIZE : 0);
+	old = READ_ONCE(ext->reserve_head);
+	for (;;) {
+		/* (A): pairs with (D), the consumer's release of data_tail. */
+		tail = smp_load_acquire(&r->pc->data_tail);
+		if (old + need - tail > r->size) {
+			uint64_t cur = READ_ONCE(ext->reserve_head);
+
+			/* A stale reservation head can look "behind" the
+			 * tail: retry with the fresh one before dropping. */
+			if (cur != old) {
+				old = cur;
+				continue;
+			}
+			/* Give back the count we took, plus this record. */
+			mp_drop(r, lost + 1);
+			ring_wake_check(r, READ_ONCE(r->pc->data_head), true);
+			return -ENOSPC;
+		}
+		if (try_cmpxchg(&ext->reserve_head, &old, old + need))
+			break;
+	}
+	p = r->data + (old & r->mask);
+	if (lost) {
+		write_lost(r, p, lost);
+		p += PERFRING_LOST_RECORD_SIZE;
+	}
+	h->data = p;
+	h->start = old;
+	h->end = old + need;
+	return 0;
+}
+
+/*
+ * Moves data_head over every committed reservation that follows it.  Any
+ * committer may do this; the CAS keeps data_head monotonic when several do.
+ */
+static void mp_advance(struct perfring_ring *r)
+{
+	uint64_t head = READ_ONCE(r->pc->data_head), pos = head, e;
+
+	for (;;) {
+		/* Pairs with the committer's smp_store_release of its slot. */
+		e = smp_load_acquire(&r->slots[(pos >> 3) & r->nslots_mask]);
+		/* A slot of this lap holds an end in (pos, pos + size];
+		 * older laps are behind pos, newer ones beyond a lap. */
+		if (e - pos - 1 >= r->size || e - head > r->size)
+			break;
+		pos = e;
+	}
+	if (pos == head)
+		return;
+	while ((int64_t)(pos - head) > 0) {
+		/* (B): release pairs with (C); the acquire chain from each
+		 * committer's slot makes its record visible first. */
+		if (atomic_compare_exchange_weak_explicit(
+			    PR_ATOMIC(&r->pc->data_head), &head, pos,
+			    memory_order_release, memory_order_relaxed))
+			break;
+	}
+}
+
+static void mp_end(struct perfring_output *h)
+{
+	struct perfring_ring *r = h->ring;
+	struct perfring_ext *ext = r->ext;
+	uint64_t head;
+
+	/* Pairs with smp_load_acquire of the slot in mp_advance(). */
+	smp_store_release(&r->slots[(h->start >> 3) & r->nslots_mask], h->end);
+	/*
+	 * Slot store before the loads of data_head and other slots: without
+	 * it two committers could each miss the other's slot and leave a
+	 * committed record unpublished (store buffering).  Pairs with the
+	 * same barrier in every other committer.
+	 */
+	smp_mb();
+	mp_advance(r);
+	head = READ_ONCE(r->pc->data_head);
+	if (unlikely(r->wakeup_mode == PERFRING_WAKE_EVENTS)) {
+		if (atomic_add_return_relaxed(&ext->events, 1) %
+			    r->wakeup_events ==
+		    0)
+			ring_wake_check(r, head, true);
+	} else if (unlikely((int64_t)(head - READ_ONCE(ext->next_check)) >=
+			    0)) {
+		WRITE_ONCE(ext->next_check, head + r->check_interval);
+		ring_wake_check(r, head, false);
+	}
+}
+
+PERFRING_API int perfring_output_begin(struct perfring_output *h,
+				       struct perfring_ring *r, size_t size)
+{
+	if (unlikely(!r || !h || (size & 7) || size < 8 ||
+		     size > PERFRING_RECORD_MAX || r->kernel ||
+		     !(r->role & PERFRING_ROLE_PRODUCER)))
+		return -EINVAL;
+	if (unlikely(size + PERFRING_LOST_RECORD_SIZE > r->size))
+		return -EINVAL;
+	h->ring = r;
+	h->size = (uint32_t)size;
+	if (likely(!r->mode))
+		return sp_forward_begin(h, r, (uint32_t)size);
+	if (r->mode & PERFRING_MODE_MULTI_PRODUCER)
+		return mp_begin(h, r, (uint32_t)size);
+	return sp_backward_begin(h, r, (uint32_t)size);
+}
+
+PERFRING_API void perfring_output_end(struct perfring_output *h)
+{
+	struct perfring_ring *r = h->ring;
+
+	if (likely(!r->mode))
+		sp_forward_end(h);
+	else if (r->mode & PERFRING_MODE_MULTI_PRODUCER)
+		mp_end(h);
+	else
+		sp_backward_end(h);
+}
+
+PERFRING_API int perfring_ring_emit(struct perfring_ring *r, const void *rec,
+				    size_t size)
+{
+	struct perfring_output h;
+	int err;
+
+	if (unlikely(!rec ||
+		     ((const struct perf_event_header *)rec)->size != size))
+		return -EINVAL;
+	err = perfring_output_begin(&h, r, size);
+	if (unlikely(err))
+		return err;
+	memcpy(h.data, rec, size);
+	perfring_output_end(&h);
+	return 0;
+}
+
+PERFRING_API void perfring_ring_flush(struct perfring_ring *r)
+{
+	if (!r || r->kernel || !(r->role & PERFRING_ROLE_PRODUCER) ||
+	    (r->mode & PERFRING_MODE_OVERWRITE))
+		return;
+	ring_wake_check(r, READ_ONCE(r->pc->data_head), true);
+}

@@ -1,0 +1,297 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The consumer side, for our rings and for kernel perf mmaps alike.
+ *
+ * Forward rings: load data_head (acquire), walk and check every header, then
+ * store data_tail (release) once per batch.  Overwrite rings: pause, copy the
+ * newest-to-oldest range out (validated by the writer's seqcount), walk it
+ * the way perf's overwrite_rb_find_range() does, resume.
+ *
+ * Nothing read from shared memory is trusted: positions are clamped to the
+ * batch, which is clamped to the data area, so a hostile producer can make
+ * us drop data but never read outside the mapping.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "internal.h"
+
+/* How long the overwrite reader waits for an in-flight record to finish. */
+#define OW_SETTLE_NS (200ull * 1000 * 1000)
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Copies [pos, pos+len) of the data area out, in one or two pieces. */
+static void copy_out(const struct perfring_ring *r, void *dst, uint64_t pos,
+		     uint64_t len)
+{
+	uint64_t off = pos & r->mask, first = r->size - off;
+
+	if (r->double_mapped || len <= first) {
+		memcpy(dst, r->data + off, (size_t)len);
+	} else {
+		memcpy(dst, r->data + off, (size_t)first);
+		memcpy((char *)dst + first, r->data, (size_t)(len - first));
+	}
+}
+
+static void corrupt(struct perfring_ring *r, uint64_t bytes)
+{
+	r->corrupt_events++;
+	r->corrupt_bytes += bytes;
+}
+
+/*
+ * perf's overwrite_rb_find_range() on a linear copy: records run from the
+ * newest one at offset 0; stop at a zero size (memory never written), at a
+ * bad header, or before a record that does not fit (the oldest one, partly
+ * overwritten).  Returns the bytes of whole records.
+ */
+static uint64_t ow_find_range(struct perfring_ring *r, const unsigned char *buf,
+			      uint64_t len, uint64_t head)
+{
+	uint64_t evt = 0;
+
+	while (len - evt >= sizeof(struct perf_event_header)) {
+		struct perf_event_header hdr;
+
+		memcpy(&hdr, buf + evt, sizeof(hdr));
+		if (hdr.size == 0)
+			break;
+		if (hdr.size & 7) {
+			pr_warn("ring: bad record header at ring offset %llu (overwrite range): size %u",
+				(unsigned long long)((head + evt) & r->mask),
+				hdr.size);
+			corrupt(r, len - evt);
+			break;
+		}
+		if (hdr.size > len - evt)
+			break;
+		evt += hdr.size;
+	}
+	return evt;
+}
+
+static int64_t ow_begin(struct perfring_ring *r)
+{
+	uint64_t head, len, s1 = 0, s2, t0 = 0;
+	bool settled = true;
+
+	if (!r->copy) {
+		r->copy = malloc((size_t)r->size);
+		if (!r->copy)
+			return -ENOMEM;
+	}
+	if (r->kernel || !READ_ONCE(r->ext->paused)) {
+		int err = perfring_ring_pause(r, true);
+
+		if (err)
+			return err;
+		r->c_paused_by_us = true;
+	}
+	for (;;) {
+		if (!r->kernel) {
+			/* Pairs with the writer's release of an even seq. */
+			s1 = smp_load_acquire(&r->ext->write_seq);
+			if (s1 & 1) {
+				if (!t0)
+					t0 = mono_ns();
+				if (mono_ns() - t0 < OW_SETTLE_NS) {
+					sched_yield();
+					continue;
+				}
+				settled = false; /* writer died mid-record */
+			}
+		}
+		/* (C): pairs with (B), the writer's release of data_head. */
+		head = smp_load_acquire(&r->pc->data_head);
+		len = r->c_tail - head;
+		if (len > r->size)
+			len = r->size;
+		copy_out(r, r->copy, head, len);
+		if (r->kernel || !settled)
+			break;
+		/* Pairs with the writer's smp_wmb() after its odd seq: if
+		 * any byte we copied was being written, seq has moved. */
+		smp_rmb();
+		s2 = READ_ONCE(r->ext->write_seq);
+		if (s1 == s2)
+			break;
+	}
+	if (!settled) {
+		/* The unfinished record lies just below head, i.e. at the far
+		 * end of a full range: leave the last 64 KiB out. */
+		uint64_t keep = r->size > PERFRING_RECORD_MAX + 8 ?
+					r->size - PERFRING_RECORD_MAX - 8 :
+					0;
+
+		pr_warn("ring: a producer left a record unfinished; skipping the oldest %llu bytes",
+			(unsigned long long)(len > keep ? len - keep : 0));
+		if (len > keep)
+			len = keep;
+	}
+	len = ow_find_range(r, r->copy, len, head);
+	r->c_base = r->copy;
+	r->c_base_pos = head;
+	r->c_copied = true;
+	r->c_pos = head;
+	r->c_end = head + len;
+	r->c_tail = head; /* next time, read only what is newer */
+	r->c_in_batch = true;
+	return (int64_t)len;
+}
+
+PERFRING_API int64_t perfring_reader_begin(struct perfring_ring *r)
+{
+	uint64_t head, avail;
+
+	if (!r || !(r->role & PERFRING_ROLE_CONSUMER))
+		return -EINVAL;
+	if (r->c_in_batch)
+		return -EBUSY;
+	if (r->mode & PERFRING_MODE_OVERWRITE)
+		return ow_begin(r);
+	/* (C): pairs with (B), the producer's release of data_head. */
+	head = smp_load_acquire(&r->pc->data_head);
+	avail = head - r->c_tail;
+	if (avail > r->size) {
+		pr_warn("ring: data_head %llu is not within one ring (%llu bytes) of data_tail %llu; resynchronising at data_head",
+			(unsigned long long)head, (unsigned long long)r->size,
+			(unsigned long long)r->c_tail);
+		corrupt(r, avail > r->size ? r->size : avail);
+		r->c_tail = head;
+		/* (D): pairs with (A); frees the ring for the producer. */
+		smp_store_release(&r->pc->data_tail, head);
+		return -EBADMSG;
+	}
+	r->c_base = r->data;
+	r->c_copied = false;
+	r->c_pos = r->c_tail;
+	r->c_end = head;
+	r->c_in_batch = true;
+	return (int64_t)avail;
+}
+
+PERFRING_API int perfring_reader_next(struct perfring_ring *r,
+				      const struct perf_event_header **rec)
+{
+	struct perf_event_header hdr;
+	const unsigned char *p;
+	uint64_t rem, off;
+
+	if (!r || !rec || !r->c_in_batch)
+		return -EINVAL;
+	rem = r->c_end - r->c_pos;
+	if (!rem)
+		return 0;
+	if (r->c_copied)
+		off = r->c_pos - r->c_base_pos;
+	else
+		off = r->c_pos & r->mask;
+	p = r->c_base + off;
+	if (rem >= sizeof(hdr))
+		memcpy(&hdr, p, sizeof(hdr)); /* one read: the producer may
+						 change it under us */
+	if (rem < sizeof(hdr) || hdr.size < sizeof(hdr) || (hdr.size & 7) ||
+	    hdr.size > rem) {
+		pr_warn("ring: bad record header at ring offset %llu (counter %llu): type %u size %u with %llu bytes left; skipping to data_head",
+			(unsigned long long)(r->c_pos & r->mask),
+			(unsigned long long)r->c_pos,
+			rem >= sizeof(hdr) ? hdr.type : 0,
+			rem >= sizeof(hdr) ? hdr.size : 0,
+			(unsigned long long)rem);
+		corrupt(r, rem);
+		r->c_pos = r->c_end;
+		return -EBADMSG;
+	}
+	if (!r->c_copied && !r->double_mapped && off + hdr.size > r->size) {
+		/* Kernel ring: the record wraps; hand out a copy. */
+		if (!r->bounce) {
+			r->bounce = malloc(PERFRING_RECORD_MAX + 8);
+			if (!r->bounce)
+				return -ENOMEM;
+		}
+		copy_out(r, r->bounce, r->c_pos, hdr.size);
+		p = r->bounce;
+	}
+	r->c_pos += hdr.size;
+	*rec = (const struct perf_event_header *)p;
+	return hdr.size;
+}
+
+PERFRING_API int perfring_reader_range(struct perfring_ring *r,
+				       const void *ptr[2], size_t len[2])
+{
+	uint64_t rem, off, first;
+
+	if (!r || !ptr || !len || !r->c_in_batch)
+		return -EINVAL;
+	rem = r->c_end - r->c_pos;
+	if (!rem)
+		return 0;
+	off = r->c_copied ? r->c_pos - r->c_base_pos : r->c_pos & r->mask;
+	ptr[0] = r->c_base + off;
+	len[0] = (size_t)rem;
+	r->c_pos = r->c_end;
+	if (r->c_copied || r->double_mapped || off + rem <= r->size)
+		return 1;
+	first = r->size - off;
+	len[0] = (size_t)first;
+	ptr[1] = r->data;
+	len[1] = (size_t)(rem - first);
+	return 2;
+}
+
+PERFRING_API void perfring_reader_end(struct perfring_ring *r)
+{
+	if (!r || !r->c_in_batch)
+		return;
+	r->c_in_batch = false;
+	if (r->mode & PERFRING_MODE_OVERWRITE) {
+		if (r->c_paused_by_us) {
+			perfring_ring_pause(r, false);
+			r->c_paused_by_us = false;
+		}
+		return;
+	}
+	if (r->c_pos == r->c_tail)
+		return;
+	r->c_tail = r->c_pos;
+	/* (D): the records are read before the space is freed; pairs with
+	 * (A), the producer's acquire of data_tail. */
+	smp_store_release(&r->pc->data_tail, r->c_pos);
+}
+
+PERFRING_API int perfring_ring_consume(struct perfring_ring *r,
+				       perfring_record_fn fn, void *ctx)
+{
+	const struct perf_event_header *rec;
+	int64_t avail;
+	int n = 0, sz, ret = 0;
+
+	if (!fn)
+		return -EINVAL;
+	avail = perfring_reader_begin(r);
+	if (avail <= 0)
+		return (int)avail;
+	while ((sz = perfring_reader_next(r, &rec)) > 0) {
+		ret = fn(rec, (size_t)sz, ctx);
+		if (ret < 0)
+			break;
+		if (n < INT32_MAX)
+			n++;
+	}
+	perfring_reader_end(r);
+	if (ret < 0)
+		return ret;
+	return sz < 0 ? sz : n;
+}

@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Consumer sleep/wake-up.  The consumer marks itself waiting and publishes
+ * the head it waits for; producers look at the mark only at watermark
+ * crossings (every watermark/4 bytes, every wakeup_events records, or when
+ * the ring is full), so the hot path makes no system call and no full
+ * barrier.  The descriptor is an eventfd (memfd rings) or a FIFO next to a
+ * named ring, so it sits in poll/epoll beside kernel perf descriptors.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <unistd.h>
+#include "internal.h"
+
+PERFRING_API int perfring_ring_wait_fd(const struct perfring_ring *r)
+{
+	if (!r)
+		return -EINVAL;
+	return r->kernel ? r->perf_fd : r->wake_fd;
+}
+
+static uint64_t avail_now(struct perfring_ring *r)
+{
+	/* (C): pairs with (B); we only look at the count here. */
+	return smp_load_acquire(&r->pc->data_head) - r->c_tail;
+}
+
+PERFRING_API int perfring_ring_wait_prepare(struct perfring_ring *r)
+{
+	struct perfring_ext *ext;
+	uint64_t want;
+
+	if (!r || !(r->role & PERFRING_ROLE_CONSUMER))
+		return -EINVAL;
+	if (r->kernel)
+		/* The kernel applies the event's own watermark to poll. */
+		return (!(r->mode & PERFRING_MODE_OVERWRITE) && avail_now(r)) ?
+			       1 :
+			       0;
+	if (r->mode & PERFRING_MODE_OVERWRITE)
+		return 0; /* read on demand; nothing wakes the reader */
+	ext = r->ext;
+	want = r->watermark;
+	if (avail_now(r) >= want)
+		return 1;
+	WRITE_ONCE(ext->wakeup_at, r->c_tail + want);
+	WRITE_ONCE(ext->waiting, 1u);
+	/*
+	 * Dekker with ring_wake_check(): waiting before re-reading data_head.
+	 * Pairs with the producer's smp_mb() between its data_head store and
+	 * its load of waiting.
+	 */
+	smp_mb();
+	if (avail_now(r) >= want) {
+		WRITE_ONCE(ext->waiting, 0u);
+		return 1;
+	}
+	return 0;
+}
+
+PERFRING_API void perfring_ring_wait_finish(struct perfring_ring *r)
+{
+	char buf[64];
+
+	if (!r || r->kernel)
+		return;
+	WRITE_ONCE(r->ext->waiting, 0u);
+	while (read(r->wake_fd, buf, sizeof(buf)) > 0)
+		;
+}
+
+PERFRING_API int perfring_ring_wait(struct perfring_ring *r, int timeout_ms)
+{
+	struct pollfd pfd;
+	int ret;
+
+	ret = perfring_ring_wait_prepare(r);
+	if (ret)
+		return ret;
+	pfd.fd = perfring_ring_wait_fd(r);
+	pfd.events = POLLIN;
+	do {
+		ret = poll(&pfd, 1, timeout_ms);
+	} while (ret < 0 && errno == EINTR);
+	if (ret < 0)
+		ret = -errno;
+	perfring_ring_wait_finish(r);
+	if (ret < 0)
+		return ret;
+	if (r->mode & PERFRING_MODE_OVERWRITE)
+		return ret > 0;
+	return avail_now(r) ? 1 : 0;
+}

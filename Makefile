@@ -75,13 +75,13 @@ CHECK_BINS := $(UNIT_TESTS:%=$(B)/asan/test/%) $(STRESS_TESTS:%=$(B)/asan/test/%
 	$(STRESS_TESTS:%=$(B)/tsan/test/%) $(FUZZ_TARGETS:%=$(B)/asan/fuzz/replay_%)
 
 check: $(CHECK_BINS) all
-	@FUZZ_CORPUS_DIR=fuzz/corpus PERFRING_CLI=$(B)/perfring ./test/run-tests.sh $(CHECK_BINS) test/cli.sh
+	@FUZZ_CORPUS_DIR=fuzz/corpus PERFRING_CLI=$(B)/perfring ./test/run-tests.sh $(CHECK_BINS) test/cli.sh test/install.sh
 
 bench: $(B)/bench
 	$(B)/bench $(CASE)
 
 demo: all
-	./examples/demo.sh $(B)
+	$(B)/perfring demo
 
 fuzz:
 	@test -n "$(T)" || { echo "usage: make fuzz T=<$(FUZZ_TARGETS)> [SECS=60]"; exit 2; }

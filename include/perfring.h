@@ -197,15 +197,26 @@ PERFRING_API void perfring_output_end(struct perfring_output *h);
 PERFRING_API int perfring_ring_emit(struct perfring_ring *ring, const void *rec,
 				    size_t size);
 
+/*
+ * Free bytes as the producer sees them now (data_tail is re-read): a producer
+ * that prefers to wait rather than drop checks this before
+ * perfring_output_begin(), which counts every refusal as lost.  Overwrite
+ * rings always return the data size.  Producer side.
+ */
+PERFRING_API int64_t perfring_ring_space(struct perfring_ring *ring);
+
 /* Runs the wake-up check now (e.g. before a producer goes idle). */
 PERFRING_API void perfring_ring_flush(struct perfring_ring *ring);
 
 /* ---- consumer --------------------------------------------------------- */
 
 /*
- * Starts a read batch: loads data_head and returns the bytes waiting (0 when
- * empty).  Overwrite rings are paused and the newest-to-oldest range is
- * located and copied out; perfring_reader_end() resumes them.  Consumer side.
+ * Starts a read batch: loads data_head and returns the bytes waiting.  0
+ * means empty and opens no batch (perfring_reader_end() is then harmless).
+ * Overwrite rings are paused and the newest-to-oldest range is located and
+ * copied out; perfring_reader_end() resumes them.  -EBUSY: a batch is open;
+ * -EBADMSG: data_head is not within one ring of data_tail (logged; the
+ * reader resynchronised at data_head).  Consumer side.
  */
 PERFRING_API int64_t perfring_reader_begin(struct perfring_ring *ring);
 

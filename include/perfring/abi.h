@@ -94,6 +94,9 @@ _Static_assert(offsetof(struct perf_event_mmap_page, data_tail) == 1032,
 _Static_assert(offsetof(struct perf_event_mmap_page, aux_size) == 1080,
 	       "kernel ABI: aux_size at 1080");
 
+/* perf tool record types (tools/lib/perf/include/perf/event.h), not uapi. */
+#define PERFRING_RECORD_FINISHED_ROUND 68
+
 /* The record a ring writes in front of the next record after drops. */
 struct perfring_lost_record {
 	struct perf_event_header header; /* type PERF_RECORD_LOST, size 24 */

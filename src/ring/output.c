@@ -307,3 +307,23 @@ PERFRING_API void perfring_ring_flush(struct perfring_ring *r)
 		return;
 	ring_wake_check(r, READ_ONCE(r->pc->data_head), true);
 }
+
+PERFRING_API int64_t perfring_ring_space(struct perfring_ring *r)
+{
+	uint64_t head, tail, used;
+
+	if (!r || r->kernel || !(r->role & PERFRING_ROLE_PRODUCER))
+		return -EINVAL;
+	if (r->mode & PERFRING_MODE_OVERWRITE)
+		return (int64_t)r->size;
+	/* (A): pairs with (D), the consumer's release of data_tail. */
+	tail = smp_load_acquire(&r->pc->data_tail);
+	if (r->mode & PERFRING_MODE_MULTI_PRODUCER) {
+		head = READ_ONCE(r->ext->reserve_head);
+	} else {
+		head = r->p_head;
+		r->p_tail_cache = tail;
+	}
+	used = head - tail;
+	return used > r->size ? 0 : (int64_t)(r->size - used);
+}

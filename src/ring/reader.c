@@ -81,6 +81,14 @@ static uint64_t ow_find_range(struct perfring_ring *r, const unsigned char *buf,
 	return evt;
 }
 
+static void ow_resume(struct perfring_ring *r)
+{
+	if (r->c_paused_by_us) {
+		perfring_ring_pause(r, false);
+		r->c_paused_by_us = false;
+	}
+}
+
 static int64_t ow_begin(struct perfring_ring *r)
 {
 	uint64_t head, len, s1 = 0, s2, t0 = 0;
@@ -140,12 +148,16 @@ static int64_t ow_begin(struct perfring_ring *r)
 			len = keep;
 	}
 	len = ow_find_range(r, r->copy, len, head);
+	r->c_tail = head; /* next time, read only what is newer */
+	if (!len) {
+		ow_resume(r);
+		return 0;
+	}
 	r->c_base = r->copy;
 	r->c_base_pos = head;
 	r->c_copied = true;
 	r->c_pos = head;
 	r->c_end = head + len;
-	r->c_tail = head; /* next time, read only what is newer */
 	r->c_in_batch = true;
 	return (int64_t)len;
 }
@@ -173,6 +185,8 @@ PERFRING_API int64_t perfring_reader_begin(struct perfring_ring *r)
 		smp_store_release(&r->pc->data_tail, head);
 		return -EBADMSG;
 	}
+	if (!avail)
+		return 0; /* no batch to end */
 	r->c_base = r->data;
 	r->c_copied = false;
 	r->c_pos = r->c_tail;
@@ -188,8 +202,10 @@ PERFRING_API int perfring_reader_next(struct perfring_ring *r,
 	const unsigned char *p;
 	uint64_t rem, off;
 
-	if (!r || !rec || !r->c_in_batch)
+	if (!r || !rec)
 		return -EINVAL;
+	if (!r->c_in_batch)
+		return 0;
 	rem = r->c_end - r->c_pos;
 	if (!rem)
 		return 0;
@@ -233,8 +249,10 @@ PERFRING_API int perfring_reader_range(struct perfring_ring *r,
 {
 	uint64_t rem, off, first;
 
-	if (!r || !ptr || !len || !r->c_in_batch)
+	if (!r || !ptr || !len)
 		return -EINVAL;
+	if (!r->c_in_batch)
+		return 0;
 	rem = r->c_end - r->c_pos;
 	if (!rem)
 		return 0;
@@ -257,10 +275,7 @@ PERFRING_API void perfring_reader_end(struct perfring_ring *r)
 		return;
 	r->c_in_batch = false;
 	if (r->mode & PERFRING_MODE_OVERWRITE) {
-		if (r->c_paused_by_us) {
-			perfring_ring_pause(r, false);
-			r->c_paused_by_us = false;
-		}
+		ow_resume(r);
 		return;
 	}
 	if (r->c_pos == r->c_tail)

@@ -21,7 +21,8 @@ static void *produce(void *arg)
 
 	for (uint64_t i = 0; i < 1000000; i++) {
 		struct sample s = { { PERF_RECORD_SAMPLE, 0, sizeof(s) },
-				    perfring_clock_fast_ns(), i };
+				    perfring_clock_fast_ns(),
+				    i };
 
 		/* Never blocks: when the ring is full the record is dropped,
 		 * counted, and reported by a PERF_RECORD_LOST. */

@@ -56,7 +56,7 @@ PERFRING_API void perfring_set_log(perfring_log_fn fn, void *ctx,
 /* ---- options ---------------------------------------------------------- */
 
 /* Declares opts struct NAME of TYPE with .sz set and the given fields. */
-#define PERFRING_OPTS(TYPE, NAME, ...)                                        \
+#define PERFRING_OPTS(TYPE, NAME, ...) \
 	struct TYPE NAME = { .sz = sizeof(struct TYPE), __VA_ARGS__ }
 
 /* ---- ring ------------------------------------------------------------- */

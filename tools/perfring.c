@@ -61,11 +61,23 @@ static uint64_t parse_size(const char *s, const char *what)
 	if (errno || end == s)
 		die_usage("bad size for %s", what);
 	switch (*end) {
-	case 'G': case 'g': v <<= 10; /* fall through */
-	case 'M': case 'm': v <<= 10; /* fall through */
-	case 'K': case 'k': v <<= 10; end++; break;
-	case 'B': case 'b': end++; break;
-	default: break;
+	case 'G':
+	case 'g':
+		v <<= 10; /* fall through */
+	case 'M':
+	case 'm':
+		v <<= 10; /* fall through */
+	case 'K':
+	case 'k':
+		v <<= 10;
+		end++;
+		break;
+	case 'B':
+	case 'b':
+		end++;
+		break;
+	default:
+		break;
 	}
 	if (*end)
 		die_usage("bad size suffix for %s", what);
@@ -208,11 +220,21 @@ static int cmd_demo(int argc, char **argv)
 
 	while ((c = getopt_long(argc, argv, "n:s:m:h", opts, NULL)) != -1) {
 		switch (c) {
-		case 'n': count = parse_size(optarg, "--records"); break;
-		case 's': size = (uint32_t)parse_size(optarg, "--record-size"); break;
-		case 'm': ring_size = parse_size(optarg, "--mmap-pages"); break;
-		case 'P': producer_path = optarg; break;
-		case 'D': drop = true; break;
+		case 'n':
+			count = parse_size(optarg, "--records");
+			break;
+		case 's':
+			size = (uint32_t)parse_size(optarg, "--record-size");
+			break;
+		case 'm':
+			ring_size = parse_size(optarg, "--mmap-pages");
+			break;
+		case 'P':
+			producer_path = optarg;
+			break;
+		case 'D':
+			drop = true;
+			break;
 		default:
 			printf("usage: %s demo [-n RECORDS] [-s RECORD_BYTES] [-m RING_BYTES] [--drop]\n",
 			       prog);
@@ -221,8 +243,9 @@ static int cmd_demo(int argc, char **argv)
 	}
 	if (size < sizeof(struct demo_record) || size % 8 ||
 	    size > PERFRING_RECORD_MAX)
-		die_usage("record size must be a multiple of 8 from 32 to 65528 (%s)",
-			  "--record-size");
+		die_usage(
+			"record size must be a multiple of 8 from 32 to 65528 (%s)",
+			"--record-size");
 	/* -m takes pages like perf when it has no suffix and is small. */
 	if (ring_size < 4096)
 		ring_size *= (uint64_t)sysconf(_SC_PAGESIZE);
@@ -279,8 +302,8 @@ static int cmd_demo(int argc, char **argv)
 			break;
 		if (tty && now_ns() - last_progress > 250000000ull) {
 			last_progress = now_ns();
-			fprintf(stderr, "\r[ %" PRIu64 " records, %" PRIu64
-					" lost ]",
+			fprintf(stderr,
+				"\r[ %" PRIu64 " records, %" PRIu64 " lost ]",
 				st.records, st.lost);
 		}
 		if (n == 0 && waitpid(pid, &status, WNOHANG) == pid) {

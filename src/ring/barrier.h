@@ -19,14 +19,13 @@
 
 #define PR_ATOMIC(p) ((_Atomic __typeof__(*(p)) *)(p))
 
-#define READ_ONCE(x)                                                          \
-	atomic_load_explicit(PR_ATOMIC(&(x)), memory_order_relaxed)
-#define WRITE_ONCE(x, v)                                                      \
+#define READ_ONCE(x) atomic_load_explicit(PR_ATOMIC(&(x)), memory_order_relaxed)
+#define WRITE_ONCE(x, v) \
 	atomic_store_explicit(PR_ATOMIC(&(x)), (v), memory_order_relaxed)
 
-#define smp_load_acquire(p)                                                   \
+#define smp_load_acquire(p) \
 	atomic_load_explicit(PR_ATOMIC(p), memory_order_acquire)
-#define smp_store_release(p, v)                                               \
+#define smp_store_release(p, v) \
 	atomic_store_explicit(PR_ATOMIC(p), (v), memory_order_release)
 
 /* Full barrier: orders earlier stores against later loads (Dekker). */
@@ -36,15 +35,18 @@
 /* Orders earlier loads before later loads (seqlock reader). */
 #define smp_rmb() atomic_thread_fence(memory_order_acquire)
 
-#define xchg(p, v) atomic_exchange_explicit(PR_ATOMIC(p), (v), memory_order_seq_cst)
-#define try_cmpxchg(p, oldp, v)                                               \
-	atomic_compare_exchange_weak_explicit(PR_ATOMIC(p), (oldp), (v),      \
-					      memory_order_acq_rel,           \
+#define xchg(p, v) \
+	atomic_exchange_explicit(PR_ATOMIC(p), (v), memory_order_seq_cst)
+#define try_cmpxchg(p, oldp, v)                                          \
+	atomic_compare_exchange_weak_explicit(PR_ATOMIC(p), (oldp), (v), \
+					      memory_order_acq_rel,      \
 					      memory_order_relaxed)
-#define atomic_add_relaxed(p, v)                                              \
-	((void)atomic_fetch_add_explicit(PR_ATOMIC(p), (v), memory_order_relaxed))
+#define atomic_add_relaxed(p, v)                            \
+	((void)atomic_fetch_add_explicit(PR_ATOMIC(p), (v), \
+					 memory_order_relaxed))
 #define atomic_add_return_relaxed(p, v)                                       \
-	(atomic_fetch_add_explicit(PR_ATOMIC(p), (v), memory_order_relaxed) + (v))
+	(atomic_fetch_add_explicit(PR_ATOMIC(p), (v), memory_order_relaxed) + \
+	 (v))
 
 #define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)

@@ -139,9 +139,11 @@ static void calibrate(void)
 	ns_per_tick = (long double)(t1 - t0) / (long double)(c1 - c0);
 	/* Largest shift that keeps mult in 32 bits, as the kernel does. */
 	clk.shift = 31;
-	while (clk.shift > 0 && ns_per_tick * (1ull << clk.shift) >= 4294967295.0L)
+	while (clk.shift > 0 &&
+	       ns_per_tick * (1ull << clk.shift) >= 4294967295.0L)
 		clk.shift--;
-	clk.mult = (uint32_t)(ns_per_tick * (long double)(1ull << clk.shift) + 0.5L);
+	clk.mult = (uint32_t)(ns_per_tick * (long double)(1ull << clk.shift) +
+			      0.5L);
 	cmid = c1;
 	tmid = t1;
 	clk.zero = 0;
@@ -161,8 +163,8 @@ static void clock_setup(void)
 	if (kernel_params()) {
 		clk.source = PERFRING_CLOCK_KERNEL;
 		sample_pair(&c, &t);
-		clk.mono_offset =
-			(int64_t)(t - tsc_to_ns(c, clk.mult, clk.shift, clk.zero));
+		clk.mono_offset = (int64_t)(t - tsc_to_ns(c, clk.mult,
+							  clk.shift, clk.zero));
 		return;
 	}
 	calibrate();

@@ -14,8 +14,7 @@
 #include <unistd.h>
 #include "internal.h"
 
-static void write_lost(struct perfring_ring *r, unsigned char *p,
-		       uint64_t lost)
+static void write_lost(struct perfring_ring *r, unsigned char *p, uint64_t lost)
 {
 	struct perfring_lost_record *l = (struct perfring_lost_record *)p;
 
@@ -66,8 +65,8 @@ void ring_wake_check(struct perfring_ring *r, uint64_t head, bool force)
 		pr_debug("ring: wake-up write failed: %s", strerror(errno));
 }
 
-static int sp_forward_begin(struct perfring_output *h,
-			    struct perfring_ring *r, uint32_t size)
+static int sp_forward_begin(struct perfring_output *h, struct perfring_ring *r,
+			    uint32_t size)
 {
 	struct perfring_ext *ext = r->ext;
 	uint64_t lost, need, head = r->p_head;
@@ -118,8 +117,8 @@ static void sp_forward_end(struct perfring_output *h)
 	}
 }
 
-static int sp_backward_begin(struct perfring_output *h,
-			     struct perfring_ring *r, uint32_t size)
+static int sp_backward_begin(struct perfring_output *h, struct perfring_ring *r,
+			     uint32_t size)
 {
 	struct perfring_ext *ext = r->ext;
 

@@ -30,7 +30,8 @@ bool is_pow2(uint64_t x)
 }
 
 /* Reads an opts field if the caller's struct is large enough to have it. */
-#define OPTS_HAS(o, f) ((o) && (o)->sz >= offsetof(__typeof__(*(o)), f) + sizeof((o)->f))
+#define OPTS_HAS(o, f) \
+	((o) && (o)->sz >= offsetof(__typeof__(*(o)), f) + sizeof((o)->f))
 #define OPTS_GET(o, f, def) (OPTS_HAS(o, f) ? (o)->f : (def))
 
 static struct perfring_ring *ring_alloc(void)
@@ -91,8 +92,8 @@ static int ring_map(struct perfring_ring *r, bool writable)
 		 * A read-only consumer still needs to store to its own line
 		 * (pause, waiting): a second, writable view of page 0 only.
 		 */
-		r->ctl_rw = mmap(NULL, page, PROT_READ | PROT_WRITE,
-				 MAP_SHARED, r->fd, 0);
+		r->ctl_rw = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_SHARED,
+				 r->fd, 0);
 		if (r->ctl_rw == MAP_FAILED) {
 			r->ctl_rw = NULL;
 			goto err;
@@ -151,7 +152,8 @@ static int ring_lock_roles(struct perfring_ring *r, const char *what)
 {
 	for (int i = 0; i < 2; i++) {
 		int bit = i ? PERFRING_ROLE_CONSUMER : PERFRING_ROLE_PRODUCER;
-		struct flock fl = { .l_whence = SEEK_SET, .l_start = i,
+		struct flock fl = { .l_whence = SEEK_SET,
+				    .l_start = i,
 				    .l_len = 1 };
 
 		if (!(r->role & bit))
@@ -344,9 +346,8 @@ err_unlink:
 		char wpath[PATH_MAX];
 
 		unlink(path);
-		if (fifo_made &&
-		    snprintf(wpath, sizeof(wpath), "%s%s", path, WAKE_SUFFIX) <
-			    (int)sizeof(wpath))
+		if (fifo_made && snprintf(wpath, sizeof(wpath), "%s%s", path,
+					  WAKE_SUFFIX) < (int)sizeof(wpath))
 			unlink(wpath);
 	}
 err_free:
@@ -406,8 +407,8 @@ static int ring_check(struct perfring_ring *r, const char *what)
 		return -EPROTO;
 	}
 	if (ext.page_size != r->page_size || pc.data_offset != r->page_size) {
-		pr_err("%s: page size %u / data_offset %llu, expected %zu", what,
-		       ext.page_size, (unsigned long long)pc.data_offset,
+		pr_err("%s: page size %u / data_offset %llu, expected %zu",
+		       what, ext.page_size, (unsigned long long)pc.data_offset,
 		       r->page_size);
 		return -EINVAL;
 	}
@@ -425,8 +426,8 @@ static int ring_check(struct perfring_ring *r, const char *what)
 	commit = (ext.flags & PERFRING_MODE_MULTI_PRODUCER) ? size : 0;
 	if (ext.commit_size != commit ||
 	    ext.commit_offset != (commit ? r->page_size + size : 0)) {
-		pr_err("%s: commit area %llu@%llu does not match the mode", what,
-		       (unsigned long long)ext.commit_size,
+		pr_err("%s: commit area %llu@%llu does not match the mode",
+		       what, (unsigned long long)ext.commit_size,
 		       (unsigned long long)ext.commit_offset);
 		return -EINVAL;
 	}
@@ -633,7 +634,8 @@ PERFRING_API int perfring_ring_pause(struct perfring_ring *r, bool pause)
 	if (r->kernel) {
 		if (r->perf_fd < 0)
 			return -EINVAL;
-		if (ioctl(r->perf_fd, PERF_EVENT_IOC_PAUSE_OUTPUT, pause ? 1 : 0))
+		if (ioctl(r->perf_fd, PERF_EVENT_IOC_PAUSE_OUTPUT,
+			  pause ? 1 : 0))
 			return -errno;
 		return 0;
 	}

@@ -86,7 +86,7 @@ struct perfring_ring_opts {
 	uint32_t wakeup_events;
 	/* Id written into PERF_RECORD_LOST records. */
 	uint64_t id;
-	/* Initial value of the head/tail counters (default 0). */
+	/* Initial value of the head/tail counters, a multiple of 8 (default 0). */
 	uint64_t start;
 };
 
@@ -265,8 +265,10 @@ PERFRING_API int perfring_ring_wait_prepare(struct perfring_ring *ring);
 PERFRING_API void perfring_ring_wait_finish(struct perfring_ring *ring);
 
 /*
- * prepare + poll + finish: returns 1 when data waits, 0 on timeout
- * (@timeout_ms < 0: no timeout), -errno on error.
+ * prepare + poll + finish: sleeps until woken (watermark crossed) or
+ * @timeout_ms passes (< 0: no timeout).  Returns 1 if any data waits
+ * afterwards (possibly less than the watermark, after a timeout), 0 if none,
+ * -errno on error.
  */
 PERFRING_API int perfring_ring_wait(struct perfring_ring *ring, int timeout_ms);
 

@@ -181,13 +181,21 @@ PERFRING_API int perfring_clock_init(struct perfring_clock_info *info)
 {
 	pthread_once(&clk_once, clock_once);
 	if (info) {
-		if (info->sz < sizeof(*info))
+		struct perfring_clock_info ci = {
+			.sz = sizeof(ci),
+			.source = clk.source,
+			.time_mult = clk.mult,
+			.time_shift = clk.shift,
+			.time_zero = clk.zero,
+			.mono_offset = clk.mono_offset,
+		};
+		size_t len = info->sz < sizeof(ci) ? info->sz : sizeof(ci);
+
+		if (info->sz < offsetof(struct perfring_clock_info, source) +
+					sizeof(info->source))
 			return -EINVAL;
-		info->source = clk.source;
-		info->time_mult = clk.mult;
-		info->time_shift = clk.shift;
-		info->time_zero = clk.zero;
-		info->mono_offset = clk.mono_offset;
+		memcpy(info, &ci, len);
+		info->sz = len; /* what we filled in */
 	}
 	return 0;
 }

@@ -16,13 +16,14 @@
 
 static void write_lost(struct perfring_ring *r, unsigned char *p, uint64_t lost)
 {
-	struct perfring_lost_record *l = (struct perfring_lost_record *)p;
+	struct perfring_lost_record l = {
+		.header = { .type = PERF_RECORD_LOST,
+			    .size = PERFRING_LOST_RECORD_SIZE },
+		.id = r->id,
+		.lost = lost,
+	};
 
-	l->header.type = PERF_RECORD_LOST;
-	l->header.misc = 0;
-	l->header.size = PERFRING_LOST_RECORD_SIZE;
-	l->id = r->id;
-	l->lost = lost;
+	memcpy(p, &l, sizeof(l));
 }
 
 /* Single producer: the ext producer line is ours, plain stores suffice. */

@@ -214,9 +214,14 @@ PERFRING_API int perfring_reader_next(struct perfring_ring *r,
 	else
 		off = r->c_pos & r->mask;
 	p = r->c_base + off;
-	if (rem >= sizeof(hdr))
-		memcpy(&hdr, p, sizeof(hdr)); /* one read: the producer may
-						 change it under us */
+	/* One read (the producer may change it under us), in two pieces if a
+	 * misaligned tail put it across the end of a kernel ring. */
+	if (rem >= sizeof(hdr)) {
+		if (r->c_copied || r->double_mapped)
+			memcpy(&hdr, p, sizeof(hdr));
+		else
+			copy_out(r, &hdr, r->c_pos, sizeof(hdr));
+	}
 	if (rem < sizeof(hdr) || hdr.size < sizeof(hdr) || (hdr.size & 7) ||
 	    hdr.size > rem) {
 		pr_warn("ring: bad record header at ring offset %llu (counter %llu): type %u size %u with %llu bytes left; skipping to data_head",

@@ -253,6 +253,12 @@ PERFRING_API int perfring_ring_create(const struct perfring_ring_opts *opts,
 					    PERFRING_WAKE_WATERMARK;
 	r->id = OPTS_GET(opts, id, 0);
 	start = OPTS_GET(opts, start, 0);
+	if (start & 7) {
+		pr_err("ring: start counter %llu is not a multiple of 8",
+		       (unsigned long long)start);
+		err = -EINVAL;
+		goto err_free;
+	}
 	commit_size = (flags & PERFRING_MODE_MULTI_PRODUCER) ? size : 0;
 
 	if (path) {
@@ -429,6 +435,13 @@ static int ring_check(struct perfring_ring *r, const char *what)
 		pr_err("%s: commit area %llu@%llu does not match the mode",
 		       what, (unsigned long long)ext.commit_size,
 		       (unsigned long long)ext.commit_offset);
+		return -EINVAL;
+	}
+	if ((pc.data_head | pc.data_tail | ext.reserve_head) & 7) {
+		pr_err("%s: data_head %llu / data_tail %llu / reserve_head %llu not 8-byte aligned",
+		       what, (unsigned long long)pc.data_head,
+		       (unsigned long long)pc.data_tail,
+		       (unsigned long long)ext.reserve_head);
 		return -EINVAL;
 	}
 	if ((uint64_t)st.st_size != r->page_size + size + commit) {
@@ -653,6 +666,7 @@ PERFRING_API int perfring_ring_stats(const struct perfring_ring *r,
 				     struct perfring_ring_stats *st)
 {
 	struct perfring_ring_stats s = { .sz = sizeof(s) };
+	size_t len;
 
 	if (!r || !st || st->sz < offsetof(struct perfring_ring_stats, paused))
 		return -EINVAL;
@@ -668,8 +682,9 @@ PERFRING_API int perfring_ring_stats(const struct perfring_ring *r,
 	s.corrupt_bytes = r->corrupt_bytes;
 	s.corrupt_events = r->corrupt_events;
 	s.flags = r->mode;
-	memcpy(st, &s, st->sz < sizeof(s) ? st->sz : sizeof(s));
-	st->sz = st->sz < sizeof(s) ? st->sz : sizeof(s);
+	len = st->sz < sizeof(s) ? st->sz : sizeof(s);
+	memcpy(st, &s, len);
+	st->sz = len; /* what we filled in */
 	return 0;
 }
 

@@ -14,7 +14,7 @@ WARN := -Wall -Wextra -Werror -Wshadow -Wmissing-prototypes -Wstrict-prototypes
 CFLAGS_COMMON := -std=c11 $(WARN) -Iinclude -pthread
 CFLAGS_release := -O2 -g
 CFLAGS_asan := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
-CFLAGS_tsan := -O1 -g -fsanitize=thread
+CFLAGS_tsan := -O1 -g -fsanitize=thread $(shell $(CC) -Werror -Wno-tsan -fsyntax-only -x c /dev/null 2>/dev/null && echo -Wno-tsan)
 LDLIBS := -pthread
 
 # Layers: src/ring (core, libc only) -> src/sources -> src/format ->
@@ -100,7 +100,8 @@ install: all
 	install -m 755 $(SHLIB) $(DESTDIR)$(LIBDIR)/
 	ln -sf libperfring.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
 	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libperfring.so
-	install -m 644 $(B)/perfring.pc $(DESTDIR)$(LIBDIR)/pkgconfig/
+	sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCLUDEDIR@|$(INCLUDEDIR)|; s|@VERSION@|$(VERSION)|' \
+		perfring.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/perfring.pc
 	install -m 755 $(B)/perfring $(DESTDIR)$(BINDIR)/
 	install -m 644 docs/perfring.1 $(DESTDIR)$(MANDIR)/man1/
 	install -m 644 docs/libperfring.3 $(DESTDIR)$(MANDIR)/man3/

@@ -61,29 +61,34 @@ struct perfring_ext {
 	uint32_t wakeup_events; /* wake every N records (WAKE_EVENTS) */
 	uint32_t wakeup_mode; /* PERFRING_WAKE_* */
 
-	/* Line 2: written by the consumer. */
+	/* Line 2: written by the consumer, only to pause and resume; every
+	 * record reads it, so nothing else lives here. */
 	uint32_t paused; /* analogue of PERF_EVENT_IOC_PAUSE_OUTPUT */
-	uint32_t waiting; /* consumer is (about to be) asleep */
-	uint64_t wakeup_at; /* head value the sleeping consumer waits for */
 	uint32_t consumer_pid;
-	uint32_t pad2[11];
+	uint32_t pad2[14];
 
-	/* Line 3: written by the producer(s). */
+	/* Line 3: written by the consumer each time it goes to sleep. */
+	uint32_t waiting; /* consumer is (about to be) asleep */
+	uint32_t pad3a;
+	uint64_t wakeup_at; /* head value the sleeping consumer waits for */
+	uint64_t pad3[6];
+
+	/* Line 4: written by the producer(s). */
 	uint64_t lost_pending; /* dropped, not yet reported in a LOST record */
 	uint64_t lost_total; /* dropped since creation */
 	uint64_t write_seq; /* odd while an overwrite record is being written */
 	uint64_t wakeups; /* wake-ups the producer(s) sent */
 	uint32_t producer_pid;
-	uint32_t pad3[7];
+	uint32_t pad4[7];
 
-	/* Line 4: multi-producer reservation head. */
+	/* Line 5: multi-producer reservation head. */
 	uint64_t reserve_head;
 	uint64_t next_check; /* MP: head at which the next wake check runs */
 	uint64_t events; /* MP, WAKE_EVENTS: records since the last check */
-	uint64_t pad4[5];
+	uint64_t pad5[5];
 };
 
-_Static_assert(sizeof(struct perfring_ext) == 256, "perfring_ext is 4 lines");
+_Static_assert(sizeof(struct perfring_ext) == 320, "perfring_ext is 5 lines");
 _Static_assert(PERFRING_EXT_OFFSET + sizeof(struct perfring_ext) <=
 		       offsetof(struct perf_event_mmap_page, data_head),
 	       "perfring_ext fits in perf_event_mmap_page.__reserved");

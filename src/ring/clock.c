@@ -192,7 +192,7 @@ PERFRING_API int perfring_clock_init(struct perfring_clock_info *info)
 		size_t len = info->sz < sizeof(ci) ? info->sz : sizeof(ci);
 
 		if (info->sz < offsetof(struct perfring_clock_info, source) +
-					sizeof(info->source))
+				       sizeof(info->source))
 			return -EINVAL;
 		memcpy(info, &ci, len);
 		info->sz = len; /* what we filled in */

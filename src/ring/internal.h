@@ -50,6 +50,9 @@ struct perfring_ring {
 	size_t page_size;
 
 	/* Producer private state (single producer). */
+	bool sp_fast; /* forward, single producer, watermark wake-ups */
+	uint32_t max_record; /* largest record (with room for a LOST) */
+	uint64_t p_lost; /* drops not yet reported (mirrors lost_pending) */
 	uint64_t p_head; /* next write position */
 	uint64_t p_tail_cache; /* last data_tail seen */
 	uint64_t p_next_check; /* head at which the next wake check runs */

@@ -32,7 +32,7 @@ static void sp_drop(struct perfring_ring *r, bool counted_in_record)
 	struct perfring_ext *ext = r->ext;
 
 	if (counted_in_record)
-		WRITE_ONCE(ext->lost_pending, READ_ONCE(ext->lost_pending) + 1);
+		WRITE_ONCE(ext->lost_pending, ++r->p_lost);
 	WRITE_ONCE(ext->lost_total, READ_ONCE(ext->lost_total) + 1);
 }
 
@@ -66,55 +66,86 @@ void ring_wake_check(struct perfring_ring *r, uint64_t head, bool force)
 		pr_debug("ring: wake-up write failed: %s", strerror(errno));
 }
 
-static int sp_forward_begin(struct perfring_output *h, struct perfring_ring *r,
-			    uint32_t size)
+/* The cold paths stay out of line so the hot ones need no stack frame. */
+static __attribute__((noinline, cold)) int sp_paused(struct perfring_ring *r)
 {
-	struct perfring_ext *ext = r->ext;
-	uint64_t lost, need, head = r->p_head;
+	sp_drop(r, true);
+	return -EAGAIN;
+}
+
+/* Cached tail says full: re-read it (A) and drop if it really is. */
+static __attribute__((noinline)) bool
+sp_refresh_tail(struct perfring_ring *r, uint64_t head, uint64_t need)
+{
+	/* (A): pairs with (D), the consumer's release of data_tail. */
+	r->p_tail_cache = smp_load_acquire(&r->pc->data_tail);
+	if (head + need - r->p_tail_cache <= r->size)
+		return true;
+	sp_drop(r, true);
+	ring_wake_check(r, head, true);
+	return false;
+}
+
+static __attribute__((noinline, cold)) unsigned char *
+sp_put_lost(struct perfring_ring *r, unsigned char *p)
+{
+	write_lost(r, p, r->p_lost);
+	r->p_lost = 0;
+	WRITE_ONCE(r->ext->lost_pending, 0);
+	return p + PERFRING_LOST_RECORD_SIZE;
+}
+
+static __attribute__((noinline)) void sp_check(struct perfring_ring *r,
+					       uint64_t head)
+{
+	ring_wake_check(r, head, false);
+	r->p_next_check = head + r->check_interval;
+}
+
+static inline int sp_forward_begin(struct perfring_output *h,
+				   struct perfring_ring *r, uint32_t size)
+{
+	uint64_t need = size, head = r->p_head;
 	unsigned char *p;
 
-	if (unlikely(READ_ONCE(ext->paused))) {
-		sp_drop(r, true);
-		return -EAGAIN;
-	}
-	lost = READ_ONCE(ext->lost_pending);
-	need = size + (lost ? PERFRING_LOST_RECORD_SIZE : 0);
-	if (unlikely(head + need - r->p_tail_cache > r->size)) {
-		/* (A): pairs with (D), the consumer's release of data_tail. */
-		r->p_tail_cache = smp_load_acquire(&r->pc->data_tail);
-		if (head + need - r->p_tail_cache > r->size) {
-			sp_drop(r, true);
-			ring_wake_check(r, head, true);
-			return -ENOSPC;
-		}
-	}
+	if (unlikely(READ_ONCE(r->ext->paused)))
+		return sp_paused(r);
+	if (unlikely(r->p_lost))
+		need += PERFRING_LOST_RECORD_SIZE;
+	if (unlikely(head + need - r->p_tail_cache > r->size) &&
+	    !sp_refresh_tail(r, head, need))
+		return -ENOSPC;
 	p = r->data + (head & r->mask);
-	if (unlikely(lost)) {
-		write_lost(r, p, lost);
-		p += PERFRING_LOST_RECORD_SIZE;
-		WRITE_ONCE(ext->lost_pending, 0);
-	}
+	if (unlikely(r->p_lost))
+		p = sp_put_lost(r, p);
 	h->data = p;
 	h->start = head;
 	h->end = head + need;
 	return 0;
 }
 
-static void sp_forward_end(struct perfring_output *h)
+static inline void sp_forward_end(struct perfring_output *h)
 {
 	struct perfring_ring *r = h->ring;
 
 	/* (B): the record before data_head; pairs with (C) in the reader. */
 	smp_store_release(&r->pc->data_head, h->end);
 	r->p_head = h->end;
-	if (unlikely(r->wakeup_mode == PERFRING_WAKE_EVENTS)) {
-		if (++r->p_events >= r->wakeup_events) {
-			r->p_events = 0;
-			ring_wake_check(r, h->end, true);
-		}
-	} else if (unlikely((int64_t)(h->end - r->p_next_check) >= 0)) {
-		ring_wake_check(r, h->end, false);
-		r->p_next_check = h->end + r->check_interval;
+	if (unlikely((int64_t)(h->end - r->p_next_check) >= 0))
+		sp_check(r, h->end);
+}
+
+/* Events-mode wake-ups: every wakeup_events records. */
+static void sp_forward_end_events(struct perfring_output *h)
+{
+	struct perfring_ring *r = h->ring;
+
+	/* (B): the record before data_head; pairs with (C) in the reader. */
+	smp_store_release(&r->pc->data_head, h->end);
+	r->p_head = h->end;
+	if (++r->p_events >= r->wakeup_events) {
+		r->p_events = 0;
+		ring_wake_check(r, h->end, true);
 	}
 }
 
@@ -201,7 +232,8 @@ static int mp_begin(struct perfring_output *h, struct perfring_ring *r,
  */
 static void mp_advance(struct perfring_ring *r)
 {
-	uint64_t head = READ_ONCE(r->pc->data_head), pos = head, e;
+	__u64 head = READ_ONCE(r->pc->data_head), pos = head,
+	      e; /* __u64: the CAS below needs data_head's exact type */
 
 	for (;;) {
 		/* Pairs with the committer's smp_store_release of its slot. */
@@ -253,34 +285,89 @@ static void mp_end(struct perfring_output *h)
 	}
 }
 
-PERFRING_API int perfring_output_begin(struct perfring_output *h,
-				       struct perfring_ring *r, size_t size)
+static __attribute__((noinline)) int
+output_begin_slow(struct perfring_output *h, struct perfring_ring *r,
+		  size_t size)
 {
-	if (unlikely(!r || !h || (size & 7) || size < 8 ||
-		     size > PERFRING_RECORD_MAX || r->kernel ||
-		     !(r->role & PERFRING_ROLE_PRODUCER)))
+	if (!r || !h || (size & 7) || size < 8 || size > PERFRING_RECORD_MAX ||
+	    r->kernel || !(r->role & PERFRING_ROLE_PRODUCER))
 		return -EINVAL;
-	if (unlikely(size + PERFRING_LOST_RECORD_SIZE > r->size))
+	if (size > r->max_record)
 		return -EINVAL;
 	h->ring = r;
 	h->size = (uint32_t)size;
-	if (likely(!r->mode))
+	if (!r->mode)
 		return sp_forward_begin(h, r, (uint32_t)size);
 	if (r->mode & PERFRING_MODE_MULTI_PRODUCER)
 		return mp_begin(h, r, (uint32_t)size);
 	return sp_backward_begin(h, r, (uint32_t)size);
 }
 
-PERFRING_API void perfring_output_end(struct perfring_output *h)
+/*
+ * The hot path: a single-producer forward ring, a valid size, not paused,
+ * nothing lost to report, and room by the cached tail.  It makes no call, so
+ * it needs no stack frame; everything else goes to output_begin_slow().
+ */
+static inline bool fast_reserve(struct perfring_output *h,
+				struct perfring_ring *r, size_t size)
+{
+	uint64_t head;
+
+	if (unlikely(!h || !r || !r->sp_fast || (size & 7) ||
+		     size - 8 > (size_t)r->max_record - 8))
+		return false;
+	head = r->p_head;
+	if (unlikely(READ_ONCE(r->ext->paused) || r->p_lost ||
+		     head + size - r->p_tail_cache > r->size))
+		return false;
+	h->ring = r;
+	h->size = (uint32_t)size;
+	h->data = r->data + (head & r->mask);
+	h->start = head;
+	h->end = head + size;
+	return true;
+}
+
+PERFRING_API int perfring_output_begin(struct perfring_output *h,
+				       struct perfring_ring *r, size_t size)
+{
+	if (likely(fast_reserve(h, r, size)))
+		return 0;
+	return output_begin_slow(h, r, size);
+}
+
+static __attribute__((noinline)) void output_end_slow(struct perfring_output *h)
 {
 	struct perfring_ring *r = h->ring;
 
-	if (likely(!r->mode))
-		sp_forward_end(h);
+	if (!r->mode)
+		sp_forward_end_events(h);
 	else if (r->mode & PERFRING_MODE_MULTI_PRODUCER)
 		mp_end(h);
 	else
 		sp_backward_end(h);
+}
+
+PERFRING_API void perfring_output_end(struct perfring_output *h)
+{
+	if (likely(h->ring->sp_fast))
+		sp_forward_end(h);
+	else
+		output_end_slow(h);
+}
+
+/* Small records are copied in constant-size pieces the compiler inlines. */
+static inline void copy_record(unsigned char *dst, const unsigned char *src,
+			       size_t size)
+{
+	if (size > 128) {
+		memcpy(dst, src, size);
+		return;
+	}
+	for (; size >= 32; size -= 32, dst += 32, src += 32)
+		memcpy(dst, src, 32);
+	for (; size; size -= 8, dst += 8, src += 8)
+		memcpy(dst, src, 8);
 }
 
 PERFRING_API int perfring_ring_emit(struct perfring_ring *r, const void *rec,
@@ -292,7 +379,12 @@ PERFRING_API int perfring_ring_emit(struct perfring_ring *r, const void *rec,
 	if (unlikely(!rec ||
 		     ((const struct perf_event_header *)rec)->size != size))
 		return -EINVAL;
-	err = perfring_output_begin(&h, r, size);
+	if (likely(fast_reserve(&h, r, size))) {
+		copy_record(h.data, rec, size);
+		sp_forward_end(&h);
+		return 0;
+	}
+	err = output_begin_slow(&h, r, size);
 	if (unlikely(err))
 		return err;
 	memcpy(h.data, rec, size);

@@ -174,6 +174,19 @@ PERFRING_API int64_t perfring_reader_begin(struct perfring_ring *r)
 		return ow_begin(r);
 	/* (C): pairs with (B), the producer's release of data_head. */
 	head = smp_load_acquire(&r->pc->data_head);
+	if (unlikely((head | r->c_tail) & 7)) {
+		pr_warn("ring: data_head %llu / data_tail %llu not 8-byte aligned; %s",
+			(unsigned long long)head, (unsigned long long)r->c_tail,
+			head & 7 ? "reading nothing until it is" :
+				   "resynchronising at data_head");
+		corrupt(r, 0);
+		if (!(head & 7)) {
+			r->c_tail = head;
+			/* (D): pairs with (A); frees the ring. */
+			smp_store_release(&r->pc->data_tail, head);
+		}
+		return -EBADMSG;
+	}
 	avail = head - r->c_tail;
 	if (avail > r->size) {
 		pr_warn("ring: data_head %llu is not within one ring (%llu bytes) of data_tail %llu; resynchronising at data_head",
@@ -195,15 +208,14 @@ PERFRING_API int64_t perfring_reader_begin(struct perfring_ring *r)
 	return (int64_t)avail;
 }
 
-PERFRING_API int perfring_reader_next(struct perfring_ring *r,
-				      const struct perf_event_header **rec)
+/* Everything but a good header in a double-mapped ring: kept out of line. */
+static __attribute__((noinline)) int
+reader_next_slow(struct perfring_ring *r, const struct perf_event_header **rec)
 {
 	struct perf_event_header hdr;
 	const unsigned char *p;
 	uint64_t rem, off;
 
-	if (!r || !rec)
-		return -EINVAL;
 	if (!r->c_in_batch)
 		return 0;
 	rem = r->c_end - r->c_pos;
@@ -223,7 +235,7 @@ PERFRING_API int perfring_reader_next(struct perfring_ring *r,
 			copy_out(r, &hdr, r->c_pos, sizeof(hdr));
 	}
 	if (rem < sizeof(hdr) || hdr.size < sizeof(hdr) || (hdr.size & 7) ||
-	    hdr.size > rem) {
+	    hdr.size > rem || (r->c_pos & 7)) {
 		pr_warn("ring: bad record header at ring offset %llu (counter %llu): type %u size %u with %llu bytes left; skipping to data_head",
 			(unsigned long long)(r->c_pos & r->mask),
 			(unsigned long long)r->c_pos,
@@ -247,6 +259,31 @@ PERFRING_API int perfring_reader_next(struct perfring_ring *r,
 	r->c_pos += hdr.size;
 	*rec = (const struct perf_event_header *)p;
 	return hdr.size;
+}
+
+PERFRING_API int perfring_reader_next(struct perfring_ring *r,
+				      const struct perf_event_header **rec)
+{
+	uint64_t rem;
+
+	if (unlikely(!r || !rec))
+		return -EINVAL;
+	rem = r->c_end - r->c_pos; /* 0 outside a batch */
+	if (likely(rem >= sizeof(struct perf_event_header) &&
+		   r->double_mapped && !r->c_copied)) {
+		const unsigned char *p = r->data + (r->c_pos & r->mask);
+		struct perf_event_header hdr;
+
+		/* One read: the producer may change it under us. */
+		memcpy(&hdr, p, sizeof(hdr));
+		if (likely(hdr.size >= sizeof(hdr) && !(hdr.size & 7) &&
+			   hdr.size <= rem)) {
+			r->c_pos += hdr.size;
+			*rec = (const struct perf_event_header *)p;
+			return hdr.size;
+		}
+	}
+	return reader_next_slow(r, rec);
 }
 
 PERFRING_API int perfring_reader_range(struct perfring_ring *r,
@@ -279,6 +316,7 @@ PERFRING_API void perfring_reader_end(struct perfring_ring *r)
 	if (!r || !r->c_in_batch)
 		return;
 	r->c_in_batch = false;
+	r->c_end = r->c_pos; /* records not handed out stay for next time */
 	if (r->mode & PERFRING_MODE_OVERWRITE) {
 		ow_resume(r);
 		return;

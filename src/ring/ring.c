@@ -135,8 +135,17 @@ static void ring_init_private(struct perfring_ring *r)
 	r->p_head = head;
 	r->p_tail_cache = READ_ONCE(r->pc->data_tail);
 	r->p_next_check = head + r->check_interval;
-	if (r->ext)
+	if (r->ext) {
 		r->p_seq = READ_ONCE(r->ext->write_seq) & ~1ull;
+		r->p_lost = READ_ONCE(r->ext->lost_pending);
+	}
+	r->max_record =
+		r->size - PERFRING_LOST_RECORD_SIZE < PERFRING_RECORD_MAX ?
+			(uint32_t)(r->size - PERFRING_LOST_RECORD_SIZE) & ~7u :
+			PERFRING_RECORD_MAX;
+	r->sp_fast = !r->kernel && !r->mode &&
+		     (r->role & PERFRING_ROLE_PRODUCER) &&
+		     r->wakeup_mode == PERFRING_WAKE_WATERMARK;
 	if (r->mode & PERFRING_MODE_OVERWRITE)
 		r->c_tail = head + r->size; /* everything present is new */
 	else
@@ -490,11 +499,16 @@ static int ring_attach_common(struct perfring_ring *r, const char *what)
 		pr_err("%s: cannot map ring: %s", what, strerror(-err));
 		return err;
 	}
+	ring_init_private(r);
+	/* ring_check() looked at a copy; the mapping may have changed since. */
+	if ((r->p_head | r->c_tail | r->p_tail_cache) & 7) {
+		pr_err("%s: data_head/data_tail not 8-byte aligned", what);
+		return -EINVAL;
+	}
 	if (r->role & PERFRING_ROLE_PRODUCER)
 		WRITE_ONCE(r->ext->producer_pid, (uint32_t)getpid());
 	if (r->role & PERFRING_ROLE_CONSUMER)
 		WRITE_ONCE(r->ext->consumer_pid, (uint32_t)getpid());
-	ring_init_private(r);
 	return 0;
 }
 

@@ -1,0 +1,1209 @@
+// SPDX-License-Identifier: MIT
+/*
+ * perfring benchmarks.  `bench` runs every case, `bench CASE` one; each
+ * prints one line:  bench <case> key=value ...
+ *
+ *   spsc-32, spsc-256  one writer thread (CPU 0), one reader thread (CPU 1);
+ *                      32/256-byte records with a perfring_clock_fast_ns()
+ *                      timestamp; the reader copies every record out, in
+ *                      reader_begin/next/end batches.  The writer never
+ *                      loses a record: it waits for space (retries=).
+ *   xproc-32           the same across two processes over a named ring.
+ *   mpsc2-32           two writer threads on a MULTI_PRODUCER ring, one
+ *                      reader; vs_spsc= is the ratio to spsc-32.
+ *   emit-32            one perfring_ring_emit() of a 32-byte record with its
+ *                      timestamp (ns=), and perfring_clock_fast_ns() alone
+ *                      (tsc_ns=), into a ring that never fills while timed.
+ *   memcpy             a ring-sized memcpy (gb_s=).
+ *   naive-32           a minimal hand-written SPSC byte ring, same records
+ *                      and copy-out: the baseline for spsc-32's vs_naive=.
+ *   wakeup             ping-pong over two rings through perfring_ring_wait()
+ *                      (us_per_wake=), and the producer's emit cost with
+ *                      nobody waiting vs when it has to wake the reader.
+ *
+ * Each case runs 3 times.  Single-thread figures are medians
+ * (stat=median).  Cross-core ones report the best run (stat=best) with the
+ * median beside it and c2c_ns=, the cache-line latency between the two
+ * CPUs measured in the same run: on this 2-vCPU VM the host places the
+ * vCPUs near (~30 ns) or far (~165 ns) and moves them, which changes every
+ * cross-core figure several-fold.
+ *
+ * The writers never lose records: perfring_output_begin() counts a record
+ * as lost when the ring is full, so they check for space first (retries=
+ * counts the spins).  The readers take batches of at least ring/16 bytes
+ * (see BATCH_MIN).
+ *
+ * BENCH_SECS sets the time per run (default 0.6 s), BENCH_RING_KIB the ring
+ * size (default 1024: the fastest of 256/512/1024 here), BENCH_MP_SPLIT=1
+ * puts mpsc2's second writer on the reader's CPU instead of beside the
+ * first writer (slower here: the reader then loses half its CPU).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "perfring.h"
+
+#define REPS 3
+/* Ring size: BENCH_RING_KIB overrides (see ring_kib in main()). */
+static unsigned int ring_kib = 1024;
+#define RING_KIB ring_kib
+#define OUT_BUF (64u * 1024) /* the reader's "recorder" (write) buffer */
+#define REC_TYPE 0x5000u
+
+static double run_secs = 0.6;
+static int mp_writer1_cpu = 0; /* second MP writer: CPU 0 (beside the first) */
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void die(const char *what, int err)
+{
+	fprintf(stderr, "bench: %s: %s\n", what,
+		strerror(err < 0 ? -err : err));
+	exit(1);
+}
+
+static void pin(int cpu)
+{
+	cpu_set_t set;
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (n <= 1)
+		return;
+	CPU_ZERO(&set);
+	CPU_SET(cpu % n, &set);
+	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+}
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ volatile("yield" ::: "memory");
+#endif
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static volatile uint64_t sink;
+
+/*
+ * A reader that finds less than a batch waiting backs off for a moment
+ * instead of polling data_head: polling steals the cache line the writer
+ * stores data_head to on every record (with perf's ABI data_tail lives on
+ * that line too), and a reader that keeps up then slows the writer down.
+ * A recorder sleeping on a watermark behaves the same way.
+ */
+#define BATCH_MIN (RING_KIB * 1024u / 16)
+
+static void backoff(void)
+{
+	for (int i = 0; i < 64; i++)
+		cpu_relax();
+}
+
+/* ---- records ------------------------------------------------------------ */
+
+/* header | timestamp | payload: the writer fills all of it per record. */
+#define ALWAYS_INLINE inline __attribute__((always_inline))
+
+static ALWAYS_INLINE void rec_write(unsigned char *p, uint32_t size,
+				    uint64_t seq, const unsigned char *tmpl)
+{
+	struct perf_event_header h = { .type = REC_TYPE,
+				       .size = (uint16_t)size };
+	uint64_t ts = perfring_clock_fast_ns();
+
+	memcpy(p, &h, 8);
+	memcpy(p + 8, &ts, 8);
+	if (size == 32) {
+		memcpy(p + 16, &seq, 8);
+		memcpy(p + 24, tmpl, 8);
+	} else {
+		memcpy(p + 16, &seq, 8);
+		memcpy(p + 24, tmpl, 256 - 24);
+	}
+}
+
+static const unsigned char tmpl[256] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+
+/* The reader's copy-out: into a recorder buffer, as a recorder would. */
+struct sink_buf {
+	_Alignas(64) unsigned char buf[OUT_BUF + 65536];
+	size_t pos;
+};
+
+static inline void copy_out(struct sink_buf *s, const void *rec, size_t size)
+{
+	memcpy(s->buf + s->pos, rec, size);
+	s->pos += size;
+	if (s->pos >= OUT_BUF)
+		s->pos = 0;
+}
+
+/* ---- ring helpers -------------------------------------------------------- */
+
+static const struct perfring_ext *ring_ext(const struct perfring_ring *r)
+{
+	return (const struct perfring_ext *)((const char *)
+						     perfring_ring_control(r) +
+					     PERFRING_EXT_OFFSET);
+}
+
+/*
+ * A writer that must not lose: perfring_output_begin() counts a record as
+ * lost when the ring is full, so the writer checks for space first.  Fast
+ * path: its own cached copy of data_tail; only when that says full does it
+ * ask perfring_ring_space() (which re-reads data_tail, a line the reader
+ * writes) until a record fits.
+ */
+struct space {
+	struct perfring_ring *ring;
+	const struct perf_event_mmap_page *pc;
+	const uint64_t *reserve; /* MP: the shared reservation head, or NULL */
+	uint64_t size, head, tail_cache, retries;
+};
+
+static void space_init(struct space *s, struct perfring_ring *r)
+{
+	s->ring = r;
+	s->pc = perfring_ring_control(r);
+	s->reserve = NULL;
+	s->size = perfring_ring_data_size(r);
+	s->head = __atomic_load_n(&s->pc->data_head, __ATOMIC_RELAXED);
+	s->tail_cache = __atomic_load_n(&s->pc->data_tail, __ATOMIC_ACQUIRE);
+	s->retries = 0;
+}
+
+static inline void space_wait(struct space *s, uint32_t need)
+{
+	/* MP: other writers reserve too; a stale head could even look
+	 * "behind" the tail, so it is reloaded every time. */
+	if (s->reserve)
+		s->head = __atomic_load_n(s->reserve, __ATOMIC_RELAXED);
+	if (s->head + need - s->tail_cache <= s->size)
+		return;
+	for (;;) {
+		int64_t free = perfring_ring_space(s->ring);
+
+		if (free < 0)
+			die("perfring_ring_space", (int)free);
+		if ((uint64_t)free >= need)
+			break;
+		/* Full for a while: let whoever holds the CPU we need run
+		 * (with more threads than CPUs, a preempted MP writer holding
+		 * an uncommitted reservation keeps data_head back). */
+		if (++s->retries % 64 == 0)
+			sched_yield();
+		else
+			cpu_relax();
+	}
+	s->tail_cache = __atomic_load_n(&s->pc->data_tail, __ATOMIC_ACQUIRE);
+	if (s->reserve)
+		s->head = __atomic_load_n(s->reserve, __ATOMIC_RELAXED);
+}
+
+static struct perfring_ring *ring_new(unsigned int flags, uint64_t kib,
+				      uint64_t watermark, const char *path,
+				      enum perfring_role role)
+{
+	PERFRING_OPTS(perfring_ring_opts, o, .path = path,
+		      .data_size = kib * 1024, .flags = flags,
+		      .watermark = watermark, .role = role);
+	struct perfring_ring *r;
+	int err = perfring_ring_create(&o, &r);
+
+	if (err)
+		die("perfring_ring_create", err);
+	return r;
+}
+
+/* ---- throughput runs: writers + one reader ------------------------------ */
+
+enum api { API_ZC, API_EMIT };
+static const char *api_name[] = { "zerocopy", "emit" };
+
+struct tp {
+	struct perfring_ring *ring;
+	uint32_t size;
+	enum api api;
+	int nwriters;
+	atomic_int ready, go, stop, writers_done;
+	/* results */
+	uint64_t written[2], retries[2], lost[2];
+	uint64_t read, t0, t1;
+};
+
+struct warg {
+	struct tp *tp;
+	int idx;
+};
+
+/*
+ * The writer loop, instantiated per (api, size) so that both APIs get the
+ * record built with constant sizes (a generic loop costs the emit path
+ * some 8 ns a record here, in store-forwarding stalls).
+ */
+static ALWAYS_INLINE void tp_write_loop(struct tp *tp, struct space *sp,
+					const enum api api, const uint32_t size,
+					uint64_t *seqp, uint64_t *lostp)
+{
+	struct perfring_ring *r = tp->ring;
+	_Alignas(64) unsigned char local[256];
+	uint64_t seq = 0, lost = 0;
+
+	while (!atomic_load_explicit(&tp->stop, memory_order_relaxed)) {
+		for (int i = 0; i < 64; i++) {
+			space_wait(sp, size);
+			if (api == API_ZC) {
+				struct perfring_output h;
+
+				if (perfring_output_begin(&h, r, size)) {
+					lost++;
+					continue;
+				}
+				rec_write(h.data, size, seq++, tmpl);
+				perfring_output_end(&h);
+			} else {
+				rec_write(local, size, seq, tmpl);
+				if (perfring_ring_emit(r, local, size)) {
+					lost++;
+					continue;
+				}
+				seq++;
+			}
+			sp->head += size;
+		}
+	}
+	*seqp = seq; /* records written */
+	*lostp = lost;
+}
+
+static void *tp_writer(void *arg)
+{
+	struct warg *wa = arg;
+	struct tp *tp = wa->tp;
+	const bool mp = tp->nwriters > 1;
+	struct space sp;
+	uint64_t seq = 0, lost = 0;
+
+	pin(wa->idx == 0 ? 0 : (mp ? mp_writer1_cpu : 1));
+	space_init(&sp, tp->ring);
+	if (mp)
+		sp.reserve = &ring_ext(tp->ring)->reserve_head;
+	atomic_fetch_add(&tp->ready, 1);
+	while (!atomic_load_explicit(&tp->go, memory_order_acquire))
+		cpu_relax();
+	if (tp->api == API_ZC && tp->size == 32)
+		tp_write_loop(tp, &sp, API_ZC, 32, &seq, &lost);
+	else if (tp->api == API_ZC)
+		tp_write_loop(tp, &sp, API_ZC, 256, &seq, &lost);
+	else if (tp->size == 32)
+		tp_write_loop(tp, &sp, API_EMIT, 32, &seq, &lost);
+	else
+		tp_write_loop(tp, &sp, API_EMIT, 256, &seq, &lost);
+	tp->written[wa->idx] = seq;
+	tp->retries[wa->idx] = sp.retries;
+	tp->lost[wa->idx] = lost;
+	atomic_fetch_add_explicit(&tp->writers_done, 1, memory_order_release);
+	return NULL;
+}
+
+static void *tp_reader(void *arg)
+{
+	struct tp *tp = arg;
+	struct perfring_ring *r = tp->ring;
+	struct sink_buf *out = aligned_alloc(64, sizeof(*out));
+	uint64_t n = 0;
+
+	if (!out)
+		die("malloc", ENOMEM);
+	out->pos = 0;
+	pin(1);
+	atomic_fetch_add(&tp->ready, 1);
+	while (!atomic_load_explicit(&tp->go, memory_order_acquire))
+		cpu_relax();
+	for (;;) {
+		int done = atomic_load_explicit(&tp->writers_done,
+						memory_order_acquire) ==
+			   tp->nwriters;
+		const struct perf_event_header *rec;
+		int64_t avail = perfring_reader_begin(r);
+		int sz;
+
+		if (avail < 0)
+			die("perfring_reader_begin", (int)avail);
+		if (avail < BATCH_MIN && !done) {
+			perfring_reader_end(r);
+			backoff();
+			continue;
+		}
+		while ((sz = perfring_reader_next(r, &rec)) > 0) {
+			copy_out(out, rec, (size_t)sz);
+			n += rec->type == REC_TYPE; /* not PERF_RECORD_LOST */
+		}
+		perfring_reader_end(r);
+		if (!avail && done)
+			break;
+	}
+	tp->t1 = now_ns();
+	tp->read = n;
+	sink += out->buf[out->pos / 2];
+	free(out);
+	return NULL;
+}
+
+struct tp_result {
+	double mrec_s;
+	uint64_t retries, lost;
+};
+
+static struct tp_result tp_run(unsigned int flags, uint32_t size, enum api api,
+			       int nwriters, double secs)
+{
+	struct tp *tp = calloc(1, sizeof(*tp));
+	struct warg wa[2];
+	pthread_t wt[2], rt;
+	struct tp_result res = { 0 };
+	struct timespec dur;
+
+	if (!tp)
+		die("calloc", ENOMEM);
+	tp->ring = ring_new(flags, RING_KIB, 0, NULL, PERFRING_ROLE_BOTH);
+	tp->size = size;
+	tp->api = api;
+	tp->nwriters = nwriters;
+	pthread_create(&rt, NULL, tp_reader, tp);
+	for (int i = 0; i < nwriters; i++) {
+		wa[i].tp = tp;
+		wa[i].idx = i;
+		pthread_create(&wt[i], NULL, tp_writer, &wa[i]);
+	}
+	while (atomic_load(&tp->ready) < nwriters + 1)
+		sched_yield();
+	tp->t0 = now_ns();
+	atomic_store_explicit(&tp->go, 1, memory_order_release);
+	dur.tv_sec = (time_t)secs;
+	dur.tv_nsec = (long)((secs - (double)dur.tv_sec) * 1e9);
+	nanosleep(&dur, NULL);
+	atomic_store(&tp->stop, 1);
+	for (int i = 0; i < nwriters; i++)
+		pthread_join(wt[i], NULL);
+	pthread_join(rt, NULL);
+
+	uint64_t written = 0;
+	for (int i = 0; i < nwriters; i++) {
+		written += tp->written[i];
+		res.retries += tp->retries[i];
+		res.lost += tp->lost[i];
+	}
+	if (written != tp->read) {
+		fprintf(stderr, "bench: wrote %llu records, read %llu\n",
+			(unsigned long long)written,
+			(unsigned long long)tp->read);
+		exit(1);
+	}
+	res.mrec_s = (double)tp->read / ((double)(tp->t1 - tp->t0) / 1e9) / 1e6;
+	perfring_ring_destroy(tp->ring);
+	free(tp);
+	return res;
+}
+
+/* ---- naive SPSC ring ---------------------------------------------------- */
+
+struct naive {
+	_Alignas(64) _Atomic uint64_t head; /* written by the writer */
+	char pad1[56];
+	_Alignas(64) _Atomic uint64_t tail; /* written by the reader */
+	char pad2[56];
+	_Alignas(64) unsigned char *buf;
+	uint64_t size, mask;
+	atomic_int ready, go, stop, done;
+	uint64_t written, retries, read, t0, t1;
+};
+
+static void *naive_writer(void *arg)
+{
+	struct naive *nv = arg;
+	uint64_t head = 0, tail_cache = 0, seq = 0, retries = 0;
+
+	pin(0);
+	atomic_fetch_add(&nv->ready, 1);
+	while (!atomic_load_explicit(&nv->go, memory_order_acquire))
+		cpu_relax();
+	while (!atomic_load_explicit(&nv->stop, memory_order_relaxed)) {
+		for (int i = 0; i < 64; i++) {
+			while (head + 32 - tail_cache > nv->size) {
+				tail_cache = atomic_load_explicit(
+					&nv->tail, memory_order_acquire);
+				if (head + 32 - tail_cache <= nv->size)
+					break;
+				retries++;
+				cpu_relax();
+			}
+			rec_write(nv->buf + (head & nv->mask), 32, seq++, tmpl);
+			head += 32;
+			atomic_store_explicit(&nv->head, head,
+					      memory_order_release);
+		}
+	}
+	nv->written = seq;
+	nv->retries = retries;
+	atomic_store_explicit(&nv->done, 1, memory_order_release);
+	return NULL;
+}
+
+static void *naive_reader(void *arg)
+{
+	struct naive *nv = arg;
+	struct sink_buf *out = aligned_alloc(64, sizeof(*out));
+	uint64_t tail = 0, n = 0;
+
+	if (!out)
+		die("malloc", ENOMEM);
+	out->pos = 0;
+	pin(1);
+	atomic_fetch_add(&nv->ready, 1);
+	while (!atomic_load_explicit(&nv->go, memory_order_acquire))
+		cpu_relax();
+	for (;;) {
+		int done =
+			atomic_load_explicit(&nv->done, memory_order_acquire);
+		uint64_t head =
+			atomic_load_explicit(&nv->head, memory_order_acquire);
+
+		if (head - tail < BATCH_MIN && !done) {
+			backoff();
+			continue;
+		}
+		if (head == tail)
+			break; /* done */
+		while (tail != head) {
+			struct perf_event_header h;
+			const unsigned char *p = nv->buf + (tail & nv->mask);
+
+			memcpy(&h, p, sizeof(h));
+			copy_out(out, p, h.size);
+			tail += h.size;
+			n++;
+		}
+		atomic_store_explicit(&nv->tail, tail, memory_order_release);
+	}
+	nv->t1 = now_ns();
+	nv->read = n;
+	sink += out->buf[out->pos / 2];
+	free(out);
+	return NULL;
+}
+
+static double naive_run(double secs, uint64_t *retries)
+{
+	struct naive *nv = aligned_alloc(64, sizeof(*nv));
+	pthread_t wt, rt;
+	struct timespec dur;
+	double mrec_s;
+
+	if (!nv)
+		die("malloc", ENOMEM);
+	memset(nv, 0, sizeof(*nv));
+	nv->size = RING_KIB * 1024ull;
+	nv->mask = nv->size - 1;
+	/* Shared memory like the ring's memfd (no transparent huge pages). */
+	nv->buf = mmap(NULL, nv->size, PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (nv->buf == MAP_FAILED)
+		die("mmap", errno);
+	pthread_create(&rt, NULL, naive_reader, nv);
+	pthread_create(&wt, NULL, naive_writer, nv);
+	while (atomic_load(&nv->ready) < 2)
+		sched_yield();
+	nv->t0 = now_ns();
+	atomic_store_explicit(&nv->go, 1, memory_order_release);
+	dur.tv_sec = (time_t)secs;
+	dur.tv_nsec = (long)((secs - (double)dur.tv_sec) * 1e9);
+	nanosleep(&dur, NULL);
+	atomic_store(&nv->stop, 1);
+	pthread_join(wt, NULL);
+	pthread_join(rt, NULL);
+	if (nv->read != nv->written) {
+		fprintf(stderr, "bench: naive wrote %llu read %llu\n",
+			(unsigned long long)nv->written,
+			(unsigned long long)nv->read);
+		exit(1);
+	}
+	mrec_s = (double)nv->read / ((double)(nv->t1 - nv->t0) / 1e9) / 1e6;
+	*retries = nv->retries;
+	munmap(nv->buf, nv->size);
+	free(nv);
+	return mrec_s;
+}
+
+/* ---- cross-process ------------------------------------------------------ */
+
+struct xshared {
+	atomic_int go, stop, done;
+	uint64_t written, retries, lost;
+};
+
+static struct tp_result xproc_run(double secs)
+{
+	char dir[] = "/tmp/perfring-bench-XXXXXX", path[128];
+	struct tp_result res = { 0 };
+	struct perfring_ring *r;
+	struct xshared *xs;
+	struct sink_buf *out;
+	struct timespec dur;
+	int pfd[2], status;
+	uint64_t n = 0, t0, t1;
+	char c;
+	pid_t pid;
+
+	if (!mkdtemp(dir))
+		die("mkdtemp", errno);
+	snprintf(path, sizeof(path), "%s/ring", dir);
+	r = ring_new(0, RING_KIB, 0, path, PERFRING_ROLE_CONSUMER);
+	xs = mmap(NULL, sizeof(*xs), PROT_READ | PROT_WRITE,
+		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	out = aligned_alloc(64, sizeof(*out));
+	if (xs == MAP_FAILED || !out || pipe(pfd))
+		die("setup", errno);
+	memset(xs, 0, sizeof(*xs));
+	out->pos = 0;
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		die("fork", errno);
+	if (pid == 0) {
+		struct perfring_ring *w;
+		struct space sp;
+		uint64_t seq = 0, lost = 0;
+		int err =
+			perfring_ring_attach(path, PERFRING_ROLE_PRODUCER, &w);
+
+		if (err)
+			_exit(2);
+		pin(0);
+		space_init(&sp, w);
+		if (write(pfd[1], "r", 1) != 1)
+			_exit(3);
+		while (!atomic_load_explicit(&xs->go, memory_order_acquire))
+			cpu_relax();
+		while (!atomic_load_explicit(&xs->stop, memory_order_relaxed)) {
+			for (int i = 0; i < 64; i++) {
+				struct perfring_output h;
+
+				space_wait(&sp, 32);
+				if (perfring_output_begin(&h, w, 32)) {
+					lost++;
+					continue;
+				}
+				rec_write(h.data, 32, seq++, tmpl);
+				perfring_output_end(&h);
+				sp.head += 32;
+			}
+		}
+		xs->written = seq;
+		xs->retries = sp.retries;
+		xs->lost = lost;
+		atomic_store_explicit(&xs->done, 1, memory_order_release);
+		perfring_ring_destroy(w);
+		_exit(0);
+	}
+	pin(1);
+	if (read(pfd[0], &c, 1) != 1)
+		die("child did not start", EIO);
+	t0 = now_ns();
+	atomic_store_explicit(&xs->go, 1, memory_order_release);
+	uint64_t stop_at = t0 + (uint64_t)(secs * 1e9);
+	for (;;) {
+		int done =
+			atomic_load_explicit(&xs->done, memory_order_acquire);
+		const struct perf_event_header *rec;
+		int64_t avail = perfring_reader_begin(r);
+		int sz;
+
+		if (avail < 0)
+			die("perfring_reader_begin", (int)avail);
+		if (avail < BATCH_MIN && !done) {
+			perfring_reader_end(r);
+			if (now_ns() >= stop_at)
+				atomic_store(&xs->stop, 1);
+			backoff();
+			continue;
+		}
+		while ((sz = perfring_reader_next(r, &rec)) > 0) {
+			copy_out(out, rec, (size_t)sz);
+			n += rec->type == REC_TYPE;
+		}
+		perfring_reader_end(r);
+		if (!avail && done)
+			break;
+	}
+	t1 = now_ns();
+	(void)dur;
+	waitpid(pid, &status, 0);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 ||
+	    xs->written != n) {
+		fprintf(stderr,
+			"bench: xproc writer status %#x, wrote %llu, read %llu\n",
+			status, (unsigned long long)xs->written,
+			(unsigned long long)n);
+		exit(1);
+	}
+	res.mrec_s = (double)n / ((double)(t1 - t0) / 1e9) / 1e6;
+	res.retries = xs->retries;
+	res.lost = xs->lost;
+	sink += out->buf[out->pos / 2];
+	free(out);
+	munmap(xs, sizeof(*xs));
+	close(pfd[0]);
+	close(pfd[1]);
+	perfring_ring_destroy(r);
+	perfring_ring_remove(path);
+	rmdir(dir);
+	return res;
+}
+
+/* ---- single-thread costs ------------------------------------------------ */
+
+/* ns per emit of a 32-byte record (timestamp included) into @r, which is
+ * emptied untimed whenever it has had a ring's worth. */
+static double emit_cost(struct perfring_ring *r, double secs)
+{
+	uint64_t per_round = perfring_ring_data_size(r) / 32 - 1;
+	uint64_t timed = 0, count = 0, seq = 0, budget = (uint64_t)(secs * 1e9);
+	_Alignas(64) unsigned char local[32];
+
+	while (timed < budget) {
+		uint64_t t0 = now_ns();
+
+		for (uint64_t i = 0; i < per_round; i++) {
+			rec_write(local, 32, seq++, tmpl);
+			if (perfring_ring_emit(r, local, 32))
+				die("emit", ENOSPC);
+		}
+		timed += now_ns() - t0;
+		count += per_round;
+
+		const void *ptr[2];
+		size_t len[2];
+
+		perfring_reader_begin(r);
+		perfring_reader_range(r, ptr, len);
+		perfring_reader_end(r);
+	}
+	return (double)timed / (double)count;
+}
+
+static double tsc_cost(double secs)
+{
+	uint64_t budget = (uint64_t)(secs * 1e9), t0 = now_ns(), n = 0, acc = 0;
+
+	for (;;) {
+		for (int i = 0; i < 4096; i++)
+			acc += perfring_clock_fast_ns();
+		n += 4096;
+		if (now_ns() - t0 >= budget)
+			break;
+	}
+	sink += acc;
+	return (double)(now_ns() - t0) / (double)n;
+}
+
+static double memcpy_gbs(double secs)
+{
+	size_t len = RING_KIB * 1024u;
+	unsigned char *src = aligned_alloc(4096, len),
+		      *dst = aligned_alloc(4096, len);
+	uint64_t budget = (uint64_t)(secs * 1e9), t0, n = 0;
+
+	if (!src || !dst)
+		die("malloc", ENOMEM);
+	memset(src, 0x5a, len);
+	memset(dst, 0, len);
+	t0 = now_ns();
+	do {
+		memcpy(dst, src, len);
+		__asm__ volatile("" ::"r"(dst) : "memory");
+		n++;
+	} while (now_ns() - t0 < budget);
+	double gbs = (double)(n * len) / ((double)(now_ns() - t0));
+	sink += dst[len / 3];
+	free(src);
+	free(dst);
+	return gbs;
+}
+
+/* ---- wake-up ping-pong ------------------------------------------------- */
+
+struct pp {
+	struct perfring_ring *a, *b; /* a: T1 -> T2, b: T2 -> T1 */
+	atomic_int ready, stop;
+	uint64_t rounds, t0, t1;
+	uint64_t wake_ns, wake_n; /* T1's emits that woke T2 */
+};
+
+static void pp_emit(struct perfring_ring *r, uint64_t seq)
+{
+	_Alignas(64) unsigned char rec[32];
+
+	rec_write(rec, 32, seq, tmpl);
+	if (perfring_ring_emit(r, rec, 32))
+		die("ping-pong emit", ENOSPC);
+}
+
+static void pp_take(struct perfring_ring *r)
+{
+	for (;;) {
+		const struct perf_event_header *rec;
+		int64_t avail;
+		int got = 0;
+
+		while (perfring_ring_wait(r, -1) == 0)
+			;
+		avail = perfring_reader_begin(r);
+		while (perfring_reader_next(r, &rec) > 0)
+			got++;
+		perfring_reader_end(r);
+		if (avail > 0 && got)
+			return;
+	}
+}
+
+static void *pp_t2(void *arg)
+{
+	struct pp *pp = arg;
+
+	pin(1);
+	atomic_fetch_add(&pp->ready, 1);
+	for (uint64_t i = 0;; i++) {
+		pp_take(pp->a);
+		if (atomic_load(&pp->stop) == 2)
+			break;
+		pp_emit(pp->b, i);
+	}
+	return NULL;
+}
+
+static void wakeup_run(double secs, double *us_per_wake, double *wake_emit_ns)
+{
+	struct pp pp = { 0 };
+	pthread_t t2;
+	uint64_t budget = (uint64_t)(secs * 1e9);
+	const struct perfring_ext *ext;
+
+	/* Watermark one record: every record wakes a sleeping reader. */
+	pp.a = ring_new(0, 64, 32, NULL, PERFRING_ROLE_BOTH);
+	pp.b = ring_new(0, 64, 32, NULL, PERFRING_ROLE_BOTH);
+	ext = ring_ext(pp.a);
+	pthread_create(&t2, NULL, pp_t2, &pp);
+	pin(0);
+	while (atomic_load(&pp.ready) < 1)
+		sched_yield();
+	pp.t0 = now_ns();
+	for (uint64_t i = 0;; i++) {
+		uint64_t w0 = __atomic_load_n(&ext->wakeups, __ATOMIC_RELAXED);
+		uint64_t e0 = now_ns();
+
+		pp_emit(pp.a, i);
+		uint64_t e1 = now_ns();
+		if (__atomic_load_n(&ext->wakeups, __ATOMIC_RELAXED) != w0) {
+			pp.wake_ns += e1 - e0;
+			pp.wake_n++;
+		}
+		pp_take(pp.b);
+		pp.rounds++;
+		if (now_ns() - pp.t0 >= budget)
+			break;
+	}
+	pp.t1 = now_ns();
+	atomic_store(&pp.stop, 2);
+	pp_emit(pp.a, 0);
+	pthread_join(t2, NULL);
+	*us_per_wake = (double)(pp.t1 - pp.t0) / 1e3 / (double)(2 * pp.rounds);
+	*wake_emit_ns = pp.wake_n ? (double)pp.wake_ns / (double)pp.wake_n : 0;
+	perfring_ring_destroy(pp.a);
+	perfring_ring_destroy(pp.b);
+}
+
+/* ---- core-to-core latency ----------------------------------------------- */
+
+/*
+ * One-way latency of a cache line between CPU 0 and CPU 1.  On this VM it
+ * is bimodal (about 30 ns or about 165 ns, as the host places the two vCPUs
+ * near or far), and every cross-core figure follows it: the lines carry it.
+ */
+static _Alignas(64) _Atomic uint64_t c2c_flag;
+
+static void *c2c_peer(void *arg)
+{
+	uint64_t n = *(uint64_t *)arg;
+
+	pin(1);
+	for (uint64_t i = 1; i < 2 * n; i += 2) {
+		while (atomic_load_explicit(&c2c_flag, memory_order_acquire) !=
+		       i)
+			cpu_relax();
+		atomic_store_explicit(&c2c_flag, i + 1, memory_order_release);
+	}
+	return NULL;
+}
+
+static double c2c_ns(void)
+{
+	uint64_t n = 100000, t0, t1;
+	pthread_t t;
+
+	atomic_store(&c2c_flag, 0);
+	pthread_create(&t, NULL, c2c_peer, &n);
+	pin(0);
+	t0 = now_ns();
+	for (uint64_t i = 0; i < 2 * n; i += 2) {
+		atomic_store_explicit(&c2c_flag, i + 1, memory_order_release);
+		while (atomic_load_explicit(&c2c_flag, memory_order_acquire) !=
+		       i + 2)
+			cpu_relax();
+	}
+	t1 = now_ns();
+	pthread_join(t, NULL);
+	return (double)(t1 - t0) / (double)(2 * n);
+}
+
+/* ---- cases ------------------------------------------------------------- */
+
+/*
+ * Cross-core throughput: REPS runs, each preceded by a latency probe; the
+ * line reports the best run (stat=best) and the median, and the median
+ * probe (c2c_ns=).  Best, because a run in the far placement measures the
+ * host rather than the code.
+ */
+struct reps {
+	struct tp_result run[REPS];
+	double c2c[REPS];
+	int best;
+	double median, c2c_median;
+};
+
+static void reps_finish(struct reps *rp)
+{
+	double m[REPS], c[REPS];
+
+	rp->best = 0;
+	for (int i = 0; i < REPS; i++) {
+		m[i] = rp->run[i].mrec_s;
+		c[i] = rp->c2c[i];
+		if (rp->run[i].mrec_s > rp->run[rp->best].mrec_s)
+			rp->best = i;
+	}
+	qsort(m, REPS, sizeof(double), cmp_double);
+	qsort(c, REPS, sizeof(double), cmp_double);
+	rp->median = m[REPS / 2];
+	rp->c2c_median = c[REPS / 2];
+}
+
+static struct reps naive32, spsc32;
+static bool have_naive32, have_spsc32;
+static enum api spsc32_api;
+static double zc_ns[2], emit_ns[2]; /* writer cost per API, [32, 256] */
+
+/* Single-thread writer cost of one record (timestamp included) with @api,
+ * into a ring emptied untimed whenever it has had a ring's worth. */
+static ALWAYS_INLINE double writer_cost_body(const enum api api,
+					     const uint32_t size, double secs)
+{
+	struct perfring_ring *r =
+		ring_new(0, RING_KIB, 0, NULL, PERFRING_ROLE_BOTH);
+	uint64_t per_round = perfring_ring_data_size(r) / size - 1;
+	uint64_t timed = 0, count = 0, seq = 0, budget = (uint64_t)(secs * 1e9);
+	_Alignas(64) unsigned char local[256];
+
+	pin(0);
+	while (timed < budget) {
+		uint64_t t0 = now_ns();
+
+		for (uint64_t i = 0; i < per_round; i++) {
+			if (api == API_ZC) {
+				struct perfring_output h;
+
+				if (perfring_output_begin(&h, r, size))
+					die("output_begin", ENOSPC);
+				rec_write(h.data, size, seq++, tmpl);
+				perfring_output_end(&h);
+			} else {
+				rec_write(local, size, seq++, tmpl);
+				if (perfring_ring_emit(r, local, size))
+					die("emit", ENOSPC);
+			}
+		}
+		timed += now_ns() - t0;
+		count += per_round;
+
+		const void *ptr[2];
+		size_t len[2];
+
+		perfring_reader_begin(r);
+		perfring_reader_range(r, ptr, len);
+		perfring_reader_end(r);
+	}
+	perfring_ring_destroy(r);
+	return (double)timed / (double)count;
+}
+
+static double writer_cost(enum api api, uint32_t size, double secs)
+{
+	if (api == API_ZC)
+		return size == 32 ? writer_cost_body(API_ZC, 32, secs) :
+				    writer_cost_body(API_ZC, 256, secs);
+	return size == 32 ? writer_cost_body(API_EMIT, 32, secs) :
+			    writer_cost_body(API_EMIT, 256, secs);
+}
+
+/* The faster writer API for @size (the writer is the side that limits). */
+static enum api pick_api(uint32_t size)
+{
+	int k = size == 32 ? 0 : 1;
+	double zc[REPS], em[REPS];
+
+	for (int i = 0; i < REPS; i++) {
+		zc[i] = writer_cost(API_ZC, size, run_secs / 6);
+		em[i] = writer_cost(API_EMIT, size, run_secs / 6);
+	}
+	qsort(zc, REPS, sizeof(double), cmp_double);
+	qsort(em, REPS, sizeof(double), cmp_double);
+	zc_ns[k] = zc[REPS / 2];
+	emit_ns[k] = em[REPS / 2];
+	return emit_ns[k] < zc_ns[k] ? API_EMIT : API_ZC;
+}
+
+static void measure_naive32(void)
+{
+	struct reps rp;
+
+	for (int i = 0; i < REPS; i++) {
+		rp.c2c[i] = c2c_ns();
+		rp.run[i].mrec_s = naive_run(run_secs, &rp.run[i].retries);
+		rp.run[i].lost = 0;
+	}
+	reps_finish(&rp);
+	naive32 = rp;
+	have_naive32 = true;
+}
+
+/* spsc-32 and naive-32 interleaved, so both see the same placements. */
+static void measure_spsc32(void)
+{
+	struct reps sp, nv;
+
+	spsc32_api = pick_api(32);
+	for (int i = 0; i < REPS; i++) {
+		sp.c2c[i] = c2c_ns();
+		sp.run[i] = tp_run(0, 32, spsc32_api, 1, run_secs);
+		nv.c2c[i] = c2c_ns();
+		nv.run[i].mrec_s = naive_run(run_secs, &nv.run[i].retries);
+		nv.run[i].lost = 0;
+	}
+	reps_finish(&sp);
+	reps_finish(&nv);
+	spsc32 = sp;
+	naive32 = nv;
+	have_spsc32 = have_naive32 = true;
+}
+
+static void print_tp(const char *name, uint32_t size, const struct reps *rp,
+		     const char *api)
+{
+	const struct tp_result *b = &rp->run[rp->best];
+
+	printf("bench %s mrec_s=%.2f median_mrec_s=%.2f ns_per_rec=%.2f gb_s=%.2f ring_kib=%u",
+	       name, b->mrec_s, rp->median, 1e3 / b->mrec_s,
+	       b->mrec_s * size / 1e3, RING_KIB);
+	if (api)
+		printf(" api=%s", api);
+	printf(" lost=%llu retries=%llu c2c_ns=%.0f",
+	       (unsigned long long)b->lost, (unsigned long long)b->retries,
+	       rp->c2c_median);
+}
+
+static void case_spsc32(void)
+{
+	if (!have_spsc32)
+		measure_spsc32();
+	print_tp("spsc-32", 32, &spsc32, api_name[spsc32_api]);
+	printf(" writer_ns_zerocopy=%.2f writer_ns_emit=%.2f vs_naive=%.2f stat=best\n",
+	       zc_ns[0], emit_ns[0],
+	       spsc32.run[spsc32.best].mrec_s /
+		       naive32.run[naive32.best].mrec_s);
+}
+
+static void case_spsc256(void)
+{
+	enum api api = pick_api(256);
+	struct reps rp;
+
+	for (int i = 0; i < REPS; i++) {
+		rp.c2c[i] = c2c_ns();
+		rp.run[i] = tp_run(0, 256, api, 1, run_secs);
+	}
+	reps_finish(&rp);
+	print_tp("spsc-256", 256, &rp, api_name[api]);
+	printf(" writer_ns_zerocopy=%.2f writer_ns_emit=%.2f stat=best\n",
+	       zc_ns[1], emit_ns[1]);
+}
+
+static void case_naive32(void)
+{
+	if (!have_naive32)
+		measure_naive32();
+	print_tp("naive-32", 32, &naive32, NULL);
+	printf(" stat=best\n");
+}
+
+static void case_xproc32(void)
+{
+	struct reps rp;
+
+	for (int i = 0; i < REPS; i++) {
+		rp.c2c[i] = c2c_ns();
+		rp.run[i] = xproc_run(run_secs);
+	}
+	reps_finish(&rp);
+	print_tp("xproc-32", 32, &rp, "zerocopy");
+	printf(" stat=best\n");
+}
+
+static void case_mpsc2(void)
+{
+	struct reps rp;
+
+	if (!have_spsc32)
+		measure_spsc32();
+	for (int i = 0; i < REPS; i++) {
+		rp.c2c[i] = c2c_ns();
+		rp.run[i] = tp_run(PERFRING_MODE_MULTI_PRODUCER, 32, API_ZC, 2,
+				   run_secs);
+	}
+	reps_finish(&rp);
+	print_tp("mpsc2-32", 32, &rp, "zerocopy");
+	printf(" writers_cpu=0,%d reader_cpu=1 vs_spsc=%.2f stat=best\n",
+	       mp_writer1_cpu,
+	       rp.run[rp.best].mrec_s / spsc32.run[spsc32.best].mrec_s);
+}
+
+static void case_emit32(void)
+{
+	double e[REPS], t[REPS];
+
+	pin(0);
+	for (int i = 0; i < REPS; i++) {
+		struct perfring_ring *r =
+			ring_new(0, RING_KIB, 0, NULL, PERFRING_ROLE_BOTH);
+
+		t[i] = tsc_cost(run_secs / 3);
+		e[i] = emit_cost(r, run_secs);
+		perfring_ring_destroy(r);
+	}
+	qsort(e, REPS, sizeof(double), cmp_double);
+	qsort(t, REPS, sizeof(double), cmp_double);
+	printf("bench emit-32 ns=%.2f tsc_ns=%.2f over_tsc_ns=%.2f ring_kib=%u stat=median\n",
+	       e[1], t[1], e[1] - t[1], RING_KIB);
+}
+
+static void case_memcpy(void)
+{
+	double g[REPS];
+
+	pin(0);
+	for (int i = 0; i < REPS; i++)
+		g[i] = memcpy_gbs(run_secs / 2);
+	qsort(g, REPS, sizeof(double), cmp_double);
+	printf("bench memcpy gb_s=%.2f bytes=%u stat=median\n", g[1],
+	       RING_KIB * 1024u);
+}
+
+static void case_wakeup(void)
+{
+	double us[REPS], wk[REPS], nw[REPS], c[REPS];
+
+	for (int i = 0; i < REPS; i++) {
+		/* No waiter: a watermark of one record makes every emit run
+		 * the wake-up check (full barrier + load of "waiting"). */
+		struct perfring_ring *r =
+			ring_new(0, RING_KIB, 32, NULL, PERFRING_ROLE_BOTH);
+
+		pin(0);
+		nw[i] = emit_cost(r, run_secs / 3);
+		perfring_ring_destroy(r);
+		c[i] = c2c_ns();
+		wakeup_run(run_secs, &us[i], &wk[i]);
+	}
+	qsort(us, REPS, sizeof(double), cmp_double);
+	qsort(wk, REPS, sizeof(double), cmp_double);
+	qsort(nw, REPS, sizeof(double), cmp_double);
+	qsort(c, REPS, sizeof(double), cmp_double);
+	printf("bench wakeup us_per_wake=%.2f emit_ns_no_waiter=%.2f emit_ns_wake=%.1f watermark=32 c2c_ns=%.0f stat=median\n",
+	       us[1], nw[1], wk[1], c[1]);
+}
+
+static const struct {
+	const char *name;
+	void (*fn)(void);
+} cases[] = {
+	{ "spsc-32", case_spsc32 },   { "spsc-256", case_spsc256 },
+	{ "xproc-32", case_xproc32 }, { "mpsc2-32", case_mpsc2 },
+	{ "emit-32", case_emit32 },   { "memcpy", case_memcpy },
+	{ "naive-32", case_naive32 }, { "wakeup", case_wakeup },
+};
+
+int main(int argc, char **argv)
+{
+	const char *secs = getenv("BENCH_SECS");
+	int ran = 0;
+
+	const char *kib = getenv("BENCH_RING_KIB");
+
+	if (secs && atof(secs) > 0)
+		run_secs = atof(secs);
+	if (getenv("BENCH_MP_SPLIT"))
+		mp_writer1_cpu = 1;
+	if (kib && atoi(kib) >= 64)
+		ring_kib = (unsigned int)atoi(kib);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	perfring_clock_init(NULL);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		if (argc > 1 && strcmp(argv[1], cases[i].name))
+			continue;
+		cases[i].fn();
+		ran++;
+	}
+	if (!ran) {
+		fprintf(stderr, "usage: %s [", argv[0]);
+		for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+			fprintf(stderr, "%s%s", i ? "|" : "", cases[i].name);
+		fprintf(stderr, "]\n");
+		return 2;
+	}
+	return 0;
+}

@@ -14,26 +14,26 @@
 #define T_EXIT_FAIL 1
 #define T_EXIT_SKIP 77
 
-#define CHECK(cond, ...)                                                      \
-	do {                                                                  \
-		if (!(cond)) {                                                \
-			fprintf(stderr, "FAILED %s:%d: %s: ", __FILE__,       \
-				__LINE__, #cond);                             \
-			fprintf(stderr, __VA_ARGS__);                         \
-			fputc('\n', stderr);                                  \
-			exit(T_EXIT_FAIL);                                    \
-		}                                                             \
+#define CHECK(cond, ...)                                                \
+	do {                                                            \
+		if (!(cond)) {                                          \
+			fprintf(stderr, "FAILED %s:%d: %s: ", __FILE__, \
+				__LINE__, #cond);                       \
+			fprintf(stderr, __VA_ARGS__);                   \
+			fputc('\n', stderr);                            \
+			exit(T_EXIT_FAIL);                              \
+		}                                                       \
 	} while (0)
 
-#define CHECK_EQ(a, b)                                                        \
+#define CHECK_EQ(a, b) \
 	CHECK((a) == (b), "%lld != %lld", (long long)(a), (long long)(b))
 
-#define SKIP(...)                                                             \
-	do {                                                                  \
-		fprintf(stderr, "SKIP: ");                                    \
-		fprintf(stderr, __VA_ARGS__);                                 \
-		fputc('\n', stderr);                                          \
-		exit(T_EXIT_SKIP);                                            \
+#define SKIP(...)                             \
+	do {                                  \
+		fprintf(stderr, "SKIP: ");    \
+		fprintf(stderr, __VA_ARGS__); \
+		fputc('\n', stderr);          \
+		exit(T_EXIT_SKIP);            \
 	} while (0)
 
 #endif

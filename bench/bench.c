@@ -15,8 +15,9 @@
  *                      timestamp (ns=), and perfring_clock_fast_ns() alone
  *                      (tsc_ns=), into a ring that never fills while timed.
  *   memcpy             a ring-sized memcpy (gb_s=).
- *   naive-32           a minimal hand-written SPSC byte ring, same records
- *                      and copy-out: the baseline for spsc-32's vs_naive=.
+ *   naive-32/-256      a minimal hand-written SPSC byte ring, same records
+ *                      and copy-out: the baseline for spsc-32's and
+ *                      spsc-256's vs_naive=.
  *   wakeup             ping-pong over two rings through perfring_ring_wait()
  *                      (us_per_wake=), and the producer's emit cost with
  *                      nobody waiting vs when it has to wake the reader.
@@ -441,37 +442,49 @@ struct naive {
 	char pad2[56];
 	_Alignas(64) unsigned char *buf;
 	uint64_t size, mask;
+	uint32_t rec_size; /* 32 or 256 */
 	atomic_int ready, go, stop, done;
 	uint64_t written, retries, read, t0, t1;
 };
 
-static void *naive_writer(void *arg)
+/* One instantiation per record size, so records are built with constant
+ * sizes as in the perfring writer loop. */
+static ALWAYS_INLINE void naive_write_loop(struct naive *nv, const uint32_t rs)
 {
-	struct naive *nv = arg;
 	uint64_t head = 0, tail_cache = 0, seq = 0, retries = 0;
 
-	pin(0);
-	atomic_fetch_add(&nv->ready, 1);
-	while (!atomic_load_explicit(&nv->go, memory_order_acquire))
-		cpu_relax();
 	while (!atomic_load_explicit(&nv->stop, memory_order_relaxed)) {
 		for (int i = 0; i < 64; i++) {
-			while (head + 32 - tail_cache > nv->size) {
+			while (head + rs - tail_cache > nv->size) {
 				tail_cache = atomic_load_explicit(
 					&nv->tail, memory_order_acquire);
-				if (head + 32 - tail_cache <= nv->size)
+				if (head + rs - tail_cache <= nv->size)
 					break;
 				retries++;
 				cpu_relax();
 			}
-			rec_write(nv->buf + (head & nv->mask), 32, seq++, tmpl);
-			head += 32;
+			rec_write(nv->buf + (head & nv->mask), rs, seq++, tmpl);
+			head += rs;
 			atomic_store_explicit(&nv->head, head,
 					      memory_order_release);
 		}
 	}
 	nv->written = seq;
 	nv->retries = retries;
+}
+
+static void *naive_writer(void *arg)
+{
+	struct naive *nv = arg;
+
+	pin(0);
+	atomic_fetch_add(&nv->ready, 1);
+	while (!atomic_load_explicit(&nv->go, memory_order_acquire))
+		cpu_relax();
+	if (nv->rec_size == 256)
+		naive_write_loop(nv, 256);
+	else
+		naive_write_loop(nv, 32);
 	atomic_store_explicit(&nv->done, 1, memory_order_release);
 	return NULL;
 }
@@ -519,7 +532,7 @@ static void *naive_reader(void *arg)
 	return NULL;
 }
 
-static double naive_run(double secs, uint64_t *retries)
+static double naive_run(double secs, uint32_t rec_size, uint64_t *retries)
 {
 	struct naive *nv = aligned_alloc(64, sizeof(*nv));
 	pthread_t wt, rt;
@@ -531,6 +544,7 @@ static double naive_run(double secs, uint64_t *retries)
 	memset(nv, 0, sizeof(*nv));
 	nv->size = RING_KIB * 1024ull;
 	nv->mask = nv->size - 1;
+	nv->rec_size = rec_size;
 	/* Shared memory like the ring's memfd (no transparent huge pages). */
 	nv->buf = mmap(NULL, nv->size, PROT_READ | PROT_WRITE,
 		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -1004,7 +1018,7 @@ static void measure_naive32(void)
 
 	for (int i = 0; i < REPS; i++) {
 		rp.c2c[i] = c2c_ns();
-		rp.run[i].mrec_s = naive_run(run_secs, &rp.run[i].retries);
+		rp.run[i].mrec_s = naive_run(run_secs, 32, &rp.run[i].retries);
 		rp.run[i].lost = 0;
 	}
 	reps_finish(&rp);
@@ -1022,7 +1036,7 @@ static void measure_spsc32(void)
 		sp.c2c[i] = c2c_ns();
 		sp.run[i] = tp_run(0, 32, spsc32_api, 1, run_secs);
 		nv.c2c[i] = c2c_ns();
-		nv.run[i].mrec_s = naive_run(run_secs, &nv.run[i].retries);
+		nv.run[i].mrec_s = naive_run(run_secs, 32, &nv.run[i].retries);
 		nv.run[i].lost = 0;
 	}
 	reps_finish(&sp);
@@ -1058,19 +1072,48 @@ static void case_spsc32(void)
 		       naive32.run[naive32.best].mrec_s);
 }
 
+static struct reps naive256;
+static bool have_naive256;
+
+/* spsc-256 and naive-256 interleaved, so both see the same placements. */
 static void case_spsc256(void)
 {
 	enum api api = pick_api(256);
-	struct reps rp;
+	struct reps rp, nv;
 
 	for (int i = 0; i < REPS; i++) {
 		rp.c2c[i] = c2c_ns();
 		rp.run[i] = tp_run(0, 256, api, 1, run_secs);
+		nv.c2c[i] = c2c_ns();
+		nv.run[i].mrec_s = naive_run(run_secs, 256, &nv.run[i].retries);
+		nv.run[i].lost = 0;
 	}
 	reps_finish(&rp);
+	reps_finish(&nv);
+	naive256 = nv;
+	have_naive256 = true;
 	print_tp("spsc-256", 256, &rp, api_name[api]);
-	printf(" writer_ns_zerocopy=%.2f writer_ns_emit=%.2f stat=best\n",
-	       zc_ns[1], emit_ns[1]);
+	printf(" writer_ns_zerocopy=%.2f writer_ns_emit=%.2f vs_naive=%.2f stat=best\n",
+	       zc_ns[1], emit_ns[1],
+	       rp.run[rp.best].mrec_s / nv.run[nv.best].mrec_s);
+}
+
+static void case_naive256(void)
+{
+	if (!have_naive256) {
+		struct reps rp;
+
+		for (int i = 0; i < REPS; i++) {
+			rp.c2c[i] = c2c_ns();
+			rp.run[i].mrec_s =
+				naive_run(run_secs, 256, &rp.run[i].retries);
+			rp.run[i].lost = 0;
+		}
+		reps_finish(&rp);
+		naive256 = rp;
+	}
+	print_tp("naive-256", 256, &naive256, NULL);
+	printf(" stat=best\n");
 }
 
 static void case_naive32(void)
@@ -1174,7 +1217,8 @@ static const struct {
 	{ "spsc-32", case_spsc32 },   { "spsc-256", case_spsc256 },
 	{ "xproc-32", case_xproc32 }, { "mpsc2-32", case_mpsc2 },
 	{ "emit-32", case_emit32 },   { "memcpy", case_memcpy },
-	{ "naive-32", case_naive32 }, { "wakeup", case_wakeup },
+	{ "naive-32", case_naive32 }, { "naive-256", case_naive256 },
+	{ "wakeup", case_wakeup },
 };
 
 int main(int argc, char **argv)

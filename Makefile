@@ -19,7 +19,7 @@ LDLIBS := -pthread
 
 # Layers: src/ring (core, libc only) -> src/sources -> src/format ->
 # src/record -> tools (CLI, public API only).
-LIB_SRC := $(sort $(wildcard src/ring/*.c))
+LIB_SRC := $(sort $(wildcard src/ring/*.c src/sources/*.c src/format/*.c src/record/*.c))
 HDRS := include/perfring.h include/perfring/abi.h $(wildcard src/*/*.h)
 
 # Tests: every test/test_*.c runs under ASan+UBSan; the concurrency ones
@@ -28,6 +28,7 @@ UNIT_TESTS := $(basename $(notdir $(wildcard test/test_*.c)))
 STRESS_TESTS := $(basename $(notdir $(wildcard test/stress_*.c)))
 FUZZ_TARGETS := $(patsubst fuzz/fuzz_%.c,%,$(wildcard fuzz/fuzz_*.c))
 EXAMPLES := $(basename $(notdir $(wildcard examples/*.c)))
+WORKLOADS := $(basename $(notdir $(wildcard test/workloads/*.c)))
 
 B := build
 SONAME := libperfring.so.$(SOVERSION)
@@ -65,6 +66,11 @@ $(B)/perfring: tools/perfring.c include/perfring.h include/perfring/abi.h $(B)/l
 $(B)/examples/%: examples/%.c include/perfring.h $(B)/libperfring.a
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_COMMON) $(CFLAGS_release) $(CFLAGS) -o $@ $< $(B)/libperfring.a $(LDLIBS)
+# Programs with known behaviour that the record tests run.
+$(B)/workloads/%: test/workloads/%.c
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 -Wall -Werror -O1 -g -fno-omit-frame-pointer -o $@ $<
+
 $(B)/bench: bench/bench.c include/perfring.h $(B)/libperfring.a
 	$(CC) $(CFLAGS_COMMON) $(CFLAGS_release) $(CFLAGS) -o $@ $< $(B)/libperfring.a $(LDLIBS)
 
@@ -74,8 +80,9 @@ $(B)/perfring.pc: perfring.pc.in Makefile
 CHECK_BINS := $(UNIT_TESTS:%=$(B)/asan/test/%) $(STRESS_TESTS:%=$(B)/asan/test/%) \
 	$(STRESS_TESTS:%=$(B)/tsan/test/%) $(FUZZ_TARGETS:%=$(B)/asan/fuzz/replay_%)
 
-check: $(CHECK_BINS) all
-	@FUZZ_CORPUS_DIR=fuzz/corpus PERFRING_CLI=$(B)/perfring ./test/run-tests.sh $(CHECK_BINS) test/cli.sh test/install.sh
+check: $(CHECK_BINS) all $(WORKLOADS:%=$(B)/workloads/%)
+	@FUZZ_CORPUS_DIR=fuzz/corpus PERFRING_CLI=$(B)/perfring WORKLOADS=$(B)/workloads \
+		./test/run-tests.sh $(CHECK_BINS) test/cli.sh test/install.sh test/record.sh
 
 bench: $(B)/bench
 	$(B)/bench $(CASE)

@@ -304,6 +304,68 @@ PERFRING_API int perfring_clock_init(struct perfring_clock_info *info);
 /* CLOCK_MONOTONIC ns from the TSC; same timeline as perfring_clock_ns(). */
 PERFRING_API uint64_t perfring_clock_fast_ns(void);
 
+/* ---- record ------------------------------------------------------------ */
+
+/* Live figures of a recording, and its summary at the end. */
+struct perfring_record_stats {
+	size_t sz;
+	uint64_t samples; /* PERF_RECORD_SAMPLE records written */
+	uint64_t records; /* all records written (synthesized included) */
+	uint64_t lost_records; /* PERF_RECORD_LOST records ("chunks") */
+	uint64_t lost; /* events the kernel dropped (sum of their counts) */
+	uint64_t lost_samples; /* PERF_RECORD_LOST_SAMPLES counts */
+	uint64_t bytes; /* bytes written to the file */
+	uint64_t wakeups; /* times the loop woke with data */
+	uint64_t rounds; /* FINISHED_ROUND records */
+	uint64_t snapshots; /* overwrite snapshots taken */
+	uint32_t nr_buffers; /* kernel rings */
+	int child_status; /* wait status of the command, or -1 */
+};
+
+typedef void (*perfring_progress_fn)(const struct perfring_record_stats *st,
+				     void *ctx);
+
+struct perfring_record_opts {
+	size_t sz;
+	const char *const *events; /* -e, "cpu-clock", "sched:sched_switch" */
+	int nr_events; /* 0: cpu-clock */
+	const char *output; /* -o, default "perf.data"; "-": pipe to stdout */
+	char *const *argv; /* command to run (NULL-terminated), or NULL */
+	bool all_cpus; /* -a */
+	const char *cpu_list; /* -C "0,2-3" */
+	bool per_thread; /* --per-thread */
+	const char *pid_list; /* -p "1,2" */
+	const char *tid_list; /* -t "3,4" */
+	uint64_t mmap_bytes; /* -m, data bytes per ring (default 512 KiB) */
+	uint64_t freq; /* -F, samples/s for sampling events (default 4000) */
+	uint64_t period; /* -c, sample period (overrides freq) */
+	bool callchain; /* -g */
+	bool overwrite; /* --overwrite */
+	/* Readable descriptor for commands: 'q' stop, 's' snapshot. */
+	int control_fd;
+	int cmdline_argc; /* recorded as CMDLINE */
+	char *const *cmdline_argv;
+	perfring_progress_fn progress; /* called about 4 times a second */
+	void *progress_ctx;
+	double duration; /* seconds to record without a command (0: until 'q') */
+};
+
+/*
+ * Records kernel perf events into a perf.data file as perf record does.
+ * Returns 0, or -errno (what went wrong is logged); @st (st->sz set) gets
+ * the summary either way.  A failed write leaves a file perf opens, holding
+ * every complete round.
+ */
+PERFRING_API int perfring_record(const struct perfring_record_opts *opts,
+				 struct perfring_record_stats *st);
+
+typedef void (*perfring_event_fn)(const char *name, const char *kind,
+				  void *ctx);
+
+/* Calls @fn for every event perfring record accepts ("software event",
+ * "tracepoint").  Returns the count or -errno. */
+PERFRING_API int perfring_event_list(perfring_event_fn fn, void *ctx);
+
 #ifdef __cplusplus
 }
 #endif

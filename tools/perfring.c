@@ -4,7 +4,9 @@
  * work goes through the public API in <perfring.h>.
  */
 #define _GNU_SOURCE
+#include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -395,12 +397,218 @@ static int cmd_ring_stat(int argc, char **argv)
 	return 0;
 }
 
+/* ---- record ----------------------------------------------------------- */
+
+static int control_pipe[2] = { -1, -1 };
+
+static void on_signal(int sig)
+{
+	char c = sig == SIGUSR2 ? 's' : 'q';
+	int saved = errno;
+
+	if (write(control_pipe[1], &c, 1) < 0) {
+		/* nothing to do: the pipe is full of commands already */
+	}
+	errno = saved;
+}
+
+static void record_progress(const struct perfring_record_stats *st, void *ctx)
+{
+	(void)ctx;
+	fprintf(stderr,
+		"\r[ recording: %" PRIu64 " samples, %.2f MB, %" PRIu64
+		" lost ]\033[K",
+		st->samples, (double)st->bytes / 1e6, st->lost);
+}
+
+/* -m: pages (a power of two) like perf, or a size with a B/K/M/G suffix. */
+static uint64_t parse_mmap(const char *arg)
+{
+	uint64_t v = parse_size(arg, "-m");
+	bool has_suffix = arg[0] &&
+			  !isdigit((unsigned char)arg[strlen(arg) - 1]);
+
+	if (!has_suffix)
+		v *= (uint64_t)sysconf(_SC_PAGESIZE);
+	if (!v || (v & (v - 1)))
+		die_usage(
+			"-m must be a power of two (pages, or a size like 512K or 4M): %s",
+			arg);
+	return v;
+}
+
+static int cmd_record(int argc, char **argv, int full_argc, char **full_argv)
+{
+	enum { OPT_PER_THREAD = 256, OPT_OVERWRITE };
+	static const struct option opts[] = {
+		{ "event", required_argument, NULL, 'e' },
+		{ "all-cpus", no_argument, NULL, 'a' },
+		{ "cpu", required_argument, NULL, 'C' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "tid", required_argument, NULL, 't' },
+		{ "per-thread", no_argument, NULL, OPT_PER_THREAD },
+		{ "mmap-pages", required_argument, NULL, 'm' },
+		{ "freq", required_argument, NULL, 'F' },
+		{ "count", required_argument, NULL, 'c' },
+		{ "call-graph", no_argument, NULL, 'g' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "overwrite", no_argument, NULL, OPT_OVERWRITE },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "duration", required_argument, NULL, 'D' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *events[64];
+	struct perfring_record_stats st = { .sz = sizeof(st) };
+	PERFRING_OPTS(perfring_record_opts, ro, .control_fd = -1);
+	bool quiet = false;
+	int c, err, nev = 0;
+	char *end;
+
+	while ((c = getopt_long(argc, argv, "+e:aC:p:t:m:F:c:go:qD:h", opts,
+				NULL)) != -1) {
+		switch (c) {
+		case 'e':
+			if (nev == 64)
+				die_usage("at most 64 events (%s)", optarg);
+			events[nev++] = optarg;
+			break;
+		case 'a':
+			ro.all_cpus = true;
+			break;
+		case 'C':
+			ro.cpu_list = optarg;
+			break;
+		case 'p':
+			ro.pid_list = optarg;
+			break;
+		case 't':
+			ro.tid_list = optarg;
+			break;
+		case OPT_PER_THREAD:
+			ro.per_thread = true;
+			break;
+		case 'm':
+			ro.mmap_bytes = parse_mmap(optarg);
+			break;
+		case 'F':
+			ro.freq = strtoull(optarg, &end, 10);
+			if (*end || !ro.freq)
+				die_usage("-F takes a frequency in Hz: %s",
+					  optarg);
+			break;
+		case 'c':
+			ro.period = strtoull(optarg, &end, 10);
+			if (*end || !ro.period)
+				die_usage(
+					"-c takes a period (events per sample): %s",
+					optarg);
+			break;
+		case 'g':
+			ro.callchain = true;
+			break;
+		case 'o':
+			ro.output = optarg;
+			break;
+		case OPT_OVERWRITE:
+			ro.overwrite = true;
+			break;
+		case 'q':
+			quiet = true;
+			break;
+		case 'D':
+			ro.duration = strtod(optarg, &end);
+			if (*end || ro.duration <= 0)
+				die_usage("--duration takes seconds: %s",
+					  optarg);
+			break;
+		case 'h':
+			printf("usage: %s record [-e EVENT]... [-a] [-C CPUS] [-p PID] [-t TID] [--per-thread]\n"
+			       "                [-m PAGES|SIZE] [-F HZ | -c PERIOD] [-g] [-o FILE|-] [--overwrite]\n"
+			       "                [-q] [--duration SECS] [-- COMMAND [ARGS]]\n",
+			       prog);
+			return 0;
+		default:
+			return 2;
+		}
+	}
+	ro.events = events;
+	ro.nr_events = nev;
+	ro.argv = optind < argc ? &argv[optind] : NULL;
+	ro.cmdline_argc = full_argc;
+	ro.cmdline_argv = full_argv;
+	if (pipe2(control_pipe, O_CLOEXEC | O_NONBLOCK)) {
+		perror("pipe");
+		return 1;
+	}
+	ro.control_fd = control_pipe[0];
+	{
+		struct sigaction sa = { .sa_handler = on_signal };
+
+		sigemptyset(&sa.sa_mask);
+		sa.sa_flags = SA_RESTART;
+		sigaction(SIGINT, &sa, NULL);
+		sigaction(SIGTERM, &sa, NULL);
+		sigaction(SIGUSR2, &sa, NULL);
+	}
+	if (!quiet && isatty(STDERR_FILENO) && ro.output &&
+	    strcmp(ro.output, "-")) {
+		ro.progress = record_progress;
+	} else if (!quiet && isatty(STDERR_FILENO) && !ro.output) {
+		ro.progress = record_progress;
+	}
+	err = perfring_record(&ro, &st);
+	if (ro.progress)
+		fprintf(stderr, "\r\033[K");
+	if (!quiet && st.sz >= sizeof(st)) {
+		const char *out = ro.output ? ro.output : "perf.data";
+
+		fprintf(stderr,
+			"[ perfring record: Woken up %" PRIu64
+			" times to write data ]\n",
+			st.wakeups);
+		fprintf(stderr,
+			"[ perfring record: Captured and wrote %.3f MB %s (%" PRIu64
+			" samples, %" PRIu64 " lost in %" PRIu64
+			" LOST records, %" PRIu64 " lost samples) ]\n",
+			(double)st.bytes / 1e6,
+			!strcmp(out, "-") ? "<stdout>" : out, st.samples,
+			st.lost, st.lost_records, st.lost_samples);
+		if (st.lost)
+			fprintf(stderr,
+				"Warning: the kernel dropped %" PRIu64
+				" events in %" PRIu64
+				" chunks: use a larger -m or fewer events.\n",
+				st.lost, st.lost_records);
+	}
+	if (err)
+		return 1;
+	if (st.child_status >= 0 && WIFEXITED(st.child_status))
+		return WEXITSTATUS(st.child_status);
+	return 0;
+}
+
+static void list_one(const char *name, const char *kind, void *ctx)
+{
+	(void)ctx;
+	printf("  %-48s [%s]\n", name, kind);
+}
+
+static int cmd_list(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	return perfring_event_list(list_one, NULL) < 0 ? 1 : 0;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: %s COMMAND [ARGS]\n"
 		"\n"
 		"commands:\n"
+		"  record [OPTIONS] [-- COMMAND]     record kernel perf events into perf.data\n"
+		"  list                               events record accepts\n"
 		"  demo [-n N] [-s BYTES] [-m SIZE] [--drop]\n"
 		"                                     two-process ring demo: a producer\n"
 		"                                     process writes N checked records\n"
@@ -432,6 +640,10 @@ int main(int argc, char **argv)
 	cmd = argv[1];
 	argc--;
 	argv++;
+	if (!strcmp(cmd, "record"))
+		return cmd_record(argc, argv, argc + 1, argv - 1);
+	if (!strcmp(cmd, "list"))
+		return cmd_list(argc, argv);
 	if (!strcmp(cmd, "demo"))
 		return cmd_demo(argc, argv);
 	if (!strcmp(cmd, "ring-stat"))

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The TRACING_DATA blob perf stores for tracepoint events
+ * (tools/perf/util/trace-event-info.c): tracefs header_page/header_event,
+ * the ftrace and event formats of the recorded tracepoints, kallsyms,
+ * printk formats and saved cmdlines.
+ */
+#ifndef PERFRING_FORMAT_TRACING_DATA_H
+#define PERFRING_FORMAT_TRACING_DATA_H
+
+#include <stddef.h>
+
+/*
+ * Builds the blob for the tracepoints @events ("system:name" each, @nr of
+ * them) from the tracefs mounted at @tracefs (e.g. "/sys/kernel/tracing").
+ * On success *out is malloc()ed (caller frees), *len its size; returns 0 or
+ * -errno (-ENOENT naming the missing format file through the log).
+ */
+int tracing_data_build(const char *tracefs, const char *const *events,
+		       size_t nr, void **out, size_t *len);
+
+#endif

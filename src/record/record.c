@@ -1,0 +1,778 @@
+// SPDX-License-Identifier: MIT
+/*
+ * perfring record: kernel perf rings drained into perf.data.
+ *
+ * One epoll loop over every ring's descriptor (the kernel wakes it at the
+ * ring's watermark), the command's pidfd and the caller's control fd.  Each
+ * pass hands every ring's waiting bytes to the writer as they lie in the
+ * mapping (two pieces when wrapped), frees them, and ends with a
+ * PERF_RECORD_FINISHED_ROUND, as perf record does.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "../format/perf_data.h"
+#include "../format/tracing_data.h"
+#include "../ring/internal.h"
+#include "../sources/perf_event.h"
+#include "synth.h"
+
+#define MAX_CPUS 4096
+#define MAX_TIDS 65536
+#define DEFAULT_MMAP_BYTES (512u << 10)
+#define DEFAULT_FREQ 4000
+#define POLL_MS 100
+
+#define OPTS_HAS(o, f) \
+	((o)->sz >= offsetof(__typeof__(*(o)), f) + sizeof((o)->f))
+#define OPTS_GET(o, f, def) (OPTS_HAS(o, f) ? (o)->f : (def))
+
+struct session {
+	const struct perfring_record_opts *o;
+	struct perfring_record_stats st;
+	struct pe_event events[PE_MAX_EVENTS];
+	struct pe_evlist el;
+	/*
+	 * With --overwrite, side-band records (COMM, MMAP2, FORK, EXIT) come
+	 * from a dummy event in forward rings read all along, as perf does,
+	 * so they are not overwritten by the samples they describe.
+	 */
+	struct pe_event track_ev;
+	struct pe_evlist track_el;
+	struct pd_writer *w;
+	int out_fd;
+	bool pipe;
+	pid_t child;
+	int pidfd;
+	int go_fd; /* write end: releases the command */
+	int err_fd; /* read end: exec errno from the command */
+	int epfd;
+	uint64_t first_time, last_time;
+	int err; /* first write error */
+	bool overwrite;
+};
+
+static uint64_t now_ms(void)
+{
+	return perfring_clock_ns() / 1000000ull;
+}
+
+/* Reads @n bytes at @off of the two pieces as one range. */
+static void piece_read(const void *const ptr[2], const size_t len[2],
+		       int pieces, size_t off, void *dst, size_t n)
+{
+	const unsigned char *p0 = ptr[0], *p1 = pieces > 1 ? ptr[1] : NULL;
+
+	for (size_t i = 0; i < n; i++, off++)
+		((unsigned char *)dst)[i] = off < len[0] ? p0[off] :
+							   p1[off - len[0]];
+}
+
+/* Counts what the kernel wrote: samples, lost, time range. */
+static void scan(struct session *s, const void *const ptr[2],
+		 const size_t len[2], int pieces)
+{
+	size_t total = len[0] + (pieces > 1 ? len[1] : 0), off = 0;
+
+	while (off + sizeof(struct perf_event_header) <= total) {
+		struct perf_event_header h;
+		uint64_t v;
+
+		piece_read(ptr, len, pieces, off, &h, sizeof(h));
+		if (h.size < sizeof(h) || off + h.size > total)
+			break; /* the reader already checked; be safe */
+		s->st.records++;
+		switch (h.type) {
+		case PERF_RECORD_SAMPLE:
+			s->st.samples++;
+			if (h.size >= 40) {
+				/* IDENTIFIER, IP, TID come first, then TIME. */
+				piece_read(ptr, len, pieces, off + 32, &v, 8);
+				if (!s->first_time || v < s->first_time)
+					s->first_time = v;
+				if (v > s->last_time)
+					s->last_time = v;
+			}
+			break;
+		case PERF_RECORD_LOST:
+			s->st.lost_records++;
+			if (h.size >= 24) {
+				piece_read(ptr, len, pieces, off + 16, &v, 8);
+				s->st.lost += v;
+			}
+			break;
+		case PERF_RECORD_LOST_SAMPLES:
+			if (h.size >= 16) {
+				piece_read(ptr, len, pieces, off + 8, &v, 8);
+				s->st.lost_samples += v;
+			}
+			break;
+		default:
+			break;
+		}
+		off += h.size;
+	}
+}
+
+/* One ring: everything waiting goes to the file in at most two writes. */
+static int drain(struct session *s, struct pe_buffer *b)
+{
+	const void *ptr[2];
+	size_t len[2];
+	int64_t avail;
+	int pieces, err = 0;
+
+	avail = perfring_reader_begin(b->ring);
+	if (avail <= 0)
+		return avail == -EBADMSG ? 0 : (int)avail;
+	pieces = perfring_reader_range(b->ring, ptr, len);
+	if (pieces > 0) {
+		scan(s, ptr, len, pieces);
+		for (int i = 0; i < pieces && !err; i++)
+			err = pd_writer_write(s->w, ptr[i], len[i]);
+		if (!err) {
+			b->bytes += (uint64_t)avail;
+			s->st.bytes += (uint64_t)avail;
+		}
+	}
+	perfring_reader_end(b->ring);
+	return err;
+}
+
+/* Drains the forward rings; the overwrite ones too if @snapshot. */
+static int drain_all(struct session *s, bool snapshot)
+{
+	uint64_t before = s->st.bytes;
+	int err = 0;
+
+	for (int i = 0; i < s->track_el.nr_bufs && !err; i++)
+		err = drain(s, &s->track_el.bufs[i]);
+	if (!s->overwrite || snapshot)
+		for (int i = 0; i < s->el.nr_bufs && !err; i++)
+			err = drain(s, &s->el.bufs[i]);
+	if (!err && s->st.bytes != before) {
+		err = pd_writer_finish_round(s->w);
+		if (!err)
+			s->st.rounds++;
+	}
+	if (err && !s->err)
+		s->err = err;
+	return err;
+}
+
+static int snapshot(struct session *s)
+{
+	s->st.snapshots++;
+	return drain_all(s, true);
+}
+
+static int parse_tids(const char *list, bool whole_process, pid_t *tids,
+		      int max)
+{
+	const char *p = list;
+	int n = 0;
+
+	while (*p) {
+		char *end;
+		long v = strtol(p, &end, 10);
+
+		if (end == p || v <= 0 || v > INT32_MAX)
+			return -EINVAL;
+		if (whole_process) {
+			char path[64];
+			struct dirent *d;
+			DIR *dir;
+
+			snprintf(path, sizeof(path), "/proc/%ld/task", v);
+			dir = opendir(path);
+			if (!dir) {
+				pr_err("no process %ld: %s", v,
+				       strerror(errno));
+				return -ESRCH;
+			}
+			while ((d = readdir(dir)))
+				if (d->d_name[0] != '.' && n < max)
+					tids[n++] = (pid_t)atoi(d->d_name);
+			closedir(dir);
+		} else {
+			char path[64];
+
+			snprintf(path, sizeof(path), "/proc/%ld", v);
+			if (access(path, F_OK)) {
+				pr_err("no thread %ld", v);
+				return -ESRCH;
+			}
+			if (n < max)
+				tids[n++] = (pid_t)v;
+		}
+		p = end;
+		if (*p == ',')
+			p++;
+		else if (*p)
+			return -EINVAL;
+	}
+	return n ? n : -EINVAL;
+}
+
+/* Forks the command stopped before exec, as perf's workload does. */
+static int start_child(struct session *s, char *const *argv)
+{
+	int go[2], errp[2];
+
+	if (pipe2(go, O_CLOEXEC) || pipe2(errp, O_CLOEXEC))
+		return -errno;
+	s->child = fork();
+	if (s->child < 0)
+		return -errno;
+	if (s->child == 0) {
+		char c;
+		int e;
+
+		close(go[1]);
+		close(errp[0]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(127); /* the recorder gave up */
+		execvp(argv[0], argv);
+		e = errno;
+		if (write(errp[1], &e, sizeof(e)) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	close(go[0]);
+	close(errp[1]);
+	s->go_fd = go[1];
+	s->err_fd = errp[0];
+	s->pidfd = (int)syscall(SYS_pidfd_open, s->child, 0);
+	return 0;
+}
+
+static int release_child(struct session *s, char *const *argv)
+{
+	int e = 0;
+	ssize_t n;
+
+	if (write(s->go_fd, "g", 1) != 1)
+		return -errno;
+	close(s->go_fd);
+	s->go_fd = -1;
+	n = read(s->err_fd, &e, sizeof(e)); /* EOF: exec worked */
+	close(s->err_fd);
+	s->err_fd = -1;
+	if (n == (ssize_t)sizeof(e)) {
+		pr_err("cannot run '%s': %s", argv[0], strerror(e));
+		return -e;
+	}
+	return 0;
+}
+
+/* The side-band records perf needs to name threads and map addresses. */
+static void set_tracking(struct perf_event_attr *a)
+{
+	a->mmap = 1;
+	a->mmap2 = 1;
+	a->comm = 1;
+	a->comm_exec = 1;
+	a->task = 1;
+}
+
+static void setup_attrs(struct session *s, bool inherit, bool on_exec,
+			uint64_t data_bytes)
+{
+	const struct perfring_record_opts *o = s->o;
+	uint64_t freq = OPTS_GET(o, freq, 0), period = OPTS_GET(o, period, 0);
+	bool callchain = OPTS_GET(o, callchain, false);
+
+	for (int i = 0; i < s->el.nr_events; i++) {
+		struct perf_event_attr *a = &s->events[i].attr;
+
+		a->size = sizeof(*a);
+		a->sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP |
+				 PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+				 PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD;
+		if (callchain)
+			a->sample_type |= PERF_SAMPLE_CALLCHAIN;
+		if (s->events[i].tracepoint) {
+			a->sample_type |= PERF_SAMPLE_RAW;
+			a->sample_period = period ? period : 1;
+		} else if (period) {
+			a->sample_period = period;
+		} else {
+			a->freq = 1;
+			a->sample_freq = freq ? freq : DEFAULT_FREQ;
+		}
+		a->sample_id_all = 1;
+		a->use_clockid = 1;
+		a->clockid = CLOCK_MONOTONIC;
+		a->disabled = 1;
+		a->inherit = inherit;
+		a->enable_on_exec = on_exec;
+		a->watermark = 1;
+		a->wakeup_watermark = (uint32_t)(data_bytes / 4);
+		a->exclude_guest = 1;
+		if (i == 0 && !s->overwrite)
+			set_tracking(a);
+	}
+	if (s->overwrite) {
+		s->track_ev.attr = s->events[0].attr;
+		s->track_ev.attr.type = PERF_TYPE_SOFTWARE;
+		s->track_ev.attr.config = PERF_COUNT_SW_DUMMY;
+		s->track_ev.attr.sample_type &= ~(uint64_t)PERF_SAMPLE_RAW;
+		s->track_ev.attr.freq = 0;
+		s->track_ev.attr.sample_period = 1;
+		set_tracking(&s->track_ev.attr);
+		snprintf(s->track_ev.name, sizeof(s->track_ev.name), "dummy");
+		s->track_el.events = &s->track_ev;
+		s->track_el.nr_events = 1;
+	}
+}
+
+static int open_output(struct session *s)
+{
+	const char *out = OPTS_GET(s->o, output, NULL);
+
+	if (!out)
+		out = "perf.data";
+	if (!strcmp(out, "-")) {
+		s->out_fd = STDOUT_FILENO;
+		s->pipe = true;
+		return 0;
+	}
+	{
+		struct stat st;
+		char old[PATH_MAX];
+
+		/* Keep the previous file as perf does. */
+		if (stat(out, &st) == 0 && S_ISREG(st.st_mode) &&
+		    snprintf(old, sizeof(old), "%s.old", out) <
+			    (int)sizeof(old))
+			rename(out, old);
+	}
+	s->out_fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (s->out_fd < 0) {
+		int err = -errno;
+
+		pr_err("cannot create %s: %s", out, strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
+static int add_tracing_data(struct session *s)
+{
+	const char *names[PE_MAX_EVENTS];
+	const char *tracefs;
+	size_t n = 0, len;
+	void *blob;
+	int err;
+
+	for (int i = 0; i < s->el.nr_events; i++)
+		if (s->events[i].tracepoint)
+			names[n++] = s->events[i].name;
+	if (!n)
+		return 0;
+	tracefs = pe_tracefs();
+	if (!tracefs)
+		return -ENOENT;
+	err = tracing_data_build(tracefs, names, n, &blob, &len);
+	if (err)
+		return err;
+	err = pd_writer_set_tracing_data(s->w, blob, len);
+	free(blob);
+	return err;
+}
+
+static void progress(struct session *s, uint64_t *last)
+{
+	perfring_progress_fn fn = OPTS_GET(s->o, progress, NULL);
+	uint64_t t = now_ms();
+
+	if (fn && t - *last >= 250) {
+		*last = t;
+		fn(&s->st, OPTS_GET(s->o, progress_ctx, NULL));
+	}
+}
+
+static int loop(struct session *s)
+{
+	int ctl = OPTS_GET(s->o, control_fd, -1);
+	double duration = OPTS_GET(s->o, duration, 0.0);
+	uint64_t start = now_ms(), last_progress = start;
+	struct epoll_event ev = { .events = EPOLLIN };
+	bool stop = false;
+
+	s->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (s->epfd < 0)
+		return -errno;
+	/* Forward rings only: overwrite rings are read on snapshots. */
+	{
+		struct pe_evlist *fwd = s->overwrite ? &s->track_el : &s->el;
+
+		for (int i = 0; i < fwd->nr_bufs; i++) {
+			ev.data.u32 = (uint32_t)i;
+			epoll_ctl(s->epfd, EPOLL_CTL_ADD, fwd->bufs[i].fd, &ev);
+		}
+	}
+	if (ctl >= 0) {
+		ev.data.u32 = UINT32_MAX - 1;
+		epoll_ctl(s->epfd, EPOLL_CTL_ADD, ctl, &ev);
+	}
+	if (s->pidfd >= 0) {
+		ev.data.u32 = UINT32_MAX;
+		epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->pidfd, &ev);
+	}
+	while (!stop) {
+		struct epoll_event evs[64];
+		bool woke = false;
+		int n = epoll_wait(s->epfd, evs, 64, POLL_MS);
+
+		if (n < 0 && errno != EINTR)
+			return -errno;
+		for (int i = 0; i < n; i++) {
+			uint32_t id = evs[i].data.u32;
+
+			if (id == UINT32_MAX) {
+				stop = true; /* the command exited */
+			} else if (id == UINT32_MAX - 1) {
+				char cmd[16];
+				ssize_t r = read(ctl, cmd, sizeof(cmd));
+
+				if (r <= 0)
+					stop = true;
+				for (ssize_t j = 0; j < r; j++) {
+					if (cmd[j] == 'q')
+						stop = true;
+					else if (cmd[j] == 's' && snapshot(s))
+						stop = true;
+				}
+			} else if (evs[i].events & (EPOLLHUP | EPOLLERR)) {
+				/* Its task exited: stop watching it (perf
+				 * filters such fds too); its data is still
+				 * drained below. */
+				epoll_ctl(s->epfd, EPOLL_CTL_DEL,
+					  (s->overwrite ? &s->track_el : &s->el)
+						  ->bufs[id]
+						  .fd,
+					  NULL);
+			} else {
+				woke = true;
+			}
+		}
+		if (woke)
+			s->st.wakeups++;
+		/* The timeout also flushes sparse events stuck below the
+		 * watermark, which perf leaves in the buffers. */
+		if (drain_all(s, false))
+			break;
+		if (duration > 0 && now_ms() - start >= duration * 1000)
+			stop = true;
+		progress(s, &last_progress);
+	}
+	return s->err;
+}
+
+static void session_close(struct session *s)
+{
+	pe_evlist_close(&s->el);
+	pe_evlist_close(&s->track_el);
+	if (s->epfd >= 0)
+		close(s->epfd);
+	if (s->pidfd >= 0)
+		close(s->pidfd);
+	if (s->go_fd >= 0)
+		close(s->go_fd);
+	if (s->err_fd >= 0)
+		close(s->err_fd);
+	if (s->out_fd >= 0 && s->out_fd != STDOUT_FILENO)
+		close(s->out_fd);
+}
+
+PERFRING_API int perfring_record(const struct perfring_record_opts *o,
+				 struct perfring_record_stats *st_out)
+{
+	static int cpus_buf[MAX_CPUS];
+	static pid_t tids_buf[MAX_TIDS];
+	struct session s = { .o = o };
+	const char *const *evs;
+	char *const *argv;
+	const char *cpu_list, *pid_list, *tid_list, *tracefs = NULL;
+	int nr_events, nr_cpus, nr_tids, err, status;
+	int any_cpu = -1;
+	pid_t any_tid = -1;
+	const int *cpus = cpus_buf;
+	const pid_t *tids = tids_buf;
+	uint64_t data_bytes;
+	bool all, per_thread, inherit = false, on_exec = false;
+	static const char *const default_events[] = { "cpu-clock" };
+
+	if (!o || o->sz < offsetof(struct perfring_record_opts, events) +
+				  sizeof(o->events))
+		return -EINVAL;
+	s.out_fd = s.pidfd = s.go_fd = s.err_fd = s.epfd = -1;
+	s.st.sz = sizeof(s.st);
+	s.st.child_status = -1;
+	evs = OPTS_GET(o, events, NULL);
+	nr_events = OPTS_GET(o, nr_events, 0);
+	argv = OPTS_GET(o, argv, NULL);
+	if (argv && !argv[0])
+		argv = NULL;
+	all = OPTS_GET(o, all_cpus, false);
+	cpu_list = OPTS_GET(o, cpu_list, NULL);
+	per_thread = OPTS_GET(o, per_thread, false);
+	pid_list = OPTS_GET(o, pid_list, NULL);
+	tid_list = OPTS_GET(o, tid_list, NULL);
+	s.overwrite = OPTS_GET(o, overwrite, false);
+	data_bytes = OPTS_GET(o, mmap_bytes, 0);
+	if (!data_bytes)
+		data_bytes = DEFAULT_MMAP_BYTES;
+	if (!is_pow2(data_bytes) ||
+	    data_bytes < (uint64_t)sysconf(_SC_PAGESIZE)) {
+		pr_err("-m: %llu bytes is not a power of two of at least one page",
+		       (unsigned long long)data_bytes);
+		return -EINVAL;
+	}
+	if (!evs || nr_events <= 0) {
+		evs = default_events;
+		nr_events = 1;
+	}
+	if (nr_events > PE_MAX_EVENTS) {
+		pr_err("at most %d events", PE_MAX_EVENTS);
+		return -E2BIG;
+	}
+	if (!argv && !all && !cpu_list && !pid_list && !tid_list) {
+		pr_err("nothing to record: give a command, -a, -C, -p or -t");
+		return -EINVAL;
+	}
+	if ((pid_list || tid_list) && argv) {
+		pr_err("-p/-t attach to running threads; they do not take a command");
+		return -EINVAL;
+	}
+
+	/* Events. */
+	for (int i = 0; i < nr_events; i++) {
+		if (strchr(evs[i], ':') && !tracefs)
+			tracefs = pe_tracefs();
+		err = pe_event_parse(evs[i], tracefs, &s.events[i]);
+		if (err)
+			return err;
+	}
+	s.el.events = s.events;
+	s.el.nr_events = nr_events;
+
+	/* CPUs and threads, by mode (perf-ring-buffer.rst 2.2). */
+	if (cpu_list) {
+		nr_cpus = pe_parse_cpus(cpu_list, cpus_buf, MAX_CPUS);
+		if (nr_cpus < 0) {
+			pr_err("-C: bad CPU list '%s'", cpu_list);
+			return -EINVAL;
+		}
+	} else {
+		nr_cpus = pe_online_cpus(cpus_buf, MAX_CPUS);
+		if (nr_cpus < 0)
+			return nr_cpus;
+	}
+	if (pid_list || tid_list) {
+		nr_tids = parse_tids(pid_list ? pid_list : tid_list,
+				     pid_list != NULL, tids_buf, MAX_TIDS);
+		if (nr_tids < 0) {
+			if (nr_tids == -EINVAL)
+				pr_err("bad %s list", pid_list ? "-p" : "-t");
+			return nr_tids;
+		}
+		inherit = !per_thread;
+		if (per_thread && !cpu_list) {
+			cpus = &any_cpu;
+			nr_cpus = 1;
+		}
+	} else if (all || (cpu_list && !per_thread)) {
+		tids = &any_tid;
+		nr_tids = 1;
+	} else {
+		/* A command: its pid is known once it is forked. */
+		nr_tids = 1;
+		inherit = !per_thread || cpu_list;
+		on_exec = true;
+		if (per_thread && !cpu_list) {
+			cpus = &any_cpu;
+			nr_cpus = 1;
+		}
+	}
+	if (inherit && cpus[0] == -1)
+		inherit = false; /* inherited per-task rings cannot be mapped */
+	setup_attrs(&s, inherit, on_exec, data_bytes);
+
+	err = open_output(&s);
+	if (err)
+		return err;
+	if (argv) {
+		err = start_child(&s, argv);
+		if (err)
+			goto out;
+		if (on_exec)
+			tids_buf[0] = s.child;
+	}
+	err = pe_evlist_open(&s.el, cpus, nr_cpus, tids, nr_tids, data_bytes,
+			     s.overwrite);
+	if (!err && s.overwrite)
+		err = pe_evlist_open(&s.track_el, cpus, nr_cpus, tids, nr_tids,
+				     data_bytes, false);
+	if (err)
+		goto out;
+	s.st.nr_buffers = (uint32_t)(s.el.nr_bufs + s.track_el.nr_bufs);
+
+	err = pd_writer_open(s.out_fd, s.pipe, OPTS_GET(o, cmdline_argc, 0),
+			     OPTS_GET(o, cmdline_argv, NULL), &s.w);
+	if (err)
+		goto out;
+	for (int i = 0; i < nr_events && !err; i++)
+		err = pd_writer_add_attr(s.w, &s.events[i].attr,
+					 s.events[i].name, s.events[i].ids,
+					 s.events[i].nr_ids);
+	if (!err && s.overwrite)
+		err = pd_writer_add_attr(s.w, &s.track_ev.attr, s.track_ev.name,
+					 s.track_ev.ids, s.track_ev.nr_ids);
+	if (!err)
+		err = add_tracing_data(&s);
+	if (err)
+		goto out;
+	pd_writer_set_clockid(s.w, CLOCK_MONOTONIC);
+	err = pd_writer_start(s.w);
+	if (err)
+		goto out;
+
+	/* What already exists when recording starts. */
+	{
+		struct synth sy = { .w = s.w,
+				    .sample_type = s.events[0].attr.sample_type,
+				    .id = s.events[0].nr_ids ?
+						  s.events[0].ids[0] :
+						  0 };
+
+		err = synth_kernel(&sy);
+		if (!err && (all || (cpu_list && !argv)))
+			err = synth_all(&sy);
+		else if (!err && (pid_list || tid_list))
+			for (int i = 0; i < nr_tids && !err; i++)
+				err = synth_process(&sy, tids[i]);
+		else if (!err && argv)
+			err = synth_process(&sy, s.child);
+		if (!err)
+			err = pd_writer_finish_round(s.w);
+		s.st.records += sy.records;
+		if (err)
+			goto out;
+	}
+
+	if (!on_exec) {
+		pe_evlist_enable(&s.track_el, true);
+		pe_evlist_enable(&s.el, true);
+	}
+	if (argv) {
+		err = release_child(&s, argv);
+		if (err)
+			goto out;
+	}
+	err = loop(&s);
+	pe_evlist_enable(&s.el, false);
+	pe_evlist_enable(&s.track_el, false);
+	if (!s.err) {
+		/* Final drain: everything left, and the overwrite snapshot. */
+		if (s.overwrite)
+			snapshot(&s);
+		else
+			drain_all(&s, false);
+	}
+	if (!err)
+		err = s.err;
+out:
+	if (s.go_fd >= 0) { /* never released: let it go away */
+		close(s.go_fd);
+		s.go_fd = -1;
+	}
+	if (s.child > 0) {
+		if (err)
+			kill(s.child, SIGTERM);
+		if (waitpid(s.child, &status, 0) == s.child)
+			s.st.child_status = status;
+	}
+	if (s.w) {
+		int cerr;
+
+		pd_writer_note_time(s.w, s.first_time, s.last_time);
+		cerr = pd_writer_close(s.w);
+		if (cerr && !err)
+			err = cerr;
+		if (cerr)
+			pr_err("writing the output failed: %s; the file holds everything up to the last complete round",
+			       strerror(-cerr));
+	}
+	session_close(&s);
+	if (st_out && st_out->sz) {
+		size_t len = st_out->sz < sizeof(s.st) ? st_out->sz :
+							 sizeof(s.st);
+
+		memcpy(st_out, &s.st, len);
+		st_out->sz = len;
+	}
+	return err;
+}
+
+PERFRING_API int perfring_event_list(perfring_event_fn fn, void *ctx)
+{
+	const char *tracefs;
+	char path[PATH_MAX];
+	struct dirent *sd;
+	DIR *top;
+	int n = 0;
+
+	if (!fn)
+		return -EINVAL;
+	for (const struct pe_sw_name *e = pe_sw_names; e->name; e++, n++)
+		fn(e->name, "software event", ctx);
+	tracefs = pe_tracefs();
+	if (!tracefs)
+		return n;
+	snprintf(path, sizeof(path), "%s/events", tracefs);
+	top = opendir(path);
+	if (!top)
+		return n;
+	while ((sd = readdir(top))) {
+		char sub[PATH_MAX];
+		struct dirent *ed;
+		DIR *d;
+
+		if (sd->d_name[0] == '.' || sd->d_type != DT_DIR)
+			continue;
+		if (snprintf(sub, sizeof(sub), "%s/%s", path, sd->d_name) >=
+		    (int)sizeof(sub))
+			continue;
+		d = opendir(sub);
+		if (!d)
+			continue;
+		while ((ed = readdir(d))) {
+			char name[2 * NAME_MAX + 2];
+
+			if (ed->d_name[0] == '.' || ed->d_type != DT_DIR)
+				continue;
+			snprintf(name, sizeof(name), "%s:%s", sd->d_name,
+				 ed->d_name);
+			fn(name, "tracepoint", ctx);
+			n++;
+		}
+		closedir(d);
+	}
+	closedir(top);
+	return n;
+}

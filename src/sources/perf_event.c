@@ -1,0 +1,400 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Kernel perf events: names, perf_event_open per recording mode, and the
+ * mapped rings, read through the ring core's reader.
+ */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+#include "../ring/internal.h"
+#include "perf_event.h"
+
+#define TRACEFS_MAGIC 0x74726163
+
+const struct pe_sw_name pe_sw_names[] = {
+	{ "cpu-clock", NULL, PERF_COUNT_SW_CPU_CLOCK },
+	{ "task-clock", NULL, PERF_COUNT_SW_TASK_CLOCK },
+	{ "page-faults", "faults", PERF_COUNT_SW_PAGE_FAULTS },
+	{ "context-switches", "cs", PERF_COUNT_SW_CONTEXT_SWITCHES },
+	{ "cpu-migrations", "migrations", PERF_COUNT_SW_CPU_MIGRATIONS },
+	{ "minor-faults", NULL, PERF_COUNT_SW_PAGE_FAULTS_MIN },
+	{ "major-faults", NULL, PERF_COUNT_SW_PAGE_FAULTS_MAJ },
+	{ "alignment-faults", NULL, PERF_COUNT_SW_ALIGNMENT_FAULTS },
+	{ "emulation-faults", NULL, PERF_COUNT_SW_EMULATION_FAULTS },
+	{ "dummy", NULL, PERF_COUNT_SW_DUMMY },
+	{ NULL, NULL, 0 },
+};
+
+static int is_tracefs(const char *path)
+{
+	struct statfs sfs;
+	char p[PATH_MAX];
+
+	snprintf(p, sizeof(p), "%s/events", path);
+	return statfs(path, &sfs) == 0 && sfs.f_type == TRACEFS_MAGIC &&
+	       access(p, R_OK) == 0;
+}
+
+const char *pe_tracefs(void)
+{
+	static const char *const paths[] = { "/sys/kernel/tracing",
+					     "/sys/kernel/debug/tracing" };
+
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
+		if (is_tracefs(paths[i]))
+			return paths[i];
+	/* Not mounted: mount it where the kernel expects it. */
+	if (mount("nodev", paths[0], "tracefs", 0, NULL) == 0 &&
+	    is_tracefs(paths[0]))
+		return paths[0];
+	return NULL;
+}
+
+/* Reads a small text file into @buf; returns length or -errno. */
+static int read_small(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	buf[n] = 0;
+	return (int)n;
+}
+
+static bool valid_tp_part(const char *s, size_t n)
+{
+	if (!n || n > 120)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!isalnum((unsigned char)s[i]) && s[i] != '_' &&
+		    s[i] != '-' && s[i] != '.')
+			return false;
+	return !(n <= 2 && s[0] == '.');
+}
+
+int pe_event_parse(const char *spec, const char *tracefs, struct pe_event *ev)
+{
+	const char *colon = strchr(spec, ':');
+
+	memset(ev, 0, sizeof(*ev));
+	ev->attr.size = sizeof(ev->attr);
+	if (!colon) {
+		for (const struct pe_sw_name *n = pe_sw_names; n->name; n++) {
+			if (strcmp(spec, n->name) &&
+			    !(n->alias && !strcmp(spec, n->alias)))
+				continue;
+			ev->attr.type = PERF_TYPE_SOFTWARE;
+			ev->attr.config = n->config;
+			snprintf(ev->name, sizeof(ev->name), "%s", n->name);
+			return 0;
+		}
+		pr_err("unknown event '%s': `perfring list` shows the events this machine has",
+		       spec);
+		return -ENOENT;
+	}
+	{
+		size_t sl = (size_t)(colon - spec), nl = strlen(colon + 1);
+		char path[PATH_MAX], buf[64];
+		long id;
+		int n;
+
+		if (!valid_tp_part(spec, sl) || !valid_tp_part(colon + 1, nl)) {
+			pr_err("bad tracepoint name '%s': expected system:event, e.g. sched:sched_switch",
+			       spec);
+			return -EINVAL;
+		}
+		if (!tracefs) {
+			pr_err("tracepoint '%s' needs tracefs, which is not mounted and cannot be mounted",
+			       spec);
+			return -ENOENT;
+		}
+		snprintf(path, sizeof(path), "%s/events/%.*s/%s/id", tracefs,
+			 (int)sl, spec, colon + 1);
+		n = read_small(path, buf, sizeof(buf));
+		if (n < 0) {
+			pr_err("unknown tracepoint '%s' (%s: %s): `perfring list` shows the tracepoints",
+			       spec, path, strerror(-n));
+			return -ENOENT;
+		}
+		id = strtol(buf, NULL, 10);
+		if (id <= 0) {
+			pr_err("%s: bad tracepoint id '%s'", path, buf);
+			return -EINVAL;
+		}
+		ev->attr.type = PERF_TYPE_TRACEPOINT;
+		ev->attr.config = (uint64_t)id;
+		ev->tracepoint = true;
+		snprintf(ev->name, sizeof(ev->name), "%s", spec);
+	}
+	return 0;
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+	return *(const int *)a - *(const int *)b;
+}
+
+int pe_parse_cpus(const char *list, int *cpus, int max)
+{
+	const char *p = list;
+	int n = 0;
+
+	while (*p) {
+		char *end;
+		long a = strtol(p, &end, 10), b;
+
+		if (end == p || a < 0 || a > 4095)
+			return -EINVAL;
+		b = a;
+		p = end;
+		if (*p == '-') {
+			b = strtol(p + 1, &end, 10);
+			if (end == p + 1 || b < a || b > 4095)
+				return -EINVAL;
+			p = end;
+		}
+		for (long c = a; c <= b; c++) {
+			if (n >= max)
+				return -E2BIG;
+			cpus[n++] = (int)c;
+		}
+		if (*p == ',')
+			p++;
+		else if (*p && *p != '\n')
+			return -EINVAL;
+		else if (*p == '\n')
+			break;
+	}
+	if (!n)
+		return -EINVAL;
+	qsort(cpus, (size_t)n, sizeof(int), cmp_int);
+	/* Drop duplicates. */
+	int m = 0;
+	for (int i = 0; i < n; i++)
+		if (!m || cpus[m - 1] != cpus[i])
+			cpus[m++] = cpus[i];
+	return m;
+}
+
+int pe_online_cpus(int *cpus, int max)
+{
+	char buf[4096];
+	int n = read_small("/sys/devices/system/cpu/online", buf, sizeof(buf));
+
+	if (n < 0) {
+		long c = sysconf(_SC_NPROCESSORS_ONLN);
+
+		if (c <= 0)
+			return -EINVAL;
+		for (n = 0; n < c && n < max; n++)
+			cpus[n] = n;
+		return n;
+	}
+	return pe_parse_cpus(buf, cpus, max);
+}
+
+void pe_explain_open_error(int err, const struct pe_event *ev)
+{
+	char buf[16] = "?";
+
+	read_small("/proc/sys/kernel/perf_event_paranoid", buf, sizeof(buf));
+	buf[strcspn(buf, "\n")] = 0;
+	if (err == EACCES || err == EPERM)
+		pr_err("no permission to open event '%s' (%s). /proc/sys/kernel/perf_event_paranoid is %s: "
+		       "-1 allows everything, 0 allows CPU-wide events without tracepoints, 1 and 2 allow only "
+		       "your own processes (2: user space only). Run as root, grant CAP_PERFMON, "
+		       "or ask your administrator to lower perf_event_paranoid.",
+		       ev->name, strerror(err), buf);
+	else if (err == ENOENT || err == EOPNOTSUPP || err == ENODEV)
+		pr_err("event '%s' is not supported here (%s)", ev->name,
+		       strerror(err));
+	else if (err == EMFILE)
+		pr_err("too many open files opening '%s': raise `ulimit -n`",
+		       ev->name);
+	else
+		pr_err("cannot open event '%s': %s", ev->name, strerror(err));
+}
+
+static int perf_open(struct perf_event_attr *attr, pid_t pid, int cpu)
+{
+	int fd = (int)syscall(SYS_perf_event_open, attr, pid, cpu, -1,
+			      PERF_FLAG_FD_CLOEXEC);
+
+	return fd < 0 ? -errno : fd;
+}
+
+void pe_evlist_close(struct pe_evlist *el)
+{
+	for (int i = 0; i < el->nr_bufs; i++) {
+		perfring_ring_destroy(el->bufs[i].ring);
+		if (el->bufs[i].base)
+			munmap(el->bufs[i].base, el->bufs[i].len);
+	}
+	free(el->bufs);
+	el->bufs = NULL;
+	el->nr_bufs = 0;
+	for (int i = 0; i < el->nr_fds; i++)
+		if (el->fds[i] >= 0)
+			close(el->fds[i]);
+	free(el->fds);
+	el->fds = NULL;
+	el->nr_fds = 0;
+	for (int e = 0; e < el->nr_events; e++) {
+		free(el->events[e].ids);
+		el->events[e].ids = NULL;
+		el->events[e].nr_ids = 0;
+	}
+}
+
+static int buffer_map(struct pe_buffer *b, uint64_t data_bytes, bool overwrite)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	int prot = PROT_READ | (overwrite ? 0 : PROT_WRITE);
+	int err;
+
+	b->len = page + (size_t)data_bytes;
+	b->base = mmap(NULL, b->len, prot, MAP_SHARED, b->fd, 0);
+	if (b->base == MAP_FAILED) {
+		err = -errno;
+		b->base = NULL;
+		if (err == -EPERM)
+			pr_err("cannot map %zu KiB of ring buffer: over the locked-memory limit. "
+			       "Use a smaller -m, or raise /proc/sys/kernel/perf_event_mlock_kb or `ulimit -l`",
+			       b->len >> 10);
+		else
+			pr_err("cannot map the ring buffer of fd %d: %s", b->fd,
+			       strerror(-err));
+		return err;
+	}
+	return perfring_ring_wrap_kernel(b->base, b->len, b->fd, overwrite,
+					 &b->ring);
+}
+
+int pe_evlist_open(struct pe_evlist *el, const int *cpus, int nr_cpus,
+		   const pid_t *tids, int nr_tids, uint64_t data_bytes,
+		   bool overwrite)
+{
+	bool per_thread = nr_cpus == 1 && cpus[0] == -1;
+	int nbuf = per_thread ? nr_tids : nr_cpus;
+	int err = 0;
+
+	el->overwrite = overwrite;
+	el->nr_fds = el->nr_events * nr_cpus * nr_tids;
+	el->fds = malloc(sizeof(int) * (size_t)el->nr_fds);
+	el->bufs = calloc((size_t)nbuf, sizeof(*el->bufs));
+	if (!el->fds || !el->bufs) {
+		free(el->fds);
+		free(el->bufs);
+		el->fds = NULL;
+		el->bufs = NULL;
+		el->nr_fds = 0;
+		return -ENOMEM;
+	}
+	for (int i = 0; i < el->nr_fds; i++)
+		el->fds[i] = -1;
+	for (int e = 0; e < el->nr_events; e++) {
+		el->events[e].ids =
+			calloc((size_t)(nr_cpus * nr_tids), sizeof(uint64_t));
+		if (!el->events[e].ids) {
+			err = -ENOMEM;
+			goto err;
+		}
+	}
+	el->nr_bufs = nbuf;
+	for (int b = 0; b < nbuf; b++) {
+		el->bufs[b].fd = -1;
+		el->bufs[b].cpu = per_thread ? -1 : cpus[b];
+		el->bufs[b].tid = per_thread ? tids[b] : -1;
+	}
+	for (int c = 0; c < nr_cpus; c++) {
+		for (int t = 0; t < nr_tids; t++) {
+			struct pe_buffer *buf = &el->bufs[per_thread ? t : c];
+
+			for (int e = 0; e < el->nr_events; e++) {
+				struct pe_event *ev = &el->events[e];
+				int idx = (e * nr_cpus + c) * nr_tids + t, fd;
+				uint64_t id = 0;
+
+				ev->attr.write_backward = overwrite;
+				fd = perf_open(&ev->attr, tids[t], cpus[c]);
+				if (fd == -ESRCH) {
+					/* The thread exited meanwhile. */
+					pr_debug("thread %d is gone", tids[t]);
+					continue;
+				}
+				if (fd < 0) {
+					pe_explain_open_error(-fd, ev);
+					err = fd;
+					goto err;
+				}
+				el->fds[idx] = fd;
+				if (ioctl(fd, PERF_EVENT_IOC_ID, &id) == 0)
+					ev->ids[ev->nr_ids++] = id;
+				if (buf->fd < 0) {
+					buf->fd = fd;
+					err = buffer_map(buf, data_bytes,
+							 overwrite);
+					if (err)
+						goto err;
+				} else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT,
+						 buf->fd) < 0) {
+					err = -errno;
+					pr_err("cannot redirect event '%s' into the ring of fd %d: %s",
+					       ev->name, buf->fd,
+					       strerror(errno));
+					goto err;
+				}
+			}
+		}
+	}
+	/* Threads that vanished leave buffers with no fd: drop them. */
+	{
+		int m = 0;
+
+		for (int b = 0; b < el->nr_bufs; b++)
+			if (el->bufs[b].fd >= 0)
+				el->bufs[m++] = el->bufs[b];
+		el->nr_bufs = m;
+	}
+	if (!el->nr_bufs) {
+		pr_err("no event could be opened (all threads gone?)");
+		err = -ESRCH;
+		goto err;
+	}
+	return 0;
+err:
+	pe_evlist_close(el);
+	return err;
+}
+
+int pe_evlist_enable(struct pe_evlist *el, bool enable)
+{
+	int err = 0;
+
+	for (int i = 0; i < el->nr_fds; i++)
+		if (el->fds[i] >= 0 &&
+		    ioctl(el->fds[i],
+			  enable ? PERF_EVENT_IOC_ENABLE :
+				   PERF_EVENT_IOC_DISABLE,
+			  0) < 0 &&
+		    !err)
+			err = -errno;
+	return err;
+}

@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Kernel perf events as a source: event names to attrs, perf_event_open in
+ * each recording mode, one mapped ring per CPU (or per thread) with the
+ * events of that CPU redirected into it (PERF_EVENT_IOC_SET_OUTPUT).
+ */
+#ifndef PERFRING_SOURCES_PERF_EVENT_H
+#define PERFRING_SOURCES_PERF_EVENT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <linux/perf_event.h>
+#include "perfring.h"
+
+#define PE_MAX_EVENTS 64
+#define PE_NAME_MAX 256
+
+struct pe_event {
+	struct perf_event_attr attr;
+	char name[PE_NAME_MAX]; /* as the user wrote it, normalised */
+	bool tracepoint;
+	uint64_t *ids; /* kernel ids of its fds (PERF_EVENT_IOC_ID) */
+	uint32_t nr_ids;
+};
+
+/* Software events perf knows by name (perf list sw). */
+struct pe_sw_name {
+	const char *name;
+	const char *alias;
+	uint64_t config;
+};
+extern const struct pe_sw_name pe_sw_names[];
+
+/*
+ * Resolves "cpu-clock", "page-faults", "sched:sched_switch"... into @ev's
+ * attr type/config.  -ENOENT: unknown (logged with a hint to
+ * `perfring list`).  @tracefs is the tracefs mount for tracepoint ids.
+ */
+int pe_event_parse(const char *spec, const char *tracefs, struct pe_event *ev);
+
+/* Finds (and if needed mounts) tracefs; returns its path or NULL. */
+const char *pe_tracefs(void);
+
+/* Parses "0-3,5" into a sorted CPU list.  Returns count or -EINVAL. */
+int pe_parse_cpus(const char *list, int *cpus, int max);
+
+/* Online CPUs (from /sys/devices/system/cpu/online). */
+int pe_online_cpus(int *cpus, int max);
+
+/* One mapped kernel ring. */
+struct pe_buffer {
+	int fd; /* the fd the ring belongs to (first event of the group) */
+	int cpu; /* -1 in per-thread mode */
+	pid_t tid; /* -1 in per-CPU mode */
+	void *base;
+	size_t len;
+	struct perfring_ring *ring;
+	uint64_t bytes; /* written to the file */
+};
+
+struct pe_evlist {
+	struct pe_event *events;
+	int nr_events;
+	int *fds; /* [event][cpu_or_thread_slot][thread] flattened */
+	int nr_fds;
+	struct pe_buffer *bufs;
+	int nr_bufs;
+	bool overwrite;
+};
+
+/*
+ * Opens every event on every (cpu, thread) pair: @cpus/@nr_cpus (cpu -1
+ * for "any CPU"), @tids/@nr_tids (-1 for "all threads").  Events of one
+ * CPU (or, with cpu -1, of one thread) share one ring of @data_bytes
+ * (power of two), mapped read-only and written backward if @overwrite.
+ * On failure everything is closed and -errno returned, with a message.
+ */
+int pe_evlist_open(struct pe_evlist *el, const int *cpus, int nr_cpus,
+		   const pid_t *tids, int nr_tids, uint64_t data_bytes,
+		   bool overwrite);
+
+int pe_evlist_enable(struct pe_evlist *el, bool enable);
+void pe_evlist_close(struct pe_evlist *el);
+
+/* Writes the reason for a perf_event_open failure (paranoid, EACCES...). */
+void pe_explain_open_error(int err, const struct pe_event *ev);
+
+#endif

@@ -84,11 +84,15 @@ check: $(CHECK_BINS) all $(WORKLOADS:%=$(B)/workloads/%)
 	@FUZZ_CORPUS_DIR=fuzz/corpus PERFRING_CLI=$(B)/perfring WORKLOADS=$(B)/workloads \
 		./test/run-tests.sh $(CHECK_BINS) test/cli.sh test/install.sh test/record.sh
 
-bench: $(B)/bench
+bench: $(B)/bench $(B)/perfring $(WORKLOADS:%=$(B)/workloads/%)
 	$(B)/bench $(CASE)
 
-demo: all
+# The ring demo, then a real recording judged by perf.
+demo: all $(WORKLOADS:%=$(B)/workloads/%)
 	$(B)/perfring demo
+	$(B)/perfring record -g -e cpu-clock -F 2000 -o $(B)/demo.data -- $(B)/workloads/hot 0.5
+	@if command -v perf >/dev/null; then perf report --stdio --no-children -i $(B)/demo.data 2>/dev/null | grep -v '^#' | grep -v '^$$' | head -n 12; \
+	else echo "perf is not installed: read $(B)/demo.data with perf report"; fi
 
 fuzz:
 	@test -n "$(T)" || { echo "usage: make fuzz T=<$(FUZZ_TARGETS)> [SECS=60]"; exit 2; }

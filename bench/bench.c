@@ -42,15 +42,18 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -1210,15 +1213,158 @@ static void case_wakeup(void)
 	       us[1], nw[1], wk[1], c[1]);
 }
 
+/* ---- recorder against perf record ----------------------------------------- */
+
+extern char **environ;
+
+static const char *cli_path(void)
+{
+	const char *p = getenv("PERFRING_CLI");
+
+	return p ? p : "build/perfring";
+}
+
+static char *workload(const char *name, char *buf, size_t len)
+{
+	const char *dir = getenv("WORKLOADS");
+
+	snprintf(buf, len, "%s/%s", dir ? dir : "build/workloads", name);
+	return buf;
+}
+
+/* Runs argv quietly; returns its CPU seconds (user+sys) and wall seconds. */
+static int run_measured(char *const argv[], double *cpu_s, double *wall_s)
+{
+	posix_spawn_file_actions_t fa;
+	struct rusage ru;
+	uint64_t t0 = now_ns();
+	int status;
+	pid_t pid;
+
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+	posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+	if (posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ))
+		return -1;
+	posix_spawn_file_actions_destroy(&fa);
+	if (wait4(pid, &status, 0, &ru) != pid)
+		return -1;
+	if (wall_s)
+		*wall_s = (double)(now_ns() - t0) / 1e9;
+	if (cpu_s)
+		*cpu_s = (double)ru.ru_utime.tv_sec +
+			 (double)ru.ru_utime.tv_usec / 1e6 +
+			 (double)ru.ru_stime.tv_sec +
+			 (double)ru.ru_stime.tv_usec / 1e6;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* Samples and lost events in a perf.data, counted by perf itself. */
+static void perf_counts(const char *file, uint64_t *samples, uint64_t *lost)
+{
+	char cmd[512], line[512];
+	FILE *f;
+
+	*samples = *lost = 0;
+	snprintf(
+		cmd, sizeof(cmd),
+		"perf report -D -i %s 2>/dev/null | grep -E '^[0-9].*PERF_RECORD_(SAMPLE|LOST)'",
+		file);
+	f = popen(cmd, "r");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		char *l = strstr(line, "PERF_RECORD_LOST");
+
+		if (!l) {
+			(*samples)++;
+			continue;
+		}
+		l = strstr(l, "lost ");
+		if (l)
+			*lost += strtoull(l + 5, NULL, 10);
+	}
+	pclose(f);
+}
+
+static void case_record_vs_perf(void)
+{
+	char pp[PATH_MAX], ours_f[] = "/tmp/perfring-bench-ours.data",
+			   perf_f[] = "/tmp/perfring-bench-perf.data";
+	char *gen[] = { workload("pingpong", pp, sizeof(pp)), "0", NULL };
+	char *ours[] = { (char *)cli_path(),   "record", "-q",	 "-a", "-e",
+			 "sched:sched_switch", "-m",	 "512K", "-o", ours_f,
+			 "--duration",	       "3",	 NULL };
+	char *perf[] = { "perf", "record", "-q",
+			 "-a",	 "-e",	   "sched:sched_switch",
+			 "-m",	 "128",	   "-o",
+			 perf_f, "--",	   "sleep",
+			 "3",	 NULL };
+	double our_cpu = 0, perf_cpu = 0;
+	uint64_t our_ev, our_lost, perf_ev, perf_lost;
+	pid_t g;
+
+	if (posix_spawn(&g, gen[0], NULL, NULL, gen, environ)) {
+		printf("bench record-vs-perf error=no-generator path=%s\n",
+		       gen[0]);
+		return;
+	}
+	usleep(200000);
+	run_measured(ours, &our_cpu, NULL);
+	run_measured(perf, &perf_cpu, NULL);
+	kill(g, SIGKILL);
+	waitpid(g, NULL, 0);
+	perf_counts(ours_f, &our_ev, &our_lost);
+	perf_counts(perf_f, &perf_ev, &perf_lost);
+	unlink(ours_f);
+	unlink(perf_f);
+	printf("bench record-vs-perf ours_us_per_ev=%.3f perf_us_per_ev=%.3f ratio=%.2f ours_lost=%llu perf_lost=%llu ours_events=%llu perf_events=%llu ours_cpu_s=%.3f perf_cpu_s=%.3f secs=3\n",
+	       our_ev ? our_cpu * 1e6 / (double)our_ev : 0.0,
+	       perf_ev ? perf_cpu * 1e6 / (double)perf_ev : 0.0,
+	       our_ev && perf_ev && perf_cpu > 0 ?
+		       (our_cpu / (double)our_ev) /
+			       (perf_cpu / (double)perf_ev) :
+		       0.0,
+	       (unsigned long long)our_lost, (unsigned long long)perf_lost,
+	       (unsigned long long)our_ev, (unsigned long long)perf_ev, our_cpu,
+	       perf_cpu);
+}
+
+static void case_record_startup(void)
+{
+	char f[] = "/tmp/perfring-bench-startup.data";
+	char *ours[] = {
+		(char *)cli_path(), "record", "-q", "-o", f, "--", "true", NULL
+	};
+	char *perf[] = { "perf", "record", "-q", "-o", f, "--", "true", NULL };
+	double o[5], p[3], w;
+
+	for (int i = 0; i < 5; i++)
+		o[i] = run_measured(ours, NULL, &w) == 0 ? w : 1e9;
+	for (int i = 0; i < 3; i++)
+		p[i] = run_measured(perf, NULL, &w) == 0 ? w : 1e9;
+	unlink(f);
+	qsort(o, 5, sizeof(double), cmp_double);
+	qsort(p, 3, sizeof(double), cmp_double);
+	printf("bench record-startup ours_ms=%.1f perf_ms=%.1f stat=median\n",
+	       o[2] * 1e3, p[1] * 1e3);
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(void);
 } cases[] = {
-	{ "spsc-32", case_spsc32 },   { "spsc-256", case_spsc256 },
-	{ "xproc-32", case_xproc32 }, { "mpsc2-32", case_mpsc2 },
-	{ "emit-32", case_emit32 },   { "memcpy", case_memcpy },
-	{ "naive-32", case_naive32 }, { "naive-256", case_naive256 },
+	{ "spsc-32", case_spsc32 },
+	{ "spsc-256", case_spsc256 },
+	{ "xproc-32", case_xproc32 },
+	{ "mpsc2-32", case_mpsc2 },
+	{ "emit-32", case_emit32 },
+	{ "memcpy", case_memcpy },
+	{ "naive-32", case_naive32 },
+	{ "naive-256", case_naive256 },
 	{ "wakeup", case_wakeup },
+	{ "record-vs-perf", case_record_vs_perf },
+	{ "record-startup", case_record_startup },
 };
 
 int main(int argc, char **argv)

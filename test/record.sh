@@ -82,6 +82,19 @@ perf_ok "$tmp/p.data"
 pids=$(perf script -i "$tmp/p.data" -F pid 2>/dev/null | sort -u | tr -d ' ')
 [ "$pids" = "$hp" ] || fail "-p $hp recorded pids: $pids"
 
+# -t on one thread; --per-thread together with -C.
+"$wl/hot" 1.0 &
+hp=$!
+sleep 0.2
+"$cli" record -q -t $hp -e cpu-clock -F 1000 -o "$tmp/t.data" --duration 0.4 || fail "-t"
+wait $hp
+perf_ok "$tmp/t.data"
+[ "$(perf script -i "$tmp/t.data" -F tid 2>/dev/null | sort -u | tr -d ' ')" = "$hp" ] || fail "-t $hp recorded other threads"
+"$cli" record -q -C 0 --per-thread -e page-faults -c 1 -o "$tmp/cpt.data" -- taskset -c 0 "$wl/faults" 300 || fail "-C 0 --per-thread"
+perf_ok "$tmp/cpt.data"
+[ "$(perf script -i "$tmp/cpt.data" -F cpu 2>/dev/null | tr -d ' []' | sort -u)" = "000" ] || fail "-C 0 --per-thread recorded other CPUs"
+[ "$(perf script -i "$tmp/cpt.data" -F comm 2>/dev/null | grep -c faults)" -ge 300 ] || fail "-C 0 --per-thread missed the command's faults"
+
 # 4. -g names the hot function.
 "$cli" record -q -g -e cpu-clock -F 2000 -o "$tmp/g.data" -- "$wl/hot" 0.5 || fail "-g"
 perf_ok "$tmp/g.data"

@@ -62,12 +62,13 @@ perf_ok "$tmp/pt.data"
 comms=$(perf script -i "$tmp/pt.data" -F comm 2>/dev/null | sort -u | tr -d ' ')
 [ "$comms" = "faults" ] || fail "--per-thread recorded other threads: $comms"
 
-"$cli" record -q -C 0 -e cpu-clock -F 1000 -o "$tmp/cpu0.data" -- "$wl/hot" 0.3 || fail "-C 0"
+"$cli" record -q -C 0 -e cpu-clock -F 1000 -o "$tmp/cpu0.data" -- taskset -c 0 "$wl/hot" 0.3 || fail "-C 0"
 perf_ok "$tmp/cpu0.data"
 cpus=$(perf script -i "$tmp/cpu0.data" -F cpu 2>/dev/null | tr -d ' []' | sort -u | tr '\n' ' ')
 [ "$cpus" = "000 " ] || fail "-C 0 recorded CPUs: $cpus"
 
-"$cli" record -q -a -e cpu-clock -F 500 -o "$tmp/all.data" -- "$wl/hot" 0.3 || fail "-a"
+# One busy process per CPU, so every CPU has something to sample.
+"$cli" record -q -a -e cpu-clock -F 500 -o "$tmp/all.data" -- sh -c "for i in \$(seq $(nproc)); do '$wl/hot' 0.3 & done; wait" || fail "-a"
 perf_ok "$tmp/all.data"
 ncpu=$(perf script -i "$tmp/all.data" -F cpu 2>/dev/null | sort -u | wc -l)
 [ "$ncpu" -ge "$(nproc)" ] || fail "-a recorded $ncpu CPUs of $(nproc)"

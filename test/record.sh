@@ -163,4 +163,16 @@ grep -q 'perfring list' "$tmp/e1" || fail "unknown event: no hint to perfring li
 "$cli" record -q -o "$tmp/x.data" -- /nonexistent/cmd 2>"$tmp/e2" && fail "missing command accepted"
 grep -q 'No such file' "$tmp/e2" || fail "missing command: unclear message: $(cat "$tmp/e2")"
 "$cli" list | grep -q 'sched:sched_switch' || fail "list has no sched:sched_switch"
+# Permission problems explain perf_event_paranoid (as an unprivileged user).
+if command -v setpriv >/dev/null && [ "$(id -u)" = 0 ]; then
+	nob=$(mktemp -d)
+	chmod 0777 "$nob"
+	if setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
+		"$cli" record -a -e cpu-clock --duration 0.1 -o "$nob/x.data" 2>"$tmp/perm.err"; then
+		echo "note: the kernel lets unprivileged users record system wide here"
+	else
+		grep -q 'perf_event_paranoid' "$tmp/perm.err" || { rm -rf "$nob"; fail "permission error does not explain perf_event_paranoid: $(cat "$tmp/perm.err")"; }
+	fi
+	rm -rf "$nob"
+fi
 echo "record: ok"

@@ -560,7 +560,7 @@ static int cmd_record(int argc, char **argv, int full_argc, char **full_argv)
 	err = perfring_record(&ro, &st);
 	if (ro.progress)
 		fprintf(stderr, "\r\033[K");
-	if (!quiet && st.sz >= sizeof(st)) {
+	if (!quiet && st.sz >= sizeof(st) && (!err || st.bytes)) {
 		const char *out = ro.output ? ro.output : "perf.data";
 
 		fprintf(stderr,

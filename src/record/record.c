@@ -702,10 +702,15 @@ out:
 		s.go_fd = -1;
 	}
 	if (s.child > 0) {
-		if (err)
-			kill(s.child, SIGTERM);
-		if (waitpid(s.child, &status, 0) == s.child)
+		/* Stopped first (error, Ctrl-C, --duration): end the command
+		 * as perf does, then collect it. */
+		if (waitpid(s.child, &status, WNOHANG) == s.child) {
 			s.st.child_status = status;
+		} else {
+			kill(s.child, SIGTERM);
+			if (waitpid(s.child, &status, 0) == s.child)
+				s.st.child_status = status;
+		}
 	}
 	if (s.w) {
 		int cerr;

@@ -11,15 +11,15 @@ VERSION := 0.1.0
 SOVERSION := 0
 
 WARN := -Wall -Wextra -Werror -Wshadow -Wmissing-prototypes -Wstrict-prototypes
-CFLAGS_COMMON := -std=c11 $(WARN) -Iinclude -pthread
+CFLAGS_COMMON := -std=c11 $(WARN) -Iinclude -pthread $(shell pkg-config --cflags libtraceevent libelf)
 CFLAGS_release := -O2 -g
 CFLAGS_asan := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
 CFLAGS_tsan := -O1 -g -fsanitize=thread $(shell $(CC) -Werror -Wno-tsan -fsyntax-only -x c /dev/null 2>/dev/null && echo -Wno-tsan)
-LDLIBS := -pthread
+LDLIBS := -pthread $(shell pkg-config --libs libtraceevent libelf)
 
 # Layers: src/ring (core, libc only) -> src/sources -> src/format ->
 # src/record -> tools (CLI, public API only).
-LIB_SRC := $(sort $(wildcard src/ring/*.c src/sources/*.c src/format/*.c src/record/*.c))
+LIB_SRC := $(sort $(wildcard src/ring/*.c src/sources/*.c src/format/*.c src/record/*.c src/report/*.c))
 HDRS := include/perfring.h include/perfring/abi.h $(wildcard src/*/*.h)
 
 # Tests: every test/test_*.c runs under ASan+UBSan; the concurrency ones
@@ -82,7 +82,7 @@ CHECK_BINS := $(UNIT_TESTS:%=$(B)/asan/test/%) $(STRESS_TESTS:%=$(B)/asan/test/%
 
 check: $(CHECK_BINS) all $(WORKLOADS:%=$(B)/workloads/%)
 	@FUZZ_CORPUS_DIR=fuzz/corpus PERFRING_CLI=$(B)/perfring WORKLOADS=$(B)/workloads \
-		./test/run-tests.sh $(CHECK_BINS) test/cli.sh test/install.sh test/record.sh
+		./test/run-tests.sh $(CHECK_BINS) test/cli.sh test/install.sh test/record.sh test/export.sh test/script.sh
 
 bench: $(B)/bench $(B)/perfring $(WORKLOADS:%=$(B)/workloads/%)
 	$(B)/bench $(CASE)

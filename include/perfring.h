@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <perfring/abi.h>
 
 #ifdef __cplusplus
@@ -365,6 +366,101 @@ typedef void (*perfring_event_fn)(const char *name, const char *kind,
 /* Calls @fn for every event perfring record accepts ("software event",
  * "tracepoint").  Returns the count or -errno. */
 PERFRING_API int perfring_event_list(perfring_event_fn fn, void *ctx);
+
+/* ---- reading ----------------------------------------------------------- */
+
+/*
+ * Prints every record of the perf.data at @path ("-": standard input, pipe
+ * format) to @out with its offset, size, type and decoded fields, like
+ * `perf report -D`.  Returns 0 or -errno: -EPROTO for a byte order or
+ * version this reader does not know, -EBADMSG for a damaged file (what
+ * could be read before the damage is printed; the log says where).
+ */
+PERFRING_API int perfring_dump(const char *path, FILE *out);
+
+/*
+ * Prints the record counts per type and the samples per event, like
+ * `perf report --stats`, and the lost events and lost samples.  Returns as
+ * perfring_dump().
+ */
+PERFRING_API int perfring_stats(const char *path, FILE *out);
+
+/* ---- script / report ---------------------------------------------------- */
+
+struct perfring_script_opts {
+	size_t sz;
+	const char *input; /* -i: default "perf.data"; "-": pipe format, stdin */
+	/*
+	 * -F as perf script takes it: "comm,tid,time,ip,sym" (replaces the
+	 * defaults of every event type), "trace:comm,cpu,trace" (one type:
+	 * hw, sw, trace, raw, break), "+period,-dso" (edits the defaults).
+	 * Fields: comm pid tid cpu time event period ip sym symoff dso addr
+	 * trace.  Several specs (perf's repeated -F) are joined with ';'.
+	 * NULL: perf's defaults.
+	 */
+	const char *fields;
+	bool hide_callchain; /* -G: no callchains */
+	bool ns; /* --ns: times with nanoseconds */
+	/* Format every tracepoint with libtraceevent itself instead of the
+	 * compiled formats (same text; for tests). */
+	bool slow_tracepoints;
+};
+
+/*
+ * Prints the samples of a perf.data to @out as perf script does: one line
+ * per sample (comm, tid, cpu, time, period, event, ip, symbol+offset and
+ * object), callchains below it, tracepoint fields decoded from the file's
+ * TRACING_DATA.  Returns 0 or -errno (the log says what); a write error on
+ * @out (EPIPE) stops it with that error.
+ */
+PERFRING_API int perfring_script(const struct perfring_script_opts *opts,
+				 FILE *out);
+
+struct perfring_report_opts {
+	size_t sz;
+	const char *input; /* -i: default "perf.data"; "-": pipe format, stdin */
+	const char *sort; /* --sort "comm,dso,sym" (default); also pid */
+	bool children; /* --children: force the Children column */
+	bool no_children; /* --no-children: self only */
+	bool no_callgraph; /* -g none: no call graphs under the entries */
+	bool show_nr_samples; /* -n: a Samples column */
+	double percent_limit; /* hide entries below this percentage */
+};
+
+/*
+ * Prints an overhead table to @out as perf report --stdio does: per event,
+ * samples grouped by the sort keys with their share of the period, the
+ * callchain's Children/Self and call graphs when the samples have them.
+ * Returns 0 or -errno.
+ */
+PERFRING_API int perfring_report(const struct perfring_report_opts *opts,
+				 FILE *out);
+
+/* ---- export ------------------------------------------------------------ */
+
+struct perfring_export_opts {
+	size_t sz;
+	const char *input; /* -i: default "perf.data"; "-": pipe format, stdin */
+	/*
+	 * "chrome" (default): Chrome trace-event JSON for Perfetto and
+	 * chrome://tracing; "folded": collapsed stacks ("comm;outer;inner N"
+	 * per line) for flame graph tools; "svg": a flame graph.
+	 */
+	const char *format;
+	const char *title; /* svg heading, chrome otherData.title */
+	unsigned int width; /* svg: image width in pixels (0: 1200) */
+};
+
+/*
+ * Converts the perf.data at opts->input and writes it to @out: samples as
+ * instants on per-thread tracks, sched:sched_switch as slices of the
+ * running threads and process/thread names (chrome), or the samples'
+ * call stacks aggregated (folded, svg).  Returns 0 or -errno (-EINVAL: an
+ * unknown format; -EBADMSG: the file is damaged, what came before the
+ * damage was written out completely; a write error on @out stops it).
+ */
+PERFRING_API int perfring_export(const struct perfring_export_opts *opts,
+				 FILE *out);
 
 #ifdef __cplusplus
 }

@@ -601,6 +601,273 @@ static int cmd_list(int argc, char **argv)
 	return perfring_event_list(list_one, NULL) < 0 ? 1 : 0;
 }
 
+/* dump / stats: -i FILE (default perf.data, "-" standard input). */
+static int cmd_read(int argc, char **argv, bool stats)
+{
+	const char *in = "perf.data";
+	int err;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-i") && i + 1 < argc)
+			in = argv[++i];
+		else if (!strncmp(argv[i], "--input=", 8))
+			in = argv[i] + 8;
+		else
+			die_usage("unknown option '%s'", argv[i]);
+	}
+	setvbuf(stdout, NULL, _IOFBF, 1 << 16);
+	err = stats ? perfring_stats(in, stdout) : perfring_dump(in, stdout);
+	if (err == -EPIPE)
+		return 0; /* the reader went away (| head) */
+	if (err) {
+		fflush(stdout);
+		fprintf(stderr, "%s: %s: %s\n", prog, in, strerror(-err));
+		return 1;
+	}
+	return 0;
+}
+
+/* perf reads a pipe on stdin when no -i is given. */
+static bool stdin_is_fifo(void)
+{
+	struct stat st;
+
+	return !fstat(STDIN_FILENO, &st) && S_ISFIFO(st.st_mode);
+}
+
+static bool input_given(int argc, char **argv)
+{
+	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "-i") || !strncmp(argv[i], "-i", 2) ||
+		    !strncmp(argv[i], "--input", 7))
+			return true;
+	return false;
+}
+
+/* script: perf script's text, one line per sample. */
+static int cmd_script(int argc, char **argv)
+{
+	enum { OPT_NS = 256, OPT_SLOW_TP };
+	static const struct option opts[] = {
+		{ "input", required_argument, NULL, 'i' },
+		{ "fields", required_argument, NULL, 'F' },
+		{ "hide-call-graph", no_argument, NULL, 'G' },
+		{ "ns", no_argument, NULL, OPT_NS },
+		{ "slow-tracepoints", no_argument, NULL, OPT_SLOW_TP },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	PERFRING_OPTS(perfring_script_opts, so, .input = "perf.data");
+	char fields[4096] = "";
+	int c, err;
+
+	while ((c = getopt_long(argc, argv, "i:F:Gh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'i':
+			so.input = optarg;
+			break;
+		case 'F':
+			/* perf takes one -F per event type: join them. */
+			if (strlen(fields) + strlen(optarg) + 2 >
+			    sizeof(fields))
+				die_usage("-F lists too long: %s", optarg);
+			if (fields[0])
+				strcat(fields, ";");
+			strcat(fields, optarg);
+			so.fields = fields;
+			break;
+		case 'G':
+			so.hide_callchain = true;
+			break;
+		case OPT_NS:
+			so.ns = true;
+			break;
+		case OPT_SLOW_TP:
+			so.slow_tracepoints = true;
+			break;
+		case 'h':
+			printf("usage: %s script [-i FILE|-] [-F FIELDS] [-G] [--ns]\n"
+			       "  -F comm,pid,tid,cpu,time,event,period,ip,sym,symoff,dso,addr,trace\n"
+			       "     (TYPE:FIELDS for one type: hw sw trace raw break; +F/-F edit the defaults)\n",
+			       prog);
+			return 0;
+		default:
+			return 2;
+		}
+	}
+	if (optind < argc)
+		die_usage("unexpected argument '%s'", argv[optind]);
+	if (!input_given(argc, argv) && stdin_is_fifo())
+		so.input = "-"; /* as perf: a pipe on stdin is the input */
+	err = perfring_script(&so, stdout);
+	if (err == -EPIPE)
+		return 0; /* the reader went away (| head) */
+	if (err) {
+		fprintf(stderr, "%s: script %s: %s\n", prog, so.input,
+			strerror(-err));
+		return 1;
+	}
+	return 0;
+}
+
+/* report: perf report --stdio's overhead table. */
+static int cmd_report(int argc, char **argv)
+{
+	enum { OPT_CHILDREN = 256, OPT_NO_CHILDREN, OPT_STDIO, OPT_PLIMIT };
+	static const struct option opts[] = {
+		{ "input", required_argument, NULL, 'i' },
+		{ "sort", required_argument, NULL, 's' },
+		{ "children", no_argument, NULL, OPT_CHILDREN },
+		{ "no-children", no_argument, NULL, OPT_NO_CHILDREN },
+		{ "call-graph", required_argument, NULL, 'g' },
+		{ "show-nr-samples", no_argument, NULL, 'n' },
+		{ "stdio", no_argument, NULL, OPT_STDIO },
+		{ "percent-limit", required_argument, NULL, OPT_PLIMIT },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	PERFRING_OPTS(perfring_report_opts, ro, .input = "perf.data");
+	char *end;
+	int c, err;
+
+	while ((c = getopt_long(argc, argv, "i:s:g:nh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'i':
+			ro.input = optarg;
+			break;
+		case 's':
+			ro.sort = optarg;
+			break;
+		case OPT_CHILDREN:
+			ro.children = true;
+			ro.no_children = false;
+			break;
+		case OPT_NO_CHILDREN:
+			ro.no_children = true;
+			ro.children = false;
+			break;
+		case 'g':
+			if (!strcmp(optarg, "none"))
+				ro.no_callgraph = true;
+			else if (strncmp(optarg, "graph", 5))
+				die_usage("-g takes none or graph: %s", optarg);
+			break;
+		case 'n':
+			ro.show_nr_samples = true;
+			break;
+		case OPT_STDIO:
+			break; /* the only output there is */
+		case OPT_PLIMIT:
+			ro.percent_limit = strtod(optarg, &end);
+			if (*end || ro.percent_limit < 0)
+				die_usage(
+					"--percent-limit takes a percentage: %s",
+					optarg);
+			break;
+		case 'h':
+			printf("usage: %s report [-i FILE|-] [--sort comm,pid,dso,sym] [--children|--no-children]\n"
+			       "                [-g none] [-n] [--percent-limit PCT] [--stdio]\n",
+			       prog);
+			return 0;
+		default:
+			return 2;
+		}
+	}
+	if (optind < argc)
+		die_usage("unexpected argument '%s'", argv[optind]);
+	if (!input_given(argc, argv) && stdin_is_fifo())
+		ro.input = "-";
+	err = perfring_report(&ro, stdout);
+	if (err == -EPIPE)
+		return 0;
+	if (err) {
+		fprintf(stderr, "%s: report %s: %s\n", prog, ro.input,
+			strerror(-err));
+		return 1;
+	}
+	return 0;
+}
+
+/* export: Chrome trace JSON, folded stacks or a flame graph SVG. */
+static int cmd_export(int argc, char **argv)
+{
+	enum { OPT_TITLE = 256, OPT_WIDTH };
+	static const struct option opts[] = {
+		{ "input", required_argument, NULL, 'i' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "title", required_argument, NULL, OPT_TITLE },
+		{ "width", required_argument, NULL, OPT_WIDTH },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	PERFRING_OPTS(perfring_export_opts, eo, .input = "perf.data",
+		      .format = "chrome");
+	const char *outpath = "-";
+	FILE *out = stdout;
+	char *end;
+	unsigned long w;
+	int c, err;
+
+	while ((c = getopt_long(argc, argv, "i:f:o:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'i':
+			eo.input = optarg;
+			break;
+		case 'f':
+			eo.format = optarg;
+			break;
+		case 'o':
+			outpath = optarg;
+			break;
+		case OPT_TITLE:
+			eo.title = optarg;
+			break;
+		case OPT_WIDTH:
+			errno = 0;
+			w = strtoul(optarg, &end, 10);
+			if (errno || *end || w < 100 || w > 1000000)
+				die_usage(
+					"--width takes 100 to 1000000 pixels: %s",
+					optarg);
+			eo.width = (unsigned int)w;
+			break;
+		case 'h':
+			printf("usage: %s export [-i FILE|-] [-f chrome|folded|svg] [-o OUT|-] [--title TEXT] [--width PX]\n"
+			       "  chrome: trace-event JSON (Perfetto UI, chrome://tracing): samples, sched_switch slices\n"
+			       "  folded: collapsed stacks for flame graph tools; svg: an interactive flame graph\n",
+			       prog);
+			return 0;
+		default:
+			return 2;
+		}
+	}
+	if (optind < argc)
+		die_usage("unexpected argument '%s'", argv[optind]);
+	if (strcmp(outpath, "-")) {
+		out = fopen(outpath, "w");
+		if (!out) {
+			fprintf(stderr, "%s: export: cannot create %s: %s\n",
+				prog, outpath, strerror(errno));
+			return 1;
+		}
+	}
+	err = perfring_export(&eo, out);
+	if (out != stdout && fclose(out) && !err)
+		err = -errno;
+	/* Nothing usable was written (damage keeps what came before it). */
+	if (err && err != -EBADMSG && out != stdout)
+		unlink(outpath);
+	if (err == -EPIPE && out == stdout)
+		return 0; /* the reader went away (| head) */
+	if (err) {
+		fprintf(stderr, "%s: export %s: %s\n", prog, eo.input,
+			strerror(-err));
+		return 1;
+	}
+	return 0;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -613,6 +880,10 @@ static void usage(FILE *f)
 		"                                     two-process ring demo: a producer\n"
 		"                                     process writes N checked records\n"
 		"  ring-stat RING_PATH                show a named ring's control page\n"
+		"  dump [-i FILE|-]                   every record of a perf.data (perf report -D)\n"
+		"  stats [-i FILE|-]                  record counts (perf report --stats)\n"
+		"  export [-i FILE|-] -f chrome|folded|svg [-o OUT]\n"
+		"                                     Chrome trace JSON, folded stacks, flame graph\n"
 		"  version                            print the version\n"
 		"  help                               this text\n"
 		"\n"
@@ -657,6 +928,16 @@ int main(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
+	if (!strcmp(cmd, "dump"))
+		return cmd_read(argc, argv, false);
+	if (!strcmp(cmd, "stats"))
+		return cmd_read(argc, argv, true);
+	if (!strcmp(cmd, "script"))
+		return cmd_script(argc, argv);
+	if (!strcmp(cmd, "report"))
+		return cmd_report(argc, argv);
+	if (!strcmp(cmd, "export"))
+		return cmd_export(argc, argv);
 	fprintf(stderr, "%s: unknown command '%s'\n", prog, cmd);
 	usage(stderr);
 	return 2;

@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Fuzz target: the perf.data reader over arbitrary bytes.
+ *
+ * The input is written to a memfd and read four ways: as a file (opened by
+ * its /proc/self/fd path) in file order and then time-ordered with a small
+ * queue limit (so early flushes run), as a stream (read(), never seeking:
+ * the pipe-format path), and through the dump and stats reports.  Every
+ * pointer a decoded sample carries is read in full, so ASan sees any that
+ * points outside the record.  Seeds: fuzz/corpus/perf_data/ (files of
+ * perf record and perfring record, pipe and file format, and damaged
+ * copies).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include "format/perf_reader.h"
+#include "report/report.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static volatile uint64_t sink;
+
+static uint64_t sum_bytes(const void *p, size_t len)
+{
+	const unsigned char *b = p;
+	uint64_t s = 0;
+
+	for (size_t i = 0; i < len; i++)
+		s += b[i];
+	return s;
+}
+
+static int touch(struct prd_file *f, const struct prd_event *ev, void *ctx)
+{
+	const struct prd_sample *s = ev->sample;
+	uint64_t acc = sum_bytes(ev->hdr, ev->hdr->size);
+
+	(void)ctx;
+	acc += prd_payload_size(f, ev);
+	if (s) {
+		acc += s->pid + s->tid + s->time + s->id + s->cpu;
+		for (uint64_t i = 0; i < s->nr_callchain; i++)
+			acc += s->callchain[i];
+		acc += sum_bytes(s->raw, s->raw ? s->raw_size : 0);
+		acc += sum_bytes(s->read, s->read ? s->read_size : 0);
+		if (s->branch_stack)
+			acc += sum_bytes(s->branch_stack,
+					 8 + 24 * s->nr_branches);
+		for (uint32_t i = 0; i < s->nr_regs_user; i++)
+			acc += s->regs_user[i];
+		for (uint32_t i = 0; i < s->nr_regs_intr; i++)
+			acc += s->regs_intr[i];
+		if (s->stack_user)
+			acc += sum_bytes(s->stack_user, s->stack_user_size);
+		if (s->aux)
+			acc += sum_bytes(s->aux, s->aux_size);
+		if (s->attr && s->attr->name)
+			acc += strlen(s->attr->name);
+	}
+	sink += acc;
+	return 0;
+}
+
+static void inspect(const struct prd_file *f)
+{
+	size_t len;
+
+	for (uint32_t i = 0; i < prd_nr_attrs(f); i++) {
+		const struct prd_attr *a = prd_attr(f, i);
+
+		sink += strlen(a->name) + a->nr_samples +
+			prd_attr_lost_samples(f, i);
+		for (uint32_t k = 0; k < a->nr_ids; k++)
+			sink += a->ids[k] +
+				(prd_attr_by_id(f, a->ids[k]) != NULL);
+	}
+	for (int feat = 0; feat < PRD_FEAT_BITS; feat++) {
+		const void *p = prd_feature(f, feat, &len);
+		const char *s = prd_feature_string(f, feat);
+
+		if (p)
+			sink += sum_bytes(p, len);
+		if (s)
+			sink += strlen(s);
+		sink += prd_has_feature(f, feat);
+	}
+	for (uint32_t t = 0; t < 128; t++)
+		sink += prd_type_counts(f)[t];
+	sink += prd_stats(f)->nr_records + prd_data_size(f);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct prd_file *f;
+	char path[64];
+	FILE *devnull;
+	size_t done = 0;
+	int fd;
+
+	fd = memfd_create("fuzz-perf-data", MFD_CLOEXEC);
+	if (fd < 0)
+		abort();
+	while (done < size) {
+		ssize_t n = write(fd, data + done, size - done);
+
+		if (n <= 0)
+			abort();
+		done += (size_t)n;
+	}
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+
+	if (prd_open(path, &f) == 0) {
+		prd_process(f, false, touch, NULL);
+		inspect(f);
+		prd_set_queue_limit(f, 0); /* the minimum: early flushes */
+		prd_process(f, true, touch, NULL);
+		prd_process(f, false, NULL, NULL);
+		inspect(f);
+		prd_close(f);
+	}
+
+	if (lseek(fd, 0, SEEK_SET) == 0 &&
+	    prd_open_fd(fd, "fuzz-stream", true, &f) == 0) {
+		prd_process(f, true, touch, NULL);
+		inspect(f);
+		if (prd_process(f, false, NULL, NULL) != -EINVAL)
+			abort(); /* a stream runs once */
+		prd_close(f);
+	}
+
+	devnull = fopen("/dev/null", "w");
+	if (!devnull)
+		abort();
+	report_dump(path, devnull);
+	report_stats(path, devnull);
+	fclose(devnull);
+	close(fd);
+	return 0;
+}

@@ -1,0 +1,1655 @@
+// SPDX-License-Identifier: MIT
+/*
+ * `perfring export`: a perf.data as a Chrome trace-event JSON file, as
+ * collapsed stacks for flame graph tools, or as a flame graph SVG.
+ *
+ * chrome: the JSON object format ({"traceEvents":[...]}), streamed out in
+ * time order as the records come (perf's ordered processing).  Every
+ * sample is an instant ("ph":"i", thread scope) on its thread's track,
+ * named by its symbol (tracepoints and unresolved addresses: the event
+ * name).  sched:sched_switch samples also make "X" slices: a thread runs
+ * on a CPU from the switch that names it next_pid until the switch that
+ * names it prev_pid there (the idle task, tid 0, gets none); slices still
+ * open at the end close at the last time seen.  process_name/thread_name
+ * metadata is written when a track is first used and again at the end if
+ * the name changed (exec).  Times are perf's nanoseconds as floating
+ * microseconds.
+ *
+ * folded: "comm;root;...;leaf count" per distinct stack, sorted, as
+ * stackcollapse-perf.pl writes it (kernel frames with "_[k]", unknown
+ * symbols as "[dso]" or "[unknown]"); the counts add up to the samples.
+ * svg: the same stacks drawn as a flame graph by the flamegraph.pl
+ * algorithm (sorted stacks merged into frames), with an inline script for
+ * details on hover and zoom on click.  Stacks are aggregated in a hash
+ * table keyed by the stack string; nothing else grows with the input.
+ *
+ * sched_switch fields come from the event's format in the TRACING_DATA
+ * (parsed here; only offsets and sizes are needed); without one (pipe
+ * input, whose tracing data the reader keeps to itself) the layout every
+ * 64-bit kernel since 4.x uses is assumed, checked against the record size.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include "perfring.h"
+#include "../ring/internal.h"
+#include "../format/perf_reader.h"
+#include "outbuf.h"
+#include "threads.h"
+
+#define OPTS_HAS(o, f) \
+	((o)->sz >= offsetof(__typeof__(*(o)), f) + sizeof((o)->f))
+#define OPTS_GET(o, f, def) (OPTS_HAS(o, f) ? (o)->f : (def))
+
+#define MAX_CPUS 65536 /* sched_switch CPUs tracked (more: ignored) */
+#define MAX_STACKS (1u << 22) /* distinct stacks kept (more: lumped) */
+#define MAX_STACK_BYTES (512u << 20) /* bytes of stack keys kept */
+#define MAX_KEY (1u << 20) /* one stack key */
+
+enum fmt { FMT_CHROME, FMT_FOLDED, FMT_SVG };
+
+/* Where sched_switch keeps its fields (0 size: absent). */
+struct field {
+	uint32_t off, size;
+};
+
+struct ss_layout {
+	bool have; /* parsed from a format */
+	uint64_t id;
+	struct field prev_comm, prev_pid, prev_state, next_comm, next_pid;
+};
+
+/* Per-thread state of the chrome export (thread->priv). */
+struct tstate {
+	struct tstate *next; /* every one, for freeing */
+	char swcomm[17]; /* name from sched_switch (threads without COMM) */
+	bool named; /* thread_name written */
+	int32_t named_pid;
+	const char *named_comm;
+	bool proc_named; /* process_name written (leaders) */
+	const char *proc_comm;
+	int32_t run_cpu; /* CPU it runs on per sched_switch, or -1 */
+};
+
+struct cpu_run {
+	struct thread *t;
+	uint64_t start;
+	bool active;
+};
+
+struct stk {
+	char *key; /* NULL: empty slot */
+	uint32_t len;
+	uint64_t hash;
+	uint64_t count;
+};
+
+struct exp {
+	enum fmt fmt;
+	const char *title;
+	unsigned int width;
+	struct prd_file *f;
+	struct machine m;
+	bool machine_ok;
+	struct outbuf ob;
+	int err; /* first error from a callback */
+
+	struct ss_layout ss;
+	bool ss_fallback_warned;
+
+	/* chrome */
+	bool any_event;
+	uint64_t last_time;
+	struct tstate *tstates;
+	struct cpu_run *cpus;
+	uint32_t nr_cpus;
+	uint64_t nr_samples, nr_slices;
+
+	/* folded, svg */
+	struct stk *tab;
+	size_t tab_mask, tab_nr, tab_bytes;
+	bool tab_full_warned;
+	char *key;
+	size_t key_len;
+	struct addr_loc *locs;
+	size_t nr_locs_cap;
+};
+
+/* ---- text ------------------------------------------------------------ */
+
+/* Length of the valid UTF-8 sequence at @p (at most @n bytes), 0 if the
+ * bytes there are not one (overlong forms and surrogates included). */
+static size_t utf8_seq(const unsigned char *p, size_t n)
+{
+	unsigned char c = p[0];
+	size_t len;
+	uint32_t cp, min;
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf) {
+		len = 2;
+		cp = c & 0x1f;
+		min = 0x80;
+	} else if (c >= 0xe0 && c <= 0xef) {
+		len = 3;
+		cp = c & 0x0f;
+		min = 0x800;
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		len = 4;
+		cp = c & 0x07;
+		min = 0x10000;
+	} else {
+		return 0;
+	}
+	if (n < len)
+		return 0;
+	for (size_t i = 1; i < len; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (p[i] & 0x3f);
+	}
+	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	if (cp == 0xfffe || cp == 0xffff)
+		return 0; /* not XML characters */
+	return len;
+}
+
+static const char hexd[] = "0123456789abcdef";
+
+/* A JSON string: quotes, backslashes and control characters escaped,
+ * bytes that are not UTF-8 as the Latin-1 characters they would be. */
+static void ob_json_str(struct outbuf *ob, const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	ob_putc(ob, '"');
+	for (size_t i = 0; i < n;) {
+		unsigned char c = p[i];
+		size_t k;
+
+		if (c == '"' || c == '\\') {
+			ob_room(ob, 2);
+			ob->p[ob->len++] = '\\';
+			ob->p[ob->len++] = (char)c;
+			i++;
+			continue;
+		}
+		if (c >= 0x20 && c < 0x7f) {
+			ob_putc(ob, (char)c);
+			i++;
+			continue;
+		}
+		k = c == 0x7f ? 1 : utf8_seq(p + i, n - i);
+		if (k > 1) {
+			ob_write(ob, p + i, k);
+			i += k;
+			continue;
+		}
+		ob_room(ob, 6);
+		memcpy(ob->p + ob->len, "\\u00", 4);
+		ob->p[ob->len + 4] = hexd[c >> 4];
+		ob->p[ob->len + 5] = hexd[c & 15];
+		ob->len += 6;
+		i++;
+	}
+	ob_putc(ob, '"');
+}
+
+static void ob_json_cstr(struct outbuf *ob, const char *s)
+{
+	ob_json_str(ob, s, strlen(s));
+}
+
+/* XML character data or attribute value: &<>"' escaped, control
+ * characters XML forbids as '?', bytes that are not UTF-8 as character
+ * references to the Latin-1 characters they would be. */
+static void ob_xml_str(struct outbuf *ob, const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	for (size_t i = 0; i < n;) {
+		unsigned char c = p[i];
+		size_t k;
+
+		switch (c) {
+		case '&':
+			ob_puts(ob, "&amp;");
+			i++;
+			continue;
+		case '<':
+			ob_puts(ob, "&lt;");
+			i++;
+			continue;
+		case '>':
+			ob_puts(ob, "&gt;");
+			i++;
+			continue;
+		case '"':
+			ob_puts(ob, "&quot;");
+			i++;
+			continue;
+		case '\'':
+			ob_puts(ob, "&apos;");
+			i++;
+			continue;
+		default:
+			break;
+		}
+		if (c < 0x20 && c != '\t' && c != '\n' && c != '\r') {
+			ob_putc(ob, '?');
+			i++;
+			continue;
+		}
+		if (c < 0x80) {
+			ob_putc(ob, (char)c);
+			i++;
+			continue;
+		}
+		k = utf8_seq(p + i, n - i);
+		if (k) {
+			ob_write(ob, p + i, k);
+			i += k;
+			continue;
+		}
+		ob_room(ob, 6);
+		memcpy(ob->p + ob->len, "&#x", 3);
+		ob->p[ob->len + 3] = hexd[c >> 4];
+		ob->p[ob->len + 4] = hexd[c & 15];
+		ob->p[ob->len + 5] = ';';
+		ob->len += 6;
+		i++;
+	}
+}
+
+/* @v with @dec decimals (0..6), without the locale's say. */
+static void ob_fixed(struct outbuf *ob, double v, int dec)
+{
+	static const double scale[] = { 1, 10, 100, 1e3, 1e4, 1e5, 1e6 };
+	uint64_t iv, ip, fp, div;
+	char buf[24], *s;
+
+	if (dec < 0)
+		dec = 0;
+	if (dec > 6)
+		dec = 6;
+	if (!(v == v))
+		v = 0;
+	if (v < 0) {
+		ob_putc(ob, '-');
+		v = -v;
+	}
+	if (v > 1e12)
+		v = 1e12;
+	iv = (uint64_t)(v * scale[dec] + 0.5);
+	div = (uint64_t)scale[dec];
+	ip = iv / div;
+	fp = iv % div;
+	ob_u64(ob, ip, 0, ' ');
+	if (!dec)
+		return;
+	s = ob_utoa(buf + sizeof(buf), fp);
+	ob_putc(ob, '.');
+	for (int i = (int)(buf + sizeof(buf) - s); i < dec; i++)
+		ob_putc(ob, '0');
+	ob_write(ob, s, (size_t)(buf + sizeof(buf) - s));
+}
+
+/* perf time (ns) as microseconds with three decimals. */
+static void ob_us(struct outbuf *ob, uint64_t ns)
+{
+	char buf[4];
+
+	ob_u64(ob, ns / 1000, 0, ' ');
+	buf[0] = '.';
+	buf[1] = (char)('0' + ns % 1000 / 100);
+	buf[2] = (char)('0' + ns % 100 / 10);
+	buf[3] = (char)('0' + ns % 10);
+	ob_write(ob, buf, 4);
+}
+
+/* ---- sched_switch layout ------------------------------------------- */
+
+struct cur {
+	const unsigned char *p, *e;
+};
+
+static bool take(struct cur *c, size_t n, const unsigned char **at)
+{
+	if ((size_t)(c->e - c->p) < n)
+		return false;
+	if (at)
+		*at = c->p;
+	c->p += n;
+	return true;
+}
+
+static bool get32(struct cur *c, uint32_t *v)
+{
+	const unsigned char *p;
+
+	if (!take(c, 4, &p))
+		return false;
+	memcpy(v, p, 4);
+	return true;
+}
+
+static bool get64(struct cur *c, uint64_t *v)
+{
+	const unsigned char *p;
+
+	if (!take(c, 8, &p))
+		return false;
+	memcpy(v, p, 8);
+	return true;
+}
+
+static bool take_str(struct cur *c, const unsigned char **s, size_t *len)
+{
+	const unsigned char *nul = memchr(c->p, 0, (size_t)(c->e - c->p));
+
+	if (!nul)
+		return false;
+	*s = c->p;
+	*len = (size_t)(nul - c->p);
+	c->p = nul + 1;
+	return true;
+}
+
+/* The value after "@key" in a format text (up to the end of line). */
+static bool fmt_value(const char *t, size_t n, const char *key, char *out,
+		      size_t outsz)
+{
+	size_t kl = strlen(key);
+
+	for (size_t i = 0; i + kl <= n; i++) {
+		size_t j, k = 0;
+
+		if ((i && t[i - 1] != '\n') || memcmp(t + i, key, kl))
+			continue;
+		j = i + kl;
+		while (j < n && (t[j] == ' ' || t[j] == '\t'))
+			j++;
+		while (j < n && t[j] != '\n' && t[j] != '\r' && k + 1 < outsz)
+			out[k++] = t[j++];
+		out[k] = 0;
+		return true;
+	}
+	return false;
+}
+
+/* Reads an unsigned number after "@key" in @s..@e; false if absent. */
+static bool num_after(const char *s, const char *e, const char *key,
+		      uint32_t *v)
+{
+	size_t kl = strlen(key);
+	unsigned long long x = 0;
+	const char *p;
+
+	for (p = s; p + kl <= e; p++)
+		if (!memcmp(p, key, kl))
+			break;
+	if (p + kl > e)
+		return false;
+	p += kl;
+	if (p >= e || *p < '0' || *p > '9')
+		return false;
+	for (; p < e && *p >= '0' && *p <= '9'; p++) {
+		x = x * 10 + (unsigned long long)(*p - '0');
+		if (x > UINT32_MAX)
+			return false;
+	}
+	*v = (uint32_t)x;
+	return true;
+}
+
+/* The fields of one event format ("\tfield:TYPE NAME;\toffset:N;\tsize:N;"). */
+static void parse_fields(struct ss_layout *ss, const char *t, size_t n)
+{
+	const char *e = t + n;
+
+	for (const char *l = t; l < e;) {
+		const char *nl = memchr(l, '\n', (size_t)(e - l));
+		const char *le = nl ? nl : e, *fs, *semi, *ne, *nb;
+		struct field fld, *dst = NULL;
+		size_t nlen;
+
+		fs = memmem(l, (size_t)(le - l), "field:", 6);
+		if (!fs)
+			goto next;
+		semi = memchr(fs, ';', (size_t)(le - fs));
+		if (!semi)
+			goto next;
+		/* The name: the last identifier before ';' (an array's
+		 * "[16]" skipped). */
+		ne = semi;
+		if (ne > fs && ne[-1] == ']') {
+			while (ne > fs && *ne != '[')
+				ne--;
+		}
+		nb = ne;
+		while (nb > fs + 6 &&
+		       (nb[-1] == '_' || (nb[-1] >= 'a' && nb[-1] <= 'z') ||
+			(nb[-1] >= 'A' && nb[-1] <= 'Z') ||
+			(nb[-1] >= '0' && nb[-1] <= '9')))
+			nb--;
+		nlen = (size_t)(ne - nb);
+		if (!num_after(semi, le, "offset:", &fld.off) ||
+		    !num_after(semi, le, "size:", &fld.size))
+			goto next;
+#define IS(s) (nlen == sizeof(s) - 1 && !memcmp(nb, s, nlen))
+		if (IS("prev_comm"))
+			dst = &ss->prev_comm;
+		else if (IS("prev_pid"))
+			dst = &ss->prev_pid;
+		else if (IS("prev_state"))
+			dst = &ss->prev_state;
+		else if (IS("next_comm"))
+			dst = &ss->next_comm;
+		else if (IS("next_pid"))
+			dst = &ss->next_pid;
+#undef IS
+		if (dst)
+			*dst = fld;
+next:
+		l = le + 1;
+	}
+}
+
+/* Finds sched:sched_switch in a TRACING_DATA blob (layout: see
+ * src/format/tracing_data.c). */
+static void parse_sched_switch(struct ss_layout *ss, const void *blob,
+			       size_t len)
+{
+	static const unsigned char magic[10] = { 0x17, 0x08, 0x44, 't', 'r',
+						 'a',  'c',  'i',  'n', 'g' };
+	struct cur c = { blob, (const unsigned char *)blob + len };
+	const unsigned char *s;
+	size_t sl;
+	uint32_t n, nsys;
+	uint64_t sz;
+
+	if (!take(&c, sizeof(magic), &s) || memcmp(s, magic, sizeof(magic)))
+		return;
+	if (!take_str(&c, &s, &sl) || !take(&c, 2 + 4, NULL))
+		return;
+	if (!take_str(&c, &s, &sl) || !get64(&c, &sz) ||
+	    sz > (uint64_t)(c.e - c.p) || !take(&c, (size_t)sz, NULL))
+		return; /* header_page */
+	if (!take_str(&c, &s, &sl) || !get64(&c, &sz) ||
+	    sz > (uint64_t)(c.e - c.p) || !take(&c, (size_t)sz, NULL))
+		return; /* header_event */
+	if (!get32(&c, &n))
+		return;
+	for (uint32_t i = 0; i < n; i++)
+		if (!get64(&c, &sz) || sz > (uint64_t)(c.e - c.p) ||
+		    !take(&c, (size_t)sz, NULL))
+			return;
+	if (!get32(&c, &nsys))
+		return;
+	for (uint32_t i = 0; i < nsys; i++) {
+		const unsigned char *sys;
+		size_t syslen;
+
+		if (!take_str(&c, &sys, &syslen) || !get32(&c, &n))
+			return;
+		for (uint32_t k = 0; k < n; k++) {
+			char name[64], id[32];
+			struct ss_layout l;
+			char *end;
+
+			if (!get64(&c, &sz) || sz > (uint64_t)(c.e - c.p) ||
+			    !take(&c, (size_t)sz, &s))
+				return;
+			if (syslen != 5 || memcmp(sys, "sched", 5))
+				continue;
+			if (!fmt_value((const char *)s, (size_t)sz,
+				       "name:", name, sizeof(name)) ||
+			    strcmp(name, "sched_switch") ||
+			    !fmt_value((const char *)s, (size_t)sz, "ID:", id,
+				       sizeof(id)))
+				continue;
+			memset(&l, 0, sizeof(l));
+			l.id = strtoull(id, &end, 10);
+			if (end == id)
+				continue;
+			parse_fields(&l, (const char *)s, (size_t)sz);
+			if (!l.prev_pid.size || !l.next_pid.size)
+				continue;
+			l.have = true;
+			*ss = l;
+			return;
+		}
+	}
+}
+
+/* The layout of sched_switch on 64-bit kernels since 4.x. */
+static void ss_default(struct ss_layout *ss)
+{
+	ss->prev_comm = (struct field){ 8, 16 };
+	ss->prev_pid = (struct field){ 24, 4 };
+	ss->prev_state = (struct field){ 32, 8 };
+	ss->next_comm = (struct field){ 40, 16 };
+	ss->next_pid = (struct field){ 56, 4 };
+}
+
+static bool is_sched_switch(struct exp *e, const struct prd_sample *s)
+{
+	const struct prd_attr *a = s->attr;
+	const char *name;
+
+	if (!a || a->attr.type != PERF_TYPE_TRACEPOINT || !s->raw)
+		return false;
+	if (e->ss.have)
+		return a->attr.config == e->ss.id;
+	name = prd_tracepoint_name(e->f, a->attr.config);
+	if (!name)
+		name = a->name;
+	return name && !strcmp(name, "sched:sched_switch");
+}
+
+static bool field_num(const struct prd_sample *s, struct field fl, int64_t *v)
+{
+	const unsigned char *p = s->raw;
+
+	if (!fl.size || fl.off > s->raw_size || fl.size > s->raw_size - fl.off)
+		return false;
+	switch (fl.size) {
+	case 1:
+		*v = (int8_t)p[fl.off];
+		return true;
+	case 2: {
+		int16_t x;
+
+		memcpy(&x, p + fl.off, 2);
+		*v = x;
+		return true;
+	}
+	case 4: {
+		int32_t x;
+
+		memcpy(&x, p + fl.off, 4);
+		*v = x;
+		return true;
+	}
+	case 8:
+		memcpy(v, p + fl.off, 8);
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* A char[] field as a string (up to its first NUL). */
+static size_t field_str(const struct prd_sample *s, struct field fl,
+			const char **str)
+{
+	const char *p = s->raw;
+
+	if (!fl.size || fl.off > s->raw_size || fl.size > s->raw_size - fl.off)
+		return 0;
+	*str = p + fl.off;
+	return strnlen(p + fl.off, fl.size);
+}
+
+/* prev_state as perf's sched_switch print shows it. */
+static void state_str(int64_t st, char *out)
+{
+	static const char letters[] = "SDTtXZPI";
+	size_t k = 0;
+
+	if (!(st & 0xff)) {
+		out[k++] = 'R';
+		if (st)
+			out[k++] = '+';
+	}
+	for (int i = 0; i < 8; i++)
+		if (st & (1 << i)) {
+			if (k)
+				out[k++] = '|';
+			out[k++] = letters[i];
+		}
+	out[k] = 0;
+}
+
+/* ---- chrome ---------------------------------------------------------- */
+
+static struct tstate *tstate_of(struct exp *e, struct thread *t)
+{
+	struct tstate *ts = t->priv;
+
+	if (ts)
+		return ts;
+	ts = calloc(1, sizeof(*ts));
+	if (!ts)
+		return NULL;
+	ts->run_cpu = -1;
+	ts->next = e->tstates;
+	e->tstates = ts;
+	t->priv = ts;
+	return ts;
+}
+
+static const char *thread_name(struct thread *t)
+{
+	struct tstate *ts = t->priv;
+
+	if (!t->comm_set && ts && ts->swcomm[0])
+		return ts->swcomm;
+	return t->comm;
+}
+
+static int32_t track_pid(struct thread *t)
+{
+	return t->pid >= 0 ? t->pid : t->tid;
+}
+
+static void ev_begin(struct exp *e)
+{
+	struct outbuf *ob = &e->ob;
+
+	ob_line_done(ob);
+	ob_puts(ob, e->any_event ? ",\n{" : "\n{");
+	e->any_event = true;
+}
+
+static void put_meta(struct exp *e, const char *what, int32_t pid, int32_t tid,
+		     const char *name)
+{
+	struct outbuf *ob = &e->ob;
+
+	ev_begin(e);
+	ob_puts(ob, "\"name\":\"");
+	ob_puts(ob, what);
+	ob_puts(ob, "\",\"ph\":\"M\",\"pid\":");
+	ob_s64(ob, pid, 0);
+	ob_puts(ob, ",\"tid\":");
+	ob_s64(ob, tid, 0);
+	ob_puts(ob, ",\"args\":{\"name\":");
+	ob_json_cstr(ob, name);
+	ob_puts(ob, "}}");
+}
+
+/* Names @t's track (pid, tid) and its process, if not done yet. */
+static void ensure_named(struct exp *e, struct thread *t, int32_t pid)
+{
+	struct tstate *ts = tstate_of(e, t);
+	struct thread *leader;
+	struct tstate *ls;
+	const char *name = thread_name(t);
+
+	if (!ts)
+		return;
+	if (!ts->named || ts->named_pid != pid) {
+		put_meta(e, "thread_name", pid, t->tid, name);
+		ts->named = true;
+		ts->named_pid = pid;
+		ts->named_comm = name;
+	}
+	leader = pid == t->tid ? t : machine_findnew_thread(&e->m, pid, pid);
+	if (!leader)
+		return;
+	ls = tstate_of(e, leader);
+	if (ls && !ls->proc_named) {
+		ls->proc_comm = thread_name(leader);
+		put_meta(e, "process_name", pid, pid, ls->proc_comm);
+		ls->proc_named = true;
+	}
+}
+
+static void put_slice(struct exp *e, struct cpu_run *r, uint32_t cpu,
+		      uint64_t end, const char *state, const char *next,
+		      size_t next_len)
+{
+	struct outbuf *ob = &e->ob;
+	struct tstate *ts = r->t->priv;
+	int32_t pid = track_pid(r->t);
+
+	r->active = false;
+	if (ts && ts->run_cpu == (int32_t)cpu)
+		ts->run_cpu = -1;
+	if (end < r->start)
+		return;
+	ensure_named(e, r->t, pid);
+	ev_begin(e);
+	ob_puts(ob, "\"name\":\"running on CPU ");
+	ob_u64(ob, cpu, 0, ' ');
+	ob_puts(ob, "\",\"cat\":\"sched\",\"ph\":\"X\",\"ts\":");
+	ob_us(ob, r->start);
+	ob_puts(ob, ",\"dur\":");
+	ob_us(ob, end - r->start);
+	ob_puts(ob, ",\"pid\":");
+	ob_s64(ob, pid, 0);
+	ob_puts(ob, ",\"tid\":");
+	ob_s64(ob, r->t->tid, 0);
+	ob_puts(ob, ",\"args\":{\"cpu\":");
+	ob_u64(ob, cpu, 0, ' ');
+	ob_puts(ob, ",\"comm\":");
+	ob_json_cstr(ob, thread_name(r->t));
+	if (state) {
+		ob_puts(ob, ",\"end_state\":");
+		ob_json_cstr(ob, state);
+	}
+	if (next) {
+		ob_puts(ob, ",\"next_comm\":");
+		ob_json_str(ob, next, next_len);
+	}
+	ob_puts(ob, "}}");
+	e->nr_slices++;
+}
+
+static struct cpu_run *cpu_run(struct exp *e, uint32_t cpu)
+{
+	if (cpu >= MAX_CPUS)
+		return NULL;
+	if (cpu >= e->nr_cpus) {
+		uint32_t n = e->nr_cpus ? e->nr_cpus : 64;
+		struct cpu_run *v;
+
+		while (n <= cpu)
+			n *= 2;
+		v = realloc(e->cpus, (size_t)n * sizeof(*v));
+		if (!v)
+			return NULL;
+		memset(v + e->nr_cpus, 0,
+		       (size_t)(n - e->nr_cpus) * sizeof(*v));
+		e->cpus = v;
+		e->nr_cpus = n;
+	}
+	return &e->cpus[cpu];
+}
+
+static void set_swcomm(struct exp *e, struct thread *t, const char *s, size_t n)
+{
+	struct tstate *ts;
+
+	if (t->comm_set || !n)
+		return;
+	ts = tstate_of(e, t);
+	if (!ts)
+		return;
+	if (n > sizeof(ts->swcomm) - 1)
+		n = sizeof(ts->swcomm) - 1;
+	memcpy(ts->swcomm, s, n);
+	ts->swcomm[n] = 0;
+}
+
+static int do_switch(struct exp *e, const struct prd_sample *s)
+{
+	int64_t prev_pid, next_pid, state = 0;
+	const char *prev_comm = NULL, *next_comm = NULL;
+	size_t prev_len, next_len;
+	struct cpu_run *r = cpu_run(e, s->cpu);
+	struct thread *prev, *next;
+	char st[24];
+
+	if (!e->ss.have && !e->ss_fallback_warned) {
+		e->ss_fallback_warned = true;
+		pr_info("export: no sched_switch format in the tracing data: assuming the 64-bit layout");
+	}
+	if (!field_num(s, e->ss.prev_pid, &prev_pid) ||
+	    !field_num(s, e->ss.next_pid, &next_pid) || !r)
+		return 0;
+	field_num(s, e->ss.prev_state, &state);
+	prev_len = field_str(s, e->ss.prev_comm, &prev_comm);
+	next_len = field_str(s, e->ss.next_comm, &next_comm);
+	state_str(state, st);
+
+	prev = (int32_t)prev_pid == (int32_t)s->tid ?
+		       machine_findnew_thread(&e->m, (int32_t)s->pid,
+					      (int32_t)s->tid) :
+		       machine_findnew_thread(&e->m, -1, (int32_t)prev_pid);
+	if (!prev)
+		return -ENOMEM;
+	set_swcomm(e, prev, prev_comm, prev_len);
+	if (r->active)
+		put_slice(e, r, s->cpu, s->time,
+			  r->t->tid == prev->tid ? st : NULL, next_comm,
+			  next_len);
+	if (next_pid <= 0)
+		return 0;
+	next = machine_findnew_thread(&e->m, -1, (int32_t)next_pid);
+	if (!next)
+		return -ENOMEM;
+	set_swcomm(e, next, next_comm, next_len);
+	{
+		struct tstate *ts = tstate_of(e, next);
+
+		if (!ts)
+			return -ENOMEM;
+		/* Still running elsewhere (a lost switch): it ends there. */
+		if (ts->run_cpu >= 0 && (uint32_t)ts->run_cpu < e->nr_cpus &&
+		    (uint32_t)ts->run_cpu != s->cpu) {
+			struct cpu_run *o = &e->cpus[ts->run_cpu];
+
+			if (o->active && o->t == next)
+				put_slice(e, o, (uint32_t)ts->run_cpu, s->time,
+					  NULL, NULL, 0);
+		}
+		r->t = next;
+		r->start = s->time;
+		r->active = true;
+		ts->run_cpu = (int32_t)s->cpu;
+	}
+	return 0;
+}
+
+static void sample_name(struct exp *e, const struct prd_sample *s,
+			struct thread *t, uint8_t cpumode, struct addr_loc *al,
+			const char **name)
+{
+	const char *ev = s->attr && s->attr->name ? s->attr->name : "sample";
+
+	machine_resolve(&e->m, t, cpumode, s->ip, true, al);
+	*name = ev;
+	if (al->sym && !(s->attr && s->attr->attr.type == PERF_TYPE_TRACEPOINT))
+		*name = al->sym->name;
+}
+
+static int chrome_sample(struct exp *e, const struct prd_event *ev)
+{
+	const struct prd_sample *s = ev->sample;
+	struct outbuf *ob = &e->ob;
+	uint8_t cpumode = ev->hdr->misc & PERF_RECORD_MISC_CPUMODE_MASK;
+	struct thread *t;
+	struct addr_loc al;
+	const char *name, *evname;
+	int32_t pid = (int32_t)s->pid;
+
+	t = machine_findnew_thread(&e->m, pid, (int32_t)s->tid);
+	if (!t)
+		return -ENOMEM;
+	if (is_sched_switch(e, s)) {
+		int err = do_switch(e, s);
+
+		if (err)
+			return err;
+	}
+	if (pid < 0)
+		pid = track_pid(t);
+	ensure_named(e, t, pid);
+	sample_name(e, s, t, cpumode, &al, &name);
+	evname = s->attr && s->attr->name ? s->attr->name : "sample";
+	ev_begin(e);
+	ob_puts(ob, "\"name\":");
+	ob_json_cstr(ob, name);
+	ob_puts(ob, ",\"cat\":");
+	ob_json_cstr(ob, evname);
+	ob_puts(ob, ",\"ph\":\"i\",\"s\":\"t\",\"ts\":");
+	ob_us(ob, s->time);
+	ob_puts(ob, ",\"pid\":");
+	ob_s64(ob, pid, 0);
+	ob_puts(ob, ",\"tid\":");
+	ob_s64(ob, (int32_t)s->tid, 0);
+	ob_puts(ob, ",\"args\":{\"ip\":\"0x");
+	ob_x64(ob, s->ip, 0);
+	ob_puts(ob, "\"");
+	if (al.sym) {
+		ob_puts(ob, ",\"sym\":");
+		ob_json_cstr(ob, al.sym->name);
+	}
+	ob_puts(ob, ",\"dso\":");
+	ob_json_cstr(ob, al.dso ? al.dso->name : "[unknown]");
+	ob_puts(ob, ",\"period\":");
+	ob_u64(ob, s->period, 0, ' ');
+	ob_puts(ob, ",\"cpu\":");
+	ob_u64(ob, s->cpu, 0, ' ');
+	ob_puts(ob, ",\"event\":");
+	ob_json_cstr(ob, evname);
+	ob_puts(ob, "}}");
+	e->nr_samples++;
+	return 0;
+}
+
+static void chrome_begin(struct exp *e)
+{
+	ob_puts(&e->ob, "{\"traceEvents\":[");
+}
+
+static void chrome_end(struct exp *e)
+{
+	struct outbuf *ob = &e->ob;
+
+	/* Still running at the end: up to the last time seen. */
+	for (uint32_t c = 0; c < e->nr_cpus; c++)
+		if (e->cpus[c].active && e->last_time > e->cpus[c].start)
+			put_slice(e, &e->cpus[c], c, e->last_time, NULL, NULL,
+				  0);
+	/* Names that changed after they were first written (exec). */
+	for (struct thread *t = machine_threads(&e->m); t; t = t->all_next) {
+		struct tstate *ts = t->priv;
+		const char *name = thread_name(t);
+
+		if (!ts)
+			continue;
+		if (ts->named && strcmp(ts->named_comm, name)) {
+			put_meta(e, "thread_name", ts->named_pid, t->tid, name);
+			ts->named_comm = name;
+		}
+		if (ts->proc_named && strcmp(ts->proc_comm, name)) {
+			put_meta(e, "process_name", t->tid, t->tid, name);
+			ts->proc_comm = name;
+		}
+	}
+	ob_puts(ob,
+		"\n],\n\"displayTimeUnit\":\"ns\",\n\"otherData\":{\"title\":");
+	ob_json_cstr(ob, e->title ? e->title : "perfring");
+	ob_puts(ob, ",\"generator\":\"perfring export\",\"samples\":");
+	ob_u64(ob, e->nr_samples, 0, ' ');
+	ob_puts(ob, ",\"slices\":");
+	ob_u64(ob, e->nr_slices, 0, ' ');
+	{
+		const char *s = prd_feature_string(e->f, PRD_FEAT_HOSTNAME);
+
+		if (s) {
+			ob_puts(ob, ",\"hostname\":");
+			ob_json_cstr(ob, s);
+		}
+		s = prd_feature_string(e->f, PRD_FEAT_OSRELEASE);
+		if (s) {
+			ob_puts(ob, ",\"os-release\":");
+			ob_json_cstr(ob, s);
+		}
+	}
+	ob_puts(ob, "}}\n");
+}
+
+/* ---- stacks ---------------------------------------------------------- */
+
+static uint64_t hash_bytes(const char *s, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (size_t i = 0; i < n; i++) {
+		h ^= (unsigned char)s[i];
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}
+
+static int tab_grow(struct exp *e)
+{
+	size_t n = e->tab ? (e->tab_mask + 1) * 2 : 4096;
+	struct stk *v = calloc(n, sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; e->tab && i <= e->tab_mask; i++) {
+		struct stk *o = &e->tab[i];
+		size_t j;
+
+		if (!o->key)
+			continue;
+		for (j = o->hash & (n - 1); v[j].key; j = (j + 1) & (n - 1))
+			;
+		v[j] = *o;
+	}
+	free(e->tab);
+	e->tab = v;
+	e->tab_mask = n - 1;
+	return 0;
+}
+
+static int tab_add(struct exp *e, const char *key, size_t len, bool force)
+{
+	uint64_t h;
+	size_t j;
+	struct stk *s;
+
+	if (!e->tab || (e->tab_nr + 1) * 2 > e->tab_mask + 1) {
+		int err = tab_grow(e);
+
+		if (err)
+			return err;
+	}
+	h = hash_bytes(key, len);
+	for (j = h & e->tab_mask; e->tab[j].key; j = (j + 1) & e->tab_mask) {
+		s = &e->tab[j];
+		if (s->hash == h && s->len == len &&
+		    !memcmp(s->key, key, len)) {
+			s->count++;
+			return 0;
+		}
+	}
+	if (!force &&
+	    (e->tab_nr >= MAX_STACKS || e->tab_bytes + len > MAX_STACK_BYTES)) {
+		static const char other[] = "[too many distinct stacks]";
+
+		if (!e->tab_full_warned) {
+			e->tab_full_warned = true;
+			pr_warn("export: over %u distinct stacks or %u MiB of them: the rest are counted as \"%s\"",
+				MAX_STACKS, MAX_STACK_BYTES >> 20, other);
+		}
+		return tab_add(e, other, sizeof(other) - 1, true);
+	}
+	s = &e->tab[j];
+	s->key = malloc(len + 1);
+	if (!s->key)
+		return -ENOMEM;
+	memcpy(s->key, key, len);
+	s->key[len] = 0;
+	s->len = (uint32_t)len;
+	s->hash = h;
+	s->count = 1;
+	e->tab_nr++;
+	e->tab_bytes += len;
+	return 0;
+}
+
+/* Appends @n bytes of a name to the key: ';' (the separator) becomes ':',
+ * control characters '?', and in comms spaces '_' (stackcollapse-perf). */
+static void key_put(struct exp *e, const char *s, size_t n, bool comm)
+{
+	if (e->key_len >= MAX_KEY)
+		return;
+	if (n > MAX_KEY - e->key_len)
+		n = MAX_KEY - e->key_len;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+
+		if (c == ';')
+			c = ':';
+		else if ((unsigned char)c < 0x20 || c == 0x7f)
+			c = '?';
+		else if (comm && c == ' ')
+			c = '_';
+		e->key[e->key_len++] = c;
+	}
+}
+
+static void key_puts(struct exp *e, const char *s)
+{
+	key_put(e, s, strlen(s), false);
+}
+
+static void key_frame(struct exp *e, const struct addr_loc *al)
+{
+	if (e->key_len < MAX_KEY)
+		e->key[e->key_len++] = ';';
+	if (al->sym) {
+		key_puts(e, al->sym->name);
+	} else if (al->dso) {
+		key_puts(e, "[");
+		key_puts(e, al->dso->short_name ? al->dso->short_name :
+						  al->dso->name);
+		key_puts(e, "]");
+	} else {
+		key_puts(e, "[unknown]");
+	}
+	if (al->kernel && (al->sym || al->dso))
+		key_puts(e, "_[k]");
+}
+
+static int stack_sample(struct exp *e, const struct prd_event *ev)
+{
+	const struct prd_sample *s = ev->sample;
+	uint8_t cpumode = ev->hdr->misc & PERF_RECORD_MISC_CPUMODE_MASK;
+	struct thread *t;
+	struct addr_loc al;
+	const char *comm;
+	size_t n = 0;
+
+	t = machine_findnew_thread(&e->m, (int32_t)s->pid, (int32_t)s->tid);
+	if (!t)
+		return -ENOMEM;
+	if (!e->key) {
+		e->key = malloc(MAX_KEY);
+		if (!e->key)
+			return -ENOMEM;
+	}
+	e->key_len = 0;
+	comm = t->comm;
+	key_put(e, comm, strlen(comm), true);
+	if (s->nr_callchain) {
+		uint8_t mode = 0; /* before a context marker: guess */
+
+		if (s->nr_callchain > e->nr_locs_cap) {
+			struct addr_loc *v = realloc(
+				e->locs, (size_t)s->nr_callchain * sizeof(*v));
+
+			if (!v)
+				return -ENOMEM;
+			e->locs = v;
+			e->nr_locs_cap = (size_t)s->nr_callchain;
+		}
+		for (uint64_t i = 0; i < s->nr_callchain; i++) {
+			uint64_t ip = s->callchain[i];
+
+			if (ip >= (uint64_t)PERF_CONTEXT_MAX) {
+				switch (ip) {
+				case (uint64_t)PERF_CONTEXT_KERNEL:
+					mode = PERF_RECORD_MISC_KERNEL;
+					break;
+				case (uint64_t)PERF_CONTEXT_USER:
+					mode = PERF_RECORD_MISC_USER;
+					break;
+				case (uint64_t)PERF_CONTEXT_HV:
+					mode = PERF_RECORD_MISC_HYPERVISOR;
+					break;
+				case (uint64_t)PERF_CONTEXT_GUEST_KERNEL:
+					mode = PERF_RECORD_MISC_GUEST_KERNEL;
+					break;
+				case (uint64_t)PERF_CONTEXT_GUEST_USER:
+					mode = PERF_RECORD_MISC_GUEST_USER;
+					break;
+				default:
+					break;
+				}
+				continue;
+			}
+			machine_resolve(&e->m, t, mode, ip, true,
+					&e->locs[n++]);
+		}
+		/* Root first. */
+		for (size_t i = n; i-- > 0;)
+			key_frame(e, &e->locs[i]);
+	}
+	if (!n) {
+		machine_resolve(&e->m, t, cpumode, s->ip, true, &al);
+		key_frame(e, &al);
+	}
+	return tab_add(e, e->key, e->key_len, false);
+}
+
+/*
+ * Stack order: byte order with the separator below every other byte, so
+ * that the stacks under one frame sort together ("a;b", "a;b;c", "a;b!").
+ */
+static int cmp_key(const void *pa, const void *pb)
+{
+	const struct stk *a = *(const struct stk *const *)pa;
+	const struct stk *b = *(const struct stk *const *)pb;
+	size_t n = a->len < b->len ? a->len : b->len;
+
+	for (size_t i = 0; i < n; i++) {
+		int ca = a->key[i] == ';' ? 0 : (unsigned char)a->key[i] + 1;
+		int cb = b->key[i] == ';' ? 0 : (unsigned char)b->key[i] + 1;
+
+		if (ca != cb)
+			return ca < cb ? -1 : 1;
+	}
+	return a->len < b->len ? -1 : a->len > b->len;
+}
+
+static struct stk **sorted_stacks(struct exp *e)
+{
+	struct stk **v = malloc((e->tab_nr ? e->tab_nr : 1) * sizeof(*v));
+	size_t k = 0;
+
+	if (!v)
+		return NULL;
+	for (size_t i = 0; e->tab && i <= e->tab_mask; i++)
+		if (e->tab[i].key)
+			v[k++] = &e->tab[i];
+	qsort(v, k, sizeof(*v), cmp_key);
+	return v;
+}
+
+static int folded_out(struct exp *e)
+{
+	struct stk **v = sorted_stacks(e);
+	struct outbuf *ob = &e->ob;
+
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < e->tab_nr; i++) {
+		ob_write(ob, v[i]->key, v[i]->len);
+		ob_putc(ob, ' ');
+		ob_u64(ob, v[i]->count, 0, ' ');
+		ob_putc(ob, '\n');
+		ob_line_done(ob);
+	}
+	free(v);
+	return 0;
+}
+
+/* ---- svg ------------------------------------------------------------- */
+
+#define SVG_FRAME_H 16
+#define SVG_FONT 12
+#define SVG_FONT_W 0.59
+#define SVG_XPAD 10
+#define SVG_YPAD1 (SVG_FONT * 3)
+#define SVG_YPAD2 (SVG_FONT * 2 + 10)
+#define SVG_MINW 0.1
+
+/* flamegraph.pl's namehash(): a stable number in [0, 1] from a name. */
+static double namehash(const char *s, size_t n, bool reverse)
+{
+	double vector = 0, weight = 1, max = 1;
+	int mod = 10;
+
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[reverse ? n - 1 - i : i];
+
+		vector += (double)(c % mod) / (mod - 1) * weight;
+		mod++;
+		max += weight;
+		weight *= 0.70;
+		if (mod > 12)
+			break;
+	}
+	return 1 - vector / max;
+}
+
+struct frame {
+	uint32_t off, len; /* in the stack's key */
+};
+
+struct svg {
+	struct exp *e;
+	double wpt; /* pixels per sample */
+	uint64_t total;
+	uint32_t height;
+};
+
+static void svg_frame(struct svg *g, const char *name, size_t len,
+		      uint32_t depth, uint64_t start, uint64_t end)
+{
+	struct outbuf *ob = &g->e->ob;
+	double x1 = SVG_XPAD + (double)start * g->wpt;
+	double w = (double)(end - start) * g->wpt;
+	double y1 = (double)g->height - SVG_YPAD2 -
+		    (double)(depth + 1) * SVG_FRAME_H + 1;
+	double v1, v2;
+	unsigned int r, gr, b;
+	long chars;
+
+	if (w < SVG_MINW)
+		return;
+	v1 = namehash(name, len, false);
+	v2 = namehash(name, len, true);
+	if (len > 4 && !memcmp(name + len - 4, "_[k]", 4)) {
+		r = 190 + (unsigned int)(65 * v1); /* kernel: orange */
+		gr = 90 + (unsigned int)(65 * v1);
+		b = 0;
+	} else {
+		r = 205 + (unsigned int)(50 * v2);
+		gr = (unsigned int)(230 * v1);
+		b = (unsigned int)(55 * v2);
+	}
+	ob_puts(ob, "<g><title>");
+	ob_xml_str(ob, name, len);
+	ob_puts(ob, " (");
+	ob_u64(ob, end - start, 0, ' ');
+	ob_puts(ob, end - start == 1 ? " sample, " : " samples, ");
+	ob_fixed(ob, (double)(end - start) * 100.0 / (double)g->total, 2);
+	ob_puts(ob, "%)</title><rect x=\"");
+	ob_fixed(ob, x1, 2);
+	ob_puts(ob, "\" y=\"");
+	ob_fixed(ob, y1, 1);
+	ob_puts(ob, "\" width=\"");
+	ob_fixed(ob, w, 2);
+	ob_puts(ob, "\" height=\"");
+	ob_u64(ob, SVG_FRAME_H - 1, 0, ' ');
+	ob_puts(ob, "\" fill=\"rgb(");
+	ob_u64(ob, r, 0, ' ');
+	ob_putc(ob, ',');
+	ob_u64(ob, gr, 0, ' ');
+	ob_putc(ob, ',');
+	ob_u64(ob, b, 0, ' ');
+	ob_puts(ob, ")\" rx=\"2\" ry=\"2\"/><text x=\"");
+	ob_fixed(ob, x1 + 3, 2);
+	ob_puts(ob, "\" y=\"");
+	ob_fixed(ob, y1 + (SVG_FRAME_H - 1) / 2.0 + 4, 1);
+	ob_puts(ob, "\">");
+	chars = (long)(w / (SVG_FONT * SVG_FONT_W));
+	if (chars >= 3) {
+		if ((size_t)chars >= len) {
+			ob_xml_str(ob, name, len);
+		} else {
+			size_t k = (size_t)chars - 2;
+
+			/* Not inside a UTF-8 sequence. */
+			while (k && ((unsigned char)name[k] & 0xc0) == 0x80)
+				k--;
+			ob_xml_str(ob, name, k);
+			ob_puts(ob, "..");
+		}
+	}
+	ob_puts(ob, "</text></g>\n");
+	ob_line_done(ob);
+}
+
+static const char svg_script[] =
+	"var W, XPAD = 10, FS = 12, CW = 0.59, details, unzoombtn, nodes = [];\n"
+	"function init(evt) {\n"
+	"\tW = parseFloat(document.documentElement.getAttribute(\"width\"));\n"
+	"\tdetails = document.getElementById(\"details\").firstChild;\n"
+	"\tunzoombtn = document.getElementById(\"unzoom\");\n"
+	"\tunzoombtn.addEventListener(\"click\", unzoom);\n"
+	"\tvar gs = document.getElementById(\"frames\").getElementsByTagName(\"g\");\n"
+	"\tfor (var i = 0; i < gs.length; i++) {\n"
+	"\t\tvar g = gs[i], r = g.getElementsByTagName(\"rect\")[0];\n"
+	"\t\tvar ti = g.getElementsByTagName(\"title\")[0].textContent;\n"
+	"\t\tnodes.push({ g: g, r: r, t: g.getElementsByTagName(\"text\")[0],\n"
+	"\t\t\tx: parseFloat(r.getAttribute(\"x\")), w: parseFloat(r.getAttribute(\"width\")),\n"
+	"\t\t\ty: parseFloat(r.getAttribute(\"y\")), title: ti,\n"
+	"\t\t\tname: ti.replace(/ \\([^()]*\\)$/, \"\") });\n"
+	"\t\tg.fgi = i;\n"
+	"\t\tg.addEventListener(\"mouseover\", function () { details.nodeValue = nodes[this.fgi].title; });\n"
+	"\t\tg.addEventListener(\"mouseout\", function () { details.nodeValue = \" \"; });\n"
+	"\t\tg.addEventListener(\"click\", function () { zoom(nodes[this.fgi]); });\n"
+	"\t}\n"
+	"}\n"
+	"function label(n, w) {\n"
+	"\tvar c = Math.floor(w / (FS * CW));\n"
+	"\tif (c < 3) return \"\";\n"
+	"\treturn n.name.length <= c ? n.name : n.name.substring(0, c - 2) + \"..\";\n"
+	"}\n"
+	"function place(n, x, w) {\n"
+	"\tn.r.setAttribute(\"x\", x.toFixed(2));\n"
+	"\tn.r.setAttribute(\"width\", w.toFixed(2));\n"
+	"\tn.t.setAttribute(\"x\", (x + 3).toFixed(2));\n"
+	"\tn.t.textContent = label(n, w);\n"
+	"}\n"
+	"function zoom(z) {\n"
+	"\tvar ratio = (W - 2 * XPAD) / z.w, eps = 0.001;\n"
+	"\tunzoombtn.classList.remove(\"hide\");\n"
+	"\tfor (var i = 0; i < nodes.length; i++) {\n"
+	"\t\tvar n = nodes[i];\n"
+	"\t\tn.g.classList.remove(\"hide\");\n"
+	"\t\tn.g.classList.remove(\"parent\");\n"
+	"\t\tif (n.y > z.y && n.x <= z.x + eps && n.x + n.w >= z.x + z.w - eps) {\n"
+	"\t\t\tn.g.classList.add(\"parent\");\n"
+	"\t\t\tplace(n, XPAD, W - 2 * XPAD);\n"
+	"\t\t} else if (n.y <= z.y && n.x >= z.x - eps && n.x + n.w <= z.x + z.w + eps) {\n"
+	"\t\t\tplace(n, XPAD + (n.x - z.x) * ratio, n.w * ratio);\n"
+	"\t\t} else {\n"
+	"\t\t\tn.g.classList.add(\"hide\");\n"
+	"\t\t}\n"
+	"\t}\n"
+	"}\n"
+	"function unzoom() {\n"
+	"\tunzoombtn.classList.add(\"hide\");\n"
+	"\tfor (var i = 0; i < nodes.length; i++) {\n"
+	"\t\tvar n = nodes[i];\n"
+	"\t\tn.g.classList.remove(\"hide\");\n"
+	"\t\tn.g.classList.remove(\"parent\");\n"
+	"\t\tplace(n, n.x, n.w);\n"
+	"\t}\n"
+	"}\n";
+
+/* Splits @s into frames (after the first, which is the comm: all of
+ * them, the comm included). */
+static uint32_t split_frames(const struct stk *s, struct frame *fr)
+{
+	uint32_t n = 0, start = 0;
+
+	for (uint32_t i = 0; i <= s->len; i++)
+		if (i == s->len || s->key[i] == ';') {
+			fr[n].off = start;
+			fr[n].len = i - start;
+			n++;
+			start = i + 1;
+		}
+	return n;
+}
+
+static int svg_out(struct exp *e)
+{
+	struct stk **v = sorted_stacks(e);
+	struct outbuf *ob = &e->ob;
+	struct frame *cur = NULL, *last = NULL;
+	uint64_t *starts = NULL;
+	uint32_t maxd = 0, nlast = 0;
+	const struct stk *lastk = NULL;
+	struct svg g = { .e = e };
+	unsigned int width = e->width ? e->width : 1200;
+	uint64_t x = 0;
+	int err = -ENOMEM;
+
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < e->tab_nr; i++) {
+		uint32_t d = 1;
+
+		for (uint32_t k = 0; k < v[i]->len; k++)
+			d += v[i]->key[k] == ';';
+		if (d > maxd)
+			maxd = d;
+		g.total += v[i]->count;
+	}
+	cur = malloc((size_t)(maxd + 1) * sizeof(*cur));
+	last = malloc((size_t)(maxd + 1) * sizeof(*last));
+	starts = malloc((size_t)(maxd + 1) * sizeof(*starts));
+	if (!cur || !last || !starts)
+		goto out;
+	g.height = (maxd + 1) * SVG_FRAME_H + SVG_YPAD1 + SVG_YPAD2;
+	g.wpt = g.total ? (double)(width - 2 * SVG_XPAD) / (double)g.total : 0;
+
+	ob_puts(ob, "<?xml version=\"1.0\" standalone=\"no\"?>\n"
+		    "<svg version=\"1.1\" width=\"");
+	ob_u64(ob, width, 0, ' ');
+	ob_puts(ob, "\" height=\"");
+	ob_u64(ob, g.height, 0, ' ');
+	ob_puts(ob, "\" onload=\"init(evt)\" viewBox=\"0 0 ");
+	ob_u64(ob, width, 0, ' ');
+	ob_putc(ob, ' ');
+	ob_u64(ob, g.height, 0, ' ');
+	ob_puts(ob,
+		"\" xmlns=\"http://www.w3.org/2000/svg\" xmlns:xlink=\"http://www.w3.org/1999/xlink\">\n"
+		"<!-- Flame graph drawn by perfring export: one rectangle per frame, as wide as its samples; hover for details, click to zoom. -->\n"
+		"<defs><linearGradient id=\"background\" y1=\"0\" y2=\"1\" x1=\"0\" x2=\"0\">"
+		"<stop stop-color=\"#eeeeee\" offset=\"5%\"/><stop stop-color=\"#eeeeb0\" offset=\"95%\"/>"
+		"</linearGradient></defs>\n"
+		"<style type=\"text/css\">\n"
+		"text { font-family: Verdana, sans-serif; font-size: 12px; fill: rgb(0,0,0); }\n"
+		"#title { text-anchor: middle; font-size: 17px; }\n"
+		"#unzoom { cursor: pointer; }\n"
+		"#frames > g { cursor: pointer; }\n"
+		"#frames > g:hover > rect { stroke: black; stroke-width: 0.5; }\n"
+		"#frames text { pointer-events: none; }\n"
+		".hide { display: none; }\n"
+		".parent { opacity: 0.5; }\n"
+		"</style>\n"
+		"<script type=\"text/ecmascript\"><![CDATA[\n");
+	ob_puts(ob, svg_script);
+	ob_puts(ob, "]]></script>\n<rect x=\"0\" y=\"0\" width=\"");
+	ob_u64(ob, width, 0, ' ');
+	ob_puts(ob, "\" height=\"");
+	ob_u64(ob, g.height, 0, ' ');
+	ob_puts(ob, "\" fill=\"url(#background)\"/>\n<text id=\"title\" x=\"");
+	ob_u64(ob, width / 2, 0, ' ');
+	ob_puts(ob, "\" y=\"24\">");
+	{
+		const char *t = e->title ? e->title : "Flame Graph";
+
+		ob_xml_str(ob, t, strlen(t));
+	}
+	ob_puts(ob,
+		"</text>\n<text id=\"unzoom\" class=\"hide\" x=\"10\" y=\"24\">Reset Zoom</text>\n"
+		"<text id=\"details\" x=\"10\" y=\"");
+	ob_u64(ob, g.height - 17, 0, ' ');
+	ob_puts(ob, "\"> </text>\n<g id=\"frames\">\n");
+
+	/* flamegraph.pl's flow(): frames end where the next stack differs. */
+	for (size_t i = 0; i < e->tab_nr; i++) {
+		uint32_t n = split_frames(v[i], cur), same = 0;
+
+		while (same < n && same < nlast &&
+		       cur[same].len == last[same].len &&
+		       !memcmp(v[i]->key + cur[same].off,
+			       lastk->key + last[same].off, cur[same].len))
+			same++;
+		for (uint32_t d = nlast; d-- > same;)
+			svg_frame(&g, lastk->key + last[d].off, last[d].len,
+				  d + 1, starts[d], x);
+		for (uint32_t d = same; d < n; d++)
+			starts[d] = x;
+		x += v[i]->count;
+		memcpy(last, cur, (size_t)n * sizeof(*cur));
+		nlast = n;
+		lastk = v[i];
+	}
+	for (uint32_t d = nlast; d-- > 0;)
+		svg_frame(&g, lastk->key + last[d].off, last[d].len, d + 1,
+			  starts[d], x);
+	if (g.total)
+		svg_frame(&g, "all", 3, 0, 0, g.total);
+	ob_puts(ob, "</g>\n</svg>\n");
+	err = 0;
+out:
+	free(cur);
+	free(last);
+	free(starts);
+	free(v);
+	return err;
+}
+
+/* ---- driver ---------------------------------------------------------- */
+
+/* Whether the file was recorded on this machine (kallsyms apply). */
+static bool recorded_here(struct prd_file *f)
+{
+	const char *h = prd_feature_string(f, PRD_FEAT_HOSTNAME);
+	const char *r = prd_feature_string(f, PRD_FEAT_OSRELEASE);
+	struct utsname u;
+
+	if (uname(&u))
+		return false;
+	if ((h && strcmp(h, u.nodename)) || (r && strcmp(r, u.release)))
+		return false;
+	return true;
+}
+
+static void first_sample(struct exp *e)
+{
+	const void *td;
+	size_t len;
+
+	machine_set_host(&e->m, recorded_here(e->f));
+	td = prd_feature(e->f, PRD_FEAT_TRACING_DATA, &len);
+	if (td)
+		parse_sched_switch(&e->ss, td, len);
+	if (!e->ss.have)
+		ss_default(&e->ss);
+}
+
+static int on_event(struct prd_file *f, const struct prd_event *ev, void *ctx)
+{
+	struct exp *e = ctx;
+	int err;
+
+	(void)f;
+	if (ev->sample && ev->sample->time > e->last_time &&
+	    ev->sample->time != UINT64_MAX)
+		e->last_time = ev->sample->time;
+	if (ev->hdr->type != PERF_RECORD_SAMPLE)
+		return machine_process(&e->m, ev->hdr);
+	if (!ev->sample)
+		return 0;
+	if (!e->machine_ok) {
+		e->machine_ok = true;
+		first_sample(e);
+	}
+	err = e->fmt == FMT_CHROME ? chrome_sample(e, ev) : stack_sample(e, ev);
+	if (!err && e->ob.err)
+		err = e->ob.err;
+	return err;
+}
+
+static void exp_free(struct exp *e)
+{
+	struct tstate *ts, *n;
+
+	for (ts = e->tstates; ts; ts = n) {
+		n = ts->next;
+		free(ts);
+	}
+	for (size_t i = 0; e->tab && i <= e->tab_mask; i++)
+		free(e->tab[i].key);
+	free(e->tab);
+	free(e->key);
+	free(e->locs);
+	free(e->cpus);
+	free(e->ob.p);
+}
+
+PERFRING_API int perfring_export(const struct perfring_export_opts *opts,
+				 FILE *out)
+{
+	struct exp e;
+	const char *in, *fmt;
+	int err, perr;
+
+	if (!opts || !out || opts->sz < sizeof(size_t))
+		return -EINVAL;
+	memset(&e, 0, sizeof(e));
+	in = OPTS_GET(opts, input, NULL);
+	fmt = OPTS_GET(opts, format, NULL);
+	e.title = OPTS_GET(opts, title, NULL);
+	e.width = OPTS_GET(opts, width, 0);
+	if (!in || !*in)
+		in = "perf.data";
+	if (!fmt || !strcmp(fmt, "chrome") || !strcmp(fmt, "json")) {
+		e.fmt = FMT_CHROME;
+	} else if (!strcmp(fmt, "folded") || !strcmp(fmt, "collapsed")) {
+		e.fmt = FMT_FOLDED;
+	} else if (!strcmp(fmt, "svg") || !strcmp(fmt, "flamegraph")) {
+		e.fmt = FMT_SVG;
+	} else {
+		pr_err("export: unknown format '%s' (chrome, folded or svg)",
+		       fmt);
+		return -EINVAL;
+	}
+	if (e.width && (e.width < 100 || e.width > 1000000)) {
+		pr_err("export: width %u is not between 100 and 1000000 pixels",
+		       e.width);
+		return -EINVAL;
+	}
+	e.ob.cap = OB_SIZE + OB_SLACK;
+	e.ob.p = malloc(e.ob.cap);
+	e.ob.f = out;
+	if (!e.ob.p)
+		return -ENOMEM;
+	err = machine_init(&e.m);
+	if (err) {
+		free(e.ob.p);
+		return err;
+	}
+	err = prd_open(in, &e.f);
+	if (err) {
+		machine_exit(&e.m);
+		free(e.ob.p);
+		return err;
+	}
+	if (e.fmt == FMT_CHROME)
+		chrome_begin(&e);
+	perr = prd_process(e.f, true, on_event, &e);
+	err = 0;
+	/* Damage: what came before it is still written out, completely. */
+	if (perr && perr != -EBADMSG)
+		err = perr;
+	if (!err || (e.fmt == FMT_CHROME && err != -ENOMEM)) {
+		int oerr = 0;
+
+		if (e.fmt == FMT_CHROME)
+			chrome_end(&e);
+		else if (e.fmt == FMT_FOLDED)
+			oerr = folded_out(&e);
+		else
+			oerr = svg_out(&e);
+		if (!err)
+			err = oerr;
+	}
+	ob_flush(&e.ob);
+	if (!err && e.ob.err)
+		err = e.ob.err;
+	if (fflush(out) && !err)
+		err = errno ? -errno : -EIO;
+	if (!err && perr == -EBADMSG)
+		err = perr;
+	if (err == -EPIPE || (e.ob.err && err == e.ob.err))
+		pr_err("export: writing the output: %s", strerror(-err));
+	prd_close(e.f);
+	machine_exit(&e.m);
+	exp_free(&e);
+	return err;
+}

@@ -1,0 +1,1099 @@
+// SPDX-License-Identifier: MIT
+/*
+ * perfring_report(): perf report --stdio, after perf 6.1's builtin-report.c,
+ * hist.c, callchain.c and ui/stdio/hist.c.
+ *
+ * Per event (attr) a table of entries keyed by the sort keys (default
+ * comm,dso,sym): Overhead = the entry's share of the event's total period.
+ * With callchains (and not --no-children) every distinct entry on a
+ * sample's chain also gets the period as Children (perf's cumulative
+ * entries, a sample counted once per entry), and Self is the leaf's.
+ *
+ * Call graphs: each entry keeps a tree of the chains that reached it (the
+ * whole chain for its own samples, the part from it to the leaf for the
+ * cumulative ones; caller order with children, callee order without),
+ * nodes holding runs of entries that are split where chains diverge
+ * (callchain.c's append_chain()).  Printed as perf's "graph,0.5,caller"
+ * does: branches under 0.5% of the event's period are left out, a single
+ * branch carrying the entry's whole period is printed as "---name", the
+ * others as "--12.34%--name" with "|" rails.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include "../ring/internal.h"
+#include "../format/perf_data.h"
+#include "../format/perf_reader.h"
+#include "outbuf.h"
+#include "threads.h"
+#include "tpfmt.h"
+
+#define MAX_STACK 127
+#define MAX_CURSOR (MAX_STACK + 1)
+#define MIN_PERCENT 0.5 /* callchain_param.min_percent */
+
+enum sort_key { K_COMM, K_PID, K_DSO, K_SYM, K_TRACE, K_MAX };
+
+/* One resolved callchain entry. */
+struct cent {
+	const struct symbol *sym;
+	struct dso *dso; /* NULL: no map */
+	uint64_t ip; /* raw address */
+	char level; /* 'k' or '.' */
+};
+
+struct cnode {
+	struct cnode *parent, *child, *sibling;
+	struct cent *val;
+	uint32_t nval;
+	uint64_t hit, children_hit;
+};
+
+struct hentry {
+	struct hentry *next; /* hash chain */
+	uint32_t hash;
+	const char *comm;
+	uint32_t comm_len;
+	int32_t tid;
+	struct dso *dso;
+	const struct symbol *sym;
+	uint64_t ip;
+	char level;
+	char *trace; /* "Trace output" */
+	uint32_t trace_len;
+	uint64_t self, children, nr_samples;
+	uint32_t max_depth;
+	struct cnode chain; /* root: no entries */
+};
+
+struct hists {
+	struct hentry **tab;
+	uint32_t mask, nr;
+	uint64_t total, nr_samples;
+};
+
+struct report {
+	struct perfring_report_opts o;
+	struct prd_file *f;
+	struct machine m;
+	struct hists *h;
+	uint32_t nr_h;
+	enum sort_key keys[K_MAX];
+	int nkeys;
+	bool setup;
+	bool sort_given;
+	struct tpfmt *tp;
+	bool tp_tried;
+	struct outbuf tb; /* one sample's trace text */
+	bool use_callchain;
+	bool children;
+	uint64_t lost_samples;
+	struct cent cursor[MAX_CURSOR];
+	struct hentry *he_cache[MAX_CURSOR + 1];
+	struct outbuf ob;
+};
+
+/* ---- keys -------------------------------------------------------------- */
+
+static int parse_sort(struct report *r, const char *s)
+{
+	static const char *const names[K_MAX] = { "comm", "pid", "dso", "sym",
+						  "trace" };
+
+	r->nkeys = 0;
+	while (*s) {
+		const char *e = strchr(s, ',');
+		size_t n = e ? (size_t)(e - s) : strlen(s);
+		int k;
+
+		for (k = 0; k < K_MAX; k++)
+			if (strlen(names[k]) == n && !memcmp(names[k], s, n))
+				break;
+		if (k == K_MAX) {
+			pr_err("--sort: unknown key '%.*s' (comm, pid, dso, sym, trace)",
+			       (int)n, s);
+			return -EINVAL;
+		}
+		for (int i = 0; i < r->nkeys; i++)
+			if (r->keys[i] == (enum sort_key)k)
+				k = -1;
+		if (k >= 0 && r->nkeys < K_MAX)
+			r->keys[r->nkeys++] = (enum sort_key)k;
+		s += n;
+		if (*s == ',')
+			s++;
+	}
+	if (!r->nkeys) {
+		pr_err("--sort: no keys");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static bool has_key(const struct report *r, enum sort_key k)
+{
+	for (int i = 0; i < r->nkeys; i++)
+		if (r->keys[i] == k)
+			return true;
+	return false;
+}
+
+static uint32_t mix(uint32_t h, uint64_t v)
+{
+	h ^= (uint32_t)v ^ (uint32_t)(v >> 32);
+	return h * 16777619u;
+}
+
+static uint32_t entry_hash(const struct report *r, const struct hentry *e)
+{
+	uint32_t h = 2166136261u;
+
+	if (has_key(r, K_COMM) || has_key(r, K_PID))
+		for (uint32_t i = 0; i < e->comm_len; i++)
+			h = (h ^ (unsigned char)e->comm[i]) * 16777619u;
+	if (has_key(r, K_PID))
+		h = mix(h, (uint32_t)e->tid);
+	if (has_key(r, K_DSO))
+		h = mix(h, (uintptr_t)e->dso);
+	if (has_key(r, K_SYM))
+		h = mix(h, e->sym ? (uintptr_t)e->sym : e->ip);
+	if (has_key(r, K_TRACE))
+		for (uint32_t i = 0; i < e->trace_len; i++)
+			h = (h ^ (unsigned char)e->trace[i]) * 16777619u;
+	return h;
+}
+
+static bool entry_eq(const struct report *r, const struct hentry *a,
+		     const struct hentry *b)
+{
+	if ((has_key(r, K_COMM) || has_key(r, K_PID)) &&
+	    (a->comm_len != b->comm_len ||
+	     memcmp(a->comm, b->comm, a->comm_len)))
+		return false;
+	if (has_key(r, K_PID) && a->tid != b->tid)
+		return false;
+	if (has_key(r, K_DSO) && a->dso != b->dso)
+		return false;
+	if (has_key(r, K_SYM)) {
+		if (a->sym != b->sym)
+			return false;
+		if (!a->sym && a->ip != b->ip)
+			return false;
+	}
+	if (has_key(r, K_TRACE) &&
+	    (a->trace_len != b->trace_len ||
+	     (a->trace_len && memcmp(a->trace, b->trace, a->trace_len))))
+		return false;
+	return true;
+}
+
+static struct hists *hists_of(struct report *r, const struct prd_attr *a)
+{
+	if (a->index >= r->nr_h) {
+		uint32_t n = a->index + 1;
+		struct hists *v = realloc(r->h, n * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		memset(v + r->nr_h, 0, (n - r->nr_h) * sizeof(*v));
+		r->h = v;
+		r->nr_h = n;
+	}
+	return &r->h[a->index];
+}
+
+static int hists_grow(struct hists *h)
+{
+	uint32_t nmask = h->mask ? h->mask * 2 + 1 : 1023;
+	struct hentry **t = calloc((size_t)nmask + 1, sizeof(*t));
+
+	if (!t)
+		return -ENOMEM;
+	for (uint32_t i = 0; h->tab && i <= h->mask; i++) {
+		struct hentry *e = h->tab[i], *n;
+
+		for (; e; e = n) {
+			n = e->next;
+			e->next = t[e->hash & nmask];
+			t[e->hash & nmask] = e;
+		}
+	}
+	free(h->tab);
+	h->tab = t;
+	h->mask = nmask;
+	return 0;
+}
+
+/* The entry for @key in @h, created with zero counts. */
+static struct hentry *findnew_entry(struct report *r, struct hists *h,
+				    const struct hentry *key)
+{
+	uint32_t hash = entry_hash(r, key);
+	struct hentry *e;
+
+	if (h->nr >= h->mask && hists_grow(h))
+		return NULL;
+	for (e = h->tab[hash & h->mask]; e; e = e->next)
+		if (entry_eq(r, e, key))
+			return e;
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return NULL;
+	*e = *key;
+	e->trace = NULL;
+	if (key->trace_len) {
+		e->trace = malloc(key->trace_len);
+		if (!e->trace) {
+			free(e);
+			return NULL;
+		}
+		memcpy(e->trace, key->trace, key->trace_len);
+	}
+	e->self = e->children = e->nr_samples = 0;
+	e->max_depth = 0;
+	memset(&e->chain, 0, sizeof(e->chain));
+	e->hash = hash;
+	e->next = h->tab[hash & h->mask];
+	h->tab[hash & h->mask] = e;
+	h->nr++;
+	return e;
+}
+
+/* ---- callchain trees (callchain.c) --------------------------------------- */
+
+static bool cent_eq(const struct cent *a, const struct cent *b)
+{
+	if (a->sym && b->sym)
+		return a->sym->start == b->sym->start && a->dso == b->dso;
+	return a->ip == b->ip && a->dso == b->dso && !a->sym && !b->sym;
+}
+
+static struct cnode *cnode_new(struct cnode *parent, const struct cent *v,
+			       uint32_t n)
+{
+	struct cnode *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->val = malloc((n ? n : 1) * sizeof(*v));
+	if (!c->val) {
+		free(c);
+		return NULL;
+	}
+	memcpy(c->val, v, n * sizeof(*v));
+	c->nval = n;
+	c->parent = parent;
+	c->sibling = parent->child;
+	parent->child = c;
+	return c;
+}
+
+static int append_children(struct cnode *root, const struct cent *cur,
+			   uint32_t n, uint64_t period);
+
+/* append_chain(): 1 if @cur does not start in @node, 0 when added, <0. */
+static int append_chain(struct cnode *node, const struct cent *cur, uint32_t n,
+			uint64_t period)
+{
+	uint32_t m = 0;
+
+	while (m < node->nval && m < n && cent_eq(&node->val[m], &cur[m]))
+		m++;
+	if (!m)
+		return 1;
+	if (m < node->nval) {
+		/* Split: node keeps val[0, m), a new child takes the rest and
+		 * the old children. */
+		struct cnode *rest = calloc(1, sizeof(*rest));
+
+		if (!rest)
+			return -ENOMEM;
+		rest->val = malloc((node->nval - m) * sizeof(*rest->val));
+		if (!rest->val) {
+			free(rest);
+			return -ENOMEM;
+		}
+		memcpy(rest->val, node->val + m,
+		       (node->nval - m) * sizeof(*rest->val));
+		rest->nval = node->nval - m;
+		rest->child = node->child;
+		for (struct cnode *c = rest->child; c; c = c->sibling)
+			c->parent = rest;
+		rest->parent = node;
+		rest->hit = node->hit;
+		rest->children_hit = node->children_hit;
+		node->nval = m;
+		node->child = rest;
+		node->children_hit = rest->hit + rest->children_hit;
+		node->hit = 0;
+		if (m < n) {
+			if (!cnode_new(node, cur + m, n - m))
+				return -ENOMEM;
+			node->child->hit = period;
+			node->children_hit += period;
+		} else {
+			node->hit = period;
+		}
+		return 0;
+	}
+	if (m == n) {
+		node->hit += period;
+		return 0;
+	}
+	return append_children(node, cur + m, n - m, period);
+}
+
+static int append_children(struct cnode *root, const struct cent *cur,
+			   uint32_t n, uint64_t period)
+{
+	struct cnode *c;
+	int ret;
+
+	for (c = root->child; c; c = c->sibling) {
+		ret = append_chain(c, cur, n, period);
+		if (ret <= 0) {
+			if (!ret)
+				root->children_hit += period;
+			return ret;
+		}
+	}
+	c = cnode_new(root, cur, n);
+	if (!c)
+		return -ENOMEM;
+	c->hit = period;
+	root->children_hit += period;
+	return 0;
+}
+
+static void cnode_free_children(struct cnode *root)
+{
+	struct cnode *c = root->child, *n;
+
+	for (; c; c = n) {
+		n = c->sibling;
+		cnode_free_children(c);
+		free(c->val);
+		free(c);
+	}
+	root->child = NULL;
+}
+
+/* ---- samples ------------------------------------------------------------- */
+
+static bool chain_valid(const uint64_t *ips, uint64_t nr)
+{
+	unsigned entries = 0;
+
+	for (uint64_t i = 0; i < nr && entries < MAX_STACK; i++) {
+		uint64_t ip = ips[i];
+
+		if (ip < PERF_CONTEXT_MAX) {
+			entries++;
+			continue;
+		}
+		if (ip != PERF_CONTEXT_HV && ip != PERF_CONTEXT_KERNEL &&
+		    ip != PERF_CONTEXT_USER)
+			return false;
+	}
+	return true;
+}
+
+/* The sample's callchain, resolved, in callee order; returns its length. */
+static uint32_t resolve_chain(struct report *r, struct thread *t,
+			      const struct prd_sample *s)
+{
+	uint8_t cpumode = PERF_RECORD_MISC_USER;
+	uint32_t n = 0;
+
+	if (!chain_valid(s->callchain, s->nr_callchain))
+		return 0;
+	for (uint64_t i = 0; i < s->nr_callchain && n < MAX_STACK; i++) {
+		uint64_t ip = s->callchain[i];
+		struct addr_loc al;
+
+		if (ip >= PERF_CONTEXT_MAX) {
+			cpumode = ip == PERF_CONTEXT_KERNEL ?
+					  PERF_RECORD_MISC_KERNEL :
+				  ip == PERF_CONTEXT_USER ?
+					  PERF_RECORD_MISC_USER :
+					  PERF_RECORD_MISC_HYPERVISOR;
+			continue;
+		}
+		machine_resolve(&r->m, t, cpumode, ip, true, &al);
+		r->cursor[n].sym = al.sym;
+		r->cursor[n].dso = al.map ? al.dso : NULL;
+		r->cursor[n].ip = ip;
+		r->cursor[n].level = al.map ? (al.kernel ? 'k' : '.') :
+				     cpumode == PERF_RECORD_MISC_KERNEL ? 'k' :
+									  '.';
+		n++;
+	}
+	return n;
+}
+
+static void reverse(struct cent *v, uint32_t n)
+{
+	for (uint32_t i = 0; i < n / 2; i++) {
+		struct cent x = v[i];
+
+		v[i] = v[n - 1 - i];
+		v[n - 1 - i] = x;
+	}
+}
+
+static void ensure_tp(struct report *r)
+{
+	size_t len;
+	const void *td;
+
+	if (r->tp || r->tp_tried)
+		return;
+	td = prd_feature(r->f, PD_FEAT_TRACING_DATA, &len);
+	if (!td)
+		return;
+	r->tp_tried = true;
+	if (tpfmt_new(td, len, &r->tp))
+		pr_warn("tracepoint fields cannot be decoded: the TRACING_DATA is damaged");
+	tpfmt_set_resolver(r->tp, machine_kernel_symbol, &r->m);
+}
+
+static int add_sample(struct report *r, const struct prd_sample *s,
+		      uint16_t misc)
+{
+	const struct prd_attr *a = s->attr;
+	const struct perf_event_attr *pa = &a->attr;
+	struct hists *h = hists_of(r, a);
+	bool has_tid = pa->sample_type & PERF_SAMPLE_TID;
+	struct thread *t;
+	struct addr_loc al;
+	struct hentry key, *he;
+	uint64_t period = (pa->sample_type & PERF_SAMPLE_PERIOD) ?
+				  s->period :
+				  pa->sample_period;
+	uint8_t cpumode = misc & PERF_RECORD_MISC_CPUMODE_MASK;
+	uint32_t n = 0, ncache = 0;
+	bool chain = r->use_callchain &&
+		     (pa->sample_type & PERF_SAMPLE_CALLCHAIN) && s->callchain;
+
+	if (!h)
+		return -ENOMEM;
+	t = machine_findnew_thread(&r->m, has_tid ? (int32_t)s->pid : -1,
+				   has_tid ? (int32_t)s->tid : -1);
+	if (!t)
+		return -ENOMEM;
+	machine_resolve(&r->m, t, cpumode, s->ip, true, &al);
+	memset(&key, 0, sizeof(key));
+	key.comm = t->comm;
+	key.comm_len = t->comm_len;
+	key.tid = t->tid;
+	key.dso = al.map ? al.dso : NULL;
+	key.sym = al.sym;
+	key.ip = al.addr;
+	key.level = cpumode == PERF_RECORD_MISC_KERNEL ? 'k' : '.';
+	if (has_key(r, K_TRACE) && pa->type == PERF_TYPE_TRACEPOINT && s->raw) {
+		ensure_tp(r);
+		r->tb.len = 0;
+		tpfmt_print(r->tp, s->raw, s->raw_size, (int)s->cpu, &r->tb);
+		key.trace = r->tb.p;
+		key.trace_len = (uint32_t)r->tb.len;
+	}
+	he = findnew_entry(r, h, &key);
+	if (!he)
+		return -ENOMEM;
+	he->self += period;
+	he->nr_samples++;
+	h->total += period;
+	h->nr_samples++;
+	if (r->children)
+		he->children += period;
+	if (!chain)
+		return 0;
+	n = resolve_chain(r, t, s);
+	if (r->children)
+		reverse(r->cursor, n); /* caller order */
+	if (n) {
+		if (append_children(&he->chain, r->cursor, n, period))
+			return -ENOMEM;
+		if (n > he->max_depth)
+			he->max_depth = n;
+	}
+	if (!r->children)
+		return 0;
+	r->he_cache[ncache++] = he;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct cent *c = &r->cursor[i];
+		struct hentry *ce;
+		bool dup = false;
+
+		key.dso = c->dso;
+		key.sym = c->sym;
+		key.ip = c->ip;
+		key.level = c->level;
+		for (uint32_t k = 0; k < ncache && !dup; k++)
+			dup = entry_eq(r, r->he_cache[k], &key);
+		if (dup)
+			continue; /* recursion: once per sample */
+		ce = findnew_entry(r, h, &key);
+		if (!ce)
+			return -ENOMEM;
+		r->he_cache[ncache++] = ce;
+		ce->children += period;
+		if (append_children(&ce->chain, r->cursor + i, n - i, period))
+			return -ENOMEM;
+		if (n - i > ce->max_depth)
+			ce->max_depth = n - i;
+	}
+	return 0;
+}
+
+static void setup(struct report *r)
+{
+	uint32_t n = prd_nr_attrs(r->f);
+	bool any_chain = false;
+	const char *host, *rel;
+	struct utsname u;
+
+	bool all_tp = n > 0;
+
+	r->setup = true;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct prd_attr *a = prd_attr(r->f, i);
+
+		if (a && (a->attr.sample_type & PERF_SAMPLE_CALLCHAIN))
+			any_chain = true;
+		if (!a || a->attr.type != PERF_TYPE_TRACEPOINT)
+			all_tp = false;
+	}
+	/* perf's default for files of tracepoints only: the trace text. */
+	if (!r->sort_given && all_tp) {
+		r->keys[0] = K_TRACE;
+		r->nkeys = 1;
+	}
+	r->use_callchain = any_chain;
+	r->children = (any_chain && !r->o.no_children) || r->o.children;
+	host = prd_feature_string(r->f, PD_FEAT_HOSTNAME);
+	rel = prd_feature_string(r->f, PD_FEAT_OSRELEASE);
+	if (uname(&u))
+		memset(&u, 0, sizeof(u));
+	machine_set_host(&r->m, (!host || !strcmp(host, u.nodename)) &&
+					(!rel || !strcmp(rel, u.release)));
+}
+
+static int on_event(struct prd_file *f, const struct prd_event *ev, void *ctx)
+{
+	struct report *r = ctx;
+	const struct perf_event_header *h = ev->hdr;
+
+	(void)f;
+	if (h->type == PERF_RECORD_LOST_SAMPLES && h->size >= 16) {
+		uint64_t lost;
+
+		memcpy(&lost, (const char *)h + 8, 8);
+		r->lost_samples += lost;
+		return 0;
+	}
+	if (h->type != PERF_RECORD_SAMPLE)
+		return machine_process(&r->m, h) == -ENOMEM ? -ENOMEM : 0;
+	if (!ev->sample || !ev->sample->attr)
+		return 0;
+	if (!r->setup)
+		setup(r);
+	return add_sample(r, ev->sample, h->misc);
+}
+
+/* ---- output -------------------------------------------------------------- */
+
+static int dso_cmp(const struct dso *a, const struct dso *b)
+{
+	if (a == b)
+		return 0;
+	if (!a || !b)
+		return a ? -1 : 1; /* [unknown] after the others */
+	return strcmp(a->short_name, b->short_name);
+}
+
+static int entry_cmp(const void *pa, const void *pb, void *ctx)
+{
+	const struct hentry *a = *(const struct hentry *const *)pa;
+	const struct hentry *b = *(const struct hentry *const *)pb;
+	const struct report *r = ctx;
+	int c;
+
+	if (r->children) {
+		if (a->children != b->children)
+			return a->children > b->children ? -1 : 1;
+		/* Callers above callees at equal period. */
+		if (a->max_depth != b->max_depth)
+			return a->max_depth > b->max_depth ? -1 : 1;
+	} else if (a->self != b->self) {
+		return a->self > b->self ? -1 : 1;
+	}
+	for (int i = 0; i < r->nkeys; i++) {
+		switch (r->keys[i]) {
+		case K_COMM:
+			c = strcmp(a->comm, b->comm);
+			break;
+		case K_PID:
+			c = a->tid < b->tid ? -1 : a->tid > b->tid;
+			break;
+		case K_DSO:
+			c = dso_cmp(a->dso, b->dso);
+			break;
+		case K_TRACE:
+			c = memcmp(a->trace ? a->trace : "",
+				   b->trace ? b->trace : "",
+				   a->trace_len < b->trace_len ? a->trace_len :
+								 b->trace_len);
+			if (!c)
+				c = a->trace_len < b->trace_len ?
+					    -1 :
+					    a->trace_len > b->trace_len;
+			break;
+		default:
+			if (a->sym && b->sym)
+				c = strcmp(a->sym->name, b->sym->name);
+			else if (a->sym || b->sym)
+				c = a->sym ? -1 : 1;
+			else
+				c = a->ip < b->ip ? -1 : a->ip > b->ip;
+			break;
+		}
+		if (c)
+			return c;
+	}
+	return 0;
+}
+
+/* The text of a column for an entry. */
+static size_t key_text(const struct hentry *e, enum sort_key k, char *buf,
+		       size_t len)
+{
+	int n;
+
+	switch (k) {
+	case K_COMM:
+		n = snprintf(buf, len, "%s", e->comm);
+		break;
+	case K_PID:
+		n = snprintf(buf, len, "%7d:%s", e->tid, e->comm);
+		break;
+	case K_DSO:
+		n = snprintf(buf, len, "%s",
+			     e->dso ? e->dso->short_name : "[unknown]");
+		break;
+	case K_TRACE:
+		n = snprintf(buf, len, "%.*s", (int)e->trace_len,
+			     e->trace ? e->trace : "");
+		break;
+	default:
+		if (e->sym)
+			n = snprintf(buf, len, "[%c] %s", e->level,
+				     e->sym->name);
+		else
+			n = snprintf(buf, len, "[%c] %-#.*llx", e->level, 16,
+				     (unsigned long long)e->ip);
+		break;
+	}
+	if (n < 0)
+		n = 0;
+	return (size_t)n < len ? (size_t)n : len - 1;
+}
+
+static const char *const key_header[K_MAX] = { "Command", "Pid:Command",
+					       "Shared Object", "Symbol",
+					       "Trace output" };
+
+static void put_pct(struct outbuf *ob, uint64_t v, uint64_t total, int width)
+{
+	char buf[32];
+	int n = snprintf(buf, sizeof(buf), "%*.2f%%", width - 1,
+			 total ? (double)v * 100.0 / (double)total : 0.0);
+
+	ob_write(ob, buf, (size_t)n);
+}
+
+static void margin(struct outbuf *ob, int left)
+{
+	ob_spaces(ob, 12 + (size_t)left);
+}
+
+static void cent_name(struct outbuf *ob, const struct cent *c)
+{
+	char buf[32];
+
+	if (c->sym) {
+		ob_puts(ob, c->sym->name);
+	} else {
+		int n = snprintf(buf, sizeof(buf), "%#llx",
+				 (unsigned long long)c->ip);
+
+		ob_write(ob, buf, (size_t)n);
+	}
+}
+
+static uint64_t cumul(const struct cnode *c)
+{
+	return c->hit + c->children_hit;
+}
+
+static int cnode_cmp(const void *pa, const void *pb)
+{
+	const struct cnode *a = *(const struct cnode *const *)pa;
+	const struct cnode *b = *(const struct cnode *const *)pb;
+
+	if (cumul(a) != cumul(b))
+		return cumul(a) > cumul(b) ? -1 : 1;
+	if (a->val[0].sym && b->val[0].sym &&
+	    a->val[0].sym->start != b->val[0].sym->start)
+		return a->val[0].sym->start < b->val[0].sym->start ? -1 : 1;
+	return a->val[0].ip < b->val[0].ip ? -1 : a->val[0].ip > b->val[0].ip;
+}
+
+/* Children at or above @min, sorted as perf's rb_insert_callchain(). */
+static uint32_t sorted_children(const struct cnode *n, uint64_t min,
+				struct cnode ***out)
+{
+	uint32_t k = 0, i = 0;
+	struct cnode **v;
+
+	for (struct cnode *c = n->child; c; c = c->sibling)
+		if (cumul(c) >= min)
+			k++;
+	*out = NULL;
+	if (!k)
+		return 0;
+	v = malloc(k * sizeof(*v));
+	if (!v)
+		return 0;
+	for (struct cnode *c = n->child; c; c = c->sibling)
+		if (cumul(c) >= min)
+			v[i++] = c;
+	qsort(v, k, sizeof(*v), cnode_cmp);
+	*out = v;
+	return k;
+}
+
+static void graph_line(struct outbuf *ob, int depth, int mask, int left)
+{
+	margin(ob, left);
+	for (int i = 0; i < depth; i++)
+		ob_puts(ob, (mask & (1 << i)) ? "|          " : "           ");
+	ob_putc(ob, '\n');
+}
+
+static size_t print_graph(struct outbuf *ob, const struct cnode *root,
+			  uint64_t total, uint64_t min, int depth, int mask,
+			  int left)
+{
+	struct cnode **kids;
+	uint32_t nk = sorted_children(root, min, &kids);
+	int new_mask = mask;
+	size_t lines = 0;
+
+	for (uint32_t k = 0; k < nk; k++) {
+		const struct cnode *c = kids[k];
+
+		if (k + 1 == nk && depth <= 30)
+			new_mask &= ~(1 << (depth - 1));
+		if (depth > 30)
+			break; /* deeper than the rails can show */
+		graph_line(ob, depth, mask, left);
+		lines++;
+		for (uint32_t i = 0; i < c->nval; i++) {
+			margin(ob, left);
+			for (int d = 0; d < depth; d++) {
+				ob_putc(ob, (new_mask & (1 << d)) ? '|' : ' ');
+				if (!i && d == depth - 1) {
+					ob_write(ob, "--", 2);
+					put_pct(ob, cumul(c), total, 0);
+					ob_write(ob, "--", 2);
+				} else {
+					ob_spaces(ob, 10);
+				}
+			}
+			cent_name(ob, &c->val[i]);
+			ob_putc(ob, '\n');
+			lines++;
+		}
+		if (depth < 30)
+			lines += print_graph(ob, c, total, min, depth + 1,
+					     new_mask | (1 << depth), left);
+		ob_line_done(ob);
+	}
+	free(kids);
+	return lines;
+}
+
+static void print_callchain(struct report *r, const struct hentry *e,
+			    uint64_t total, uint64_t parent)
+{
+	struct outbuf *ob = &r->ob;
+	/* Sorted by symbol first, the chain's first entry is the entry's
+	 * own symbol: perf leaves it out. */
+	bool skip_first = r->sort_given && !strncmp(r->o.sort, "sym", 3);
+	bool printed = false;
+	const struct cnode *root = &e->chain;
+	struct cnode **kids;
+	uint64_t min = (uint64_t)((double)total * (MIN_PERCENT / 100.0));
+	uint32_t nk = sorted_children(root, min, &kids);
+	int left = 0;
+	size_t lines = 0;
+
+	if (nk == 1 && cumul(kids[0]) == parent) {
+		const struct cnode *c = kids[0];
+
+		for (uint32_t i = 0; i < c->nval; i++) {
+			if (!i && skip_first)
+				continue;
+			if (!printed) {
+				printed = true;
+				margin(ob, left);
+				ob_write(ob, "|\n", 2);
+				margin(ob, left);
+				ob_write(ob, "---", 3);
+				left += 3;
+			} else {
+				margin(ob, left);
+			}
+			cent_name(ob, &c->val[i]);
+			ob_putc(ob, '\n');
+			lines++;
+		}
+		root = c;
+	}
+	free(kids);
+	lines += print_graph(ob, root, total, min, 1, 1, left);
+	if (lines)
+		ob_putc(ob, '\n');
+}
+
+static void print_hists(struct report *r, const struct prd_attr *a,
+			struct hists *h, bool first)
+{
+	struct outbuf *ob = &r->ob;
+	struct hentry **v;
+	size_t width[K_MAX] = { 0 };
+	char buf[4096];
+	uint64_t ns = h->nr_samples;
+	char unit = ' ';
+	uint32_t k = 0;
+	int nw = 7;
+
+	v = malloc((h->nr ? h->nr : 1) * sizeof(*v));
+	if (!v) {
+		r->ob.err = -ENOMEM;
+		return;
+	}
+	for (uint32_t i = 0; i <= h->mask; i++)
+		for (struct hentry *e = h->tab[i]; e; e = e->next)
+			v[k++] = e;
+	qsort_r(v, k, sizeof(*v), entry_cmp, r);
+	for (int i = 0; i < r->nkeys; i++)
+		width[i] = r->keys[i] == K_PID ? 15 :
+						 strlen(key_header[r->keys[i]]);
+	for (uint32_t j = 0; j < k; j++) {
+		for (int i = 0; i < r->nkeys; i++) {
+			size_t n = key_text(v[j], r->keys[i], buf, sizeof(buf));
+
+			if (n > width[i])
+				width[i] = n;
+		}
+		if (r->o.show_nr_samples) {
+			int d = snprintf(buf, sizeof(buf), "%llu",
+					 (unsigned long long)v[j]->nr_samples);
+
+			if (d > nw)
+				nw = d;
+		}
+	}
+	if (!first)
+		ob_write(ob, "\n\n", 2);
+	/* convert_unit() */
+	if (ns > 1000) {
+		ns /= 1000;
+		unit = 'K';
+	}
+	if (ns > 1000) {
+		ns /= 1000;
+		unit = 'M';
+	}
+	if (ns > 1000) {
+		ns /= 1000;
+		unit = 'G';
+	}
+	ob_puts(ob, "# Samples: ");
+	ob_u64(ob, ns, 0, ' ');
+	ob_putc(ob, unit);
+	ob_puts(ob, " of event '");
+	ob_puts(ob, a->name ? a->name : "[unknown]");
+	ob_puts(ob, "'\n# Event count (approx.): ");
+	ob_u64(ob, h->total, 0, ' ');
+	ob_puts(ob, "\n#\n# ");
+	if (r->children)
+		ob_puts(ob, "Children      Self");
+	else
+		ob_puts(ob, "Overhead");
+	if (r->o.show_nr_samples) {
+		ob_write(ob, "  ", 2);
+		ob_str_w(ob, "Samples", 7, nw, false);
+	}
+	for (int i = 0; i < r->nkeys; i++) {
+		ob_write(ob, "  ", 2);
+		if (r->keys[i] == K_PID) {
+			/* perf right-aligns it in 15, then pads. */
+			ob_str_w(ob, "Pid:Command", 11, 15, false);
+			ob_spaces(ob, width[i] - 15);
+		} else {
+			ob_str_w(ob, key_header[r->keys[i]],
+				 strlen(key_header[r->keys[i]]), (int)width[i],
+				 true);
+		}
+	}
+	ob_puts(ob, "\n# ");
+	ob_puts(ob, r->children ? "........  ........" : "........");
+	if (r->o.show_nr_samples) {
+		ob_write(ob, "  ", 2);
+		for (int j = 0; j < nw; j++)
+			ob_putc(ob, '.');
+	}
+	for (int i = 0; i < r->nkeys; i++) {
+		ob_write(ob, "  ", 2);
+		for (size_t j = 0; j < width[i]; j++)
+			ob_putc(ob, '.');
+	}
+	ob_puts(ob, "\n#\n");
+	for (uint32_t j = 0; j < k; j++) {
+		const struct hentry *e = v[j];
+		double pct = h->total ? (double)(r->children ? e->children :
+							       e->self) *
+						100.0 / (double)h->total :
+					0.0;
+
+		if (pct < r->o.percent_limit || (!e->self && !e->children))
+			continue;
+		ob_write(ob, "  ", 2);
+		if (r->children) {
+			put_pct(ob, e->children, h->total, 8);
+			ob_write(ob, "  ", 2);
+		}
+		put_pct(ob, e->self, h->total, 8);
+		if (r->o.show_nr_samples) {
+			ob_write(ob, "  ", 2);
+			ob_u64(ob, e->nr_samples, nw, ' ');
+		}
+		for (int i = 0; i < r->nkeys; i++) {
+			size_t n = key_text(e, r->keys[i], buf, sizeof(buf));
+
+			ob_write(ob, "  ", 2);
+			/* perf pads every column but a last sym or trace. */
+			if (i + 1 < r->nkeys ||
+			    (r->keys[i] != K_SYM && r->keys[i] != K_TRACE))
+				ob_str_w(ob, buf, n, (int)width[i], true);
+			else
+				ob_write(ob, buf, n);
+		}
+		ob_putc(ob, '\n');
+		if (r->use_callchain && !r->o.no_callgraph)
+			print_callchain(r, e, h->total,
+					r->children ? e->children : e->self);
+		ob_line_done(ob);
+	}
+	free(v);
+}
+
+static void free_hists(struct report *r)
+{
+	for (uint32_t i = 0; i < r->nr_h; i++) {
+		struct hists *h = &r->h[i];
+
+		for (uint32_t j = 0; h->tab && j <= h->mask; j++) {
+			struct hentry *e = h->tab[j], *n;
+
+			for (; e; e = n) {
+				n = e->next;
+				cnode_free_children(&e->chain);
+				free(e->trace);
+				free(e);
+			}
+		}
+		free(h->tab);
+	}
+	free(r->h);
+}
+
+PERFRING_API int perfring_report(const struct perfring_report_opts *opts,
+				 FILE *out)
+{
+	struct report *r;
+	bool first = true;
+	int err;
+
+	if (!opts || !out ||
+	    opts->sz < offsetof(struct perfring_report_opts, sort))
+		return -EINVAL;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	memcpy(&r->o, opts, opts->sz < sizeof(r->o) ? opts->sz : sizeof(r->o));
+	r->sort_given = r->o.sort && *r->o.sort;
+	err = parse_sort(r, r->sort_given ? r->o.sort : "comm,dso,sym");
+	if (err)
+		goto out_free;
+	r->tb.cap = OB_SIZE + OB_SLACK;
+	r->tb.p = malloc(r->tb.cap);
+	if (!r->tb.p) {
+		err = -ENOMEM;
+		goto out_free;
+	}
+	r->ob.cap = OB_SIZE + OB_SLACK;
+	r->ob.p = malloc(r->ob.cap);
+	r->ob.f = out;
+	err = r->ob.p ? machine_init(&r->m) : -ENOMEM;
+	if (err)
+		goto out_free;
+	err = prd_open(r->o.input ? r->o.input : "perf.data", &r->f);
+	if (err)
+		goto out_machine;
+	err = prd_process(r->f, true, on_event, r);
+	if (err && err != -EBADMSG)
+		goto out_close;
+	/* A damaged file: report what was read before the damage. */
+	/* perf's first line points at its --header options; ours have
+	 * perfring dump and stats instead. */
+	ob_puts(&r->ob, "# ");
+	ob_puts(&r->ob, r->o.input ? r->o.input : "perf.data");
+	ob_puts(&r->ob,
+		" (header and records: perfring dump, perfring stats)\n#\n#\n# Total Lost Samples: ");
+	ob_u64(&r->ob, r->lost_samples, 0, ' ');
+	ob_puts(&r->ob, "\n#\n");
+	for (uint32_t i = 0; i < prd_nr_attrs(r->f); i++) {
+		const struct prd_attr *a = prd_attr(r->f, i);
+
+		if (!a || a->index >= r->nr_h || !r->h[a->index].nr_samples)
+			continue;
+		print_hists(r, a, &r->h[a->index], first);
+		first = false;
+	}
+	if (first)
+		pr_warn("%s has no samples",
+			r->o.input ? r->o.input : "perf.data");
+	ob_puts(&r->ob, "\n\n");
+	ob_flush(&r->ob);
+	if (!err)
+		err = r->ob.err;
+	if (!err && fflush(out))
+		err = -errno;
+out_close:
+	prd_close(r->f);
+out_machine:
+	free_hists(r);
+	machine_exit(&r->m);
+out_free:
+	tpfmt_free(r->tp);
+	free(r->tb.p);
+	free(r->ob.p);
+	free(r);
+	return err;
+}

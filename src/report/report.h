@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Reports over a perf.data (the report layer, above src/format): what
+ * `perfring dump` and `perfring stats` print.
+ */
+#ifndef PERFRING_REPORT_REPORT_H
+#define PERFRING_REPORT_REPORT_H
+
+#include <stdio.h>
+
+/*
+ * Every record of @path ("-": standard input) with its offset, size, type
+ * and decoded fields, in file order, like `perf report -D`.  Returns 0 or
+ * -errno; on damage everything before it is printed and -EBADMSG returned
+ * (the log says where).
+ */
+int report_dump(const char *path, FILE *out);
+
+/*
+ * Record counts per type, samples and lost samples per event, lost events
+ * and lost samples, like `perf report --stats`.  On damage the counts of
+ * what was read are printed and -EBADMSG returned.
+ */
+int report_stats(const char *path, FILE *out);
+
+#endif

@@ -1,0 +1,729 @@
+// SPDX-License-Identifier: MIT
+/*
+ * perfring_script(): perf script's default output, after perf 6.1's
+ * builtin-script.c (process_event(), perf_sample__fprintf_start(),
+ * sample__fprintf_sym(), sample__fprintf_callchain()):
+ *
+ *   comm(%16s, or %s with callchains) tid(%5d) [cpu(%03d)] sec.usec(%5lu.%06lu):
+ *   period(%10lu) event(%*s, width of the longest name):  ip(%16lx) sym+0xoff (dso)
+ *
+ * Fields by event type as perf's defaults (tracepoints: comm tid cpu time
+ * event trace; the others: comm tid cpu time period event ip sym symoff
+ * dso), each dropped when the first event of its type does not sample it.
+ * Callchains: one "\t%16lx sym+0xoff (dso)" line per entry (user entries
+ * show the address in the object), context markers switch between kernel
+ * and user, at most 127 entries, a blank line after.
+ *
+ * The hot path allocates nothing: records come from the reader's buffer,
+ * text goes into a 1 MiB buffer written with fwrite(), numbers are
+ * formatted by hand, threads and symbols are found through caches and
+ * sorted arrays, tracepoints through compiled formats (tpfmt.c).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include "../ring/internal.h"
+#include "../format/perf_data.h"
+#include "../format/perf_reader.h"
+#include "outbuf.h"
+#include "threads.h"
+#include "tpfmt.h"
+
+enum {
+	F_COMM = 1 << 0,
+	F_TID = 1 << 1,
+	F_PID = 1 << 2,
+	F_TIME = 1 << 3,
+	F_CPU = 1 << 4,
+	F_EVNAME = 1 << 5,
+	F_TRACE = 1 << 6,
+	F_IP = 1 << 7,
+	F_SYM = 1 << 8,
+	F_DSO = 1 << 9,
+	F_ADDR = 1 << 10,
+	F_SYMOFFSET = 1 << 11,
+	F_PERIOD = 1 << 12,
+};
+
+static const struct {
+	const char *name;
+	unsigned bit;
+} field_names[] = {
+	{ "comm", F_COMM },	{ "tid", F_TID },   { "pid", F_PID },
+	{ "time", F_TIME },	{ "cpu", F_CPU },   { "event", F_EVNAME },
+	{ "trace", F_TRACE },	{ "ip", F_IP },	    { "sym", F_SYM },
+	{ "dso", F_DSO },	{ "addr", F_ADDR }, { "symoff", F_SYMOFFSET },
+	{ "period", F_PERIOD },
+};
+
+/* perf's output types: the attr types below PERF_TYPE_MAX, then other. */
+enum { OT_HW, OT_SW, OT_TRACE, OT_HWCACHE, OT_RAW, OT_BREAK, OT_OTHER, OT_MAX };
+
+static const char *const type_names[OT_MAX] = { "hw",  "sw",	"trace", "hwc",
+						"raw", "break", "other" };
+
+#define DEF_SAMPLE                                                   \
+	(F_COMM | F_TID | F_CPU | F_TIME | F_EVNAME | F_IP | F_SYM | \
+	 F_SYMOFFSET | F_DSO | F_PERIOD)
+#define DEF_TRACE (F_COMM | F_TID | F_CPU | F_TIME | F_EVNAME | F_TRACE)
+
+#define MAX_STACK 127 /* perf script's scripting_max_stack */
+
+struct out_type {
+	unsigned fields;
+	bool user_set;
+	bool wildcard;
+	unsigned user_unset;
+};
+
+/* Per attr, worked out once. */
+struct attr_info {
+	const struct prd_attr *a;
+	char *evname; /* "%*s: " of its name */
+	uint32_t evname_len;
+	unsigned fields;
+	bool chain; /* callchains printed */
+	uint32_t type;
+	uint64_t sample_type, sample_period;
+	struct attr_info *next_old; /* replaced ones, freed at the end */
+};
+
+/* A sample as printing needs it: what prd_process() decoded, with the
+ * attr's facts in @ai. */
+struct psample {
+	const struct attr_info *ai;
+	uint32_t pid, tid, cpu, raw_size;
+	uint64_t time, period, ip, addr, nr_callchain;
+	const uint64_t *callchain;
+	const void *raw;
+	uint16_t misc;
+};
+
+struct script {
+	struct perfring_script_opts o;
+	struct attr_info **ai; /* by attr index; each never moves */
+	uint32_t nr_ai;
+	int stop; /* printing failed: -errno (EPIPE, ENOMEM) */
+	bool host;
+	struct prd_file *f;
+	struct machine m;
+	struct tpfmt *tp;
+	bool tp_tried;
+	struct outbuf ob;
+	struct out_type ot[OT_MAX];
+	bool setup;
+	bool use_callchain;
+	int name_width;
+	uint64_t sec; /* put_time()'s cache */
+	uint32_t sec_len;
+	char sec_text[28];
+};
+
+static int out_type(uint32_t attr_type)
+{
+	return attr_type < OT_OTHER ? (int)attr_type : OT_OTHER;
+}
+
+static bool is_dummy(const struct perf_event_attr *a)
+{
+	return a->type == PERF_TYPE_SOFTWARE &&
+	       a->config == PERF_COUNT_SW_DUMMY;
+}
+
+/* ---- -F ---------------------------------------------------------------- */
+
+static int field_bit(const char *s, size_t n)
+{
+	for (size_t i = 0; i < sizeof(field_names) / sizeof(field_names[0]);
+	     i++)
+		if (strlen(field_names[i].name) == n &&
+		    !memcmp(field_names[i].name, s, n))
+			return (int)field_names[i].bit;
+	return -1;
+}
+
+static int parse_one_spec(struct script *sc, const char *spec);
+
+/* Several -F (perf takes one per event type) arrive joined with ';'. */
+static int parse_fields(struct script *sc, const char *specs)
+{
+	char *copy = strdup(specs), *save = NULL, *one;
+	int err = 0;
+
+	if (!copy)
+		return -ENOMEM;
+	for (one = strtok_r(copy, ";", &save); one && !err;
+	     one = strtok_r(NULL, ";", &save))
+		err = parse_one_spec(sc, one);
+	free(copy);
+	return err;
+}
+
+static int parse_one_spec(struct script *sc, const char *spec)
+{
+	const char *colon = strchr(spec, ':');
+	const char *p = spec;
+	int type = -1;
+	bool edit = spec[0] == '+' || spec[0] == '-';
+
+	if (colon) {
+		size_t n = (size_t)(colon - spec);
+
+		for (int i = 0; i < OT_MAX; i++)
+			if (strlen(type_names[i]) == n &&
+			    !memcmp(type_names[i], spec, n))
+				type = i;
+		if (type < 0) {
+			pr_err("-F: unknown event type '%.*s' (hw, sw, trace, raw, break)",
+			       (int)n, spec);
+			return -EINVAL;
+		}
+		p = colon + 1;
+		sc->ot[type].fields = 0;
+		sc->ot[type].user_set = true;
+	} else if (!edit) {
+		for (int i = 0; i < OT_MAX; i++) {
+			sc->ot[i].fields = 0;
+			sc->ot[i].user_set = true;
+			sc->ot[i].wildcard = true;
+		}
+	}
+	while (*p) {
+		const char *e = strchr(p, ',');
+		size_t n = e ? (size_t)(e - p) : strlen(p);
+		char sign = 0;
+		int bit;
+
+		if (*p == '+' || *p == '-') {
+			if (!edit) {
+				pr_err("-F: cannot mix +field/-field with a field list");
+				return -EINVAL;
+			}
+			sign = *p++;
+			n--;
+		} else if (edit) {
+			pr_err("-F: '%.*s': every field needs + or - here",
+			       (int)n, p);
+			return -EINVAL;
+		}
+		bit = field_bit(p, n);
+		if (bit < 0) {
+			pr_err("-F: invalid field '%.*s' (comm pid tid cpu time event period ip sym symoff dso addr trace)",
+			       (int)n, p);
+			return -EINVAL;
+		}
+		for (int i = 0; i < OT_MAX; i++) {
+			if (type >= 0 && i != type)
+				continue;
+			/* trace only means something for tracepoints. */
+			if (bit == F_TRACE && i != OT_TRACE && type < 0)
+				continue;
+			if (sign == '-') {
+				sc->ot[i].fields &= ~(unsigned)bit;
+				sc->ot[i].user_unset |= (unsigned)bit;
+			} else {
+				sc->ot[i].fields |= (unsigned)bit;
+			}
+		}
+		p += n;
+		if (*p == ',')
+			p++;
+	}
+	return 0;
+}
+
+/* ---- set-up at the first sample (pipe mode: all attrs are known) ------ */
+
+static const struct {
+	unsigned field;
+	uint64_t stype;
+	const char *what;
+} needs[] = {
+	{ F_IP, PERF_SAMPLE_IP, "IP" },
+	{ F_TID | F_PID, PERF_SAMPLE_TID, "TID" },
+	{ F_TIME, PERF_SAMPLE_TIME, "TIME" },
+	{ F_CPU, PERF_SAMPLE_CPU, "CPU" },
+	{ F_ADDR, PERF_SAMPLE_ADDR, "ADDR" },
+};
+
+static int setup(struct script *sc)
+{
+	uint32_t n = prd_nr_attrs(sc->f);
+	bool any_chain = false, trace_chain = false;
+	const char *host, *rel;
+	struct utsname u;
+
+	sc->setup = true;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct prd_attr *a = prd_attr(sc->f, i);
+		size_t len;
+
+		if (!a)
+			continue;
+		len = strlen(a->name ? a->name : "[unknown]");
+		if ((int)len > sc->name_width)
+			sc->name_width = (int)len;
+		if (a->attr.sample_type & PERF_SAMPLE_CALLCHAIN) {
+			any_chain = true;
+			if (a->attr.type == PERF_TYPE_TRACEPOINT)
+				trace_chain = true;
+		}
+	}
+	sc->use_callchain = !sc->o.hide_callchain &&
+			    (any_chain || prd_is_pipe(sc->f));
+	if (sc->use_callchain && trace_chain && !sc->ot[OT_TRACE].user_set)
+		sc->ot[OT_TRACE].fields |= F_IP | F_SYM | F_SYMOFFSET | F_DSO;
+	/* Check each type's fields against its first (non-dummy) event. */
+	for (int t = 0; t < OT_MAX; t++) {
+		const struct prd_attr *first = NULL;
+
+		for (uint32_t i = 0; i < n && !first; i++) {
+			const struct prd_attr *a = prd_attr(sc->f, i);
+
+			if (a && out_type(a->attr.type) == t)
+				first = a;
+		}
+		if (!first) {
+			if (sc->ot[t].user_set && !sc->ot[t].wildcard) {
+				pr_err("-F: the file has no %s events",
+				       type_names[t]);
+				return -EINVAL;
+			}
+			continue;
+		}
+		if (is_dummy(&first->attr))
+			continue;
+		if (prd_is_pipe(sc->f) && !sc->o.hide_callchain &&
+		    (first->attr.sample_type & PERF_SAMPLE_CALLCHAIN)) {
+			if (!(sc->ot[t].user_unset & F_IP))
+				sc->ot[t].fields |= F_IP;
+			if (!(sc->ot[t].user_unset & F_SYM))
+				sc->ot[t].fields |= F_SYM;
+		}
+		for (size_t k = 0; k < sizeof(needs) / sizeof(needs[0]); k++) {
+			if (!(sc->ot[t].fields & needs[k].field) ||
+			    (first->attr.sample_type & needs[k].stype))
+				continue;
+			if (sc->ot[t].user_set) {
+				pr_err("samples for '%s' do not have %s: cannot print that field",
+				       first->name ? first->name : "?",
+				       needs[k].what);
+				return -EINVAL;
+			}
+			sc->ot[t].fields &= ~needs[k].field;
+		}
+	}
+	/* Kernel symbols and the vDSO only for a file recorded here. */
+	host = prd_feature_string(sc->f, PD_FEAT_HOSTNAME);
+	rel = prd_feature_string(sc->f, PD_FEAT_OSRELEASE);
+	if (uname(&u))
+		memset(&u, 0, sizeof(u));
+	/* The printing side applies it (it owns the machine). */
+	sc->host = (!host || !strcmp(host, u.nodename)) &&
+		   (!rel || !strcmp(rel, u.release));
+	return 0;
+}
+
+static int attr_info_fill(struct script *sc, struct attr_info *ai,
+			  const struct prd_attr *a)
+{
+	const char *name = a->name ? a->name : "[unknown]";
+	size_t n = strlen(name);
+	size_t w = (size_t)sc->name_width > n ? (size_t)sc->name_width : n;
+
+	ai->evname = malloc(w + 3);
+	if (!ai->evname)
+		return -ENOMEM;
+	memset(ai->evname, ' ', w - n);
+	memcpy(ai->evname + w - n, name, n);
+	memcpy(ai->evname + w, ": ", 3);
+	ai->evname_len = (uint32_t)w + 2;
+	ai->fields = sc->ot[out_type(a->attr.type)].fields;
+	ai->chain = (ai->fields & F_IP) && sc->use_callchain &&
+		    (a->attr.sample_type & PERF_SAMPLE_CALLCHAIN);
+	ai->type = a->attr.type;
+	ai->sample_type = a->attr.sample_type;
+	ai->sample_period = a->attr.sample_period;
+	ai->a = a;
+	return 0;
+}
+
+/* The attr_info of @a: by its index, made on first use. */
+static struct attr_info *attr_info(struct script *sc, const struct prd_attr *a)
+{
+	struct attr_info *ai;
+
+	if (a->index >= sc->nr_ai) {
+		uint32_t n = a->index + 1;
+		struct attr_info **v = realloc(sc->ai, n * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		memset(v + sc->nr_ai, 0, (n - sc->nr_ai) * sizeof(*v));
+		sc->ai = v;
+		sc->nr_ai = n;
+	}
+	ai = sc->ai[a->index];
+	if (ai && ai->a == a)
+		return ai;
+	/* New, or another attr at this index: a new object (the old one is
+	 * kept until the end, with the others). */
+	ai = calloc(1, sizeof(*ai));
+	if (!ai || attr_info_fill(sc, ai, a)) {
+		free(ai);
+		return NULL;
+	}
+	ai->next_old = sc->ai[a->index];
+	sc->ai[a->index] = ai;
+	return ai;
+}
+
+/* ---- output -------------------------------------------------------------- */
+
+static void put_sym(struct outbuf *ob, const struct addr_loc *al, unsigned fl)
+{
+	ob_putc(ob, ' ');
+	if (!al->sym) {
+		ob_write(ob, "[unknown]", 9);
+		return;
+	}
+	ob_puts(ob, al->sym->name);
+	if (fl & F_SYMOFFSET) {
+		ob_write(ob, "+0x", 3);
+		ob_x64(ob, al->sym_off, 0);
+	}
+}
+
+static void put_dso(struct outbuf *ob, const struct addr_loc *al)
+{
+	ob_write(ob, " (", 2);
+	if (al->map && al->dso)
+		ob_puts(ob, al->dso->name);
+	else
+		ob_write(ob, "[unknown]", 9);
+	ob_putc(ob, ')');
+}
+
+static void put_time(struct script *sc, uint64_t t)
+{
+	struct outbuf *ob = &sc->ob;
+	uint64_t sec = t / 1000000000ull;
+
+	/* "%5lu." changes once a second. */
+	if (sec != sc->sec || !sc->sec_len) {
+		struct outbuf tb = { .p = sc->sec_text,
+				     .cap = sizeof(sc->sec_text) };
+
+		ob_u64(&tb, sec, 5, ' ');
+		tb.p[tb.len++] = '.';
+		sc->sec = sec;
+		sc->sec_len = (uint32_t)tb.len;
+	}
+	ob_write(ob, sc->sec_text, sc->sec_len);
+	if (sc->o.ns)
+		ob_u64(ob, t % 1000000000ull, 9, '0');
+	else
+		ob_u64(ob, (t % 1000000000ull) / 1000, 6, '0');
+	ob->p[ob->len++] = ':';
+	ob->p[ob->len++] = ' ';
+}
+
+/* Whether the callchain would be dropped by perf: a context marker it does
+ * not know (guests, garbage) among the entries it looks at. */
+static bool chain_valid(const uint64_t *ips, uint64_t nr)
+{
+	unsigned entries = 0;
+
+	for (uint64_t i = 0; i < nr && entries < MAX_STACK; i++) {
+		uint64_t ip = ips[i];
+
+		if (ip < PERF_CONTEXT_MAX) {
+			entries++;
+			continue;
+		}
+		if (ip != PERF_CONTEXT_HV && ip != PERF_CONTEXT_KERNEL &&
+		    ip != PERF_CONTEXT_USER)
+			return false;
+	}
+	return true;
+}
+
+static void print_callchain(struct script *sc, struct thread *t,
+			    const struct psample *s, unsigned fl)
+{
+	struct outbuf *ob = &sc->ob;
+	uint8_t cpumode = PERF_RECORD_MISC_USER;
+	unsigned entries = 0;
+	bool want_sym = fl & F_SYM;
+
+	if (!chain_valid(s->callchain, s->nr_callchain))
+		return;
+	for (uint64_t i = 0; i < s->nr_callchain && entries < MAX_STACK; i++) {
+		uint64_t ip = s->callchain[i];
+		struct addr_loc al;
+
+		if (ip >= PERF_CONTEXT_MAX) {
+			cpumode = ip == PERF_CONTEXT_KERNEL ?
+					  PERF_RECORD_MISC_KERNEL :
+				  ip == PERF_CONTEXT_USER ?
+					  PERF_RECORD_MISC_USER :
+					  PERF_RECORD_MISC_HYPERVISOR;
+			continue;
+		}
+		entries++;
+		machine_resolve(&sc->m, t, cpumode, ip,
+				want_sym || (fl & F_DSO), &al);
+		if (fl & F_IP) {
+			ob_putc(ob, '\t');
+			ob_x64(ob, al.map && !al.kernel ? al.addr : ip, 16);
+		}
+		if (want_sym)
+			put_sym(ob, &al, fl);
+		if (fl & F_DSO)
+			put_dso(ob, &al);
+		ob_putc(ob, '\n');
+	}
+}
+
+static void ensure_tp(struct script *sc)
+{
+	size_t len;
+	const void *td;
+
+	if (sc->tp || sc->tp_tried)
+		return;
+	td = prd_feature(sc->f, PD_FEAT_TRACING_DATA, &len);
+	if (!td)
+		return; /* pipe mode: it may come later */
+	sc->tp_tried = true;
+	if (tpfmt_new(td, len, &sc->tp))
+		pr_warn("tracepoint fields cannot be decoded: the TRACING_DATA is damaged");
+	else
+		tpfmt_set_slow(sc->tp, sc->o.slow_tracepoints);
+	tpfmt_set_resolver(sc->tp, machine_kernel_symbol, &sc->m);
+}
+
+static void print_sample(struct script *sc, const struct psample *s)
+{
+	const struct attr_info *ai = s->ai;
+	struct outbuf *ob = &sc->ob;
+	unsigned fl = ai->fields;
+	bool has_tid = ai->sample_type & PERF_SAMPLE_TID;
+	int32_t pid = has_tid ? (int32_t)s->pid : -1;
+	int32_t tid = has_tid ? (int32_t)s->tid : -1;
+	bool chain = ai->chain;
+	uint16_t misc = s->misc;
+	struct thread *t;
+
+	if (!fl)
+		return;
+	if (!sc->m.host_decided)
+		machine_set_host(&sc->m, sc->host);
+	t = machine_findnew_thread(&sc->m, pid, tid);
+	ob_room(ob, OB_SLACK);
+	if (t && !chain &&
+	    (fl & (F_COMM | F_PID | F_TID)) == (F_COMM | F_TID) &&
+	    t->comm_len < 16) {
+		/* "%16s %5d ": the same for every sample of the thread. */
+		if (t->text_for != t->comm) {
+			struct outbuf tb = { .p = t->text,
+					     .cap = sizeof(t->text) };
+
+			ob_spaces(&tb, 16 - t->comm_len);
+			ob_write(&tb, t->comm, t->comm_len);
+			tb.p[tb.len++] = ' ';
+			ob_s64(&tb, tid, 5);
+			tb.p[tb.len++] = ' ';
+			t->text_len = (uint32_t)tb.len;
+			t->text_for = t->comm;
+		}
+		ob_write(ob, t->text, t->text_len);
+		fl &= ~(unsigned)(F_COMM | F_TID);
+	}
+	if (fl & F_COMM) {
+		const char *comm = t ? t->comm : ":-1";
+		size_t n = t ? t->comm_len : 3;
+
+		if (chain) {
+			ob_write(ob, comm, n);
+		} else if (n < 16) {
+			memset(ob->p + ob->len, ' ', 16);
+			ob->len += 16 - n;
+			ob_write(ob, comm, n);
+		} else {
+			ob_write(ob, comm, n);
+		}
+		ob->p[ob->len++] = ' ';
+	}
+	if ((fl & (F_PID | F_TID)) == (F_PID | F_TID)) {
+		size_t at;
+
+		ob_s64(ob, pid, 5);
+		ob_putc(ob, '/');
+		at = ob->len;
+		ob_s64(ob, tid, 0);
+		ob_spaces(ob, ob->len - at < 5 ? 5 - (ob->len - at) : 0);
+		ob_putc(ob, ' ');
+	} else if (fl & (F_PID | F_TID)) {
+		ob_s64(ob, fl & F_PID ? pid : tid, 5);
+		ob->p[ob->len++] = ' ';
+	}
+	if (fl & F_CPU) {
+		ob->p[ob->len++] = '[';
+		ob_u64(ob, s->cpu, 3, '0');
+		ob->p[ob->len++] = ']';
+		ob->p[ob->len++] = ' ';
+	}
+	if (fl & F_TIME)
+		put_time(sc, s->time);
+	if (fl & F_PERIOD) {
+		uint64_t period = (ai->sample_type & PERF_SAMPLE_PERIOD) ?
+					  s->period :
+					  ai->sample_period;
+
+		ob_u64(ob, period, 10, ' ');
+		ob->p[ob->len++] = ' ';
+	}
+	if (fl & F_EVNAME)
+		ob_write(ob, ai->evname, ai->evname_len);
+	if ((fl & F_TRACE) && ai->type == PERF_TYPE_TRACEPOINT && s->raw)
+		tpfmt_print(sc->tp, s->raw, s->raw_size, (int)s->cpu, ob);
+	if (fl & F_ADDR) {
+		ob_putc(ob, ' ');
+		ob_x64(ob, s->addr, 16);
+	}
+	if (fl & F_IP) {
+		if (chain && s->callchain) {
+			ob_putc(ob, '\n');
+			print_callchain(sc, t, s, fl);
+		} else {
+			struct addr_loc al;
+			uint8_t cpumode = misc & PERF_RECORD_MISC_CPUMODE_MASK;
+
+			ob_putc(ob, ' ');
+			machine_resolve(&sc->m, t, cpumode, s->ip,
+					fl & (F_SYM | F_DSO), &al);
+			ob_x64(ob, s->ip, 16);
+			if (fl & F_SYM)
+				put_sym(ob, &al, fl);
+			if (fl & F_DSO)
+				put_dso(ob, &al);
+		}
+	}
+	ob_putc(ob, '\n');
+}
+
+static void print_one(struct script *sc, const struct psample *ps)
+{
+	print_sample(sc, ps);
+	ob_line_done(&sc->ob);
+	if (sc->ob.err && !sc->stop)
+		sc->stop = sc->ob.err;
+}
+
+static void side_one(struct script *sc, const struct perf_event_header *h)
+{
+	if (machine_process(&sc->m, h) == -ENOMEM && !sc->stop)
+		sc->stop = -ENOMEM;
+}
+
+static int on_event(struct prd_file *f, const struct prd_event *ev, void *ctx)
+{
+	struct script *sc = ctx;
+	const struct perf_event_header *h = ev->hdr;
+	const struct prd_sample *s = ev->sample;
+	struct psample ps;
+	int err;
+
+	(void)f;
+	if (h->type != PERF_RECORD_SAMPLE) {
+		side_one(sc, h);
+		return sc->stop;
+	}
+	if (!s || !s->attr)
+		return 0;
+	if (!sc->setup) {
+		err = setup(sc);
+		if (err)
+			return err;
+	}
+	ps.ai = attr_info(sc, s->attr);
+	if (!ps.ai)
+		return -ENOMEM;
+	if ((ps.ai->fields & F_TRACE) && ps.ai->type == PERF_TYPE_TRACEPOINT)
+		ensure_tp(sc);
+	ps.misc = h->misc;
+	ps.pid = s->pid;
+	ps.tid = s->tid;
+	ps.cpu = s->cpu;
+	ps.raw_size = s->raw_size;
+	ps.time = s->time;
+	ps.period = s->period;
+	ps.ip = s->ip;
+	ps.addr = s->addr;
+	ps.nr_callchain = s->nr_callchain;
+	ps.callchain = s->callchain;
+	ps.raw = s->raw;
+	print_one(sc, &ps);
+	return sc->stop;
+}
+
+PERFRING_API int perfring_script(const struct perfring_script_opts *opts,
+				 FILE *out)
+{
+	struct script *sc;
+	int err;
+
+	if (!opts || !out ||
+	    opts->sz < offsetof(struct perfring_script_opts, fields))
+		return -EINVAL;
+	sc = calloc(1, sizeof(*sc));
+	if (!sc)
+		return -ENOMEM;
+	memcpy(&sc->o, opts,
+	       opts->sz < sizeof(sc->o) ? opts->sz : sizeof(sc->o));
+	for (int t = 0; t < OT_MAX; t++)
+		sc->ot[t].fields = t == OT_TRACE ? DEF_TRACE : DEF_SAMPLE;
+	if (sc->o.fields && *sc->o.fields) {
+		err = parse_fields(sc, sc->o.fields);
+		if (err)
+			goto out_free;
+	}
+	sc->ob.cap = OB_SIZE + OB_SLACK;
+	sc->ob.p = malloc(sc->ob.cap);
+	sc->ob.f = out;
+	err = sc->ob.p ? machine_init(&sc->m) : -ENOMEM;
+	if (err)
+		goto out_free;
+	err = prd_open(sc->o.input ? sc->o.input : "perf.data", &sc->f);
+	if (err)
+		goto out_machine;
+	err = prd_process(sc->f, true, on_event, sc);
+	if (sc->stop && (!err || err == sc->stop))
+		err = sc->stop;
+	ob_flush(&sc->ob);
+	if (!err && sc->ob.err)
+		err = sc->ob.err;
+	if (!err && fflush(out))
+		err = -errno;
+	prd_close(sc->f);
+out_machine:
+	machine_exit(&sc->m);
+out_free:
+	tpfmt_free(sc->tp);
+	for (uint32_t i = 0; i < sc->nr_ai; i++) {
+		struct attr_info *ai = sc->ai[i], *n;
+
+		for (; ai; ai = n) {
+			n = ai->next_old;
+			free(ai->evname);
+			free(ai);
+		}
+	}
+	free(sc->ai);
+	free(sc->ob.p);
+	free(sc);
+	return err;
+}

@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Symbol tables of the objects samples hit (the report layer): ELF
+ * .symtab/.dynsym read with libelf (separate debug files first, as perf
+ * does), the vDSO of this process, and /proc/kallsyms for the kernel.
+ * Tables are loaded on first use, kept as arrays sorted by address and
+ * searched by bisection; no allocation on the lookup path.
+ */
+#ifndef PERFRING_REPORT_SYMBOLS_H
+#define PERFRING_REPORT_SYMBOLS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* [start, end) in the object's own addresses (ELF vaddr, kernel address). */
+struct symbol {
+	uint64_t start, end;
+	const char *name;
+};
+
+enum dso_kind {
+	DSO_FILE, /* an ELF file named by its path */
+	DSO_KERNEL, /* [kernel.kallsyms] */
+	DSO_KMODULE, /* [module] symbols out of kallsyms */
+	DSO_VDSO, /* [vdso] */
+	DSO_NONE, /* [heap], //anon, ...: no symbols */
+};
+
+struct load_seg {
+	uint64_t off, len, vaddr;
+};
+
+struct dso {
+	struct dso *next; /* hash chain */
+	struct dso *all_next; /* every dso, in creation order */
+	char *name; /* as in the MMAP record, "[kernel.kallsyms]" */
+	const char *short_name; /* basename, or name for [..] */
+	uint32_t hash;
+	enum dso_kind kind;
+	bool loaded;
+	bool kernel; /* kernel or module: addresses are printed as they are */
+	bool identity; /* anon, heap, stack: map address = ip, as perf */
+	struct symbol *syms; /* sorted by start, no two with one start */
+	uint32_t nr_syms;
+	uint32_t last; /* index of the last hit */
+	char *strs; /* names */
+	struct load_seg *segs; /* file offset -> vaddr (PT_LOAD) */
+	uint32_t nr_segs;
+	uint64_t kmin, kmax; /* modules: address range */
+	unsigned char build_id[20];
+	uint8_t build_id_size;
+	struct dsos *owner;
+	void *priv; /* for the user (report) */
+};
+
+struct dsos {
+	struct dso **tab;
+	uint32_t mask;
+	uint32_t nr;
+	struct dso *all; /* list head */
+	struct dso **all_tail;
+	struct dso *kernel; /* [kernel.kallsyms] */
+	struct dso **modules; /* from kallsyms */
+	uint32_t nr_modules;
+	bool host; /* the file was recorded here: kallsyms, vdso usable */
+	bool kernel_loaded;
+	uint64_t recorded_text; /* _text as the kernel MMAP gives it */
+	int64_t kernel_delta; /* recorded _text - today's _text */
+};
+
+int dsos_init(struct dsos *d, bool host);
+void dsos_exit(struct dsos *d);
+/* The dso named @name (len bytes, not necessarily NUL-terminated), created
+ * on first use; NULL only when out of memory. */
+struct dso *dsos_findnew(struct dsos *d, const char *name, size_t len);
+/* The kernel's _text when the file was recorded (its MMAP's pgoff). */
+void dsos_set_kernel_text(struct dsos *d, uint64_t text);
+/* The kernel dso, or the module whose kallsyms range holds @addr. */
+struct dso *dsos_kernel_for(struct dsos *d, uint64_t addr);
+
+/* Converts a map address (file offset for ELF files, address for the
+ * kernel) into the address symbols use. */
+uint64_t dso_addr(struct dso *dso, uint64_t map_ip);
+/* The symbol holding @addr (from dso_addr()), or NULL; loads the table on
+ * first use. */
+const struct symbol *dso_find_symbol(struct dso *dso, uint64_t addr);
+/* Sets the build-id a perf.data BUILD_ID feature gives for the dso. */
+void dso_set_build_id(struct dso *dso, const void *id, size_t len);
+
+#endif

@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Threads and address spaces as the side-band records of a perf.data
+ * describe them (the report layer): COMM names threads, MMAP/MMAP2 add
+ * maps to a process, FORK starts a thread (sharing its process's maps) or
+ * a process (a copy of the parent's), EXIT ends one.  Sample addresses are
+ * resolved to map, dso and symbol from here, the way perf's machine.c
+ * does.  Lookups allocate nothing.
+ */
+#ifndef PERFRING_REPORT_THREADS_H
+#define PERFRING_REPORT_THREADS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <linux/perf_event.h>
+#include "symbols.h"
+
+struct map {
+	uint64_t start, end, pgoff;
+	struct dso *dso;
+};
+
+/* One address space, shared by the threads of a process. */
+struct maps {
+	struct map *v; /* sorted by start, not overlapping */
+	uint32_t nr, cap;
+	uint32_t refs;
+	uint32_t last; /* index of the last hit */
+};
+
+struct thread {
+	struct thread *next; /* hash chain */
+	struct thread *all_next;
+	int32_t pid, tid;
+	const char *comm; /* ":tid" until a COMM or FORK names it */
+	uint32_t comm_len;
+	bool comm_set;
+	bool exited;
+	struct maps *maps;
+	void *priv; /* for the user */
+	/* For the user: text made from comm (and tid), and what it was
+	 * made for. */
+	const char *text_for;
+	uint32_t text_len;
+	char text[44];
+};
+
+/* A resolved address. */
+struct addr_loc {
+	const struct map *map; /* NULL: no map holds the address */
+	struct dso *dso;
+	const struct symbol *sym;
+	uint64_t addr; /* map-relative (perf's al->addr): what +0x.. is from */
+	uint64_t sym_off;
+	bool kernel;
+};
+
+struct machine {
+	struct thread **tab;
+	uint32_t mask, nr;
+	struct thread *all;
+	struct thread *last; /* lookup cache */
+	struct dsos dsos;
+	struct maps kmaps; /* pid -1 maps (kernel, modules) */
+	char **strs; /* comm strings, owned */
+	uint32_t nr_strs, cap_strs;
+	bool host_decided;
+};
+
+int machine_init(struct machine *m);
+void machine_exit(struct machine *m);
+/* Whether the file was recorded on this machine (kallsyms and the vDSO
+ * apply); decided once, before the first kernel lookup. */
+void machine_set_host(struct machine *m, bool host);
+
+/*
+ * Updates the state from a side-band record (COMM, MMAP, MMAP2, FORK,
+ * EXIT; other types are ignored).  Every length is checked against
+ * @hdr->size.  Returns 0 or -ENOMEM.
+ */
+int machine_process(struct machine *m, const struct perf_event_header *hdr);
+
+struct thread *machine_findnew_thread(struct machine *m, int32_t pid,
+				      int32_t tid);
+/* Every thread, in creation order. */
+static inline struct thread *machine_threads(struct machine *m)
+{
+	return m->all;
+}
+
+/*
+ * Resolves @ip as @cpumode (PERF_RECORD_MISC_KERNEL, _USER, ...; 0 tries
+ * the kernel for kernel addresses, then the thread) in @t's address space.
+ * @want_sym false leaves al->sym NULL (no symbol table is loaded).
+ */
+void machine_resolve(struct machine *m, struct thread *t, uint8_t cpumode,
+		     uint64_t ip, bool want_sym, struct addr_loc *al);
+
+/* The kernel symbol holding @addr, for formats' %pS (tpfmt_resolve_fn). */
+const char *machine_kernel_symbol(void *machine, uint64_t *addr,
+				  const char **mod);
+
+#endif

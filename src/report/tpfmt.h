@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Tracepoint payloads as text (the report layer): the TRACING_DATA of a
+ * perf.data parsed with libtraceevent, and a sample's PERF_SAMPLE_RAW
+ * printed as libtraceevent's tep_print_event(TEP_PRINT_INFO) prints it --
+ * what perf script shows after the event name.  Print formats made of
+ * plain fields, constants, arithmetic, ?:, __print_flags/__print_symbolic
+ * and __get_str are compiled once and printed without libtraceevent (the
+ * same text, several times faster); anything else goes through
+ * libtraceevent itself.
+ */
+#ifndef PERFRING_REPORT_TPFMT_H
+#define PERFRING_REPORT_TPFMT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "outbuf.h"
+
+struct tpfmt;
+
+/* Parses a TRACING_DATA blob.  Returns 0 or -errno (-EBADMSG: damaged,
+ * with the reason logged). */
+int tpfmt_new(const void *data, size_t len, struct tpfmt **out);
+void tpfmt_free(struct tpfmt *t);
+
+/*
+ * Kernel addresses in formats (%pS, %ps, function pointers): @fn returns
+ * the name of the symbol holding *@addr and sets *@addr to its start and
+ * *@mod to its module (or NULL), or returns NULL.
+ */
+typedef const char *(*tpfmt_resolve_fn)(void *ctx, uint64_t *addr,
+					const char **mod);
+void tpfmt_set_resolver(struct tpfmt *t, tpfmt_resolve_fn fn, void *ctx);
+
+/* Use libtraceevent for every event (for tests comparing the two). */
+void tpfmt_set_slow(struct tpfmt *t, bool slow);
+
+/*
+ * Appends the fields of one event record (@raw, @size bytes, as in the
+ * sample) to @ob.  @cpu is the sample's CPU.  An event the formats do not
+ * describe prints nothing.
+ */
+void tpfmt_print(struct tpfmt *t, const void *raw, uint32_t size, int cpu,
+		 struct outbuf *ob);
+
+#endif

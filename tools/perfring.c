@@ -880,6 +880,8 @@ static void usage(FILE *f)
 		"                                     two-process ring demo: a producer\n"
 		"                                     process writes N checked records\n"
 		"  ring-stat RING_PATH                show a named ring's control page\n"
+		"  script [-i FILE|-] [-F FIELDS]     one line per sample (perf script)\n"
+		"  report [-i FILE|-] [--sort KEYS]   overhead table (perf report --stdio)\n"
 		"  dump [-i FILE|-]                   every record of a perf.data (perf report -D)\n"
 		"  stats [-i FILE|-]                  record counts (perf report --stats)\n"
 		"  export [-i FILE|-] -f chrome|folded|svg [-o OUT]\n"

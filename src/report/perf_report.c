@@ -382,24 +382,6 @@ static void cnode_free_children(struct cnode *root)
 
 /* ---- samples ------------------------------------------------------------- */
 
-static bool chain_valid(const uint64_t *ips, uint64_t nr)
-{
-	unsigned entries = 0;
-
-	for (uint64_t i = 0; i < nr && entries < MAX_STACK; i++) {
-		uint64_t ip = ips[i];
-
-		if (ip < PERF_CONTEXT_MAX) {
-			entries++;
-			continue;
-		}
-		if (ip != PERF_CONTEXT_HV && ip != PERF_CONTEXT_KERNEL &&
-		    ip != PERF_CONTEXT_USER)
-			return false;
-	}
-	return true;
-}
-
 /* The sample's callchain, resolved, in callee order; returns its length. */
 static uint32_t resolve_chain(struct report *r, struct thread *t,
 			      const struct prd_sample *s)
@@ -407,7 +389,7 @@ static uint32_t resolve_chain(struct report *r, struct thread *t,
 	uint8_t cpumode = PERF_RECORD_MISC_USER;
 	uint32_t n = 0;
 
-	if (!chain_valid(s->callchain, s->nr_callchain))
+	if (!callchain_valid(s->callchain, s->nr_callchain, MAX_STACK))
 		return 0;
 	for (uint64_t i = 0; i < s->nr_callchain && n < MAX_STACK; i++) {
 		uint64_t ip = s->callchain[i];

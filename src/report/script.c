@@ -430,26 +430,6 @@ static void put_time(struct script *sc, uint64_t t)
 	ob->p[ob->len++] = ' ';
 }
 
-/* Whether the callchain would be dropped by perf: a context marker it does
- * not know (guests, garbage) among the entries it looks at. */
-static bool chain_valid(const uint64_t *ips, uint64_t nr)
-{
-	unsigned entries = 0;
-
-	for (uint64_t i = 0; i < nr && entries < MAX_STACK; i++) {
-		uint64_t ip = ips[i];
-
-		if (ip < PERF_CONTEXT_MAX) {
-			entries++;
-			continue;
-		}
-		if (ip != PERF_CONTEXT_HV && ip != PERF_CONTEXT_KERNEL &&
-		    ip != PERF_CONTEXT_USER)
-			return false;
-	}
-	return true;
-}
-
 static void print_callchain(struct script *sc, struct thread *t,
 			    const struct psample *s, unsigned fl)
 {
@@ -458,7 +438,7 @@ static void print_callchain(struct script *sc, struct thread *t,
 	unsigned entries = 0;
 	bool want_sym = fl & F_SYM;
 
-	if (!chain_valid(s->callchain, s->nr_callchain))
+	if (!callchain_valid(s->callchain, s->nr_callchain, MAX_STACK))
 		return;
 	for (uint64_t i = 0; i < s->nr_callchain && entries < MAX_STACK; i++) {
 		uint64_t ip = s->callchain[i];

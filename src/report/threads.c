@@ -619,3 +619,23 @@ const char *machine_kernel_symbol(void *machine, uint64_t *addr,
 	*mod = d->kind == DSO_KMODULE ? d->short_name : NULL;
 	return sym->name;
 }
+
+/* Whether perf would keep the callchain: no context marker it does not know
+ * (guests, garbage) among the first @max_entries entries. */
+bool callchain_valid(const uint64_t *ips, uint64_t nr, unsigned max_entries)
+{
+	unsigned entries = 0;
+
+	for (uint64_t i = 0; i < nr && entries < max_entries; i++) {
+		uint64_t ip = ips[i];
+
+		if (ip < PERF_CONTEXT_MAX) {
+			entries++;
+			continue;
+		}
+		if (ip != PERF_CONTEXT_HV && ip != PERF_CONTEXT_KERNEL &&
+		    ip != PERF_CONTEXT_USER)
+			return false;
+	}
+	return true;
+}

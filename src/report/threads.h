@@ -100,4 +100,7 @@ void machine_resolve(struct machine *m, struct thread *t, uint8_t cpumode,
 const char *machine_kernel_symbol(void *machine, uint64_t *addr,
 				  const char **mod);
 
+/* Whether perf would keep a callchain (known context markers only). */
+bool callchain_valid(const uint64_t *ips, uint64_t nr, unsigned max_entries);
+
 #endif

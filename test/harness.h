@@ -7,8 +7,12 @@
 #ifndef PERFRING_TEST_HARNESS_H
 #define PERFRING_TEST_HARNESS_H
 
+#include <dirent.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #define T_EXIT_PASS 0
 #define T_EXIT_FAIL 1
@@ -35,5 +39,55 @@
 		fputc('\n', stderr);          \
 		exit(T_EXIT_SKIP);            \
 	} while (0)
+
+/*
+ * A private temporary directory for a test, removed (with the files in it)
+ * at exit, also after a failed CHECK, and only by the process that made it.
+ */
+struct test_tmp {
+	char path[64];
+	pid_t owner;
+};
+
+static inline struct test_tmp *test_tmp_state(void)
+{
+	static struct test_tmp t;
+
+	return &t;
+}
+
+static inline void test_tmp_cleanup(void)
+{
+	struct test_tmp *t = test_tmp_state();
+	struct dirent *e;
+	char p[1024];
+	DIR *d;
+
+	if (getpid() != t->owner)
+		return;
+	d = opendir(t->path);
+	if (d) {
+		while ((e = readdir(d)) != NULL) {
+			if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+				continue;
+			snprintf(p, sizeof(p), "%s/%s", t->path, e->d_name);
+			unlink(p);
+		}
+		closedir(d);
+	}
+	rmdir(t->path);
+}
+
+/* Makes /tmp/perfring-test-TAG-XXXXXX and returns its path. */
+static inline const char *test_tmpdir(const char *tag)
+{
+	struct test_tmp *t = test_tmp_state();
+
+	snprintf(t->path, sizeof(t->path), "/tmp/perfring-test-%s-XXXXXX", tag);
+	CHECK(mkdtemp(t->path) != NULL, "mkdtemp: %s", strerror(errno));
+	t->owner = getpid();
+	atexit(test_tmp_cleanup);
+	return t->path;
+}
 
 #endif

@@ -32,40 +32,8 @@
 #define T_TYPE 74
 
 static size_t page;
-static char dir[] = "/tmp/perfring-test-attach-XXXXXX";
+static const char *dir; /* test_tmpdir() */
 static int serial;
-
-/* Removes the temporary directory (and what is in it) at exit, also
- * after a failed CHECK; only in the process that made it. */
-static pid_t tmp_owner;
-
-static void tmp_cleanup(void)
-{
-	DIR *d;
-	struct dirent *e;
-	char p[1024];
-
-	if (getpid() != tmp_owner)
-		return;
-	d = opendir(dir);
-	if (d) {
-		while ((e = readdir(d)) != NULL) {
-			if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-				continue;
-			snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
-			unlink(p);
-		}
-		closedir(d);
-	}
-	rmdir(dir);
-}
-
-static void tmp_make(void)
-{
-	CHECK(mkdtemp(dir) != NULL, "mkdtemp: %s", strerror(errno));
-	tmp_owner = getpid();
-	atexit(tmp_cleanup);
-}
 
 /* ---- log capture ------------------------------------------------------ */
 
@@ -698,7 +666,7 @@ int main(void)
 {
 	page = (size_t)sysconf(_SC_PAGESIZE);
 	perfring_set_log(log_cb, NULL, PERFRING_LOG_DEBUG);
-	tmp_make();
+	dir = test_tmpdir("attach");
 
 	bad_files();
 	creation();

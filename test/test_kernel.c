@@ -33,41 +33,9 @@
 #define DATA_PAGES 2
 
 static size_t page;
-static char dir[] = "/tmp/perfring-test-kernel-XXXXXX";
+static const char *dir; /* test_tmpdir() */
 static char files[NFILES][320];
 static int fds[NFILES];
-
-/* Removes the temporary directory (and what is in it) at exit, also
- * after a failed CHECK; only in the process that made it. */
-static pid_t tmp_owner;
-
-static void tmp_cleanup(void)
-{
-	DIR *d;
-	struct dirent *e;
-	char p[1024];
-
-	if (getpid() != tmp_owner)
-		return;
-	d = opendir(dir);
-	if (d) {
-		while ((e = readdir(d)) != NULL) {
-			if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-				continue;
-			snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
-			unlink(p);
-		}
-		closedir(d);
-	}
-	rmdir(dir);
-}
-
-static void tmp_make(void)
-{
-	CHECK(mkdtemp(dir) != NULL, "mkdtemp: %s", strerror(errno));
-	tmp_owner = getpid();
-	atexit(tmp_cleanup);
-}
 
 static int perf_open(struct perf_event_attr *attr)
 {
@@ -100,7 +68,7 @@ static void base_attr(struct perf_event_attr *a)
 
 static void make_files(void)
 {
-	tmp_make();
+	dir = test_tmpdir("kernel");
 	for (int i = 0; i < NFILES; i++) {
 		/* Names from 1 to ~240 characters: MMAP records of many sizes. */
 		int len = 1 + (i * 83) % 240;

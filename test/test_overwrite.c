@@ -24,39 +24,7 @@
 #define MAX_REC 1032u
 
 static size_t page;
-static char dir[] = "/tmp/perfring-test-ow-XXXXXX";
-
-/* Removes the temporary directory (and what is in it) at exit, also
- * after a failed CHECK; only in the process that made it. */
-static pid_t tmp_owner;
-
-static void tmp_cleanup(void)
-{
-	DIR *d;
-	struct dirent *e;
-	char p[1024];
-
-	if (getpid() != tmp_owner)
-		return;
-	d = opendir(dir);
-	if (d) {
-		while ((e = readdir(d)) != NULL) {
-			if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-				continue;
-			snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
-			unlink(p);
-		}
-		closedir(d);
-	}
-	rmdir(dir);
-}
-
-static void tmp_make(void)
-{
-	CHECK(mkdtemp(dir) != NULL, "mkdtemp: %s", strerror(errno));
-	tmp_owner = getpid();
-	atexit(tmp_cleanup);
-}
+static const char *dir; /* test_tmpdir() */
 
 static unsigned char pattern(uint64_t seq, uint32_t i)
 {
@@ -418,7 +386,7 @@ int main(void)
 	memfd_ring(3 * 4 * page + 40);
 	memfd_ring(8);
 
-	tmp_make();
+	dir = test_tmpdir("ow");
 	named_ring(0);
 	named_ring(2 * 8 * page + 8);
 	CHECK_EQ(rmdir(dir), 0);

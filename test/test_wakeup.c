@@ -36,39 +36,7 @@
 #define REC 64
 
 static size_t page;
-static char dir[] = "/tmp/perfring-test-wake-XXXXXX";
-
-/* Removes the temporary directory (and what is in it) at exit, also
- * after a failed CHECK; only in the process that made it. */
-static pid_t tmp_owner;
-
-static void tmp_cleanup(void)
-{
-	DIR *d;
-	struct dirent *e;
-	char p[1024];
-
-	if (getpid() != tmp_owner)
-		return;
-	d = opendir(dir);
-	if (d) {
-		while ((e = readdir(d)) != NULL) {
-			if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-				continue;
-			snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
-			unlink(p);
-		}
-		closedir(d);
-	}
-	rmdir(dir);
-}
-
-static void tmp_make(void)
-{
-	CHECK(mkdtemp(dir) != NULL, "mkdtemp: %s", strerror(errno));
-	tmp_owner = getpid();
-	atexit(tmp_cleanup);
-}
+static const char *dir; /* test_tmpdir() */
 
 static uint64_t now_ns(void)
 {
@@ -512,7 +480,7 @@ static void named_fork(void)
 	int status, sz, ret;
 	pid_t pid;
 
-	tmp_make();
+	dir = test_tmpdir("wake");
 	snprintf(path, sizeof(path), "%s/ring", dir);
 	{
 		PERFRING_OPTS(perfring_ring_opts, o, .path = path,

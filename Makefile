@@ -46,7 +46,7 @@ $$($(1)_DIR)/obj/%.o: %.c $(HDRS)
 $$($(1)_DIR)/libperfring.a: $(LIB_SRC:%.c=$$($(1)_DIR)/obj/%.o)
 	@rm -f $$@
 	$$(AR) rcs $$@ $$^
-$$($(1)_DIR)/test/%: test/%.c test/harness.h $$($(1)_DIR)/libperfring.a $(HDRS)
+$$($(1)_DIR)/test/%: test/%.c test/harness.h test/stress.h $$($(1)_DIR)/libperfring.a $(HDRS)
 	@mkdir -p $$(@D)
 	$$(CC) $$(CFLAGS_COMMON) $$(CFLAGS_$(1)) $$(CFLAGS) -Isrc -o $$@ $$< $$($(1)_DIR)/libperfring.a $$(LDLIBS)
 $$($(1)_DIR)/fuzz/replay_%: fuzz/fuzz_%.c fuzz/replay.c $$($(1)_DIR)/libperfring.a $(HDRS)

@@ -29,6 +29,7 @@
 #include <time.h>
 #include "perfring.h"
 #include "harness.h"
+#include "stress.h"
 
 #define REC_TYPE 0x4c00u /* + producer id */
 #define MAX_PROD 4
@@ -41,24 +42,6 @@ struct srec {
 	uint32_t seq;
 	uint32_t csum;
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdull;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ull;
-	x ^= x >> 33;
-	return x;
-}
 
 static uint32_t rec_size(uint32_t id, uint32_t seq)
 {
@@ -99,21 +82,6 @@ static void rec_fill(void *buf, uint32_t id, uint32_t seq)
 		memcpy(p + off, &w, 8);
 	}
 	r->csum = rec_csum(buf, size);
-}
-
-static uint64_t rng_next(uint64_t *s)
-{
-	*s ^= *s << 13;
-	*s ^= *s >> 7;
-	*s ^= *s << 17;
-	return *s;
-}
-
-static void nap_us(unsigned int us)
-{
-	struct timespec ts = { 0, (long)us * 1000 };
-
-	nanosleep(&ts, NULL);
 }
 
 /* ---- one run ----------------------------------------------------------- */

@@ -27,6 +27,7 @@
 #include <time.h>
 #include "perfring.h"
 #include "harness.h"
+#include "stress.h"
 
 #define REC_TYPE 0x4a00u /* our records; PERF_RECORD_LOST comes from the ring */
 #define END_TYPE 0x4a01u /* the producer's last record */
@@ -41,45 +42,10 @@ struct srec {
 	/* payload: h.size - 16 bytes */
 };
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdull;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ull;
-	x ^= x >> 33;
-	return x;
-}
-
 static uint32_t rec_size(uint32_t seq)
 {
 	return REC_MIN +
 	       8u * (uint32_t)(mix64(seq) % ((REC_MAX - REC_MIN) / 8 + 1));
-}
-
-/* Checksum over everything but the csum field itself. */
-static uint32_t rec_csum(const void *rec, size_t size)
-{
-	const unsigned char *p = rec;
-	uint64_t h = 0x9e3779b97f4a7c15ull, w;
-
-	memcpy(&w, p, 8); /* header */
-	h = mix64(h ^ w);
-	memcpy(&w, p + 8, 4); /* seq (low half only) */
-	h = mix64(h ^ (w & 0xffffffffull));
-	for (size_t off = 16; off < size; off += 8) {
-		memcpy(&w, p + off, 8);
-		h = mix64(h ^ w ^ off);
-	}
-	return (uint32_t)(h ^ (h >> 32));
 }
 
 static void rec_fill(void *buf, uint32_t seq, uint16_t type)
@@ -97,22 +63,7 @@ static void rec_fill(void *buf, uint32_t seq, uint16_t type)
 
 		memcpy(p + off, &w, 8);
 	}
-	r->csum = rec_csum(buf, size);
-}
-
-static uint64_t rng_next(uint64_t *s)
-{
-	*s ^= *s << 13;
-	*s ^= *s >> 7;
-	*s ^= *s << 17;
-	return *s;
-}
-
-static void nap_us(unsigned int us)
-{
-	struct timespec ts = { 0, (long)us * 1000 };
-
-	nanosleep(&ts, NULL);
+	r->csum = seq_rec_csum(buf, size);
 }
 
 /* ---- shared between the threads ---------------------------------------- */
@@ -217,7 +168,8 @@ static int check_record(const struct perf_event_header *rec, size_t size,
 	      s->seq, (unsigned long long)want,
 	      (unsigned long long)(c->in_front ? c->pending_lost : 0));
 	CHECK_EQ(size, rec_size(s->seq));
-	CHECK(rec_csum(rec, size) == s->csum, "bad checksum, seq %u", s->seq);
+	CHECK(seq_rec_csum(rec, size) == s->csum, "bad checksum, seq %u",
+	      s->seq);
 	c->expected = (uint64_t)s->seq + 1;
 	c->in_front = false;
 	c->pending_lost = 0;

@@ -25,6 +25,7 @@
 #include <unistd.h>
 #include "perfring.h"
 #include "harness.h"
+#include "stress.h"
 
 #define REC_TYPE 0x4b00u
 #define END_TYPE 0x4b01u
@@ -63,44 +64,10 @@ static void cleanup(void)
 		rmdir(g_dir);
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdull;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ull;
-	x ^= x >> 33;
-	return x;
-}
-
 static uint32_t rec_size(uint32_t seq)
 {
 	return REC_MIN +
 	       8u * (uint32_t)(mix64(seq) % ((REC_MAX - REC_MIN) / 8 + 1));
-}
-
-static uint32_t rec_csum(const void *rec, size_t size)
-{
-	const unsigned char *p = rec;
-	uint64_t h = 0x9e3779b97f4a7c15ull, w;
-
-	memcpy(&w, p, 8);
-	h = mix64(h ^ w);
-	memcpy(&w, p + 8, 4);
-	h = mix64(h ^ (w & 0xffffffffull));
-	for (size_t off = 16; off < size; off += 8) {
-		memcpy(&w, p + off, 8);
-		h = mix64(h ^ w ^ off);
-	}
-	return (uint32_t)(h ^ (h >> 32));
 }
 
 static void rec_fill(void *buf, uint32_t seq, uint16_t type)
@@ -118,22 +85,7 @@ static void rec_fill(void *buf, uint32_t seq, uint16_t type)
 
 		memcpy(p + off, &w, 8);
 	}
-	r->csum = rec_csum(buf, size);
-}
-
-static uint64_t rng_next(uint64_t *s)
-{
-	*s ^= *s << 13;
-	*s ^= *s >> 7;
-	*s ^= *s << 17;
-	return *s;
-}
-
-static void nap_us(unsigned int us)
-{
-	struct timespec ts = { 0, (long)us * 1000 };
-
-	nanosleep(&ts, NULL);
+	r->csum = seq_rec_csum(buf, size);
 }
 
 static void write_all(int fd, const void *buf, size_t len)
@@ -252,7 +204,8 @@ static void check_record(struct cstate *c, const struct perf_event_header *rec,
 	CHECK(s->seq == want, "seq %u, expected %llu", s->seq,
 	      (unsigned long long)want);
 	CHECK_EQ(size, rec_size(s->seq));
-	CHECK(rec_csum(rec, size) == s->csum, "bad checksum, seq %u", s->seq);
+	CHECK(seq_rec_csum(rec, size) == s->csum, "bad checksum, seq %u",
+	      s->seq);
 	c->expected = (uint64_t)s->seq + 1;
 	c->in_front = false;
 	c->pending_lost = 0;

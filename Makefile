@@ -11,11 +11,11 @@ VERSION := 0.1.0
 SOVERSION := 0
 
 WARN := -Wall -Wextra -Werror -Wshadow -Wmissing-prototypes -Wstrict-prototypes
-CFLAGS_COMMON := -std=c11 $(WARN) -Iinclude -pthread $(shell pkg-config --cflags libtraceevent libelf)
+CFLAGS_COMMON := -std=c11 $(WARN) -Iinclude -pthread $(shell pkg-config --cflags libtraceevent libelf libzstd)
 CFLAGS_release := -O2 -g
 CFLAGS_asan := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
 CFLAGS_tsan := -O1 -g -fsanitize=thread $(shell $(CC) -Werror -Wno-tsan -fsyntax-only -x c /dev/null 2>/dev/null && echo -Wno-tsan)
-LDLIBS := -pthread $(shell pkg-config --libs libtraceevent libelf)
+LDLIBS := -pthread $(shell pkg-config --libs libtraceevent libelf libzstd)
 
 # Layers: src/ring (core, libc only) -> src/sources -> src/format ->
 # src/record -> tools (CLI, public API only).

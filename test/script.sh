@@ -52,6 +52,10 @@ perf record -q -e cpu-clock -e page-faults -e sched:sched_switch -o "$tmp/multi.
 compare "$tmp/multi.data" "perf record -e x -e y -e z"
 perf record -q -c 1 -e page-faults -o "$tmp/pf.data" -- "$wl/faults" 2000 2>/dev/null || fail "perf record -c 1"
 compare "$tmp/pf.data" "perf record -c 1 -e page-faults"
+# -z: zstd-compressed records (one stream across records), -G: callchains
+perf record -q -z -g -a -e sched:sched_switch -o "$tmp/z.data" -- "$wl/pingpong" 2000 2>/dev/null || fail "perf record -z"
+compare "$tmp/z.data" "perf record -z -g -a -e sched:sched_switch" -G
+"$cli" stats -i "$tmp/z.data" | grep -q 'COMPRESSED events' || fail "perf record -z: stats shows no COMPRESSED records"
 perf record -q -o - -- "$wl/hot" 0.2 2>/dev/null >"$tmp/pipe.data" || fail "perf record -o -"
 o=$("$cli" script -i - <"$tmp/pipe.data" | wc -l)
 p=$(perf script -i - <"$tmp/pipe.data" 2>/dev/null | wc -l)

@@ -56,6 +56,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zstd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "perf_reader.h"
@@ -70,6 +71,9 @@
 #define PRD_ATTR_VER0 64
 #define PRD_BUF_SIZE (4u << 20)
 #define PRD_MAX_RECORD 65535u
+/* inflated records of one PERF_RECORD_COMPRESSED: grow by, at most */
+#define PRD_ZSTD_STEP (256u << 10)
+#define PRD_ZSTD_MAX (64u << 20)
 #define PRD_MAX_ATTRS 65536u
 #define PRD_MAX_IDS (1u << 22) /* per attr */
 #define PRD_FEAT_MAX_LEN (64u << 20)
@@ -162,7 +166,7 @@ struct prd_file {
 	uint64_t counts[128];
 	struct prd_stats st;
 	uint32_t warned_unknown;
-	bool warned_compressed, warned_sample_bits, warned_unknown_id;
+	bool warned_sample_bits, warned_unknown_id;
 	bool warned_queue;
 
 	/* stream: the bytes [pos, end) of buf start at offset off */
@@ -177,8 +181,14 @@ struct prd_file {
 	unsigned char *scratch; /* aligned copy of a misaligned record */
 	struct prd_sample sample;
 
+	/* PERF_RECORD_COMPRESSED: one zstd stream across all of them */
+	ZSTD_DStream *zstream;
+	unsigned char *zbuf; /* decompressed records; [0, zkeep) a partial one */
+	size_t zcap, zkeep;
+	bool in_compressed;
+
 	/* ordered queue */
-	struct qev *q;
+	struct qev *q, *qtmp; /* qtmp: merge scratch, qcap entries */
 	size_t qn, qcap;
 	bool q_sorted;
 	uint64_t qbytes, qlimit;
@@ -1593,6 +1603,58 @@ static int cmp_qev(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
+/*
+ * Sorts the queue by (time, arrival).  A round is a few runs already in
+ * time order, one per ring the recorder drained, so merging the runs
+ * costs O(n log runs) where qsort would cost O(n log n) comparisons
+ * through a function pointer.  Entries sit in arrival order and a merge
+ * takes the left run on equal times, so arrival order breaks ties.
+ */
+static void sort_queue(struct prd_file *f)
+{
+	struct qev *src = f->q, *dst = f->qtmp, *t;
+	size_t n = f->qn, passes = 0;
+
+	if (!dst) {
+		qsort(f->q, f->qn, sizeof(*f->q), cmp_qev);
+		return;
+	}
+	for (;;) {
+		size_t i = 0, runs = 0, o = 0;
+
+		while (i < n) {
+			size_t a = i, mid, b, e;
+
+			mid = a + 1;
+			while (mid < n && src[mid - 1].time <= src[mid].time)
+				mid++;
+			e = mid;
+			if (mid < n) {
+				e = mid + 1;
+				while (e < n && src[e - 1].time <= src[e].time)
+					e++;
+			}
+			runs++;
+			b = mid;
+			while (a < mid && b < e)
+				dst[o++] = src[b].time < src[a].time ? src[b++] :
+								      src[a++];
+			while (a < mid)
+				dst[o++] = src[a++];
+			while (b < e)
+				dst[o++] = src[b++];
+			i = e;
+		}
+		t = src;
+		src = dst;
+		dst = t;
+		if (runs <= 1 || ++passes > 64) /* each pass halves the runs */
+			break;
+	}
+	if (src != f->q)
+		memcpy(f->q, src, n * sizeof(*src));
+}
+
 static int deliver(struct prd_file *f, struct proc *pc,
 		   const unsigned char *rec, uint64_t off, bool has_sample)
 {
@@ -1615,7 +1677,7 @@ static int flush_queue(struct prd_file *f, struct proc *pc, uint64_t limit)
 	if (!f->qn || !limit)
 		return 0;
 	if (!f->q_sorted) {
-		qsort(f->q, f->qn, sizeof(*f->q), cmp_qev);
+		sort_queue(f);
 		f->q_sorted = true;
 	}
 	while (i < f->qn && f->q[i].time <= limit) {
@@ -1652,7 +1714,7 @@ static int flush_half(struct prd_file *f, struct proc *pc)
 		f->warned_queue = true;
 	}
 	f->st.nr_early_flushes++;
-	qsort(f->q, f->qn, sizeof(*f->q), cmp_qev);
+	sort_queue(f);
 	f->q_sorted = true;
 	lo = f->q[0].time;
 	hi = f->q[f->qn - 1].time;
@@ -1677,6 +1739,10 @@ static int enqueue(struct prd_file *f, struct proc *pc,
 		if (!nq)
 			return -ENOMEM;
 		f->q = nq;
+		nq = realloc(f->qtmp, ncap * sizeof(*nq));
+		if (!nq)
+			return -ENOMEM;
+		f->qtmp = nq;
 		f->qcap = ncap;
 	}
 	copy = chunk_alloc(f, size, &c);
@@ -1829,6 +1895,90 @@ static const char *check_variable(uint32_t type, const unsigned char *rec,
  * header.size (TRACING_DATA, AUXTRACE).
  */
 static int handle(struct prd_file *f, struct proc *pc, const unsigned char *rec,
+		  uint32_t size, uint64_t off, uint64_t *payload);
+
+/*
+ * Handles the records inside one PERF_RECORD_COMPRESSED (perf record -z).
+ * perf compresses its ring buffers as one zstd stream, so a record may
+ * start in one COMPRESSED record and end in the next: the tail that is not
+ * whole yet stays at the front of zbuf.  Each record is reported at the
+ * compressed record's offset, as perf does.
+ */
+static int inflate(struct prd_file *f, struct proc *pc,
+		   const unsigned char *src, size_t len, uint64_t off)
+{
+	ZSTD_inBuffer in = { src, len, 0 };
+	size_t pos = 0;
+	int ret = 0;
+
+	if (!f->zstream) {
+		f->zstream = ZSTD_createDStream();
+		if (!f->zstream || ZSTD_isError(ZSTD_initDStream(f->zstream)))
+			return -ENOMEM;
+	}
+	while (in.pos < in.size) {
+		ZSTD_outBuffer out;
+		size_t r;
+
+		if (f->zcap - f->zkeep < PRD_ZSTD_STEP) {
+			size_t ncap = f->zcap ? f->zcap * 2 : 2 * PRD_ZSTD_STEP;
+			unsigned char *nb;
+
+			if (ncap > PRD_ZSTD_MAX)
+				return damage(
+					f, off,
+					"PERF_RECORD_COMPRESSED inflates to more than %u MiB",
+					PRD_ZSTD_MAX >> 20);
+			nb = realloc(f->zbuf, ncap);
+			if (!nb)
+				return -ENOMEM;
+			f->zbuf = nb;
+			f->zcap = ncap;
+		}
+		out = (ZSTD_outBuffer){ f->zbuf, f->zcap, f->zkeep };
+		r = ZSTD_decompressStream(f->zstream, &out, &in);
+		if (ZSTD_isError(r))
+			return damage(f, off,
+				      "PERF_RECORD_COMPRESSED: zstd says: %s",
+				      ZSTD_getErrorName(r));
+		f->zkeep = out.pos;
+	}
+	f->in_compressed = true;
+	while (f->zkeep - pos >= 8) {
+		const unsigned char *rec = f->zbuf + pos;
+		uint32_t size = ld16(rec + 6);
+		uint64_t payload;
+
+		if (size < 8) {
+			ret = damage(
+				f, off,
+				"PERF_RECORD_COMPRESSED holds a record of type %u with size %u",
+				ld32(rec), size);
+			break;
+		}
+		if (size > f->zkeep - pos)
+			break;
+		if ((uintptr_t)rec & 7) {
+			memcpy(f->scratch, rec, size);
+			rec = f->scratch;
+		}
+		ret = handle(f, pc, rec, size, off, &payload);
+		if (!ret && payload)
+			ret = damage(
+				f, off,
+				"PERF_RECORD_%s inside a compressed record announces %llu bytes after it",
+				type_names[ld32(rec)], ull(payload));
+		if (ret)
+			break;
+		pos += size;
+	}
+	f->in_compressed = false;
+	memmove(f->zbuf, f->zbuf + pos, f->zkeep - pos);
+	f->zkeep -= pos;
+	return ret;
+}
+
+static int handle(struct prd_file *f, struct proc *pc, const unsigned char *rec,
 		  uint32_t size, uint64_t off, uint64_t *payload)
 {
 	uint32_t type = ld32(rec), body = size - 8;
@@ -1927,12 +2077,12 @@ static int handle(struct prd_file *f, struct proc *pc, const unsigned char *rec,
 		break;
 	case PRD_REC_COMPRESSED:
 		f->st.nr_compressed++;
-		if (!f->warned_compressed) {
-			pr_warn("%s: offset %#llx: PERF_RECORD_COMPRESSED (perf record -z): the zstd-compressed records inside are counted as COMPRESSED, not decoded",
-				f->name, ull(off));
-			f->warned_compressed = true;
-		}
-		break;
+		if (f->in_compressed)
+			return damage(
+				f, off,
+				"PERF_RECORD_COMPRESSED inside a compressed record");
+		ret = pc->fn ? deliver(f, pc, rec, off, false) : 0;
+		return ret ? ret : inflate(f, pc, rec + 8, body, off);
 	default:
 		break;
 	}
@@ -2063,6 +2213,11 @@ static int run(struct prd_file *f, struct proc *pc)
 				"the input ends inside the %llu bytes that follow PERF_RECORD_%s",
 				ull(payload), type_names[type]);
 	}
+	if (f->zkeep)
+		return damage(
+			f, f->off,
+			"the compressed records end %zu bytes into a record",
+			f->zkeep);
 	if (!f->pipe && f->off < f->data_end)
 		return damage(
 			f, f->off,
@@ -2082,6 +2237,9 @@ static void reset_processing(struct prd_file *f)
 	if (f->ht_cap)
 		memset(f->ht_period, 0, f->ht_cap * sizeof(*f->ht_period));
 	queue_reset(f);
+	f->zkeep = 0;
+	if (f->zstream)
+		ZSTD_DCtx_reset(f->zstream, ZSTD_reset_session_only);
 	f->pos = f->end = (size_t)(f->start_off & 7);
 	f->eof = false;
 	f->off = f->start_off;
@@ -2406,6 +2564,9 @@ static void free_file(struct prd_file *f)
 		free(c);
 	}
 	free(f->q);
+	free(f->qtmp);
+	free(f->zbuf);
+	ZSTD_freeDStream(f->zstream);
 	for (uint32_t i = 0; i < f->nr_attrs; i++) {
 		free(f->attrs[i]->pub.name);
 		free(f->attrs[i]->pub.ids);

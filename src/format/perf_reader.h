@@ -190,7 +190,7 @@ struct prd_stats {
 	uint64_t nr_unknown_id; /* samples whose id no attr has */
 	uint64_t nr_unordered; /* ordered: queued behind the last flush */
 	uint64_t nr_early_flushes; /* ordered: queue over its limit */
-	uint64_t nr_compressed; /* COMPRESSED records (not decoded) */
+	uint64_t nr_compressed; /* COMPRESSED records (their contents count too) */
 	uint64_t data_bytes; /* record bytes read, payloads included */
 	uint64_t damage_offset; /* where damage was found (if damaged) */
 	bool damaged; /* prd_process() returned -EBADMSG */

@@ -66,9 +66,6 @@ static void print_stats(const struct prd_file *f, FILE *out)
 		fprintf(out,
 			"%16s: %10llu  (samples with an id no event has)\n",
 			"unknown id", ull(st->nr_unknown_id));
-	if (st->nr_compressed)
-		fprintf(out, "%16s: %10llu  (COMPRESSED records not decoded)\n",
-			"compressed", ull(st->nr_compressed));
 	if (st->features_damaged)
 		fprintf(out, "%16s: in the feature sections (see the error)\n",
 			"damage");

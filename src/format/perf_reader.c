@@ -1637,8 +1637,9 @@ static void sort_queue(struct prd_file *f)
 			runs++;
 			b = mid;
 			while (a < mid && b < e)
-				dst[o++] = src[b].time < src[a].time ? src[b++] :
-								      src[a++];
+				dst[o++] = src[b].time < src[a].time ?
+						   src[b++] :
+						   src[a++];
 			while (a < mid)
 				dst[o++] = src[a++];
 			while (b < e)

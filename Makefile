@@ -16,6 +16,10 @@ CFLAGS_release := -O2 -g
 CFLAGS_asan := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
 CFLAGS_tsan := -O1 -g -fsanitize=thread $(shell $(CC) -Werror -Wno-tsan -fsyntax-only -x c /dev/null 2>/dev/null && echo -Wno-tsan)
 LDLIBS := -pthread $(shell pkg-config --libs libtraceevent libelf libzstd)
+# CoreSight decoding: OpenCSD's C API (its .pc names only the C++ library)
+# and capstone for disassembly.
+CFLAGS_COMMON += $(shell pkg-config --cflags capstone)
+LDLIBS += -lopencsd_c_api $(shell pkg-config --libs libopencsd capstone)
 
 # Layers: src/ring (core, libc only) -> src/sources -> src/format ->
 # src/record -> tools (CLI, public API only).
@@ -82,7 +86,7 @@ CHECK_BINS := $(UNIT_TESTS:%=$(B)/asan/test/%) $(STRESS_TESTS:%=$(B)/asan/test/%
 
 check: $(CHECK_BINS) all $(WORKLOADS:%=$(B)/workloads/%)
 	@FUZZ_CORPUS_DIR=fuzz/corpus PERFRING_CLI=$(B)/perfring WORKLOADS=$(B)/workloads \
-		./test/run-tests.sh $(CHECK_BINS) test/cli.sh test/install.sh test/record.sh test/export.sh test/script.sh
+		./test/run-tests.sh $(CHECK_BINS) test/cli.sh test/install.sh test/record.sh test/export.sh test/script.sh test/cs.sh
 
 bench: $(B)/bench $(B)/perfring $(WORKLOADS:%=$(B)/workloads/%)
 	$(B)/bench $(CASE)

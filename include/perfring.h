@@ -462,6 +462,80 @@ struct perfring_export_opts {
 PERFRING_API int perfring_export(const struct perfring_export_opts *opts,
 				 FILE *out);
 
+/* ---- CoreSight trace decoding (OpenCSD) -------------------------------- */
+
+struct perfring_cs_opts {
+	size_t sz;
+	const char *snapshot; /* an OpenCSD snapshot directory, or NULL */
+	const char *input; /* else a perf.data with cs_etm AUX trace */
+	const char *buffer; /* snapshot trace buffer (NULL: the first) */
+	bool decode; /* packets with raw bytes + generic elements */
+	bool elements_only; /* generic elements only (implies decode) */
+	const char *symdir; /* perf.data: where binaries are looked up */
+};
+
+struct perfring_cs_stats {
+	size_t sz;
+	uint64_t trace_bytes; /* trace bytes decoded */
+	uint64_t packets;
+	uint64_t elements; /* generic elements (decoding) */
+	uint64_t ranges; /* executed instruction ranges */
+	uint64_t instructions; /* instructions in them */
+	uint64_t nosync; /* NO_SYNC elements: unsynchronised stretches */
+	uint64_t nacc; /* ranges whose code the memory image lacked */
+	uint64_t resyncs; /* data errors: decoders reset and resynced */
+	uint64_t errors; /* decoder errors logged */
+	uint32_t decoders; /* trace IDs decoded */
+};
+
+/*
+ * Lists the CoreSight trace of an OpenCSD snapshot directory or of the AUX
+ * data of a perf.data (cs_etm AUXTRACE) to @out: packets ("Idx:N; ID:id;
+ * packet"), or when decoding the packets with their bytes and the generic
+ * elements, in the line format of OpenCSD's trc_pkt_lister.  Decoders are
+ * configured from the snapshot registers or the AUXTRACE_INFO metadata;
+ * code comes from the snapshot memory dumps, or from the files of the
+ * perf.data's MMAP2 records.  Data errors are resynchronisation points
+ * (counted in @st), never fatal.  Returns 0 or -errno.
+ */
+PERFRING_API int perfring_cs_decode(const struct perfring_cs_opts *opts,
+				    FILE *out, struct perfring_cs_stats *st);
+
+struct perfring_itrace_opts {
+	size_t sz;
+	const char *input; /* perf.data with cs_etm AUX trace */
+	const char *snapshot; /* or an OpenCSD snapshot directory */
+	const char *symdir; /* binaries by path, build-id or base name */
+	bool no_disasm; /* script: ranges only, no instructions */
+	unsigned int max_insns; /* script: instructions per range (0: all) */
+};
+
+/*
+ * One line per executed instruction range (CPU/trace ID, start, end,
+ * instructions, object), followed by its instructions disassembled
+ * (capstone, aarch64), like perf's cs-trace-disasm.py.  Returns 0 or
+ * -errno.
+ */
+PERFRING_API int perfring_itrace_script(const struct perfring_itrace_opts *o,
+					FILE *out,
+					struct perfring_cs_stats *st);
+
+/* Hot spots: instructions executed per object and symbol, as perf report
+ * does with --itrace. */
+PERFRING_API int perfring_itrace_report(const struct perfring_itrace_opts *o,
+					FILE *out,
+					struct perfring_cs_stats *st);
+
+/*
+ * AutoFDO input as simpleperf inject writes it: per binary, the executed
+ * address ranges and the taken branches with their counts, in binary
+ * (ELF virtual) addresses, to @output ("-": stdout).  Binaries are found
+ * by the MMAP2 path, the build-id or the base name in opts->symdir.
+ */
+PERFRING_API int perfring_inject(const struct perfring_itrace_opts *o,
+				 const char *output,
+				 struct perfring_cs_stats *st);
+
 #ifdef __cplusplus
 }
 #endif

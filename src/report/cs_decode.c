@@ -1,0 +1,543 @@
+// SPDX-License-Identifier: MIT
+/*
+ * CoreSight decoding with OpenCSD's C API: see cs_decode.h.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cs_decode.h"
+#include "../ring/internal.h"
+
+/* One decoder: what its callbacks need to know. */
+struct csd_src {
+	struct csd *d;
+	ocsd_trace_protocol_t proto;
+	uint8_t id;
+};
+
+struct csd {
+	dcd_tree_handle_t tree;
+	unsigned flags;
+	bool formatted;
+	struct outbuf *ob;
+	csd_elem_fn elem_fn;
+	void *elem_ctx;
+	int cb_err; /* first error of a callback, stops the feed */
+	uint64_t index; /* trace index of the next byte fed */
+	struct csd_src *src[128]; /* by trace ID */
+	struct csd_stats st;
+	char str[2048]; /* packet / element strings */
+};
+
+/* OpenCSD's logger is process-wide: its messages go to the tree fed last. */
+static struct csd *log_target;
+
+static void csd_log_cb(const void *ctx, const char *msg, const int len)
+{
+	struct csd *d = log_target;
+	int n = len;
+
+	(void)ctx;
+	if (!d)
+		return;
+	d->st.errors++;
+	while (n > 0 && (msg[n - 1] == '\n' || msg[n - 1] == '\r'))
+		n--;
+	/* Bad trace can produce an error a packet: tell about the first few. */
+	if (d->st.errors <= 10)
+		pr_warn("cs decode: %.*s", n, msg);
+	else if (d->st.errors == 11)
+		pr_warn("cs decode: more errors (counted in the summary)");
+}
+
+static void put_idx_id(struct outbuf *ob, uint64_t idx, uint8_t id)
+{
+	ob_puts(ob, "Idx:");
+	ob_u64(ob, idx, 0, ' ');
+	ob_puts(ob, "; ID:");
+	ob_x64(ob, id, 0);
+}
+
+static void put_op_line(struct outbuf *ob, ocsd_datapath_op_t op, uint8_t id)
+{
+	ob_puts(ob, "ID:");
+	ob_x64(ob, id, 0);
+	switch (op) {
+	case OCSD_OP_EOT:
+		ob_puts(ob, "\tEND OF TRACE DATA\n");
+		break;
+	case OCSD_OP_FLUSH:
+		ob_puts(ob, "\tFLUSH operation on trace decode path\n");
+		break;
+	case OCSD_OP_RESET:
+		ob_puts(ob, "\tRESET operation on trace decode path\n");
+		break;
+	default:
+		ob_puts(ob, "\tunknown operation on trace decode path\n");
+		break;
+	}
+	ob_line_done(ob);
+}
+
+static void put_pkt_str(struct csd_src *s, const void *pkt)
+{
+	struct csd *d = s->d;
+
+	d->str[0] = 0;
+	if (ocsd_pkt_str(s->proto, pkt, d->str, (int)sizeof(d->str)) != OCSD_OK)
+		snprintf(d->str, sizeof(d->str), "(packet of protocol %d)",
+			 (int)s->proto);
+	ob_puts(d->ob, d->str);
+	ob_putc(d->ob, '\n');
+	ob_line_done(d->ob);
+}
+
+/* Packet processor output when only packets are listed. */
+static ocsd_datapath_resp_t pkt_sink(const void *ctx, ocsd_datapath_op_t op,
+				     ocsd_trc_index_t idx, const void *pkt)
+{
+	struct csd_src *s = (struct csd_src *)ctx;
+	struct csd *d = s->d;
+
+	if (op == OCSD_OP_DATA) {
+		d->st.packets++;
+		if (d->ob) {
+			put_idx_id(d->ob, idx, s->id);
+			ob_puts(d->ob, ";\t");
+			put_pkt_str(s, pkt);
+		}
+	} else if (d->ob) {
+		put_op_line(d->ob, op, s->id);
+	}
+	if (d->ob && d->ob->err && !d->cb_err)
+		d->cb_err = d->ob->err;
+	return OCSD_RESP_CONT;
+}
+
+/* Packet monitor when decoding: the packet with its raw bytes. */
+static void pkt_mon(const void *ctx, ocsd_datapath_op_t op,
+		    ocsd_trc_index_t idx, const void *pkt, uint32_t size,
+		    const uint8_t *data)
+{
+	static const char hex[] = "0123456789abcdef";
+	struct csd_src *s = (struct csd_src *)ctx;
+	struct csd *d = s->d;
+	struct outbuf *ob = d->ob;
+
+	if (op != OCSD_OP_DATA) {
+		if (ob)
+			put_op_line(ob, op, s->id);
+		return;
+	}
+	d->st.packets++;
+	if (!ob)
+		return;
+	put_idx_id(ob, idx, s->id);
+	ob_puts(ob, "; [");
+	for (uint32_t i = 0; data && i < size; i++) {
+		char b[5] = { '0', 'x', hex[data[i] >> 4], hex[data[i] & 15],
+			      ' ' };
+
+		ob_write(ob, b, 5);
+		ob_room(ob, 8);
+	}
+	ob_puts(ob, "];\t");
+	put_pkt_str(s, pkt);
+	if (ob->err && !d->cb_err)
+		d->cb_err = ob->err;
+}
+
+static ocsd_datapath_resp_t elem_in(const void *ctx, ocsd_trc_index_t idx,
+				    uint8_t id,
+				    const ocsd_generic_trace_elem *el)
+{
+	struct csd *d = (struct csd *)ctx;
+
+	d->st.elements++;
+	switch (el->elem_type) {
+	case OCSD_GEN_TRC_ELEM_INSTR_RANGE:
+		d->st.ranges++;
+		d->st.instructions += el->num_instr_range;
+		break;
+	case OCSD_GEN_TRC_ELEM_NO_SYNC:
+		d->st.nosync++;
+		break;
+	case OCSD_GEN_TRC_ELEM_ADDR_NACC:
+		d->st.nacc++;
+		break;
+	default:
+		break;
+	}
+	if (d->ob && (d->flags & CSD_PRINT_ELEMS)) {
+		struct outbuf *ob = d->ob;
+
+		put_idx_id(ob, idx, id);
+		ob_puts(ob, "; ");
+		d->str[0] = 0;
+		if (ocsd_gen_elem_str(el, d->str, (int)sizeof(d->str)) !=
+		    OCSD_OK)
+			snprintf(d->str, sizeof(d->str), "(element type %d)",
+				 (int)el->elem_type);
+		ob_puts(ob, d->str);
+		ob_putc(ob, '\n');
+		ob_line_done(ob);
+		if (ob->err && !d->cb_err)
+			d->cb_err = ob->err;
+	}
+	if (d->elem_fn && !d->cb_err) {
+		int ret = d->elem_fn(d->elem_ctx, idx, id, el);
+
+		if (ret < 0)
+			d->cb_err = ret;
+	}
+	/* A callback error stops the tree; csd_feed() returns it. */
+	return d->cb_err ? OCSD_RESP_FATAL_SYS_ERR : OCSD_RESP_CONT;
+}
+
+struct csd *csd_new(bool formatted, uint32_t frame_flags, unsigned flags,
+		    struct outbuf *ob)
+{
+	static bool log_init;
+	struct csd *d = calloc(1, sizeof(*d));
+
+	if (!d)
+		return NULL;
+	if (!log_init) {
+		ocsd_def_errlog_init(OCSD_ERR_SEV_ERROR, 1);
+		ocsd_def_errlog_config_output(C_API_MSGLOGOUT_FLG_NONE, NULL);
+		log_init = true;
+	}
+	d->tree = ocsd_create_dcd_tree(
+		formatted ? OCSD_TRC_SRC_FRAME_FORMATTED : OCSD_TRC_SRC_SINGLE,
+		formatted ? frame_flags : 0);
+	if (d->tree == C_API_INVALID_TREE_HANDLE) {
+		pr_err("cs decode: OpenCSD could not create a decode tree");
+		free(d);
+		return NULL;
+	}
+	ocsd_def_errlog_set_strprint_cb(d->tree, d, csd_log_cb);
+	d->formatted = formatted;
+	d->flags = flags;
+	d->ob = ob;
+	return d;
+}
+
+void csd_free(struct csd *d)
+{
+	if (!d)
+		return;
+	if (log_target == d)
+		log_target = NULL;
+	ocsd_destroy_dcd_tree(d->tree);
+	for (int i = 0; i < 128; i++)
+		free(d->src[i]);
+	free(d);
+}
+
+void csd_set_elem_fn(struct csd *d, csd_elem_fn fn, void *ctx)
+{
+	d->elem_fn = fn;
+	d->elem_ctx = ctx;
+}
+
+static int add_decoder(struct csd *d, const char *name,
+		       ocsd_trace_protocol_t proto, uint32_t id,
+		       const void *cfg)
+{
+	struct csd_src *s;
+	unsigned char csid = 0;
+	ocsd_err_t err;
+	int flags;
+
+	id &= 0x7f;
+	if (d->src[id]) {
+		pr_err("cs decode: two %s sources with trace ID 0x%x", name,
+		       id);
+		return -EEXIST;
+	}
+	if (!d->formatted && d->st.decoders) {
+		pr_err("cs decode: a raw (unformatted) trace has one source; "
+		       "trace ID 0x%x ignored",
+		       id);
+		return -EEXIST;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->d = d;
+	s->proto = proto;
+	flags = (d->flags & CSD_DECODE) ? OCSD_CREATE_FLG_FULL_DECODER :
+					  OCSD_CREATE_FLG_PACKET_PROC;
+	log_target = d;
+	err = ocsd_dt_create_decoder(d->tree, name, flags, cfg, &csid);
+	if (err != OCSD_OK) {
+		char msg[128];
+
+		ocsd_err_str(err, msg, sizeof(msg));
+		pr_err("cs decode: OpenCSD refuses the %s configuration of "
+		       "trace ID 0x%x: %s",
+		       name, id, msg);
+		free(s);
+		return -EINVAL;
+	}
+	s->id = csid;
+	d->src[csid & 0x7f] = s;
+	d->st.decoders++;
+	if (d->flags & CSD_DECODE) {
+		/* (Re)attaches the element output to every full decoder,
+		 * the one just made included. */
+		ocsd_dt_set_gen_elem_outfn(d->tree, elem_in, d);
+		if (d->flags & (CSD_PRINT_PKTS | CSD_PRINT_RAW_PKTS))
+			ocsd_dt_attach_packet_callback(d->tree, csid,
+						       OCSD_C_API_CB_PKT_MON,
+						       (void *)pkt_mon, s);
+	} else {
+		ocsd_dt_attach_packet_callback(d->tree, csid,
+					       OCSD_C_API_CB_PKT_SINK,
+					       (void *)pkt_sink, s);
+	}
+	return 0;
+}
+
+int csd_add_etmv4(struct csd *d, const ocsd_etmv4_cfg *cfg)
+{
+	return add_decoder(d, OCSD_BUILTIN_DCD_ETMV4I, OCSD_PROTOCOL_ETMV4I,
+			   cfg->reg_traceidr, cfg);
+}
+
+int csd_add_ete(struct csd *d, const ocsd_ete_cfg *cfg)
+{
+	return add_decoder(d, OCSD_BUILTIN_DCD_ETE, OCSD_PROTOCOL_ETE,
+			   cfg->reg_traceidr, cfg);
+}
+
+int csd_add_etmv3(struct csd *d, const ocsd_etmv3_cfg *cfg)
+{
+	return add_decoder(d, OCSD_BUILTIN_DCD_ETMV3, OCSD_PROTOCOL_ETMV3,
+			   cfg->reg_trc_id, cfg);
+}
+
+int csd_add_ptm(struct csd *d, const ocsd_ptm_cfg *cfg)
+{
+	return add_decoder(d, OCSD_BUILTIN_DCD_PTM, OCSD_PROTOCOL_PTM,
+			   cfg->reg_trc_id, cfg);
+}
+
+int csd_add_stm(struct csd *d, const ocsd_stm_cfg *cfg)
+{
+	return add_decoder(d, OCSD_BUILTIN_DCD_STM, OCSD_PROTOCOL_STM,
+			   cfg->reg_tcsr >> 16, cfg);
+}
+
+int csd_add_mem(struct csd *d, uint64_t addr, const void *p, size_t len,
+		ocsd_mem_space_acc_t space)
+{
+	ocsd_err_t err;
+
+	if (!len || len > UINT32_MAX || addr + len - 1 < addr) {
+		pr_err("cs decode: memory image of %zu bytes at 0x%llx does "
+		       "not fit the address space",
+		       len, (unsigned long long)addr);
+		return -EINVAL;
+	}
+	err = ocsd_dt_add_buffer_mem_acc(d->tree, addr, space, p,
+					 (uint32_t)len);
+	if (err != OCSD_OK) {
+		char msg[128];
+
+		ocsd_err_str(err, msg, sizeof(msg));
+		pr_warn("cs decode: memory image at 0x%llx (%zu bytes) not "
+			"added: %s",
+			(unsigned long long)addr, len, msg);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int csd_add_mem_cb(struct csd *d, uint64_t start, uint64_t end,
+		   Fn_MemAccID_CB fn, void *ctx)
+{
+	if (ocsd_dt_add_callback_trcid_mem_acc(d->tree, start, end,
+					       OCSD_MEM_SPACE_ANY, fn,
+					       ctx) != OCSD_OK)
+		return -EINVAL;
+	return 0;
+}
+
+static int op_all(struct csd *d, ocsd_datapath_op_t op)
+{
+	uint32_t used = 0;
+	ocsd_datapath_resp_t r;
+
+	log_target = d;
+	r = ocsd_dt_process_data(d->tree, op, 0, 0, NULL, &used);
+	if (d->cb_err)
+		return d->cb_err;
+	if (OCSD_DATA_RESP_IS_FATAL(r)) {
+		d->st.resyncs++;
+		ocsd_dt_process_data(d->tree, OCSD_OP_RESET, 0, 0, NULL, &used);
+	}
+	return 0;
+}
+
+int csd_feed(struct csd *d, const uint8_t *p, size_t len)
+{
+	log_target = d;
+	while (len) {
+		uint32_t chunk = len > (1u << 30) ? (1u << 30) : (uint32_t)len;
+		uint32_t used = 0;
+		ocsd_datapath_resp_t r;
+
+		r = ocsd_dt_process_data(d->tree, OCSD_OP_DATA, d->index, chunk,
+					 p, &used);
+		if (d->cb_err)
+			return d->cb_err;
+		if (OCSD_DATA_RESP_IS_WAIT(r)) {
+			/* Our callbacks never wait; flush to be safe. */
+			op_all(d, OCSD_OP_FLUSH);
+		} else if (OCSD_DATA_RESP_IS_FATAL(r)) {
+			/*
+			 * Bad data: reset every decoder and go on after the
+			 * byte it stopped at; decoders resync at the next
+			 * sync packet (the listing shows NO_SYNC).
+			 */
+			d->st.resyncs++;
+			if (d->st.resyncs <= 10)
+				pr_warn("cs decode: trace data error at index "
+					"%llu; decoders reset, resyncing",
+					(unsigned long long)(d->index + used));
+			ocsd_dt_process_data(d->tree, OCSD_OP_RESET, 0, 0, NULL,
+					     &used);
+			if (!used)
+				used = 1;
+			if (d->cb_err)
+				return d->cb_err;
+		}
+		if (used > chunk)
+			used = chunk;
+		p += used;
+		len -= used;
+		d->index += used;
+		d->st.bytes += used;
+	}
+	return 0;
+}
+
+int csd_eot(struct csd *d)
+{
+	return op_all(d, OCSD_OP_EOT);
+}
+
+int csd_reset(struct csd *d)
+{
+	uint32_t used = 0;
+
+	log_target = d;
+	ocsd_dt_process_data(d->tree, OCSD_OP_RESET, 0, 0, NULL, &used);
+	return d->cb_err;
+}
+
+const struct csd_stats *csd_stats(const struct csd *d)
+{
+	return &d->st;
+}
+
+/* Known core names (OpenCSD's own table, as its snapshot reader uses). */
+static const struct {
+	const char *name;
+	ocsd_arch_version_t arch;
+	ocsd_core_profile_t prof;
+} cores[] = {
+	{ "Cortex-A78", ARCH_V8, profile_CortexA },
+	{ "Cortex-A77", ARCH_V8r3, profile_CortexA },
+	{ "Cortex-A76", ARCH_V8r3, profile_CortexA },
+	{ "Cortex-A75", ARCH_V8r3, profile_CortexA },
+	{ "Cortex-A73", ARCH_V8, profile_CortexA },
+	{ "Cortex-A72", ARCH_V8, profile_CortexA },
+	{ "Cortex-A65", ARCH_V8r3, profile_CortexA },
+	{ "Cortex-A57", ARCH_V8, profile_CortexA },
+	{ "Cortex-A55", ARCH_V8r3, profile_CortexA },
+	{ "Cortex-A53", ARCH_V8, profile_CortexA },
+	{ "Cortex-A35", ARCH_V8, profile_CortexA },
+	{ "Cortex-A32", ARCH_V8, profile_CortexA },
+	{ "Cortex-A17", ARCH_V7, profile_CortexA },
+	{ "Cortex-A15", ARCH_V7, profile_CortexA },
+	{ "Cortex-A12", ARCH_V7, profile_CortexA },
+	{ "Cortex-A9", ARCH_V7, profile_CortexA },
+	{ "Cortex-A8", ARCH_V7, profile_CortexA },
+	{ "Cortex-A7", ARCH_V7, profile_CortexA },
+	{ "Cortex-A5", ARCH_V7, profile_CortexA },
+	{ "Cortex-R52", ARCH_V8, profile_CortexR },
+	{ "Cortex-R8", ARCH_V7, profile_CortexR },
+	{ "Cortex-R7", ARCH_V7, profile_CortexR },
+	{ "Cortex-R5", ARCH_V7, profile_CortexR },
+	{ "Cortex-R4", ARCH_V7, profile_CortexR },
+	{ "Cortex-M33", ARCH_V8, profile_CortexM },
+	{ "Cortex-M23", ARCH_V8, profile_CortexM },
+	{ "Cortex-M0", ARCH_V7, profile_CortexM },
+	{ "Cortex-M0+", ARCH_V7, profile_CortexM },
+	{ "Cortex-M3", ARCH_V7, profile_CortexM },
+	{ "Cortex-M4", ARCH_V7, profile_CortexM },
+};
+
+static ocsd_core_profile_t profile_letter(char c)
+{
+	switch (c) {
+	case 'A':
+		return profile_CortexA;
+	case 'R':
+		return profile_CortexR;
+	case 'M':
+		return profile_CortexM;
+	default:
+		return profile_Unknown;
+	}
+}
+
+bool csd_core_profile(const char *name, ocsd_arch_version_t *arch,
+		      ocsd_core_profile_t *prof)
+{
+	for (size_t i = 0; i < sizeof(cores) / sizeof(cores[0]); i++) {
+		if (!strcmp(name, cores[i].name)) {
+			*arch = cores[i].arch;
+			*prof = cores[i].prof;
+			return true;
+		}
+	}
+	/* ARMvM[.m]-P */
+	if (!strncmp(name, "ARMv", 4) && name[4] >= '0' && name[4] <= '9') {
+		int maj = name[4] - '0', min = 0;
+		const char *q = name + 5;
+
+		if (*q == '.') {
+			if (q[1] < '0' || q[1] > '9')
+				return false;
+			min = q[1] - '0';
+			q += 2;
+		}
+		if (*q != '-' || profile_letter(q[1]) == profile_Unknown)
+			return false;
+		if (maj == 7)
+			*arch = ARCH_V7;
+		else if (maj == 8 && min < 3)
+			*arch = ARCH_V8;
+		else if (maj == 8 && min == 3)
+			*arch = ARCH_V8r3;
+		else if (maj >= 8)
+			*arch = ARCH_AA64;
+		else
+			return false;
+		*prof = profile_letter(q[1]);
+		return true;
+	}
+	/* ARM-AA64[-P] */
+	if (!strncmp(name, "ARM-aa64", 8) || !strncmp(name, "ARM-AA64", 8)) {
+		*arch = ARCH_AA64;
+		*prof = profile_CortexA;
+		if (name[8] == '-' && (name[9] == 'R' || name[9] == 'M'))
+			*prof = profile_letter(name[9]);
+		return true;
+	}
+	return false;
+}

@@ -1,0 +1,982 @@
+// SPDX-License-Identifier: MIT
+/*
+ * OpenCSD snapshot directory reader: see cs_snapshot.h.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cs_snapshot.h"
+#include "../ring/internal.h"
+
+#define INI_MAX (1u << 20) /* bytes of one .ini file */
+#define INI_MAX_ENTRIES 65536
+#define MAX_DEVICES 1024
+#define MAX_BUFFERS 64
+#define TRACE_MAX (1ull << 32) /* bytes of one trace buffer */
+#define DUMP_MAX (1ull << 30) /* bytes of one memory dump file */
+
+/* One "key=value" line of an .ini file, with its section. */
+struct ini_ent {
+	const char *sect, *key, *val;
+	int line;
+};
+
+struct ini {
+	char *text; /* the file, cut into strings */
+	struct ini_ent *e;
+	int n;
+	char *name;
+};
+
+struct reg {
+	const char *name; /* before any "(...)" */
+	const char *val;
+	int line;
+};
+
+struct dump {
+	const char *file, *space;
+	uint64_t addr, offset, length;
+	bool has_length;
+};
+
+struct device {
+	struct ini ini;
+	const char *name, *cls, *type;
+	struct reg *regs;
+	int nregs;
+	struct dump *dumps;
+	int ndumps;
+};
+
+struct buffer {
+	const char *name, *file, *format;
+};
+
+struct pair {
+	const char *a, *b; /* source -> buffer, core -> source */
+};
+
+struct loaded {
+	char *name;
+	uint8_t *data;
+	size_t len;
+};
+
+struct css {
+	css_read_fn rd;
+	void *ctx;
+	char *label;
+	struct ini snap, trace;
+	struct device *dev;
+	int ndev;
+	struct buffer buf[MAX_BUFFERS];
+	int nbuf;
+	struct pair *srcbuf, *coresrc;
+	int nsrcbuf, ncoresrc;
+	struct loaded *files; /* memory dumps read (kept for the decoder) */
+	int nfiles;
+	char *dir; /* css_open_dir() */
+	int dirfd;
+};
+
+static char *trim(char *s, char *end)
+{
+	while (s < end && (*s == ' ' || *s == '\t'))
+		s++;
+	while (end > s &&
+	       (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\r'))
+		end--;
+	*end = 0;
+	return s;
+}
+
+/* Reads and parses one .ini file. */
+static int ini_load(struct css *s, const char *name, struct ini *ini)
+{
+	uint8_t *data = NULL;
+	size_t len = 0;
+	const char *sect = "";
+	char *p, *end;
+	int line = 0, cap = 0, ret;
+
+	memset(ini, 0, sizeof(*ini));
+	ini->name = strdup(name);
+	if (!ini->name)
+		return -ENOMEM;
+	ret = s->rd(s->ctx, name, INI_MAX, &data, &len);
+	if (ret < 0) {
+		pr_err("%s: cannot read %s: %s", s->label, name,
+		       ret == -EFBIG ? "larger than 1 MiB" : strerror(-ret));
+		return ret;
+	}
+	if (memchr(data, 0, len)) {
+		pr_err("%s: %s: a NUL byte at offset %zu: not an .ini file",
+		       s->label, name,
+		       (size_t)((uint8_t *)memchr(data, 0, len) - data));
+		free(data);
+		return -EBADMSG;
+	}
+	ini->text = realloc(data, len + 1);
+	if (!ini->text) {
+		free(data);
+		return -ENOMEM;
+	}
+	ini->text[len] = 0;
+	p = ini->text;
+	end = p + len;
+	while (p < end) {
+		char *nl = memchr(p, '\n', (size_t)(end - p));
+		char *le = nl ? nl : end, *l, *eq;
+
+		line++;
+		l = trim(p, le);
+		p = nl ? nl + 1 : end;
+		if (!*l || *l == ';' || *l == '#')
+			continue;
+		if (*l == '[') {
+			char *cb = strchr(l, ']');
+
+			if (!cb) {
+				pr_err("%s: %s:%d: section name without ']'",
+				       s->label, name, line);
+				return -EBADMSG;
+			}
+			*cb = 0;
+			sect = trim(l + 1, cb);
+			continue;
+		}
+		eq = strchr(l, '=');
+		if (!eq) {
+			pr_err("%s: %s:%d: neither [section] nor key=value",
+			       s->label, name, line);
+			return -EBADMSG;
+		}
+		if (ini->n == INI_MAX_ENTRIES) {
+			pr_err("%s: %s: more than %d entries", s->label, name,
+			       INI_MAX_ENTRIES);
+			return -EBADMSG;
+		}
+		if (ini->n == cap) {
+			int nc = cap ? cap * 2 : 64;
+			struct ini_ent *ne = realloc(ini->e, nc * sizeof(*ne));
+
+			if (!ne)
+				return -ENOMEM;
+			ini->e = ne;
+			cap = nc;
+		}
+		*eq = 0;
+		ini->e[ini->n].sect = sect;
+		ini->e[ini->n].key = trim(l, eq);
+		ini->e[ini->n].val = trim(eq + 1, eq + 1 + strlen(eq + 1));
+		ini->e[ini->n].line = line;
+		ini->n++;
+	}
+	return 0;
+}
+
+static void ini_free(struct ini *ini)
+{
+	free(ini->text);
+	free(ini->e);
+	free(ini->name);
+	memset(ini, 0, sizeof(*ini));
+}
+
+static const struct ini_ent *ini_get(const struct ini *ini, const char *sect,
+				     const char *key)
+{
+	for (int i = 0; i < ini->n; i++)
+		if (!strcasecmp(ini->e[i].sect, sect) &&
+		    !strcasecmp(ini->e[i].key, key))
+			return &ini->e[i];
+	return NULL;
+}
+
+static const char *ini_str(const struct ini *ini, const char *sect,
+			   const char *key)
+{
+	const struct ini_ent *e = ini_get(ini, sect, key);
+
+	return e ? e->val : NULL;
+}
+
+static int parse_u64(const struct css *s, const char *file, int line,
+		     const char *what, const char *v, uint64_t *out)
+{
+	char *end;
+
+	errno = 0;
+	if (!v || !*v || *v == '-')
+		goto bad;
+	*out = strtoull(v, &end, 0);
+	if (errno || *end)
+		goto bad;
+	return 0;
+bad:
+	pr_err("%s: %s:%d: %s: '%s' is not a number", s->label, file, line,
+	       what, v ? v : "");
+	return -EBADMSG;
+}
+
+/* A file name from the snapshot: relative, no "..". */
+static bool safe_name(const char *n)
+{
+	const char *p = n;
+
+	if (!*n || *n == '/')
+		return false;
+	while (*p) {
+		const char *sl = strchr(p, '/');
+		size_t l = sl ? (size_t)(sl - p) : strlen(p);
+
+		if (l == 2 && p[0] == '.' && p[1] == '.')
+			return false;
+		p += l;
+		if (*p)
+			p++;
+	}
+	return true;
+}
+
+static int device_load(struct css *s, const char *file, struct device *d)
+{
+	struct ini *ini = &d->ini;
+	int ret = ini_load(s, file, ini), cap = 0;
+
+	if (ret < 0)
+		return ret;
+	d->name = ini_str(ini, "device", "name");
+	d->cls = ini_str(ini, "device", "class");
+	d->type = ini_str(ini, "device", "type");
+	if (!d->name || !*d->name) {
+		pr_err("%s: %s: no [device] name", s->label, file);
+		return -EBADMSG;
+	}
+	if (!d->type)
+		d->type = "";
+	d->regs = calloc(ini->n ? ini->n : 1, sizeof(*d->regs));
+	if (!d->regs)
+		return -ENOMEM;
+	for (int i = 0; i < ini->n; i++) {
+		const struct ini_ent *e = &ini->e[i];
+
+		if (!strcasecmp(e->sect, "regs")) {
+			char *par = strchr(e->key, '(');
+
+			if (par)
+				*par = 0; /* "TRCIDR0(0x078)" */
+			d->regs[d->nregs].name = e->key;
+			d->regs[d->nregs].val = e->val;
+			d->regs[d->nregs].line = e->line;
+			d->nregs++;
+		}
+	}
+	/* [dumpN] sections, in file order. */
+	for (int i = 0; i < ini->n; i++) {
+		const char *sect = ini->e[i].sect;
+		struct dump *dp;
+		bool seen = false;
+		const struct ini_ent *e;
+
+		if (strncasecmp(sect, "dump", 4))
+			continue;
+		for (int j = 0; j < i; j++)
+			if (!strcasecmp(ini->e[j].sect, sect))
+				seen = true;
+		if (seen)
+			continue;
+		if (d->ndumps == cap) {
+			int nc = cap ? cap * 2 : 4;
+			struct dump *nd = realloc(d->dumps, nc * sizeof(*nd));
+
+			if (!nd)
+				return -ENOMEM;
+			d->dumps = nd;
+			cap = nc;
+		}
+		dp = &d->dumps[d->ndumps];
+		memset(dp, 0, sizeof(*dp));
+		dp->file = ini_str(ini, sect, "file");
+		dp->space = ini_str(ini, sect, "space");
+		if (!dp->file || !safe_name(dp->file)) {
+			pr_err("%s: %s: [%s]: %s file name '%s'", s->label,
+			       file, sect, dp->file ? "unsafe" : "no",
+			       dp->file ? dp->file : "");
+			return -EBADMSG;
+		}
+		e = ini_get(ini, sect, "address");
+		if (!e) {
+			pr_err("%s: %s: [%s]: no address", s->label, file,
+			       sect);
+			return -EBADMSG;
+		}
+		if (parse_u64(s, file, e->line, "address", e->val, &dp->addr))
+			return -EBADMSG;
+		e = ini_get(ini, sect, "offset");
+		if (e &&
+		    parse_u64(s, file, e->line, "offset", e->val, &dp->offset))
+			return -EBADMSG;
+		e = ini_get(ini, sect, "length");
+		if (e) {
+			if (parse_u64(s, file, e->line, "length", e->val,
+				      &dp->length))
+				return -EBADMSG;
+			dp->has_length = true;
+		}
+		d->ndumps++;
+	}
+	return 0;
+}
+
+void css_free(struct css *s)
+{
+	if (!s)
+		return;
+	for (int i = 0; i < s->ndev; i++) {
+		ini_free(&s->dev[i].ini);
+		free(s->dev[i].regs);
+		free(s->dev[i].dumps);
+	}
+	free(s->dev);
+	ini_free(&s->snap);
+	ini_free(&s->trace);
+	free(s->srcbuf);
+	free(s->coresrc);
+	for (int i = 0; i < s->nfiles; i++) {
+		free(s->files[i].name);
+		free(s->files[i].data);
+	}
+	free(s->files);
+	free(s->label);
+	free(s->dir);
+	if (s->dirfd >= 0)
+		close(s->dirfd);
+	free(s);
+}
+
+static struct device *find_device(struct css *s, const char *name)
+{
+	for (int i = 0; i < s->ndev; i++)
+		if (!strcmp(s->dev[i].name, name))
+			return &s->dev[i];
+	return NULL;
+}
+
+int css_parse(css_read_fn rd, void *ctx, const char *label, struct css **out)
+{
+	struct css *s = calloc(1, sizeof(*s));
+	const char *meta;
+	int ret;
+
+	*out = NULL;
+	if (!s)
+		return -ENOMEM;
+	s->dirfd = -1;
+	s->rd = rd;
+	s->ctx = ctx;
+	s->label = strdup(label);
+	if (!s->label) {
+		ret = -ENOMEM;
+		goto fail;
+	}
+	ret = ini_load(s, "snapshot.ini", &s->snap);
+	if (ret < 0)
+		goto fail;
+	/* Devices. */
+	for (int i = 0; i < s->snap.n; i++) {
+		const struct ini_ent *e = &s->snap.e[i];
+		struct device *nd;
+
+		if (strcasecmp(e->sect, "device_list"))
+			continue;
+		if (s->ndev == MAX_DEVICES) {
+			pr_err("%s: snapshot.ini: more than %d devices",
+			       s->label, MAX_DEVICES);
+			ret = -EBADMSG;
+			goto fail;
+		}
+		if (!safe_name(e->val)) {
+			pr_err("%s: snapshot.ini:%d: unsafe file name '%s'",
+			       s->label, e->line, e->val);
+			ret = -EBADMSG;
+			goto fail;
+		}
+		nd = realloc(s->dev, (s->ndev + 1) * sizeof(*nd));
+		if (!nd) {
+			ret = -ENOMEM;
+			goto fail;
+		}
+		s->dev = nd;
+		memset(&s->dev[s->ndev], 0, sizeof(s->dev[0]));
+		s->ndev++;
+		ret = device_load(s, e->val, &s->dev[s->ndev - 1]);
+		if (ret < 0)
+			goto fail;
+		for (int j = 0; j < s->ndev - 1; j++) {
+			if (!strcmp(s->dev[j].name, s->dev[s->ndev - 1].name)) {
+				pr_err("%s: %s: device name '%s' used twice",
+				       s->label, e->val, s->dev[j].name);
+				ret = -EBADMSG;
+				goto fail;
+			}
+		}
+	}
+	/* Trace metadata. */
+	meta = ini_str(&s->snap, "trace", "metadata");
+	if (!meta) {
+		pr_err("%s: snapshot.ini: no [trace] metadata: no trace",
+		       s->label);
+		ret = -EBADMSG;
+		goto fail;
+	}
+	if (!safe_name(meta)) {
+		pr_err("%s: snapshot.ini: unsafe metadata file name '%s'",
+		       s->label, meta);
+		ret = -EBADMSG;
+		goto fail;
+	}
+	ret = ini_load(s, meta, &s->trace);
+	if (ret < 0)
+		goto fail;
+	{
+		const char *list =
+			ini_str(&s->trace, "trace_buffers", "buffers");
+		char *copy, *tok, *save = NULL;
+
+		if (!list) {
+			pr_err("%s: %s: no [trace_buffers] buffers", s->label,
+			       meta);
+			ret = -EBADMSG;
+			goto fail;
+		}
+		copy = strdup(list);
+		if (!copy) {
+			ret = -ENOMEM;
+			goto fail;
+		}
+		for (tok = strtok_r(copy, ",", &save); tok;
+		     tok = strtok_r(NULL, ",", &save)) {
+			char *t = trim(tok, tok + strlen(tok));
+			struct buffer *b;
+
+			if (!*t)
+				continue;
+			if (s->nbuf == MAX_BUFFERS) {
+				pr_err("%s: %s: more than %d buffers", s->label,
+				       meta, MAX_BUFFERS);
+				ret = -EBADMSG;
+				break;
+			}
+			b = &s->buf[s->nbuf];
+			b->name = ini_str(&s->trace, t, "name");
+			b->file = ini_str(&s->trace, t, "file");
+			b->format = ini_str(&s->trace, t, "format");
+			if (!b->name || !b->file || !safe_name(b->file)) {
+				pr_err("%s: %s: buffer section [%s]: %s",
+				       s->label, meta, t,
+				       !b->name ? "no name" :
+				       !b->file ? "no file" :
+						  "unsafe file name");
+				ret = -EBADMSG;
+				break;
+			}
+			if (!b->format)
+				b->format = "coresight";
+			s->nbuf++;
+		}
+		free(copy);
+		if (ret < 0)
+			goto fail;
+		if (!s->nbuf) {
+			pr_err("%s: %s: no trace buffers", s->label, meta);
+			ret = -EBADMSG;
+			goto fail;
+		}
+	}
+	s->srcbuf = calloc(s->trace.n ? s->trace.n : 1, sizeof(struct pair));
+	s->coresrc = calloc(s->trace.n ? s->trace.n : 1, sizeof(struct pair));
+	if (!s->srcbuf || !s->coresrc) {
+		ret = -ENOMEM;
+		goto fail;
+	}
+	for (int i = 0; i < s->trace.n; i++) {
+		const struct ini_ent *e = &s->trace.e[i];
+
+		if (!strcasecmp(e->sect, "source_buffers")) {
+			s->srcbuf[s->nsrcbuf].a = e->key;
+			s->srcbuf[s->nsrcbuf++].b = e->val;
+		} else if (!strcasecmp(e->sect, "core_trace_sources")) {
+			s->coresrc[s->ncoresrc].a = e->key;
+			s->coresrc[s->ncoresrc++].b = e->val;
+		}
+	}
+	*out = s;
+	return 0;
+fail:
+	css_free(s);
+	return ret;
+}
+
+int css_nr_buffers(const struct css *s)
+{
+	return s->nbuf;
+}
+
+const char *css_buffer_name(const struct css *s, int i)
+{
+	return i >= 0 && i < s->nbuf ? s->buf[i].name : NULL;
+}
+
+/* ---- reading files from a directory ---- */
+
+static int dir_read(void *ctx, const char *name, size_t max, uint8_t **data,
+		    size_t *len)
+{
+	struct css *s = ctx;
+	struct stat st;
+	uint8_t *p;
+	size_t got = 0;
+	int fd = openat(s->dirfd, name, O_RDONLY | O_CLOEXEC);
+
+	*data = NULL;
+	*len = 0;
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EINVAL;
+	}
+	if ((uint64_t)st.st_size > max) {
+		close(fd);
+		return -EFBIG;
+	}
+	p = malloc(st.st_size ? (size_t)st.st_size : 1);
+	if (!p) {
+		close(fd);
+		return -ENOMEM;
+	}
+	while (got < (size_t)st.st_size) {
+		ssize_t n = read(fd, p + got, (size_t)st.st_size - got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	close(fd);
+	*data = p;
+	*len = got;
+	return 0;
+}
+
+int css_open_dir(const char *dir, struct css **out)
+{
+	/* The reader needs the directory before the snapshot exists: a
+	 * small holder passed as the context. */
+	struct css *holder = calloc(1, sizeof(*holder));
+	int ret;
+
+	*out = NULL;
+	if (!holder)
+		return -ENOMEM;
+	holder->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (holder->dirfd < 0) {
+		ret = -errno;
+		pr_err("%s: %s", dir, strerror(errno));
+		free(holder);
+		return ret;
+	}
+	ret = css_parse(dir_read, holder, dir, out);
+	if (ret == 0) {
+		(*out)->ctx = *out;
+		(*out)->dirfd = holder->dirfd;
+		holder->dirfd = -1;
+	}
+	if (holder->dirfd >= 0)
+		close(holder->dirfd);
+	free(holder);
+	return ret;
+}
+
+/* ---- decoding ---- */
+
+static const struct reg *find_reg(const struct device *d, const char *name)
+{
+	for (int i = 0; i < d->nregs; i++)
+		if (!strcasecmp(d->regs[i].name, name))
+			return &d->regs[i];
+	return NULL;
+}
+
+/* Register @name of @d into @v (32 bits); @def when missing and not
+ * @required. */
+static int get_reg(const struct css *s, const struct device *d,
+		   const char *name, bool required, uint32_t def, uint32_t *v)
+{
+	const struct reg *r = find_reg(d, name);
+	uint64_t x;
+
+	if (!r) {
+		if (required) {
+			pr_err("%s: %s: register %s missing", s->label,
+			       d->ini.name, name);
+			return -EBADMSG;
+		}
+		*v = def;
+		return 0;
+	}
+	if (parse_u64(s, d->ini.name, r->line, name, r->val, &x))
+		return -EBADMSG;
+	*v = (uint32_t)x; /* "size:64" registers: the low word */
+	return 0;
+}
+
+static int get_profile(const struct css *s, const struct device *core,
+		       ocsd_arch_version_t *arch, ocsd_core_profile_t *prof)
+{
+	if (!core) {
+		*arch = ARCH_V8;
+		*prof = profile_CortexA;
+		return 0;
+	}
+	if (!csd_core_profile(core->type, arch, prof)) {
+		pr_err("%s: %s: unknown core type '%s': cannot tell its "
+		       "architecture",
+		       s->label, core->ini.name, core->type);
+		return -EBADMSG;
+	}
+	return 0;
+}
+
+/* A protocol name without its ".x" version suffix. */
+static bool proto_is(const char *type, const char *p)
+{
+	size_t n = strlen(p);
+
+	return !strncasecmp(type, p, n) && (type[n] == 0 || type[n] == '.');
+}
+
+static int add_source(struct css *s, struct csd *d, const struct device *src,
+		      const struct device *core)
+{
+	int ret = 0;
+
+	if (proto_is(src->type, "ETM4") || proto_is(src->type, "ETE")) {
+		bool ete = proto_is(src->type, "ETE");
+		ocsd_etmv4_cfg c4;
+		ocsd_ete_cfg ce;
+		uint32_t devarch = 0;
+
+		memset(&c4, 0, sizeof(c4));
+		memset(&ce, 0, sizeof(ce));
+		ret = get_reg(s, src, "TRCCONFIGR", true, 0, &c4.reg_configr);
+		ret = ret   ?:
+			      get_reg(s, src, "TRCTRACEIDR", true, 0,
+				      &c4.reg_traceidr);
+		ret = ret ?: get_reg(s, src, "TRCIDR0", true, 0, &c4.reg_idr0);
+		ret = ret   ?:
+			      get_reg(s, src, "TRCIDR1", false, 0x4100F403,
+				      &c4.reg_idr1);
+		ret = ret ?: get_reg(s, src, "TRCIDR2", true, 0, &c4.reg_idr2);
+		ret = ret ?: get_reg(s, src, "TRCIDR8", false, 0, &c4.reg_idr8);
+		ret = ret ?: get_reg(s, src, "TRCIDR9", false, 0, &c4.reg_idr9);
+		ret = ret   ?:
+			      get_reg(s, src, "TRCIDR10", false, 0,
+				      &c4.reg_idr10);
+		ret = ret   ?:
+			      get_reg(s, src, "TRCIDR11", false, 0,
+				      &c4.reg_idr11);
+		ret = ret   ?:
+			      get_reg(s, src, "TRCIDR12", false, 0,
+				      &c4.reg_idr12);
+		ret = ret   ?:
+			      get_reg(s, src, "TRCIDR13", false, 0,
+				      &c4.reg_idr13);
+		if (ete)
+			ret = ret   ?:
+				      get_reg(s, src, "TRCDEVARCH", false,
+					      0x47705A13, &devarch);
+		ret = ret ?: get_profile(s, core, &c4.arch_ver, &c4.core_prof);
+		if (ret)
+			return ret;
+		if (!ete)
+			return csd_add_etmv4(d, &c4);
+		ce.reg_configr = c4.reg_configr;
+		ce.reg_traceidr = c4.reg_traceidr;
+		ce.reg_idr0 = c4.reg_idr0;
+		ce.reg_idr1 = c4.reg_idr1;
+		ce.reg_idr2 = c4.reg_idr2;
+		ce.reg_idr8 = c4.reg_idr8;
+		ce.reg_devarch = devarch;
+		ce.arch_ver = c4.arch_ver;
+		ce.core_prof = c4.core_prof;
+		return csd_add_ete(d, &ce);
+	}
+	if (proto_is(src->type, "ETM3") || proto_is(src->type, "PTM1") ||
+	    proto_is(src->type, "PFT1")) {
+		ocsd_etmv3_cfg c3;
+
+		memset(&c3, 0, sizeof(c3));
+		ret = get_reg(s, src, "ETMIDR", true, 0, &c3.reg_idr);
+		ret = ret ?: get_reg(s, src, "ETMCR", true, 0, &c3.reg_ctrl);
+		ret = ret ?: get_reg(s, src, "ETMCCER", true, 0, &c3.reg_ccer);
+		ret = ret   ?:
+			      get_reg(s, src, "ETMTRACEIDR", true, 0,
+				      &c3.reg_trc_id);
+		ret = ret ?: get_profile(s, core, &c3.arch_ver, &c3.core_prof);
+		if (ret)
+			return ret;
+		if (proto_is(src->type, "ETM3"))
+			return csd_add_etmv3(d, &c3);
+		{
+			ocsd_ptm_cfg cp = {
+				.reg_idr = c3.reg_idr,
+				.reg_ctrl = c3.reg_ctrl,
+				.reg_ccer = c3.reg_ccer,
+				.reg_trc_id = c3.reg_trc_id,
+				.arch_ver = c3.arch_ver,
+				.core_prof = c3.core_prof,
+			};
+
+			return csd_add_ptm(d, &cp);
+		}
+	}
+	if (proto_is(src->type, "STM")) {
+		ocsd_stm_cfg cs;
+
+		memset(&cs, 0, sizeof(cs));
+		ret = get_reg(s, src, "STMTCSR", true, 0, &cs.reg_tcsr);
+		if (ret)
+			return ret;
+		return csd_add_stm(d, &cs);
+	}
+	pr_warn("%s: %s: trace source type '%s' is not decoded", s->label,
+		src->ini.name, src->type);
+	return -EOPNOTSUPP;
+}
+
+static const struct loaded *load_file(struct css *s, const char *name,
+				      uint64_t max)
+{
+	struct loaded *nf;
+	uint8_t *data;
+	size_t len;
+	int ret;
+
+	for (int i = 0; i < s->nfiles; i++)
+		if (!strcmp(s->files[i].name, name))
+			return &s->files[i];
+	ret = s->rd(s->ctx, name, (size_t)max, &data, &len);
+	if (ret < 0) {
+		pr_err("%s: cannot read %s: %s", s->label, name,
+		       ret == -EFBIG ? "too large" : strerror(-ret));
+		return NULL;
+	}
+	nf = realloc(s->files, (s->nfiles + 1) * sizeof(*nf));
+	if (!nf) {
+		free(data);
+		return NULL;
+	}
+	s->files = nf;
+	nf = &s->files[s->nfiles];
+	nf->name = strdup(name);
+	if (!nf->name) {
+		free(data);
+		return NULL;
+	}
+	nf->data = data;
+	nf->len = len;
+	s->nfiles++;
+	return nf;
+}
+
+static ocsd_mem_space_acc_t mem_space(const char *sp)
+{
+	static const struct {
+		const char *n;
+		ocsd_mem_space_acc_t v;
+	} map[] = {
+		{ "EL1S", OCSD_MEM_SPACE_EL1S },
+		{ "EL1N", OCSD_MEM_SPACE_EL1N },
+		{ "EL2", OCSD_MEM_SPACE_EL2 },
+		{ "EL2N", OCSD_MEM_SPACE_EL2 },
+		{ "EL3", OCSD_MEM_SPACE_EL3 },
+		{ "S", OCSD_MEM_SPACE_S },
+		{ "N", OCSD_MEM_SPACE_N },
+		{ "ANY", OCSD_MEM_SPACE_ANY },
+		{ "H", OCSD_MEM_SPACE_EL2 },
+		{ "P", OCSD_MEM_SPACE_EL1N },
+		{ "NP", OCSD_MEM_SPACE_EL1N },
+		{ "SP", OCSD_MEM_SPACE_EL1S },
+	};
+
+	if (!sp || !*sp)
+		return OCSD_MEM_SPACE_ANY;
+	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+		if (!strcasecmp(sp, map[i].n))
+			return map[i].v;
+	return OCSD_MEM_SPACE_ANY;
+}
+
+struct added {
+	uint64_t addr, len;
+};
+
+static int add_dumps(struct css *s, struct csd *d, const struct device *core,
+		     struct added **added, int *nadded)
+{
+	for (int i = 0; i < core->ndumps; i++) {
+		const struct dump *dp = &core->dumps[i];
+		const struct loaded *f = load_file(s, dp->file, DUMP_MAX);
+		uint64_t len;
+		bool dup = false;
+		struct added *na;
+
+		if (!f)
+			continue; /* decode what the other dumps allow */
+		if (dp->offset >= f->len) {
+			pr_warn("%s: %s: dump %s: offset 0x%llx past its %zu "
+				"bytes; ignored",
+				s->label, core->ini.name, dp->file,
+				(unsigned long long)dp->offset, f->len);
+			continue;
+		}
+		len = f->len - dp->offset;
+		if (dp->has_length) {
+			if (dp->length > len)
+				pr_warn("%s: %s: dump %s: length 0x%llx past "
+					"the end of the file; 0x%llx used",
+					s->label, core->ini.name, dp->file,
+					(unsigned long long)dp->length,
+					(unsigned long long)len);
+			else
+				len = dp->length;
+		}
+		if (!len)
+			continue;
+		/* The same image is often named by every core. */
+		for (int j = 0; j < *nadded; j++)
+			if ((*added)[j].addr == dp->addr &&
+			    (*added)[j].len == len)
+				dup = true;
+		if (dup)
+			continue;
+		if (csd_add_mem(d, dp->addr, f->data + dp->offset, len,
+				mem_space(dp->space)) < 0)
+			continue;
+		na = realloc(*added, (*nadded + 1) * sizeof(*na));
+		if (!na)
+			return -ENOMEM;
+		*added = na;
+		na[*nadded].addr = dp->addr;
+		na[*nadded].len = len;
+		(*nadded)++;
+	}
+	return 0;
+}
+
+int css_decode(struct css *s, const char *buffer, unsigned flags,
+	       struct outbuf *ob, csd_elem_fn fn, void *ctx,
+	       struct csd_stats *st)
+{
+	const struct buffer *b = NULL;
+	const struct loaded *data;
+	struct added *added = NULL;
+	int nadded = 0, ret = 0, nsrc = 0;
+	bool formatted, raw;
+	uint32_t frame_flags = OCSD_DFRMTR_FRAME_MEM_ALIGN;
+	struct csd *d;
+
+	for (int i = 0; i < s->nbuf; i++)
+		if (!buffer || !strcmp(buffer, s->buf[i].name)) {
+			b = &s->buf[i];
+			break;
+		}
+	if (!b) {
+		pr_err("%s: no trace buffer named '%s'", s->label, buffer);
+		return -ENOENT;
+	}
+	raw = !strcasecmp(b->format, "source_data");
+	formatted = !raw;
+	if (!strcasecmp(b->format, "dstream_coresight"))
+		frame_flags = OCSD_DFRMTR_HAS_FSYNCS;
+	else if (!raw && strcasecmp(b->format, "coresight"))
+		pr_warn("%s: buffer %s: unknown format '%s', read as "
+			"CoreSight frames",
+			s->label, b->name, b->format);
+	d = csd_new(formatted, frame_flags, flags, ob);
+	if (!d)
+		return -ENOMEM;
+	if (fn)
+		csd_set_elem_fn(d, fn, ctx);
+	for (int i = 0; i < s->nsrcbuf; i++) {
+		const struct device *src, *core = NULL;
+		const char *core_name = NULL;
+
+		if (strcmp(s->srcbuf[i].b, b->name))
+			continue;
+		src = find_device(s, s->srcbuf[i].a);
+		if (!src) {
+			pr_warn("%s: source %s of buffer %s: no such device",
+				s->label, s->srcbuf[i].a, b->name);
+			continue;
+		}
+		for (int j = 0; j < s->ncoresrc; j++)
+			if (!strcmp(s->coresrc[j].b, src->name))
+				core_name = s->coresrc[j].a;
+		if (core_name) {
+			core = find_device(s, core_name);
+			if (!core) {
+				pr_warn("%s: core %s of source %s: no such "
+					"device",
+					s->label, core_name, src->name);
+				continue;
+			}
+		}
+		if (add_source(s, d, src, core) < 0)
+			continue;
+		nsrc++;
+		if (core && (flags & CSD_DECODE)) {
+			ret = add_dumps(s, d, core, &added, &nadded);
+			if (ret < 0)
+				goto out;
+		}
+		if (raw)
+			break; /* a raw buffer holds one source */
+	}
+	if (!nsrc) {
+		pr_err("%s: no decodable trace source writes to buffer %s",
+		       s->label, b->name);
+		ret = -ENOENT;
+		goto out;
+	}
+	data = load_file(s, b->file, TRACE_MAX);
+	if (!data) {
+		ret = -EIO;
+		goto out;
+	}
+	for (size_t off = 0; off < data->len && !ret; off += CSS_FEED_CHUNK) {
+		size_t n = data->len - off;
+
+		ret = csd_feed(d, data->data + off,
+			       n > CSS_FEED_CHUNK ? CSS_FEED_CHUNK : n);
+	}
+	if (!ret)
+		ret = csd_eot(d);
+out:
+	if (st)
+		*st = *csd_stats(d);
+	csd_free(d);
+	free(added);
+	return ret;
+}

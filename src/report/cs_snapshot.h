@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * OpenCSD snapshot directories (the report layer): snapshot.ini with its
+ * device list, device_*.ini / cpu_*.ini register values and memory dumps,
+ * trace.ini with the trace buffers and which source writes to which
+ * buffer.  Everything read is untrusted: sizes are bounded, numbers
+ * checked, damage reported with the file and line.
+ */
+#ifndef PERFRING_REPORT_CS_SNAPSHOT_H
+#define PERFRING_REPORT_CS_SNAPSHOT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cs_decode.h"
+
+struct css;
+
+/*
+ * Reads snapshot file @name (relative to the snapshot) into a malloc'ed
+ * buffer of at most @max bytes: 0, -ENOENT, -EFBIG or -errno.
+ */
+typedef int (*css_read_fn)(void *ctx, const char *name, size_t max,
+			   uint8_t **data, size_t *len);
+
+/* Parses a snapshot whose files @rd reads (@label names it in messages).
+ * Returns 0 or -errno (-EBADMSG: malformed, the log says where). */
+int css_parse(css_read_fn rd, void *ctx, const char *label, struct css **out);
+/* The snapshot in directory @dir. */
+int css_open_dir(const char *dir, struct css **out);
+void css_free(struct css *s);
+
+int css_nr_buffers(const struct css *s);
+const char *css_buffer_name(const struct css *s, int i);
+
+/*
+ * Decodes trace buffer @buffer (NULL: the first, as trc_pkt_lister does)
+ * with one decoder per source writing to it, configured from its
+ * registers, and the memory dumps of their cores.  @flags, @ob: as
+ * csd_new(); @fn gets the elements when decoding.  @st (may be NULL) gets
+ * the counts.  Returns 0 or -errno.
+ */
+int css_decode(struct css *s, const char *buffer, unsigned flags,
+	       struct outbuf *ob, csd_elem_fn fn, void *ctx,
+	       struct csd_stats *st);
+
+/* Trace chunk size fed to the decoders at a time (trc_pkt_lister's). */
+#define CSS_FEED_CHUNK 1024
+
+#endif

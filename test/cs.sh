@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# CoreSight decoding judged by OpenCSD's own listings: perfring decode
+# --snapshot on the OpenCSD test snapshots gives the lines of
+# trc_pkt_lister 1.3.3 (the golden files, and the installed trc_pkt_lister
+# when there is one); damaged snapshots give clear errors or resync.
+set -u
+cli=${PERFRING_CLI:-build/perfring}
+data=${CS_DATA:-test/data}
+fail() { echo "FAILED: $*" >&2; exit 1; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cli=$(realpath "$cli")
+data=$(realpath "$data")
+snaps=$data/opencsd/snapshots
+golden=$data/opencsd/golden-1.3.3
+
+lines() { grep -E '^(Idx:|ID:)' "$@"; }
+
+# Golden listings: packets, and packets + elements.
+for n in a57_single_step juno_r1_1; do
+	for m in pkts decode; do
+		"$cli" decode --snapshot "$snaps/$n" "--$m" >"$tmp/out" 2>"$tmp/err" ||
+			fail "$n --$m: exit $?: $(cat "$tmp/err")"
+		lines "$tmp/out" >"$tmp/ours"
+		zcat "$golden/$n.$m.ppl.gz" | lines >"$tmp/gold"
+		[ -s "$tmp/gold" ] || fail "$n: empty golden listing"
+		if ! cmp -s "$tmp/gold" "$tmp/ours"; then
+			diff "$tmp/gold" "$tmp/ours" | head -10 >&2
+			fail "$n --$m: listing differs from trc_pkt_lister 1.3.3"
+		fi
+		echo "$n --$m: $(wc -l <"$tmp/ours") lines equal to the golden listing"
+	done
+done
+
+# The same against the installed trc_pkt_lister (libopencsd-bin).
+if command -v trc_pkt_lister >/dev/null; then
+	for n in a57_single_step juno_r1_1; do
+		(cd "$tmp" && trc_pkt_lister -ss_dir "$snaps/$n" -decode -logstdout) | lines >"$tmp/ref"
+		"$cli" decode --snapshot "$snaps/$n" --decode -q | lines >"$tmp/ours"
+		cmp -s "$tmp/ref" "$tmp/ours" || fail "$n: differs from the installed trc_pkt_lister"
+		echo "$n: equal to the installed trc_pkt_lister ($(wc -l <"$tmp/ref") lines)"
+	done
+else
+	echo "trc_pkt_lister not installed: compared with the golden files only"
+fi
+
+# Damaged trace data: decoding goes on (resync), exit 0, every ID reaches
+# its end of trace, and after the damage the lines are those of the
+# undamaged trace (at least 90% of them: the damaged stretch can hide a
+# sync point).  The garbage is fixed (seeded), the test deterministic.
+cp -r "$snaps/juno_r1_1" "$tmp/bad" && chmod -R u+w "$tmp/bad"
+awk 'BEGIN { srand(7); for (i = 0; i < 300; i++) printf "%c", int(rand() * 256) }' LC_ALL=C </dev/null >"$tmp/garbage"
+[ "$(stat -c %s "$tmp/garbage")" = 300 ] || fail "garbage generator"
+dd if="$tmp/garbage" of="$tmp/bad/cstrace.bin" bs=1 seek=40000 conv=notrunc status=none
+head -c 64 /dev/zero | tr '\0' '\377' | dd of="$tmp/bad/cstrace.bin" bs=1 seek=20000 conv=notrunc status=none
+"$cli" decode --snapshot "$tmp/bad" --decode >"$tmp/out" 2>"$tmp/err" ||
+	fail "damaged trace: exit $?: $(cat "$tmp/err")"
+after() { awk -F'[:;]' '$1 == "Idx" && $2 > 41000' | sort; }
+lines "$tmp/out" | after >"$tmp/after_bad"
+zcat "$golden/juno_r1_1.decode.ppl.gz" | lines | after >"$tmp/after_good"
+good=$(wc -l <"$tmp/after_good")
+same=$(comm -12 "$tmp/after_good" "$tmp/after_bad" | wc -l)
+[ "$good" -gt 1000 ] || fail "too few golden lines past the damage"
+[ $((same * 10)) -ge $((good * 9)) ] || fail "damaged trace: only $same of $good lines past the damage as undamaged"
+for id in 10 11 12 13 14 15; do
+	grep -q "ID:$id; OCSD_GEN_TRC_ELEM_EO_TRACE" "$tmp/out" || fail "damaged trace: ID $id never reached its end"
+done
+grep -q 'trace bytes' "$tmp/err" || fail "damaged trace: no summary"
+echo "damaged trace: resynced; $same of $good lines past the damage as undamaged"
+
+# Damaged metadata: clear errors naming the file, non-zero exit.
+bad_meta() {
+	local what=$1 expect=$2
+	"$cli" decode --snapshot "$tmp/m" >"$tmp/out" 2>"$tmp/err" && fail "$what: exit 0"
+	[ $? -lt 128 ] || fail "$what: crashed"
+	grep -q "$expect" "$tmp/err" || fail "$what: message lacks '$expect': $(cat "$tmp/err")"
+	echo "$what: refused: $(grep -m1 error "$tmp/err")"
+}
+fresh() { rm -rf "$tmp/m" && cp -r "$snaps/a57_single_step" "$tmp/m" && chmod -R u+w "$tmp/m"; }
+fresh; sed -i 's/^TRCIDR0(id:0x78)=.*/TRCIDR0(id:0x78)=0xZZ/' "$tmp/m/device2.ini"
+bad_meta "bad register value" "device2.ini:[0-9]*: TRCIDR0"
+fresh; sed -i '/^TRCTRACEIDR/d' "$tmp/m/device2.ini"
+bad_meta "missing trace ID register" "TRCTRACEIDR missing"
+fresh; sed -i 's/^file=CSTMC_TRACE_FIFO.bin/file=..\/..\/etc\/passwd/' "$tmp/m/trace.ini"
+bad_meta "file name outside the snapshot" "unsafe file name"
+fresh; rm "$tmp/m/CSTMC_TRACE_FIFO.bin"
+bad_meta "missing trace buffer file" "CSTMC_TRACE_FIFO.bin"
+fresh; printf '[snapshot\nversion=1.0\n' >"$tmp/m/snapshot.ini"
+bad_meta "broken section line" "snapshot.ini:1"
+fresh; sed -i 's/^type=Cortex-A57/type=Mystery-Core/' "$tmp/m/device1.ini"
+bad_meta "unknown core type" "Mystery-Core"
+fresh; sed -i 's/^address=.*/address=0xFFFFFFFFFFFFFFF0/' "$tmp/m/device1.ini"
+"$cli" decode --snapshot "$tmp/m" --decode >"$tmp/out" 2>"$tmp/err" || fail "dump past the address space: exit $?"
+grep -q 'does not fit' "$tmp/err" || fail "dump past the address space: not reported"
+echo "dump past the address space: reported, decoded without it"
+exit 0

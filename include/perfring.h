@@ -273,6 +273,169 @@ PERFRING_API void perfring_ring_wait_finish(struct perfring_ring *ring);
  */
 PERFRING_API int perfring_ring_wait(struct perfring_ring *ring, int timeout_ms);
 
+/* ---- AUX area ---------------------------------------------------------- */
+
+/*
+ * An AUX area beside a ring's data area, as a kernel perf mmap has for
+ * hardware trace (Intel PT, CoreSight, SPE): aux_offset/aux_size in the
+ * control page, 2^n pages in the ring file after the data area, aux_head
+ * and aux_tail with the data ring's ordering protocol.  The writer (a trace
+ * source, playing the PMU driver) reports each piece it wrote with a
+ * PERF_RECORD_AUX in the data ring.
+ */
+struct perfring_aux;
+
+struct perfring_aux_opts {
+	size_t sz; /* sizeof(struct perfring_aux_opts) */
+	/* AUX bytes: a power of two, at least one page (default 1 MiB). */
+	uint64_t aux_size;
+	/* Free-running (snapshot) area: the writer overwrites the oldest
+	 * trace and every PERF_RECORD_AUX has PERF_AUX_FLAG_OVERWRITE. */
+	bool overwrite;
+	/* Wake the reader every this many bytes (default aux_size / 2). */
+	uint64_t watermark;
+};
+
+/*
+ * Adds an AUX area to a ring this process created (before others attach):
+ * sets aux_offset/aux_size in its control page, grows the ring file and
+ * maps the area.  -EINVAL (bad size, kernel ring, area already there).
+ */
+PERFRING_API int perfring_aux_create(struct perfring_ring *ring,
+				     const struct perfring_aux_opts *opts,
+				     struct perfring_aux **out);
+
+/* Maps the AUX area of an attached ring (the handle's roles apply);
+ * -ENOENT if the ring has none; the control page's values are checked. */
+PERFRING_API int perfring_aux_attach(struct perfring_ring *ring,
+				     struct perfring_aux **out);
+
+/*
+ * Maps the AUX area of a kernel perf ring (perfring_ring_wrap_kernel() of
+ * an event of an AUX-capable PMU, data mapped read-write): writes
+ * aux_offset/aux_size into its control page and mmaps the event's
+ * descriptor there, read-write (the kernel's non-overwrite mode) or
+ * read-only (@overwrite: snapshot mode), as perf does.
+ */
+PERFRING_API int perfring_aux_map_kernel(struct perfring_ring *ring,
+					 uint64_t aux_size, bool overwrite,
+					 struct perfring_aux **out);
+
+/* Unmaps; NULL is a no-op.  The ring must outlive it. */
+PERFRING_API void perfring_aux_destroy(struct perfring_aux *aux);
+
+PERFRING_API uint64_t perfring_aux_size(const struct perfring_aux *aux);
+
+/* A writer's handle, like the kernel's perf_output_handle for AUX. */
+struct perfring_aux_output {
+	struct perfring_aux *aux;
+	void *data; /* free space: @size bytes, contiguous */
+	uint64_t head; /* aux_head at begin: PERF_RECORD_AUX aux_offset */
+	uint64_t size; /* bytes free (overwrite: the whole area) */
+	uint64_t flags; /* PERF_AUX_FLAG_* for the record */
+	/* Optional sample_id trailer appended to PERF_RECORD_AUX. */
+	const void *sample_id;
+	uint32_t sample_id_size; /* multiple of 8 */
+};
+
+/*
+ * perf_aux_output_begin(): hands out the free space.  0, or -EAGAIN (the
+ * area is disabled after a truncation until the reader calls
+ * perfring_aux_enable()), -ENOSPC (no free byte: the area is disabled now
+ * and the reader woken, as the kernel does), -EINVAL.  Writer side, one
+ * writer at a time.
+ */
+PERFRING_API int perfring_aux_output_begin(struct perfring_aux_output *h,
+					   struct perfring_aux *aux);
+
+/* perf_aux_output_flag(): ORs PERF_AUX_FLAG_* (TRUNCATED, PARTIAL,
+ * COLLISION) into the record end() writes. */
+PERFRING_API void perfring_aux_output_flag(struct perfring_aux_output *h,
+					   uint64_t flags);
+
+/* perf_aux_output_skip(): publishes @size bytes of padding at once
+ * (aux_head moves, no record).  -ENOSPC if over the space left. */
+PERFRING_API int perfring_aux_output_skip(struct perfring_aux_output *h,
+					  uint64_t size);
+
+/*
+ * perf_aux_output_end(): publishes @size written bytes (aux_head moves),
+ * then writes PERF_RECORD_AUX {aux_offset, aux_size, flags} into the data
+ * ring when @size or a flag other than OVERWRITE is set.  TRUNCATED
+ * disables the area and wakes the reader; crossing the watermark wakes it.
+ * Returns 0, -ENOSPC/-EAGAIN if the data ring dropped the record (counted
+ * there as lost and in aux_records_lost), -EINVAL (@size over the space).
+ */
+PERFRING_API int perfring_aux_output_end(struct perfring_aux_output *h,
+					 uint64_t size);
+
+/* Counts trace bytes a writer had to throw away (no space, disabled). */
+PERFRING_API void perfring_aux_note_lost(struct perfring_aux *aux,
+					 uint64_t bytes);
+
+/* Writes PERF_RECORD_ITRACE_START {pid, tid} (+ @sample_id trailer) into
+ * the data ring: a trace source starts.  Returns as perfring_ring_emit(). */
+PERFRING_API int perfring_aux_itrace_start(struct perfring_aux *aux,
+					   uint32_t pid, uint32_t tid,
+					   const void *sample_id,
+					   uint32_t sample_id_size);
+
+/*
+ * Reader: the bytes between aux_tail and aux_head in up to two pieces
+ * (one for our double-mapped areas).  Returns the bytes waiting, or
+ * -EBADMSG (aux_head more than the area ahead of aux_tail: logged, the
+ * reader resynchronised at aux_head), -EINVAL (overwrite area: use
+ * perfring_aux_snapshot()).  @pos, if not NULL, gets aux_tail.
+ */
+PERFRING_API int64_t perfring_aux_read_begin(struct perfring_aux *aux,
+					     const void *ptr[2], size_t len[2],
+					     uint64_t *pos);
+
+/* Frees @bytes read (aux_tail moves).  Reader side. */
+PERFRING_API int perfring_aux_read_end(struct perfring_aux *aux,
+				       uint64_t bytes);
+
+/* Re-enables a writer disabled by a truncation (PERF_EVENT_IOC_ENABLE for
+ * kernel events).  Reader side. */
+PERFRING_API int perfring_aux_enable(struct perfring_aux *aux);
+
+/* Whether the writer is disabled after a truncation. */
+PERFRING_API bool perfring_aux_disabled(const struct perfring_aux *aux);
+
+/*
+ * Overwrite areas: copies the newest min(@size, written, aux_size) bytes
+ * into @buf; *@pos gets the stream position (aux_head counter) of the first
+ * byte.  Take it with the writer stopped (as perf disables the event):
+ * -EAGAIN if aux_head moved during the copy.  Returns the bytes copied or
+ * -errno.
+ */
+PERFRING_API int64_t perfring_aux_snapshot(struct perfring_aux *aux, void *buf,
+					   size_t size, uint64_t *pos);
+
+/*
+ * Before sleeping on perfring_ring_wait_fd(): 1 if at least the watermark
+ * waits or the writer is disabled (do not sleep), else 0.  AUX wake-ups
+ * write the ring's wait descriptor.
+ */
+PERFRING_API int perfring_aux_wait_prepare(struct perfring_aux *aux);
+
+struct perfring_aux_stats {
+	size_t sz;
+	uint64_t aux_size;
+	uint64_t head; /* aux_head */
+	uint64_t tail; /* aux_tail */
+	uint64_t records; /* PERF_RECORD_AUX written */
+	uint64_t truncated; /* ... flagged TRUNCATED */
+	uint64_t lost_bytes; /* trace bytes writers could not store */
+	uint64_t wakeups;
+	uint64_t aux_records_lost; /* PERF_RECORD_AUX the data ring dropped */
+	bool overwrite;
+	bool disabled;
+};
+
+PERFRING_API int perfring_aux_stats(const struct perfring_aux *aux,
+				    struct perfring_aux_stats *st);
+
 /* ---- clock ------------------------------------------------------------ */
 
 /* CLOCK_MONOTONIC in ns: the clock of perf events with use_clockid set. */

@@ -99,6 +99,67 @@ _Static_assert(offsetof(struct perf_event_mmap_page, data_tail) == 1032,
 _Static_assert(offsetof(struct perf_event_mmap_page, aux_size) == 1080,
 	       "kernel ABI: aux_size at 1080");
 
+/*
+ * AUX area (issue 7).  Like a kernel perf mmap, a ring may have an AUX area:
+ * aux_offset/aux_size in the control page name a 2^n-page region of the
+ * ring file after the data area (and the MP commit slots), with aux_head
+ * (writer) and aux_tail (reader) as free-running byte counters.  perfring's
+ * AUX state lives in struct perfring_aux_ext, also in __reserved, after
+ * struct perfring_ext; a ring without an AUX area leaves it zero.
+ */
+#define PERFRING_AUX_EXT_OFFSET 448
+#define PERFRING_AUX_MAGIC 0x5855415246524550ULL /* "PERFRAUX" */
+
+/* perfring_aux_ext.flags */
+#define PERFRING_AUX_OVERWRITE 0x1u /* free-running (snapshot) area */
+
+struct perfring_aux_ext {
+	/* Line 1: written by the creator before aux_size is published. */
+	uint64_t magic; /* PERFRING_AUX_MAGIC */
+	uint32_t flags; /* PERFRING_AUX_* */
+	uint32_t pad1a;
+	uint64_t watermark; /* wake the reader every this many bytes */
+	uint64_t pad1[5];
+
+	/* Line 2: written by the reader. */
+	uint64_t enable_seq; /* == disable_seq: the writer may write */
+	uint64_t pad2[7];
+
+	/* Line 3: written by the writer. */
+	uint64_t disable_seq; /* bumped when a truncation disables it */
+	uint64_t aux_wakeup; /* rounddown(aux_head, watermark) last woken */
+	uint64_t records; /* PERF_RECORD_AUX records emitted */
+	uint64_t truncated; /* ... with PERF_AUX_FLAG_TRUNCATED */
+	uint64_t lost_bytes; /* trace the writer could not store */
+	uint64_t wakeups; /* AUX wake-ups sent */
+	uint64_t aux_records_lost; /* PERF_RECORD_AUX the data ring refused */
+	uint64_t pad3;
+};
+
+_Static_assert(sizeof(struct perfring_aux_ext) == 192, "aux ext is 3 lines");
+_Static_assert(PERFRING_EXT_OFFSET + sizeof(struct perfring_ext) <=
+		       PERFRING_AUX_EXT_OFFSET,
+	       "aux ext after perfring_ext");
+_Static_assert(PERFRING_AUX_EXT_OFFSET + sizeof(struct perfring_aux_ext) <=
+		       offsetof(struct perf_event_mmap_page, data_head),
+	       "aux ext fits in perf_event_mmap_page.__reserved");
+
+/* PERF_RECORD_AUX flags (uapi, perf_event.h) */
+#ifndef PERF_AUX_FLAG_TRUNCATED
+#define PERF_AUX_FLAG_TRUNCATED 0x01
+#define PERF_AUX_FLAG_OVERWRITE 0x02
+#define PERF_AUX_FLAG_PARTIAL 0x04
+#define PERF_AUX_FLAG_COLLISION 0x08
+#endif
+
+/* PERF_RECORD_AUX as a ring carries it (no sample_id trailer counted). */
+struct perfring_aux_record {
+	struct perf_event_header header; /* PERF_RECORD_AUX, 32 + trailer */
+	uint64_t aux_offset;
+	uint64_t aux_size;
+	uint64_t flags;
+};
+
 /* perf tool record types (tools/lib/perf/include/perf/event.h), not uapi. */
 #define PERFRING_RECORD_FINISHED_ROUND 68
 
@@ -108,6 +169,32 @@ struct perfring_lost_record {
 	uint64_t id;
 	uint64_t lost;
 };
+
+/*
+ * Application tracing (perfring_emit()): the record an application writes
+ * into its rings.  The payload is the event's raw data as it follows the
+ * ftrace common header (common_type, flags, preempt_count, common_pid) in
+ * the event's format: the integer fields in declaration order at their C
+ * alignment, one __data_loc word per string/bytes field (offset counted
+ * from the start of the raw data, i.e. including the 8-byte common header),
+ * then the string/bytes contents; padded to 8 bytes.  The recorder turns
+ * each into a PERF_RECORD_SAMPLE of a tracepoint-like event whose format
+ * goes into the perf.data's TRACING_DATA.
+ */
+#define PERFRING_RECORD_APP_EVENT 0x4001u
+
+struct perfring_app_record {
+	struct perf_event_header header; /* PERFRING_RECORD_APP_EVENT */
+	uint64_t time; /* CLOCK_MONOTONIC ns, perf's use_clockid timeline */
+	uint16_t event_id; /* the event's id (its format's ID:) */
+	uint16_t cpu;
+	uint32_t tid;
+	/* payload */
+};
+
+/* Session directory layout (see docs/design.md, application tracing). */
+#define PERFRING_SESSION_ENV "PERFRING_SESSION"
+#define PERFRING_APP_FIRST_ID 40960u /* event ids are allocated from here */
 
 #ifdef __cplusplus
 }

@@ -453,7 +453,11 @@ static int ring_check(struct perfring_ring *r, const char *what)
 		       (unsigned long long)ext.reserve_head);
 		return -EINVAL;
 	}
-	if ((uint64_t)st.st_size != r->page_size + size + commit) {
+	/* An AUX area (aux.c) follows at aux_offset; perfring_aux_attach()
+	 * checks it. */
+	if ((uint64_t)st.st_size != r->page_size + size + commit &&
+	    !(pc.aux_size && pc.aux_offset == r->page_size + size + commit &&
+	      (uint64_t)st.st_size == pc.aux_offset + pc.aux_size)) {
 		pr_err("%s: file is %lld bytes, the ring needs %llu", what,
 		       (long long)st.st_size,
 		       (unsigned long long)(r->page_size + size + commit));

@@ -93,4 +93,50 @@ fresh; sed -i 's/^address=.*/address=0xFFFFFFFFFFFFFFF0/' "$tmp/m/device1.ini"
 "$cli" decode --snapshot "$tmp/m" --decode >"$tmp/out" 2>"$tmp/err" || fail "dump past the address space: exit $?"
 grep -q 'does not fit' "$tmp/err" || fail "dump past the address space: not reported"
 echo "dump past the address space: reported, decoded without it"
+
+# A real perf.data with cs_etm AUX trace (simpleperf, ETMv4 over ETR,
+# AUXTRACE_INFO version 1) and the binary it ran.
+etm=$data/simpleperf-etm
+"$cli" dump --aux -i "$etm/perf_etm.data" >"$tmp/aux" 2>"$tmp/err" || fail "dump --aux: exit $?: $(cat "$tmp/err")"
+grep -q '^Idx:0; ID:1e;.I_ASYNC' "$tmp/aux" || fail "dump --aux: no I_ASYNC of trace ID 0x1e first"
+[ "$(grep -c '^Idx:' "$tmp/aux")" -ge 25 ] || fail "dump --aux: too few packets"
+grep -q ' 0 resyncs, 0 errors' "$tmp/err" || fail "dump --aux: errors: $(cat "$tmp/err")"
+"$cli" dump --aux --decode -i "$etm/perf_etm.data" --symdir "$etm" >"$tmp/auxd" 2>"$tmp/err" || fail "dump --aux --decode: exit $?"
+grep -q 'OCSD_GEN_TRC_ELEM_INSTR_RANGE(exec range=0x582b2b1000:\[0x582b2b1008\]' "$tmp/auxd" ||
+	fail "dump --aux --decode: the first range of etm_test_loop is missing"
+echo "dump --aux: $(grep -c '^Idx:' "$tmp/aux") packet lines, $(grep -c INSTR_RANGE "$tmp/auxd") ranges decoded"
+
+# AutoFDO counts: exactly simpleperf's perf_inject.data.
+"$cli" inject -i "$etm/perf_etm.data" --symdir "$etm" -o "$tmp/inject" 2>"$tmp/err" || fail "inject: exit $?: $(cat "$tmp/err")"
+if ! cmp -s "$etm/perf_inject.data" "$tmp/inject"; then
+	diff "$etm/perf_inject.data" "$tmp/inject" | head >&2
+	fail "inject: counts differ from simpleperf's perf_inject.data"
+fi
+echo "inject: branch and range counts equal to simpleperf's"
+# Without the binary the code is unknown: said so, and no equal counts.
+"$cli" inject -i "$etm/perf_etm.data" --symdir "$tmp/m" -o "$tmp/inject2" 2>"$tmp/err" || true
+grep -q 'etm_test_loop not found' "$tmp/err" || fail "inject without the binary: not reported"
+# A binary with another build-id is refused.
+mkdir -p "$tmp/wrong" && cp /bin/true "$tmp/wrong/etm_test_loop"
+"$cli" inject -i "$etm/perf_etm.data" --symdir "$tmp/wrong" -o "$tmp/inject3" 2>"$tmp/err" || true
+grep -q 'etm_test_loop not found' "$tmp/err" || fail "inject with a wrong binary: not refused"
+cmp -s "$etm/perf_inject.data" "$tmp/inject3" && fail "inject with a wrong binary: counts still equal"
+echo "inject: a missing or mismatched binary is reported"
+
+# script --itrace: a line per range (as many as decoded), disassembled.
+"$cli" script --itrace -i "$etm/perf_etm.data" --symdir "$etm" >"$tmp/script" 2>"$tmp/err" || fail "script --itrace: exit $?"
+ranges=$(grep -c INSTR_RANGE "$tmp/auxd")
+[ "$(grep -c '^FILE: /data/local/tmp/etm_test_loop CPU: 7 ' "$tmp/script")" = "$ranges" ] ||
+	fail "script --itrace: not one line per range ($ranges)"
+grep -q '582b2b1050:   94000024        bl	#0x582b2b10e0' "$tmp/script" || fail "script --itrace: disassembly missing"
+echo "script --itrace: $ranges ranges with their instructions"
+"$cli" report --itrace -i "$etm/perf_etm.data" --symdir "$etm" >"$tmp/report" 2>"$tmp/err" || fail "report --itrace: exit $?"
+head -6 "$tmp/report" | grep -q '500       100  etm_test_loop' || fail "report --itrace: the hot loop is not first: $(head -7 "$tmp/report")"
+echo "report --itrace: hot spot first: $(sed -n 6p "$tmp/report")"
+
+# Damaged perf.data: clear error, no crash.
+head -c 9000 "$etm/perf_etm.data" >"$tmp/trunc.data"
+"$cli" dump --aux -i "$tmp/trunc.data" >/dev/null 2>"$tmp/err" && fail "truncated perf.data: exit 0"
+[ $? -lt 128 ] || fail "truncated perf.data: crashed"
+echo "truncated perf.data: refused: $(grep -m1 error "$tmp/err")"
 exit 0

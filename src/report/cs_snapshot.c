@@ -70,6 +70,11 @@ struct loaded {
 	size_t len;
 };
 
+struct memreg {
+	uint64_t addr, len;
+	const uint8_t *p;
+};
+
 struct css {
 	css_read_fn rd;
 	void *ctx;
@@ -85,6 +90,8 @@ struct css {
 	int nfiles;
 	char *dir; /* css_open_dir() */
 	int dirfd;
+	struct memreg *mem; /* memory images given to the decoder */
+	int nmem;
 };
 
 static char *trim(char *s, char *end)
@@ -356,6 +363,7 @@ void css_free(struct css *s)
 		free(s->files[i].data);
 	}
 	free(s->files);
+	free(s->mem);
 	free(s->label);
 	free(s->dir);
 	if (s->dirfd >= 0)
@@ -828,19 +836,14 @@ static ocsd_mem_space_acc_t mem_space(const char *sp)
 	return OCSD_MEM_SPACE_ANY;
 }
 
-struct added {
-	uint64_t addr, len;
-};
-
-static int add_dumps(struct css *s, struct csd *d, const struct device *core,
-		     struct added **added, int *nadded)
+static int add_dumps(struct css *s, struct csd *d, const struct device *core)
 {
 	for (int i = 0; i < core->ndumps; i++) {
 		const struct dump *dp = &core->dumps[i];
 		const struct loaded *f = load_file(s, dp->file, DUMP_MAX);
 		uint64_t len;
 		bool dup = false;
-		struct added *na;
+		struct memreg *na;
 
 		if (!f)
 			continue; /* decode what the other dumps allow */
@@ -865,22 +868,22 @@ static int add_dumps(struct css *s, struct csd *d, const struct device *core,
 		if (!len)
 			continue;
 		/* The same image is often named by every core. */
-		for (int j = 0; j < *nadded; j++)
-			if ((*added)[j].addr == dp->addr &&
-			    (*added)[j].len == len)
+		for (int j = 0; j < s->nmem; j++)
+			if (s->mem[j].addr == dp->addr && s->mem[j].len == len)
 				dup = true;
 		if (dup)
 			continue;
 		if (csd_add_mem(d, dp->addr, f->data + dp->offset, len,
 				mem_space(dp->space)) < 0)
 			continue;
-		na = realloc(*added, (*nadded + 1) * sizeof(*na));
+		na = realloc(s->mem, (s->nmem + 1) * sizeof(*na));
 		if (!na)
 			return -ENOMEM;
-		*added = na;
-		na[*nadded].addr = dp->addr;
-		na[*nadded].len = len;
-		(*nadded)++;
+		s->mem = na;
+		na[s->nmem].addr = dp->addr;
+		na[s->nmem].len = len;
+		na[s->nmem].p = f->data + dp->offset;
+		s->nmem++;
 	}
 	return 0;
 }
@@ -891,8 +894,7 @@ int css_decode(struct css *s, const char *buffer, unsigned flags,
 {
 	const struct buffer *b = NULL;
 	const struct loaded *data;
-	struct added *added = NULL;
-	int nadded = 0, ret = 0, nsrc = 0;
+	int ret = 0, nsrc = 0;
 	bool formatted, raw;
 	uint32_t frame_flags = OCSD_DFRMTR_FRAME_MEM_ALIGN;
 	struct csd *d;
@@ -906,6 +908,7 @@ int css_decode(struct css *s, const char *buffer, unsigned flags,
 		pr_err("%s: no trace buffer named '%s'", s->label, buffer);
 		return -ENOENT;
 	}
+	s->nmem = 0; /* memory images are given to each tree anew */
 	raw = !strcasecmp(b->format, "source_data");
 	formatted = !raw;
 	if (!strcasecmp(b->format, "dstream_coresight"))
@@ -947,7 +950,7 @@ int css_decode(struct css *s, const char *buffer, unsigned flags,
 			continue;
 		nsrc++;
 		if (core && (flags & CSD_DECODE)) {
-			ret = add_dumps(s, d, core, &added, &nadded);
+			ret = add_dumps(s, d, core);
 			if (ret < 0)
 				goto out;
 		}
@@ -977,6 +980,43 @@ out:
 	if (st)
 		*st = *csd_stats(d);
 	csd_free(d);
-	free(added);
 	return ret;
+}
+
+size_t css_read_mem(const struct css *s, uint64_t addr, void *buf, size_t n)
+{
+	for (int i = 0; i < s->nmem; i++) {
+		const struct memreg *m = &s->mem[i];
+
+		if (addr >= m->addr && addr - m->addr < m->len) {
+			uint64_t avail = m->len - (addr - m->addr);
+
+			if (n > avail)
+				n = (size_t)avail;
+			memcpy(buf, m->p + (addr - m->addr), n);
+			return n;
+		}
+	}
+	return 0;
+}
+
+const char *css_core_of(const struct css *s, uint8_t trace_id)
+{
+	for (int i = 0; i < s->ndev; i++) {
+		const struct device *d = &s->dev[i];
+		const struct reg *r = find_reg(d, "TRCTRACEIDR");
+		uint64_t v;
+
+		if (!r)
+			r = find_reg(d, "ETMTRACEIDR");
+		if (!r ||
+		    parse_u64(s, d->ini.name, r->line, r->name, r->val, &v) ||
+		    (v & 0x7f) != trace_id)
+			continue;
+		for (int j = 0; j < s->ncoresrc; j++)
+			if (!strcmp(s->coresrc[j].b, d->name))
+				return s->coresrc[j].a;
+		return d->name;
+	}
+	return NULL;
 }

@@ -44,6 +44,12 @@ int css_decode(struct css *s, const char *buffer, unsigned flags,
 	       struct outbuf *ob, csd_elem_fn fn, void *ctx,
 	       struct csd_stats *st);
 
+/* Reads up to @n bytes at @addr from the memory dumps the last
+ * css_decode() used; returns the bytes copied (0: not in a dump). */
+size_t css_read_mem(const struct css *s, uint64_t addr, void *buf, size_t n);
+/* The core (or source) name whose source has trace ID @trace_id. */
+const char *css_core_of(const struct css *s, uint8_t trace_id);
+
 /* Trace chunk size fed to the decoders at a time (trc_pkt_lister's). */
 #define CSS_FEED_CHUNK 1024
 

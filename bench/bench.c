@@ -1496,6 +1496,61 @@ static void case_script_vs_perf(void)
 	       samples < 400000 ? " warning=fewer-than-400000-samples" : "");
 }
 
+/*
+ * cs-decode: the juno_r1_1 OpenCSD snapshot (ETMv4, 6 trace IDs, 64 KiB of
+ * CoreSight frames) decoded with its packet and element listing by
+ * `perfring decode --snapshot --decode` and by OpenCSD's own
+ * `trc_pkt_lister -decode` (same lines), output to /dev/null; wall
+ * seconds, best of 3 each; MB/s of trace, instruction ranges per second;
+ * ratio = ours / theirs (time).
+ */
+static void case_cs_decode(void)
+{
+	const char *data = getenv("CS_DATA");
+	char dir[PATH_MAX];
+	char *ours[] = { (char *)cli_path(), "decode", "--snapshot", dir,
+			 "--decode",	     "-q",     NULL };
+	char *ref[] = { "trc_pkt_lister", "-ss_dir",	dir,
+			"-decode",	  "-logstdout", NULL };
+	struct perfring_cs_stats st = { .sz = sizeof(st) };
+	struct perfring_cs_opts co = { .sz = sizeof(co),
+				       .snapshot = dir,
+				       .decode = true };
+	double o = 1e9, r = 1e9, w;
+	FILE *out;
+
+	snprintf(dir, sizeof(dir), "%s/opencsd/snapshots/juno_r1_1",
+		 data ? data : "test/data");
+	out = fopen("/dev/null", "w");
+	if (!out || perfring_cs_decode(&co, out, &st) != 0) {
+		printf("bench cs-decode error=decode-failed dir=%s\n", dir);
+		if (out)
+			fclose(out);
+		return;
+	}
+	fclose(out);
+	for (int i = 0; i < 3; i++) {
+		if (run_measured(ours, NULL, &w) == 0 && w < o)
+			o = w;
+		if (run_measured(ref, NULL, &w) == 0 && w < r)
+			r = w;
+	}
+	if (o >= 1e9) {
+		printf("bench cs-decode error=perfring-decode-failed\n");
+		return;
+	}
+	if (r >= 1e9) {
+		printf("bench cs-decode ours_mb_s=%.2f ours_ranges_s=%.0f error=trc_pkt_lister-not-installed\n",
+		       (double)st.trace_bytes / 1e6 / o, (double)st.ranges / o);
+		return;
+	}
+	printf("bench cs-decode ours_mb_s=%.2f ref_mb_s=%.2f ratio=%.3f ours_ranges_s=%.0f ref_ranges_s=%.0f ours_s=%.4f ref_s=%.4f trace_bytes=%llu ranges=%llu stat=best\n",
+	       (double)st.trace_bytes / 1e6 / o,
+	       (double)st.trace_bytes / 1e6 / r, o / r, (double)st.ranges / o,
+	       (double)st.ranges / r, o, r, (unsigned long long)st.trace_bytes,
+	       (unsigned long long)st.ranges);
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(void);
@@ -1513,6 +1568,7 @@ static const struct {
 	{ "record-startup", case_record_startup },
 	{ "stats-throughput", case_stats_throughput },
 	{ "script-vs-perf", case_script_vs_perf },
+	{ "cs-decode", case_cs_decode },
 };
 
 int main(int argc, char **argv)

@@ -33,6 +33,7 @@ STRESS_TESTS := $(basename $(notdir $(wildcard test/stress_*.c)))
 FUZZ_TARGETS := $(patsubst fuzz/fuzz_%.c,%,$(wildcard fuzz/fuzz_*.c))
 EXAMPLES := $(basename $(notdir $(wildcard examples/*.c)))
 WORKLOADS := $(basename $(notdir $(wildcard test/workloads/*.c)))
+TEST_APPS := $(basename $(notdir $(wildcard test/apps/*.c)))
 
 B := build
 SONAME := libperfring.so.$(SOVERSION)
@@ -70,6 +71,10 @@ $(B)/perfring: tools/perfring.c include/perfring.h include/perfring/abi.h $(B)/l
 $(B)/examples/%: examples/%.c include/perfring.h $(B)/libperfring.a
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_COMMON) $(CFLAGS_release) $(CFLAGS) -o $@ $< $(B)/libperfring.a $(LDLIBS)
+# Traced programs (they link libperfring) for the application tests.
+$(B)/apps/%: test/apps/%.c include/perfring.h $(B)/libperfring.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_COMMON) $(CFLAGS_release) $(CFLAGS) -o $@ $< $(B)/libperfring.a $(LDLIBS)
 # Programs with known behaviour that the record tests run.
 $(B)/workloads/%: test/workloads/%.c
 	@mkdir -p $(@D)
@@ -84,9 +89,9 @@ $(B)/perfring.pc: perfring.pc.in Makefile
 CHECK_BINS := $(UNIT_TESTS:%=$(B)/asan/test/%) $(STRESS_TESTS:%=$(B)/asan/test/%) \
 	$(STRESS_TESTS:%=$(B)/tsan/test/%) $(FUZZ_TARGETS:%=$(B)/asan/fuzz/replay_%)
 
-check: $(CHECK_BINS) all $(WORKLOADS:%=$(B)/workloads/%)
+check: $(CHECK_BINS) all $(WORKLOADS:%=$(B)/workloads/%) $(TEST_APPS:%=$(B)/apps/%)
 	@FUZZ_CORPUS_DIR=fuzz/corpus PERFRING_CLI=$(B)/perfring WORKLOADS=$(B)/workloads \
-		./test/run-tests.sh $(CHECK_BINS) test/cli.sh test/install.sh test/record.sh test/export.sh test/script.sh test/cs.sh
+		./test/run-tests.sh $(CHECK_BINS) test/cli.sh test/install.sh test/record.sh test/export.sh test/script.sh test/cs.sh test/tracefs.sh
 
 bench: $(B)/bench $(B)/perfring $(WORKLOADS:%=$(B)/workloads/%)
 	$(B)/bench $(CASE)

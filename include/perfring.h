@@ -484,6 +484,12 @@ struct perfring_record_stats {
 	uint64_t snapshots; /* overwrite snapshots taken */
 	uint32_t nr_buffers; /* kernel rings */
 	int child_status; /* wait status of the command, or -1 */
+	/* Application tracing (the command's or -p's session). */
+	uint64_t app_events; /* application events written */
+	uint64_t app_lost; /* events the programs dropped */
+	uint64_t app_corrupt; /* damaged records or ranges skipped */
+	uint32_t app_rings; /* application rings drained */
+	uint32_t app_event_types; /* distinct application events */
 };
 
 typedef void (*perfring_progress_fn)(const struct perfring_record_stats *st,
@@ -512,6 +518,10 @@ struct perfring_record_opts {
 	perfring_progress_fn progress; /* called about 4 times a second */
 	void *progress_ctx;
 	double duration; /* seconds to record without a command (0: until 'q') */
+	/* Application tracing is on for a command (a session directory in
+	 * its $PERFRING_SESSION) and for -p (the process's session, if it
+	 * has one); no_app turns it off. */
+	bool no_app;
 };
 
 /*
@@ -523,12 +533,185 @@ struct perfring_record_opts {
 PERFRING_API int perfring_record(const struct perfring_record_opts *opts,
 				 struct perfring_record_stats *st);
 
+/* ---- AUX area recording (hardware trace, replayed trace) --------------- */
+
+struct perfring_record_aux_stats {
+	size_t sz;
+	uint64_t aux_bytes; /* AUX trace written (AUXTRACE payloads) */
+	uint64_t aux_chunks; /* PERF_RECORD_AUXTRACE records */
+	uint64_t aux_records; /* PERF_RECORD_AUX the sources wrote */
+	uint64_t truncated; /* ... flagged TRUNCATED */
+	uint64_t lost_bytes; /* trace the sources could not store */
+	uint64_t played; /* bytes a replay source played */
+	uint64_t records; /* data ring records written */
+	uint64_t bytes; /* bytes written to the file */
+	uint64_t wakeups;
+	uint64_t snapshots;
+	uint64_t enables; /* re-enables after a truncation */
+	uint32_t nr_buffers; /* ring + AUX pairs */
+	double seconds; /* recording time */
+};
+
+typedef void (*perfring_aux_progress_fn)(
+	const struct perfring_record_aux_stats *st, void *ctx);
+
+struct perfring_record_aux_opts {
+	size_t sz;
+	/* --replay-cs: an OpenCSD snapshot directory or a perf.data with
+	 * cs_etm AUX trace, played through our AUX areas. */
+	const char *replay;
+	/* -e of an AUX PMU ("cs_etm//", "intel_pt//", "arm_spe//"): needs
+	 * that PMU in /sys/bus/event_source/devices (-ENODEV otherwise). */
+	const char *event;
+	const char *output; /* -o, default "perf.data" */
+	uint64_t rate; /* replay bytes/s (0: as fast as it drains, no loss) */
+	uint64_t loops; /* replay the input this many times (0: once) */
+	uint64_t chunk; /* replay bytes per PERF_RECORD_AUX (0: 4 KiB) */
+	int replay_cpu; /* snapshot replay: the CPU whose area gets it (-1) */
+	uint64_t aux_bytes; /* AUX area per ring (0: 4 MiB) */
+	uint64_t data_bytes; /* data ring per ring (0: 512 KiB) */
+	bool snapshot; /* -S: free-running AUX, snapshots on 's'/SIGUSR2 */
+	uint64_t snapshot_size; /* bytes per snapshot per ring (0: area) */
+	bool snapshot_on_exit; /* --snapshot=e */
+	bool overwrite; /* --overwrite: data rings too, read on snapshots */
+	int cs_header_version; /* AUXTRACE_INFO header: 1 (default), 2 */
+	int control_fd; /* 'q' stop, 's' snapshot (-1: none) */
+	double duration; /* seconds (0: until the input ends or 'q') */
+	int cmdline_argc;
+	char *const *cmdline_argv;
+	perfring_aux_progress_fn progress; /* about 4 times a second */
+	void *progress_ctx;
+};
+
+/*
+ * Records AUX area trace into a perf.data file as perf record does for
+ * cs_etm: PERF_RECORD_AUXTRACE_INFO (cs_etm metadata), the sources'
+ * PERF_RECORD_AUX/ITRACE_START and side-band records, and the AUX data as
+ * PERF_RECORD_AUXTRACE chunks with the HEADER_AUXTRACE index.  Returns 0
+ * or -errno (logged); @st (st->sz set) gets the summary.
+ */
+PERFRING_API int perfring_record_aux(const struct perfring_record_aux_opts *opts,
+				     struct perfring_record_aux_stats *st);
+
 typedef void (*perfring_event_fn)(const char *name, const char *kind,
 				  void *ctx);
 
 /* Calls @fn for every event perfring record accepts ("software event",
  * "tracepoint").  Returns the count or -errno. */
 PERFRING_API int perfring_event_list(perfring_event_fn fn, void *ctx);
+
+/* ---- application tracing ----------------------------------------------- */
+
+/*
+ * A program declares its events and emits them into per-thread rings (the
+ * core's single-producer fast path).  `perfring record -- ./app` passes a
+ * private session directory in $PERFRING_SESSION; the library creates its
+ * rings there on each thread's first event, and the recorder drains them
+ * into the same perf.data as the kernel's events, on one clock, as
+ * tracepoint-like events named "provider:name" that perf script decodes.
+ * With no session nothing is written and perfring_emit() costs one
+ * predictable branch.  See docs/design.md and examples/app_trace.c.
+ */
+struct perfring_event;
+
+/* perfring_app_opts.flags (also $PERFRING_MODE: "shared", "overwrite",
+ * "block", comma separated) */
+#define PERFRING_APP_SHARED 0x1u /* one multi-producer ring per process */
+#define PERFRING_APP_OVERWRITE 0x2u /* flight recorder: newest events kept */
+#define PERFRING_APP_BLOCK 0x4u /* full ring: wait (block_timeout_ms) */
+
+struct perfring_app_opts {
+	size_t sz;
+	/* Session directory; NULL: $PERFRING_SESSION; "self": the program's
+	 * own session /tmp/perfring-<uid>/<pid> (perfring record -p finds it). */
+	const char *session;
+	/* Data bytes per ring, a power of two (default $PERFRING_RING_SIZE
+	 * as bytes or with K/M suffix, else 1 MiB). */
+	uint64_t ring_size;
+	unsigned int flags; /* PERFRING_APP_* */
+	/* PERFRING_APP_BLOCK: longest wait for room, ms (default 10). */
+	int block_timeout_ms;
+};
+
+/*
+ * Starts tracing into a session (runs by itself at program start when
+ * $PERFRING_SESSION is set).  Returns 0, -EALREADY if already started, or
+ * -errno (the log says what failed; the program runs on untraced).
+ */
+PERFRING_API int perfring_app_start(const struct perfring_app_opts *opts);
+
+/* Stops: this process's rings are closed (the recorder drains what they
+ * hold) and later events are not recorded. */
+PERFRING_API void perfring_app_stop(void);
+
+/* Nonzero while events are being recorded; read by perfring_emit(). */
+PERFRING_API extern volatile int perfring_app_active;
+
+/*
+ * Declares an event "@provider:@name" with @fields, a comma-separated list
+ * of "type name" with type one of u8 u16 u32 u64 s8 s16 s32 s64 string
+ * bytes ("u64 id, u32 len, string path").  Names are C identifiers.  May
+ * be called before or after perfring_app_start(), from any thread.
+ * Events whose name ends in _begin or _end mark the two ends of a slice
+ * (exports pair them per thread).  Returns 0 or -EINVAL (the log says
+ * what is wrong), -ENOSPC when the session has no event ids left.
+ */
+PERFRING_API int perfring_event_declare(const char *provider, const char *name,
+					const char *fields,
+					struct perfring_event **out);
+
+/* The integer fields as laid out in a C struct with the same members in
+ * declaration order: what perfring_emit() takes. */
+PERFRING_API size_t perfring_event_fixed_size(const struct perfring_event *ev);
+
+/* Contents of the string and bytes fields, in declaration order; a string
+ * is copied up to its NUL (@len ignored when @ptr is a string field). */
+struct perfring_var {
+	const void *ptr;
+	uint32_t len;
+};
+
+/*
+ * Writes one event: @fixed points at the integer fields (@len bytes, as
+ * perfring_event_fixed_size() says), @vars at @nvars string/bytes values.
+ * Returns 0; -ENOSPC: the ring was full (counted as lost, a
+ * PERF_RECORD_LOST tells the recorder); -EINVAL: @len or @nvars do not
+ * match the declaration.  Use perfring_emit()/perfring_emitv().
+ */
+PERFRING_API int perfring_event_write(struct perfring_event *ev,
+				      const void *fixed, size_t len,
+				      const struct perfring_var *vars,
+				      unsigned int nvars);
+
+static inline int perfring_emit(struct perfring_event *ev, const void *fixed,
+				size_t len)
+{
+	if (__builtin_expect(!perfring_app_active, 1))
+		return 0;
+	return perfring_event_write(ev, fixed, len, NULL, 0);
+}
+
+static inline int perfring_emitv(struct perfring_event *ev, const void *fixed,
+				 size_t len, const struct perfring_var *vars,
+				 unsigned int nvars)
+{
+	if (__builtin_expect(!perfring_app_active, 1))
+		return 0;
+	return perfring_event_write(ev, fixed, len, vars, nvars);
+}
+
+/* Flight recorder: asks the recorder of the session for a snapshot of the
+ * overwrite rings (as SIGUSR2 to perfring record does). */
+PERFRING_API int perfring_app_snapshot(void);
+
+struct perfring_app_stats {
+	size_t sz;
+	uint64_t events; /* written */
+	uint64_t lost; /* dropped: ring full, paused or write refused */
+	uint32_t rings; /* rings this process created */
+};
+
+PERFRING_API int perfring_app_stats(struct perfring_app_stats *st);
 
 /* ---- reading ----------------------------------------------------------- */
 
@@ -698,6 +881,84 @@ PERFRING_API int perfring_itrace_report(const struct perfring_itrace_opts *o,
 PERFRING_API int perfring_inject(const struct perfring_itrace_opts *o,
 				 const char *output,
 				 struct perfring_cs_stats *st);
+
+/* ==== tracefs recording, trace.dat, sub-buffer rings ==================== */
+/* (The kernel's memory-mapped ftrace ring buffers; see perfring(1)
+ * "record --tracefs" and docs/design.md "Sub-buffer rings".) */
+
+#define PERFRING_TRACEFS_MAX_CPUS 256
+
+struct perfring_tracefs_cpu_stats {
+	uint64_t events; /* events in the pages written */
+	uint64_t pages; /* sub-buffers written */
+	uint64_t bytes; /* event bytes in them */
+	uint64_t lost; /* events the kernel dropped (its overrun counter) */
+	uint64_t lost_pages; /* pages marked "events missed before this" */
+	uint64_t entries; /* the kernel's count of events written */
+	uint64_t kernel_read; /* the kernel's count of events consumed */
+	uint64_t zero_copy_pages; /* written straight from the mapping */
+};
+
+struct perfring_tracefs_stats {
+	size_t sz;
+	uint64_t events, pages, bytes, lost, lost_pages, entries, kernel_read;
+	uint64_t zero_copy_pages;
+	uint64_t file_bytes; /* size of the trace.dat */
+	uint64_t wakeups; /* times the loop woke with data */
+	uint32_t nr_cpus;
+	uint32_t subbuf_size;
+	bool mapped; /* memory-mapped consumer (false: read() fallback) */
+	int child_status; /* wait status of the command, or -1 */
+	char instance[64]; /* the tracefs instance used */
+	struct perfring_tracefs_cpu_stats cpu[PERFRING_TRACEFS_MAX_CPUS];
+};
+
+typedef void (*perfring_tracefs_progress_fn)(
+	const struct perfring_tracefs_stats *st, void *ctx);
+
+struct perfring_tracefs_opts {
+	size_t sz;
+	/* "sys:event", "sys:*", "ftrace:print" (trace_marker writes) */
+	const char *const *events;
+	int nr_events;
+	const char *output; /* -o, default "trace.dat" */
+	char *const *argv; /* command to run (NULL-terminated), or NULL */
+	/* -a: every task; without it a command's events only are kept
+	 * (set_event_pid with event-fork); no command implies -a. */
+	bool all_cpus;
+	uint64_t buffer_bytes; /* -m: ring bytes per CPU (0: instance default) */
+	uint32_t subbuf_bytes; /* --subbuf-size (0: instance default) */
+	int buffer_percent; /* wake-up fill level 0..100 (< 0: default) */
+	bool no_mmap; /* read() trace_pipe_raw instead of mapping it */
+	int control_fd; /* readable: 'q' stops (-1: none) */
+	perfring_tracefs_progress_fn progress; /* about 4 times a second */
+	void *progress_ctx;
+	double duration; /* seconds without a command (0: until 'q') */
+	const char *tracefs; /* mount point (default /sys/kernel/tracing) */
+	const char *instance; /* instance name (default "perfring-<pid>") */
+};
+
+/*
+ * Records tracepoints through a private tracefs instance (made, set to the
+ * mono clock, removed at the end, also after errors) into a trace.dat
+ * (version 6, page size = sub-buffer size) that trace-cmd report reads.
+ * Returns 0 or -errno (logged); @st (st->sz set) gets the summary.
+ */
+PERFRING_API int perfring_record_tracefs(const struct perfring_tracefs_opts *o,
+					 struct perfring_tracefs_stats *st);
+
+/* 1 if @path starts with the trace.dat magic, 0 if not, -errno. */
+PERFRING_API int perfring_trace_dat_probe(const char *path);
+
+/* A trace.dat's events, one line each as trace-cmd report prints them
+ * (decoded with libtraceevent from the formats in the file), with the
+ * kernel's dropped-event marks.  Returns 0 or -errno (-EBADMSG: damaged,
+ * the log says where; what came before was printed). */
+PERFRING_API int perfring_trace_dat_script(const char *path, FILE *out);
+/* Events per CPU and per event type, pages, lost events, time range. */
+PERFRING_API int perfring_trace_dat_stats(const char *path, FILE *out);
+/* The file's sections, and every page and event with its offset. */
+PERFRING_API int perfring_trace_dat_dump(const char *path, FILE *out);
 
 #ifdef __cplusplus
 }

@@ -437,10 +437,372 @@ static uint64_t parse_mmap(const char *arg)
 	return v;
 }
 
+/* ---- record --tracefs (trace.dat through the mapped ftrace buffers) ---- */
+
+static void tracefs_progress(const struct perfring_tracefs_stats *st, void *ctx)
+{
+	(void)ctx;
+	fprintf(stderr,
+		"\r[ recording: %" PRIu64 " events, %" PRIu64
+		" pages, %.2f MB ]\033[K",
+		st->events, st->pages, (double)st->bytes / 1e6);
+}
+
+static int cmd_record_tracefs(int argc, char **argv)
+{
+	enum { OPT_TRACEFS = 256, OPT_SUBBUF, OPT_PERCENT, OPT_NO_MMAP };
+	static const struct option opts[] = {
+		{ "tracefs", no_argument, NULL, OPT_TRACEFS },
+		{ "event", required_argument, NULL, 'e' },
+		{ "all-cpus", no_argument, NULL, 'a' },
+		{ "mmap-pages", required_argument, NULL, 'm' },
+		{ "buffer-size", required_argument, NULL, 'm' },
+		{ "subbuf-size", required_argument, NULL, OPT_SUBBUF },
+		{ "buffer-percent", required_argument, NULL, OPT_PERCENT },
+		{ "no-mmap", no_argument, NULL, OPT_NO_MMAP },
+		{ "output", required_argument, NULL, 'o' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "duration", required_argument, NULL, 'D' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *events[64];
+	static struct perfring_tracefs_stats st = { .sz = sizeof(st) };
+	PERFRING_OPTS(perfring_tracefs_opts, to, .control_fd = -1,
+		      .buffer_percent = -1);
+	bool quiet = false;
+	int c, err, nev = 0;
+	char *end;
+
+	while ((c = getopt_long(argc, argv, "+e:am:o:qD:h", opts, NULL)) !=
+	       -1) {
+		switch (c) {
+		case OPT_TRACEFS:
+			break;
+		case 'e':
+			if (nev == 64)
+				die_usage("at most 64 events (%s)", optarg);
+			events[nev++] = optarg;
+			break;
+		case 'a':
+			to.all_cpus = true;
+			break;
+		case 'm':
+			to.buffer_bytes = parse_mmap(optarg);
+			break;
+		case OPT_SUBBUF: {
+			uint64_t v = parse_size(optarg, "--subbuf-size");
+
+			if (isdigit((unsigned char)optarg[strlen(optarg) - 1]))
+				v *= 1024; /* trace-cmd: kilobytes */
+			if (v < 4096 || (v & (v - 1)) || v > (1u << 27))
+				die_usage(
+					"--subbuf-size must be a power of two from 4K: %s",
+					optarg);
+			to.subbuf_bytes = (uint32_t)v;
+			break;
+		}
+		case OPT_PERCENT:
+			to.buffer_percent = (int)strtol(optarg, &end, 10);
+			if (*end || to.buffer_percent < 0 ||
+			    to.buffer_percent > 100)
+				die_usage("--buffer-percent takes 0..100: %s",
+					  optarg);
+			break;
+		case OPT_NO_MMAP:
+			to.no_mmap = true;
+			break;
+		case 'o':
+			to.output = optarg;
+			break;
+		case 'q':
+			quiet = true;
+			break;
+		case 'D':
+			to.duration = strtod(optarg, &end);
+			if (*end || to.duration <= 0)
+				die_usage("--duration takes seconds: %s",
+					  optarg);
+			break;
+		case 'h':
+			printf("usage: %s record --tracefs -e SYS:EVENT [-e ...] [-a] [-m SIZE]\n"
+			       "                [--subbuf-size SIZE] [--buffer-percent N] [--no-mmap]\n"
+			       "                [-o trace.dat] [-q] [--duration SECS] [-- COMMAND [ARGS]]\n",
+			       prog);
+			return 0;
+		default:
+			return 2;
+		}
+	}
+	to.events = events;
+	to.nr_events = nev;
+	to.argv = optind < argc ? &argv[optind] : NULL;
+	if (pipe2(control_pipe, O_CLOEXEC | O_NONBLOCK)) {
+		perror("pipe");
+		return 1;
+	}
+	to.control_fd = control_pipe[0];
+	{
+		struct sigaction sa = { .sa_handler = on_signal };
+
+		sigemptyset(&sa.sa_mask);
+		sa.sa_flags = SA_RESTART;
+		sigaction(SIGINT, &sa, NULL);
+		sigaction(SIGTERM, &sa, NULL);
+	}
+	if (!quiet && isatty(STDERR_FILENO))
+		to.progress = tracefs_progress;
+	err = perfring_record_tracefs(&to, &st);
+	if (to.progress)
+		fprintf(stderr, "\r\033[K");
+	if (!quiet && !err) {
+		fprintf(stderr,
+			"[ perfring record: instance %s, %s consumer, %u-byte sub-buffers, woken up %" PRIu64
+			" times ]\n",
+			st.instance, st.mapped ? "mmap" : "read()",
+			st.subbuf_size, st.wakeups);
+		fprintf(stderr,
+			"  cpu     events      pages        bytes       lost  lost-pages   kernel-entries\n");
+		for (uint32_t i = 0; i < st.nr_cpus; i++)
+			fprintf(stderr,
+				"  %3u %10" PRIu64 " %10" PRIu64 " %12" PRIu64
+				" %10" PRIu64 " %11" PRIu64 " %16" PRIu64 "\n",
+				i, st.cpu[i].events, st.cpu[i].pages,
+				st.cpu[i].bytes, st.cpu[i].lost,
+				st.cpu[i].lost_pages, st.cpu[i].entries);
+		fprintf(stderr,
+			"[ perfring record: wrote %.3f MB %s: events=%" PRIu64
+			" pages=%" PRIu64 " lost=%" PRIu64
+			" kernel_entries=%" PRIu64 " kernel_read=%" PRIu64
+			" zero_copy_pages=%" PRIu64 " ]\n",
+			(double)st.file_bytes / 1e6,
+			to.output ? to.output : "trace.dat", st.events,
+			st.pages, st.lost, st.entries, st.kernel_read,
+			st.zero_copy_pages);
+		if (st.lost)
+			fprintf(stderr,
+				"Warning: the kernel dropped %" PRIu64
+				" events (%" PRIu64
+				" pages marked): use a larger -m or a lower --buffer-percent.\n",
+				st.lost, st.lost_pages);
+	}
+	if (err) {
+		fprintf(stderr, "%s: record --tracefs: %s\n", prog,
+			strerror(-err));
+		return 1;
+	}
+	if (st.child_status >= 0 && WIFEXITED(st.child_status))
+		return WEXITSTATUS(st.child_status);
+	return 0;
+}
+
+static bool wants_tracefs(int argc, char **argv)
+{
+	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "--tracefs"))
+			return true;
+	return false;
+}
+
+/* ---- record --replay-cs / -e cs_etm// (AUX area trace) ---------------- */
+
+static bool aux_pmu_event(const char *e)
+{
+	static const char *const pmus[] = { "cs_etm", "cs-etm", "intel_pt",
+					    "arm_spe" };
+
+	for (size_t i = 0; i < sizeof(pmus) / sizeof(pmus[0]); i++)
+		if (!strncmp(e, pmus[i], strlen(pmus[i])))
+			return true;
+	return false;
+}
+
+static bool wants_aux(int argc, char **argv)
+{
+	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++) {
+		if (!strncmp(argv[i], "--replay-cs", 11))
+			return true;
+		if ((!strcmp(argv[i], "-e") || !strcmp(argv[i], "--event")) &&
+		    i + 1 < argc && aux_pmu_event(argv[i + 1]))
+			return true;
+		if (!strncmp(argv[i], "-e", 2) && aux_pmu_event(argv[i] + 2))
+			return true;
+	}
+	return false;
+}
+
+static void aux_progress(const struct perfring_record_aux_stats *st, void *ctx)
+{
+	(void)ctx;
+	fprintf(stderr,
+		"\r[ recording AUX: %.2f MB trace in %" PRIu64
+		" chunks, %" PRIu64 " snapshots, %" PRIu64 " bytes lost ]\033[K",
+		(double)st->aux_bytes / 1e6, st->aux_chunks, st->snapshots,
+		st->lost_bytes);
+}
+
+static int cmd_record_aux(int argc, char **argv, int full_argc,
+			  char **full_argv)
+{
+	enum { OPT_REPLAY = 256, OPT_RATE, OPT_LOOPS, OPT_CHUNK, OPT_CPU,
+	       OPT_OVERWRITE, OPT_CSV };
+	static const struct option opts[] = {
+		{ "replay-cs", required_argument, NULL, OPT_REPLAY },
+		{ "event", required_argument, NULL, 'e' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "rate", required_argument, NULL, OPT_RATE },
+		{ "loops", required_argument, NULL, OPT_LOOPS },
+		{ "chunk", required_argument, NULL, OPT_CHUNK },
+		{ "replay-cpu", required_argument, NULL, OPT_CPU },
+		{ "mmap-pages", required_argument, NULL, 'm' },
+		{ "snapshot", optional_argument, NULL, 'S' },
+		{ "overwrite", no_argument, NULL, OPT_OVERWRITE },
+		{ "cs-header-version", required_argument, NULL, OPT_CSV },
+		{ "duration", required_argument, NULL, 'D' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	PERFRING_OPTS(perfring_record_aux_opts, o, .control_fd = -1,
+		      .replay_cpu = -1);
+	struct perfring_record_aux_stats st = { .sz = sizeof(st) };
+	bool quiet = false;
+	char *end, *comma;
+	int c, err;
+
+	while ((c = getopt_long(argc, argv, "+e:o:m:S::D:qh", opts, NULL)) !=
+	       -1) {
+		switch (c) {
+		case OPT_REPLAY:
+			o.replay = optarg;
+			break;
+		case 'e':
+			o.event = optarg;
+			break;
+		case 'o':
+			o.output = optarg;
+			break;
+		case OPT_RATE:
+			o.rate = parse_size(optarg, "--rate");
+			break;
+		case OPT_LOOPS:
+			o.loops = strtoull(optarg, &end, 10);
+			if (*end || !o.loops)
+				die_usage("--loops takes a count: %s", optarg);
+			break;
+		case OPT_CHUNK:
+			o.chunk = parse_size(optarg, "--chunk");
+			break;
+		case OPT_CPU:
+			o.replay_cpu = (int)strtol(optarg, &end, 10);
+			if (*end || o.replay_cpu < 0)
+				die_usage("--replay-cpu takes a CPU: %s",
+					  optarg);
+			break;
+		case 'm': /* perf's -m pages[,auxpages] */
+			comma = strchr(optarg, ',');
+			if (comma) {
+				*comma = 0;
+				o.aux_bytes = parse_mmap(comma + 1);
+			}
+			if (*optarg)
+				o.data_bytes = parse_mmap(optarg);
+			break;
+		case 'S': /* -S[size], --snapshot[=[e][size]] */
+			o.snapshot = true;
+			if (optarg && *optarg == 'e') {
+				o.snapshot_on_exit = true;
+				optarg++;
+			}
+			if (optarg && *optarg)
+				o.snapshot_size = parse_size(optarg, "-S");
+			break;
+		case OPT_OVERWRITE:
+			o.overwrite = true;
+			break;
+		case OPT_CSV:
+			o.cs_header_version = atoi(optarg);
+			break;
+		case 'D':
+			o.duration = strtod(optarg, &end);
+			if (*end || o.duration <= 0)
+				die_usage("--duration takes seconds: %s",
+					  optarg);
+			break;
+		case 'q':
+			quiet = true;
+			break;
+		case 'h':
+			printf("usage: %s record --replay-cs SNAPSHOT_DIR|PERF_DATA [-o FILE] [--rate BYTES/S]\n"
+			       "                [--loops N] [--chunk SIZE] [--replay-cpu CPU] [-m DATA[,AUX]]\n"
+			       "                [-S[SIZE] | --snapshot[=e][SIZE]] [--overwrite]\n"
+			       "                [--cs-header-version 1|2] [--duration SECS] [-q]\n"
+			       "       %s record -e cs_etm// | intel_pt// | arm_spe// ...\n",
+			       prog, prog);
+			return 0;
+		default:
+			return 2;
+		}
+	}
+	if (optind < argc)
+		die_usage("record --replay-cs runs no command: %s",
+			  argv[optind]);
+	o.cmdline_argc = full_argc;
+	o.cmdline_argv = full_argv;
+	if (pipe2(control_pipe, O_CLOEXEC | O_NONBLOCK)) {
+		perror("pipe");
+		return 1;
+	}
+	o.control_fd = control_pipe[0];
+	{
+		struct sigaction sa = { .sa_handler = on_signal };
+
+		sigemptyset(&sa.sa_mask);
+		sa.sa_flags = SA_RESTART;
+		sigaction(SIGINT, &sa, NULL);
+		sigaction(SIGTERM, &sa, NULL);
+		sigaction(SIGUSR2, &sa, NULL);
+	}
+	if (!quiet && isatty(STDERR_FILENO))
+		o.progress = aux_progress;
+	err = perfring_record_aux(&o, &st);
+	if (o.progress)
+		fprintf(stderr, "\r\033[K");
+	if (!quiet && st.sz >= sizeof(st) && !err) {
+		fprintf(stderr,
+			"[ perfring record: Woken up %" PRIu64
+			" times to write data ]\n"
+			"[ perfring record: Captured and wrote %.3f MB %s (%.3f MB AUX trace in %" PRIu64
+			" AUXTRACE chunks, %" PRIu64 " PERF_RECORD_AUX, %" PRIu64
+			" truncated, %" PRIu64 " bytes lost, %" PRIu64
+			" snapshots) ]\n",
+			st.wakeups, (double)st.bytes / 1e6,
+			o.output ? o.output : "perf.data",
+			(double)st.aux_bytes / 1e6, st.aux_chunks,
+			st.aux_records, st.truncated, st.lost_bytes,
+			st.snapshots);
+	}
+	return err ? 1 : 0;
+}
+
+static int cmd_record_perf(int argc, char **argv, int full_argc,
+			   char **full_argv);
+
 static int cmd_record(int argc, char **argv, int full_argc, char **full_argv)
 {
-	enum { OPT_PER_THREAD = 256, OPT_OVERWRITE };
+	if (wants_aux(argc, argv))
+		return cmd_record_aux(argc, argv, full_argc, full_argv);
+	if (wants_tracefs(argc, argv))
+		return cmd_record_tracefs(argc, argv);
+	return cmd_record_perf(argc, argv, full_argc, full_argv);
+}
+
+static int cmd_record_perf(int argc, char **argv, int full_argc,
+			   char **full_argv)
+{
+	enum { OPT_PER_THREAD = 256, OPT_OVERWRITE, OPT_NO_APP };
 	static const struct option opts[] = {
+		{ "no-app", no_argument, NULL, OPT_NO_APP },
 		{ "event", required_argument, NULL, 'e' },
 		{ "all-cpus", no_argument, NULL, 'a' },
 		{ "cpu", required_argument, NULL, 'C' },
@@ -513,6 +875,9 @@ static int cmd_record(int argc, char **argv, int full_argc, char **full_argv)
 		case OPT_OVERWRITE:
 			ro.overwrite = true;
 			break;
+		case OPT_NO_APP:
+			ro.no_app = true;
+			break;
 		case 'q':
 			quiet = true;
 			break;
@@ -525,7 +890,8 @@ static int cmd_record(int argc, char **argv, int full_argc, char **full_argv)
 		case 'h':
 			printf("usage: %s record [-e EVENT]... [-a] [-C CPUS] [-p PID] [-t TID] [--per-thread]\n"
 			       "                [-m PAGES|SIZE] [-F HZ | -c PERIOD] [-g] [-o FILE|-] [--overwrite]\n"
-			       "                [-q] [--duration SECS] [-- COMMAND [ARGS]]\n",
+			       "                [-q] [--duration SECS] [--no-app] [-- COMMAND [ARGS]]\n"
+			       "  a COMMAND (or -p PID) that links libperfring records its own events too\n",
 			       prog);
 			return 0;
 		default:
@@ -580,6 +946,18 @@ static int cmd_record(int argc, char **argv, int full_argc, char **full_argv)
 				" events in %" PRIu64
 				" chunks: use a larger -m or fewer events.\n",
 				st.lost, st.lost_records);
+		if (st.app_rings)
+			fprintf(stderr,
+				"[ perfring record: application: %" PRIu64
+				" events of %u types from %u rings, %" PRIu64
+				" lost, %" PRIu64 " damaged ]\n",
+				st.app_events, st.app_event_types, st.app_rings,
+				st.app_lost, st.app_corrupt);
+		if (st.app_lost)
+			fprintf(stderr,
+				"Warning: the application dropped %" PRIu64
+				" events (its rings were full): set PERFRING_RING_SIZE larger.\n",
+				st.app_lost);
 	}
 	if (err)
 		return 1;
@@ -616,7 +994,12 @@ static int cmd_read(int argc, char **argv, bool stats)
 			die_usage("unknown option '%s'", argv[i]);
 	}
 	setvbuf(stdout, NULL, _IOFBF, 1 << 16);
-	err = stats ? perfring_stats(in, stdout) : perfring_dump(in, stdout);
+	if (strcmp(in, "-") && perfring_trace_dat_probe(in) == 1)
+		err = stats ? perfring_trace_dat_stats(in, stdout) :
+			      perfring_trace_dat_dump(in, stdout);
+	else
+		err = stats ? perfring_stats(in, stdout) :
+			      perfring_dump(in, stdout);
 	if (err == -EPIPE)
 		return 0; /* the reader went away (| head) */
 	if (err) {
@@ -699,7 +1082,10 @@ static int cmd_script(int argc, char **argv)
 		die_usage("unexpected argument '%s'", argv[optind]);
 	if (!input_given(argc, argv) && stdin_is_fifo())
 		so.input = "-"; /* as perf: a pipe on stdin is the input */
-	err = perfring_script(&so, stdout);
+	if (strcmp(so.input, "-") && perfring_trace_dat_probe(so.input) == 1)
+		err = perfring_trace_dat_script(so.input, stdout);
+	else
+		err = perfring_script(&so, stdout);
 	if (err == -EPIPE)
 		return 0; /* the reader went away (| head) */
 	if (err) {

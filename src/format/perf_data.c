@@ -100,6 +100,7 @@ struct pd_writer {
 
 	struct pd_attr *attrs;
 	uint32_t nr_attrs;
+	uint32_t nr_start_attrs; /* file mode: attrs written at the start */
 
 	int argc;
 	char **argv; /* one allocation: pointers, then the strings */
@@ -130,6 +131,10 @@ struct pd_writer {
 	unsigned char hdr[8];
 	uint32_t hdr_have;
 	uint64_t rec_left;
+
+	/* HEADER_AUXTRACE index: {file offset, 48 + payload} per AUXTRACE. */
+	uint64_t (*aux_idx)[2];
+	size_t nr_aux_idx, cap_aux_idx;
 };
 
 static uint64_t align_up(uint64_t x, uint64_t a)
@@ -593,6 +598,28 @@ static void feat_version(struct pd_buf *b)
  * payload is w->tdata as it is.  A feature whose information is not
  * available is left out, as perf does.
  */
+/*
+ * HEADER_AUXTRACE (perf's auxtrace_index__write): u64 nr, then nr x {u64
+ * file_offset; u64 sz}.  Only chunks inside the data that stays (after a
+ * write error the data is cut back to the last complete round).
+ */
+static void feat_auxtrace(struct pd_writer *w, struct pd_buf *b)
+{
+	uint64_t end = w->err ? w->round_end : w->off + w->used, nr = 0;
+
+	for (size_t i = 0; i < w->nr_aux_idx; i++)
+		if (w->aux_idx[i][0] + w->aux_idx[i][1] <= end)
+			nr++;
+	if (!nr)
+		return;
+	buf_u64(b, nr);
+	for (size_t i = 0; i < w->nr_aux_idx; i++)
+		if (w->aux_idx[i][0] + w->aux_idx[i][1] <= end) {
+			buf_u64(b, w->aux_idx[i][0]);
+			buf_u64(b, w->aux_idx[i][1]);
+		}
+}
+
 static int build_features(struct pd_writer *w, struct pd_feat *f, bool pipe)
 {
 	struct utsname uts;
@@ -651,6 +678,10 @@ static int build_features(struct pd_writer *w, struct pd_feat *f, bool pipe)
 		case PD_FEAT_CLOCK_DATA:
 			if (w->has_clockid)
 				feat_clock_data(w, b);
+			break;
+		case PD_FEAT_AUXTRACE:
+			if (!pipe)
+				feat_auxtrace(w, b);
 			break;
 		default:
 			break;
@@ -747,6 +778,8 @@ PR_HIDDEN int pd_writer_open(int fd, bool pipe, int argc, char *const *argv,
 	return 0;
 }
 
+static int check_attrs(const struct pd_writer *w);
+
 PR_HIDDEN int pd_writer_add_attr(struct pd_writer *w,
 				 const struct perf_event_attr *attr,
 				 const char *name, const uint64_t *ids,
@@ -759,8 +792,8 @@ PR_HIDDEN int pd_writer_add_attr(struct pd_writer *w,
 
 	if (!w || !attr || (nr_ids && !ids))
 		return -EINVAL;
-	if (w->started) {
-		pr_err("perf.data: attrs must be added before the start");
+	if (w->started && w->pipe) {
+		pr_err("perf.data: a pipe needs its attrs before the start");
 		return -EBUSY;
 	}
 	/* A HEADER_ATTR record (pipe mode) is at most 64 KiB. */
@@ -807,6 +840,13 @@ PR_HIDDEN int pd_writer_add_attr(struct pd_writer *w,
 	}
 	a->nr_ids = nr_ids;
 	w->nr_attrs++;
+	if (w->started && check_attrs(w)) {
+		/* An event added while recording must fit the others. */
+		w->nr_attrs--;
+		free(a->name);
+		free(a->ids);
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -950,20 +990,26 @@ static bool has_tracepoints(const struct pd_writer *w)
 	return false;
 }
 
-static void file_header(const struct pd_writer *w, unsigned char *h,
-			uint64_t data_size, const uint64_t *features)
+/* The start's attrs section: the ids of its attrs, then the attrs. */
+static uint64_t start_attrs_offset(const struct pd_writer *w)
 {
 	uint64_t ids = 0;
-	uint32_t i;
 
-	for (i = 0; i < w->nr_attrs; i++)
+	for (uint32_t i = 0; i < w->nr_start_attrs; i++)
 		ids += w->attrs[i].nr_ids;
+	return PD_FILE_HEADER_SIZE + ids * 8;
+}
+
+static void file_header(const struct pd_writer *w, unsigned char *h,
+			uint64_t data_size, const uint64_t *features,
+			uint64_t attrs_off, uint32_t nr_attrs)
+{
 	memset(h, 0, PD_FILE_HEADER_SIZE);
 	put_u64(h, PD_MAGIC);
 	put_u64(h + 8, PD_FILE_HEADER_SIZE);
 	put_u64(h + 16, PD_FILE_ATTR_SIZE);
-	put_u64(h + 24, PD_FILE_HEADER_SIZE + ids * 8); /* attrs.offset */
-	put_u64(h + 32, (uint64_t)w->nr_attrs * PD_FILE_ATTR_SIZE);
+	put_u64(h + 24, attrs_off); /* attrs.offset */
+	put_u64(h + 32, (uint64_t)nr_attrs * PD_FILE_ATTR_SIZE);
 	put_u64(h + 40, w->data_offset);
 	put_u64(h + PD_HDR_DATA_SIZE, data_size);
 	/* event_types: zero, perf ignores it */
@@ -984,7 +1030,8 @@ static int start_file(struct pd_writer *w)
 	w->data_offset = PD_FILE_HEADER_SIZE + nids * 8 +
 			 (uint64_t)w->nr_attrs * PD_FILE_ATTR_SIZE;
 	w->off = 0;
-	file_header(w, h, 0, NULL);
+	w->nr_start_attrs = w->nr_attrs;
+	file_header(w, h, 0, NULL, start_attrs_offset(w), w->nr_attrs);
 	ret = append(w, h, sizeof(h));
 	for (i = 0; !ret && i < w->nr_attrs; i++)
 		ret = append(w, w->attrs[i].ids, w->attrs[i].nr_ids * 8u);
@@ -1205,6 +1252,54 @@ static bool mid_record(const struct pd_writer *w)
 	return w->hdr_have || w->rec_left;
 }
 
+PR_HIDDEN int pd_writer_write_auxtrace(struct pd_writer *w, const void *rec,
+				       const void *data1, size_t len1,
+				       const void *data2, size_t len2)
+{
+	static const unsigned char zero[8];
+	const struct perf_event_header *h = rec;
+	uint64_t size, at;
+	size_t pad;
+	int ret;
+
+	if (!w || !rec || (len1 && !data1) || (len2 && !data2))
+		return -EINVAL;
+	if (w->err)
+		return w->err;
+	if (!w->started || mid_record(w) || h->type != PD_RECORD_AUXTRACE ||
+	    h->size != 48)
+		return -EINVAL;
+	memcpy(&size, (const unsigned char *)rec + 8, sizeof(size));
+	pad = (size_t)(size - len1 - len2);
+	if (size < len1 + len2 || pad >= 8)
+		return -EINVAL;
+	if (!w->pipe && w->nr_aux_idx == w->cap_aux_idx) {
+		size_t cap = w->cap_aux_idx ? 2 * w->cap_aux_idx : 64;
+		void *n = realloc(w->aux_idx, cap * sizeof(*w->aux_idx));
+
+		if (!n)
+			return -ENOMEM;
+		w->aux_idx = n;
+		w->cap_aux_idx = cap;
+	}
+	at = w->off + w->used;
+	ret = append(w, rec, 48);
+	if (!ret)
+		ret = append(w, data1, len1);
+	if (!ret)
+		ret = append(w, data2, len2);
+	if (!ret)
+		ret = append(w, zero, pad);
+	if (ret)
+		return ret;
+	if (!w->pipe) {
+		w->aux_idx[w->nr_aux_idx][0] = at;
+		w->aux_idx[w->nr_aux_idx][1] = 48 + size;
+		w->nr_aux_idx++;
+	}
+	return 0;
+}
+
 PR_HIDDEN int pd_writer_finish_round(struct pd_writer *w)
 {
 	unsigned char r[8];
@@ -1315,6 +1410,7 @@ static void free_writer(struct pd_writer *w)
 		free(w->attrs[i].ids);
 	}
 	free(w->attrs);
+	free(w->aux_idx);
 	free(w->argv);
 	free(w->tdata);
 	free(w->buf);
@@ -1324,7 +1420,8 @@ static void free_writer(struct pd_writer *w)
 static int close_file(struct pd_writer *w)
 {
 	unsigned char h[PD_FILE_HEADER_SIZE];
-	uint64_t bits[4], data_end, end;
+	uint64_t bits[4], data_end, end, attrs_off = start_attrs_offset(w);
+	uint32_t nr_attrs = w->nr_start_attrs;
 	int ret;
 
 	if (w->err) {
@@ -1353,10 +1450,52 @@ static int close_file(struct pd_writer *w)
 	} else if (has_tracepoints(w) && !w->has_tdata) {
 		pr_warn("perf.data: tracepoint events but no tracing data: perf will not open this file");
 	}
+	/*
+	 * Events added while recording (application events): all attrs
+	 * again after the features, with their ids; the header points there
+	 * and the start's section stays unused.  perf reads the attrs
+	 * wherever the header says.
+	 */
+	if (w->nr_attrs > w->nr_start_attrs && !w->err) {
+		uint64_t at = (end + 7) & ~7ull, ids_off = at;
+		unsigned char fa[PD_FILE_ATTR_SIZE];
+		uint64_t pos;
+		int werr = 0;
+
+		for (uint32_t i = 0; i < w->nr_attrs; i++)
+			ids_off += w->attrs[i].nr_ids * 8ull;
+		attrs_off = ids_off;
+		pos = at;
+		for (uint32_t i = 0; !werr && i < w->nr_attrs; i++) {
+			werr = pwrite_all(w->fd, w->attrs[i].ids,
+					  w->attrs[i].nr_ids * 8u, pos);
+			pos += w->attrs[i].nr_ids * 8ull;
+		}
+		ids_off = at;
+		for (uint32_t i = 0; !werr && i < w->nr_attrs; i++) {
+			memcpy(fa, w->attrs[i].attr, PD_ATTR_SIZE);
+			put_u64(fa + PD_ATTR_SIZE, ids_off);
+			put_u64(fa + PD_ATTR_SIZE + 8,
+				w->attrs[i].nr_ids * 8ull);
+			ids_off += w->attrs[i].nr_ids * 8ull;
+			werr = pwrite_all(w->fd, fa, sizeof(fa), pos);
+			pos += sizeof(fa);
+		}
+		if (werr) {
+			pr_err("perf.data: cannot write the attrs of the events added while recording: %s",
+			       strerror(-werr));
+			set_err(w, werr);
+			attrs_off = start_attrs_offset(w);
+			nr_attrs = w->nr_start_attrs;
+		} else {
+			end = pos;
+			nr_attrs = w->nr_attrs;
+		}
+	}
 	/* Drop whatever the file held past our end. */
 	truncate_to(w, end);
 
-	file_header(w, h, data_end - w->data_offset, bits);
+	file_header(w, h, data_end - w->data_offset, bits, attrs_off, nr_attrs);
 	ret = pwrite_all(w->fd, h, sizeof(h), 0);
 	if (ret) {
 		pr_err("perf.data: cannot write the file header: %s",

@@ -40,6 +40,8 @@ enum {
 	PD_RECORD_HEADER_TRACING_DATA = 66,
 	PD_RECORD_FINISHED_ROUND = 68,
 	PD_RECORD_ID_INDEX = 69,
+	PD_RECORD_AUXTRACE_INFO = 70,
+	PD_RECORD_AUXTRACE = 71,
 	PD_RECORD_TIME_CONV = 79,
 	PD_RECORD_HEADER_FEATURE = 80,
 	PD_RECORD_FINISHED_INIT = 82,
@@ -56,7 +58,11 @@ int pd_writer_open(int fd, bool pipe, int argc, char *const *argv,
 /*
  * Adds an event: its attr (written with attr.size = 128, the size perf 6.1
  * reads), its name (EVENT_DESC) and the kernel ids of its fds
- * (PERF_EVENT_IOC_ID).  All attrs must be added before pd_writer_start().
+ * (PERF_EVENT_IOC_ID).  In pipe mode all attrs come before
+ * pd_writer_start(); a file takes more while recording (events that appear
+ * late, such as an application's): they must fit the first ones
+ * (sample_id_all, id position: -EINVAL otherwise) and are written with all
+ * the others after the features at close.
  */
 int pd_writer_add_attr(struct pd_writer *w, const struct perf_event_attr *attr,
 		       const char *name, const uint64_t *ids, uint32_t nr_ids);
@@ -75,6 +81,18 @@ int pd_writer_start(struct pd_writer *w);
 /* Appends raw record bytes (whole records) to the data section, buffered.
  * Returns 0 or -errno (the error is sticky; see pd_writer_close()). */
 int pd_writer_write(struct pd_writer *w, const void *buf, size_t len);
+
+/*
+ * Appends a PERF_RECORD_AUXTRACE record (@rec, 48 bytes, its size field
+ * the payload length rounded up to 8) followed by its payload, given in
+ * two pieces (a wrapped AUX area) and zero-padded to that size.  Large
+ * payloads go to the file without a copy.  In file mode the record's
+ * offset goes into the HEADER_AUXTRACE index written at close.  Returns
+ * 0 or -errno (-EINVAL: not an AUXTRACE record, sizes that disagree).
+ */
+int pd_writer_write_auxtrace(struct pd_writer *w, const void *rec,
+			     const void *data1, size_t len1, const void *data2,
+			     size_t len2);
 
 /* Ends a round: writes PERF_RECORD_FINISHED_ROUND and flushes; the file is
  * valid up to here even if a later write fails.  Returns 0 or -errno. */

@@ -367,8 +367,43 @@ static int append_preamble(struct td_buf *b)
 	return err;
 }
 
+/* Formats that do not come from tracefs (application events), grouped
+ * by system in order of first appearance. */
+static int append_extra(struct td_buf *b, const struct td_extra *extra,
+			size_t nr_extra, uint32_t *systems)
+{
+	for (size_t i = 0; i < nr_extra; i++) {
+		size_t count_at;
+		uint32_t count = 0;
+		bool seen = false;
+		int err;
+
+		for (size_t k = 0; k < i && !seen; k++)
+			seen = !strcmp(extra[k].system, extra[i].system);
+		if (seen)
+			continue;
+		err = buf_put(b, extra[i].system, strlen(extra[i].system) + 1);
+		count_at = b->len;
+		if (!err)
+			err = buf_u32(b, 0);
+		for (size_t k = i; !err && k < nr_extra; k++) {
+			if (strcmp(extra[k].system, extra[i].system))
+				continue;
+			err = buf_u64(b, extra[k].len);
+			if (!err)
+				err = buf_put(b, extra[k].format, extra[k].len);
+			count++;
+		}
+		if (err)
+			return err;
+		buf_patch(b, count_at, 4, count);
+		(*systems)++;
+	}
+	return 0;
+}
+
 static int build(struct td_buf *b, const char *tracefs, struct td_event *evs,
-		 size_t nr)
+		 size_t nr, const struct td_extra *extra, size_t nr_extra)
 {
 	size_t count_at, i;
 	uint32_t systems = 0;
@@ -412,6 +447,9 @@ static int build(struct td_buf *b, const char *tracefs, struct td_event *evs,
 			return err;
 		systems++;
 	}
+	err = append_extra(b, extra, nr_extra, &systems);
+	if (err)
+		return err;
 	buf_patch(b, count_at, 4, systems);
 
 	/* kallsyms: perf 6.1 records none (u32 0) and its reader skips it. */
@@ -423,8 +461,9 @@ static int build(struct td_buf *b, const char *tracefs, struct td_event *evs,
 	return err;
 }
 
-int tracing_data_build(const char *tracefs, const char *const *events,
-		       size_t nr, void **out, size_t *len)
+int tracing_data_build_ext(const char *tracefs, const char *const *events,
+			   size_t nr, const struct td_extra *extra,
+			   size_t nr_extra, void **out, size_t *len)
 {
 	struct td_buf b = { 0 };
 	struct td_event *evs;
@@ -448,7 +487,16 @@ int tracing_data_build(const char *tracefs, const char *const *events,
 		if (err)
 			goto out;
 	}
-	err = build(&b, tracefs, evs, nr);
+	for (i = 0; i < nr_extra; i++) {
+		if (!extra[i].system ||
+		    !name_ok(extra[i].system, strlen(extra[i].system)) ||
+		    !extra[i].format) {
+			pr_err("tracing data: bad extra format %zu", i);
+			err = -EINVAL;
+			goto out;
+		}
+	}
+	err = build(&b, tracefs, evs, nr, extra, nr_extra);
 out:
 	free(evs);
 	if (err) {
@@ -458,4 +506,10 @@ out:
 	*out = b.p;
 	*len = b.len;
 	return 0;
+}
+
+int tracing_data_build(const char *tracefs, const char *const *events,
+		       size_t nr, void **out, size_t *len)
+{
+	return tracing_data_build_ext(tracefs, events, nr, NULL, 0, out, len);
 }

@@ -19,4 +19,16 @@
 int tracing_data_build(const char *tracefs, const char *const *events,
 		       size_t nr, void **out, size_t *len);
 
+/* A format that does not come from tracefs (an application event's). */
+struct td_extra {
+	const char *system; /* its "system": the provider */
+	const char *format; /* the format file's text */
+	size_t len;
+};
+
+/* tracing_data_build() plus @nr_extra formats of other systems. */
+int tracing_data_build_ext(const char *tracefs, const char *const *events,
+			   size_t nr, const struct td_extra *extra,
+			   size_t nr_extra, void **out, size_t *len);
+
 #endif

@@ -27,6 +27,7 @@
 #include "../format/perf_data.h"
 #include "../format/tracing_data.h"
 #include "../ring/internal.h"
+#include "../sources/app_session.h"
 #include "../sources/perf_event.h"
 #include "synth.h"
 
@@ -63,6 +64,8 @@ struct session {
 	uint64_t first_time, last_time;
 	int err; /* first write error */
 	bool overwrite;
+	struct app_session *app; /* application rings, or NULL */
+	uint32_t app_types;
 };
 
 static uint64_t now_ms(void)
@@ -152,8 +155,9 @@ static int drain(struct session *s, struct pe_buffer *b)
 	return err;
 }
 
-/* Drains the forward rings; the overwrite ones too if @snapshot. */
-static int drain_all(struct session *s, bool snapshot)
+/* Drains the forward rings; the overwrite ones too if @snapshot; @final:
+ * the last pass (application rings all read and released). */
+static int drain_all(struct session *s, bool snapshot, bool final)
 {
 	uint64_t before = s->st.bytes;
 	int err = 0;
@@ -163,6 +167,8 @@ static int drain_all(struct session *s, bool snapshot)
 	if (!s->overwrite || snapshot)
 		for (int i = 0; i < s->el.nr_bufs && !err; i++)
 			err = drain(s, &s->el.bufs[i]);
+	if (!err && s->app)
+		err = app_session_drain(s->app, snapshot, final);
 	if (!err && s->st.bytes != before) {
 		err = pd_writer_finish_round(s->w);
 		if (!err)
@@ -176,7 +182,7 @@ static int drain_all(struct session *s, bool snapshot)
 static int snapshot(struct session *s)
 {
 	s->st.snapshots++;
-	return drain_all(s, true);
+	return drain_all(s, true, false);
 }
 
 static int parse_tids(const char *list, bool whole_process, pid_t *tids,
@@ -230,6 +236,7 @@ static int parse_tids(const char *list, bool whole_process, pid_t *tids,
 /* Forks the command stopped before exec, as perf's workload does. */
 static int start_child(struct session *s, char *const *argv)
 {
+	const char *app_dir = s->app ? app_session_dir(s->app) : NULL;
 	int go[2], errp[2];
 
 	if (pipe2(go, O_CLOEXEC) || pipe2(errp, O_CLOEXEC))
@@ -245,6 +252,9 @@ static int start_child(struct session *s, char *const *argv)
 		close(errp[0]);
 		if (read(go[0], &c, 1) != 1)
 			_exit(127); /* the recorder gave up */
+		/* The program's events go to our session (libperfring). */
+		if (app_dir)
+			setenv(PERFRING_SESSION_ENV, app_dir, 1);
 		execvp(argv[0], argv);
 		e = errno;
 		if (write(errp[1], &e, sizeof(e)) < 0)
@@ -370,6 +380,69 @@ static int open_output(struct session *s)
 	return 0;
 }
 
+/* A new application event: its attr joins the file's. */
+static int app_new_event(void *ctx, const struct app_event_desc *d,
+			 uint64_t sample_id)
+{
+	struct session *s = ctx;
+	struct perf_event_attr a = { 0 };
+	char name[2 * APP_NAME_MAX + 2];
+
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_TRACEPOINT;
+	a.config = d->id;
+	a.sample_type = APP_SAMPLE_TYPE;
+	a.sample_period = 1;
+	a.sample_id_all = 1;
+	a.use_clockid = 1;
+	a.clockid = CLOCK_MONOTONIC;
+	snprintf(name, sizeof(name), "%s:%s", d->provider, d->name);
+	s->app_types++;
+	return pd_writer_add_attr(s->w, &a, name, &sample_id, 1);
+}
+
+static int app_write(void *ctx, const void *buf, size_t len)
+{
+	struct session *s = ctx;
+	int err = pd_writer_write(s->w, buf, len);
+
+	if (!err)
+		s->st.bytes += len;
+	return err;
+}
+
+struct td_list {
+	struct td_extra *v;
+	size_t n, cap;
+	int err;
+};
+
+static int collect_format(void *ctx, const struct app_event_desc *d,
+			  const char *format, size_t len)
+{
+	struct td_list *l = ctx;
+	struct td_extra *nv;
+	char *copy;
+
+	if (l->n == l->cap) {
+		l->cap = l->cap ? 2 * l->cap : 16;
+		nv = realloc(l->v, l->cap * sizeof(*nv));
+		if (!nv)
+			return -ENOMEM;
+		l->v = nv;
+	}
+	copy = malloc(len + sizeof(d->provider) + 1);
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, format, len);
+	strcpy(copy + len, d->provider);
+	l->v[l->n].format = copy;
+	l->v[l->n].len = len;
+	l->v[l->n].system = copy + len;
+	l->n++;
+	return 0;
+}
+
 static int add_tracing_data(struct session *s)
 {
 	const char *names[PE_MAX_EVENTS];
@@ -378,19 +451,29 @@ static int add_tracing_data(struct session *s)
 	void *blob;
 	int err;
 
+	struct td_list extra = { 0 };
+
 	for (int i = 0; i < s->el.nr_events; i++)
 		if (s->events[i].tracepoint)
 			names[n++] = s->events[i].name;
-	if (!n)
-		return 0;
+	err = s->app ? app_session_formats(s->app, collect_format, &extra) : 0;
+	if (err || (!n && !extra.n))
+		goto out;
 	tracefs = pe_tracefs();
-	if (!tracefs)
-		return -ENOENT;
-	err = tracing_data_build(tracefs, names, n, &blob, &len);
-	if (err)
-		return err;
-	err = pd_writer_set_tracing_data(s->w, blob, len);
-	free(blob);
+	if (!tracefs) {
+		err = -ENOENT;
+		goto out;
+	}
+	err = tracing_data_build_ext(tracefs, names, n, extra.v, extra.n, &blob,
+				     &len);
+	if (!err) {
+		err = pd_writer_set_tracing_data(s->w, blob, len);
+		free(blob);
+	}
+out:
+	for (size_t i = 0; i < extra.n; i++)
+		free((void *)extra.v[i].format);
+	free(extra.v);
 	return err;
 }
 
@@ -433,17 +516,27 @@ static int loop(struct session *s)
 		ev.data.u32 = UINT32_MAX;
 		epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->pidfd, &ev);
 	}
+	if (s->app) {
+		ev.data.u32 = UINT32_MAX - 2;
+		epoll_ctl(s->epfd, EPOLL_CTL_ADD, app_session_fd(s->app), &ev);
+	}
 	while (!stop) {
 		struct epoll_event evs[64];
 		bool woke = false;
-		int n = epoll_wait(s->epfd, evs, 64, POLL_MS);
+		/* Application rings wake us at their watermark, as the
+		 * kernel's do; prepare marks us as about to sleep. */
+		int n = epoll_wait(
+			s->epfd, evs, 64,
+			s->app && app_session_prepare(s->app) ? 0 : POLL_MS);
 
 		if (n < 0 && errno != EINTR)
 			return -errno;
 		for (int i = 0; i < n; i++) {
 			uint32_t id = evs[i].data.u32;
 
-			if (id == UINT32_MAX) {
+			if (id == UINT32_MAX - 2) {
+				woke = true; /* taken by app_session_finish() */
+			} else if (id == UINT32_MAX) {
 				stop = true; /* the command exited */
 			} else if (id == UINT32_MAX - 1) {
 				char cmd[16];
@@ -470,11 +563,13 @@ static int loop(struct session *s)
 				woke = true;
 			}
 		}
+		if (s->app)
+			app_session_finish(s->app);
 		if (woke)
 			s->st.wakeups++;
 		/* The timeout also flushes sparse events stuck below the
 		 * watermark, which perf leaves in the buffers. */
-		if (drain_all(s, false))
+		if (drain_all(s, false, false))
 			break;
 		if (duration > 0 && now_ms() - start >= duration * 1000)
 			stop = true;
@@ -514,8 +609,11 @@ PERFRING_API int perfring_record(const struct perfring_record_opts *o,
 	const int *cpus = cpus_buf;
 	const pid_t *tids = tids_buf;
 	uint64_t data_bytes;
-	bool all, per_thread, inherit = false, on_exec = false;
+	bool all, per_thread, inherit = false, on_exec = false, app_on;
 	static const char *const default_events[] = { "cpu-clock" };
+	const struct app_session_cb app_cb = { .new_event = app_new_event,
+					       .write = app_write,
+					       .ctx = &s };
 
 	if (!o || o->sz < offsetof(struct perfring_record_opts, events) +
 				  sizeof(o->events))
@@ -616,6 +714,12 @@ PERFRING_API int perfring_record(const struct perfring_record_opts *o,
 	err = open_output(&s);
 	if (err)
 		return err;
+	app_on = !OPTS_GET(o, no_app, false) && !s.pipe;
+	if (app_on && argv) {
+		err = app_session_create(&app_cb, &s.app);
+		if (err)
+			goto out;
+	}
 	if (argv) {
 		err = start_child(&s, argv);
 		if (err)
@@ -675,6 +779,16 @@ PERFRING_API int perfring_record(const struct perfring_record_opts *o,
 			goto out;
 	}
 
+	/* A process that traces into its own session (-p). */
+	if (app_on && pid_list) {
+		for (int i = 0; i < nr_tids && !s.app; i++) {
+			err = app_session_find(tids[i], &app_cb, &s.app);
+			if (err && err != -ENOENT && err != -ESRCH)
+				goto out;
+		}
+		err = 0;
+	}
+
 	if (!on_exec) {
 		pe_evlist_enable(&s.track_el, true);
 		pe_evlist_enable(&s.el, true);
@@ -690,9 +804,8 @@ PERFRING_API int perfring_record(const struct perfring_record_opts *o,
 	if (!s.err) {
 		/* Final drain: everything left, and the overwrite snapshot. */
 		if (s.overwrite)
-			snapshot(&s);
-		else
-			drain_all(&s, false);
+			s.st.snapshots++;
+		drain_all(&s, s.overwrite, true);
 	}
 	if (!err)
 		err = s.err;
@@ -712,6 +825,30 @@ out:
 				s.st.child_status = status;
 		}
 	}
+	if (s.app) {
+		struct app_session_stats as;
+
+		app_session_stats(s.app, &as);
+		s.st.app_events = as.events;
+		s.st.app_lost = as.lost;
+		s.st.app_corrupt = as.corrupt;
+		s.st.app_rings = as.rings;
+		s.st.app_event_types = s.app_types;
+		s.st.samples += as.events;
+		s.st.records += as.events + as.lost_records;
+		if (as.events &&
+		    (!s.first_time || as.first_time < s.first_time))
+			s.first_time = as.first_time;
+		if (as.last_time > s.last_time)
+			s.last_time = as.last_time;
+		/* The formats of the application events join the kernel's. */
+		if (s.w && s.app_types && !s.pipe) {
+			int terr = add_tracing_data(&s);
+
+			if (terr && !err)
+				err = terr;
+		}
+	}
 	if (s.w) {
 		int cerr;
 
@@ -724,6 +861,7 @@ out:
 			       strerror(-cerr));
 	}
 	session_close(&s);
+	app_session_close(s.app);
 	if (st_out && st_out->sz) {
 		size_t len = st_out->sz < sizeof(s.st) ? st_out->sz :
 							 sizeof(s.st);

@@ -21,39 +21,11 @@
 #include <unistd.h>
 #include "internal.h"
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <x86intrin.h>
-#define HAVE_TSC 1
-static inline uint64_t read_tsc(void)
-{
-	return __rdtsc();
-}
-#elif defined(__aarch64__)
-#define HAVE_TSC 1
-static inline uint64_t read_tsc(void)
-{
-	uint64_t v;
+#include "clock_fast.h"
 
-	__asm__ volatile("isb; mrs %0, cntvct_el0" : "=r"(v));
-	return v;
-}
-#else
-#define HAVE_TSC 0
-static inline uint64_t read_tsc(void)
-{
-	return 0;
-}
-#endif
-
-static struct {
-	enum perfring_clock_source source;
-	uint32_t mult;
-	uint16_t shift;
-	uint64_t zero;
-	int64_t mono_offset;
-} clk;
+PR_HIDDEN struct ring_clock ring_clk;
+PR_HIDDEN int ring_clk_ready;
 static pthread_once_t clk_once = PTHREAD_ONCE_INIT;
-static int clk_ready; /* set (release) once clk is filled in */
 
 PERFRING_API uint64_t perfring_clock_ns(void)
 {
@@ -61,15 +33,6 @@ PERFRING_API uint64_t perfring_clock_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-/* The conversion documented in perf_event_mmap_page (cap_user_time_zero). */
-static inline uint64_t tsc_to_ns(uint64_t cyc, uint32_t mult, uint16_t shift,
-				 uint64_t zero)
-{
-	uint64_t quot = cyc >> shift, rem = cyc & ((1ull << shift) - 1);
-
-	return zero + quot * mult + ((rem * mult) >> shift);
 }
 
 /* A (tsc, monotonic) pair taken in the narrowest window of a few tries. */
@@ -112,15 +75,15 @@ static int kernel_params(void)
 		do { /* pc->lock is the kernel's seqcount for these fields */
 			seq = smp_load_acquire(&pc->lock);
 			ok = pc->cap_user_time_zero;
-			clk.mult = pc->time_mult;
-			clk.shift = pc->time_shift;
-			clk.zero = pc->time_zero;
+			ring_clk.mult = pc->time_mult;
+			ring_clk.shift = pc->time_shift;
+			ring_clk.zero = pc->time_zero;
 			smp_rmb(); /* pairs with the kernel's update barriers */
 		} while (READ_ONCE(pc->lock) != seq || (seq & 1));
 		munmap(pc, (size_t)page);
 	}
 	close(fd);
-	return ok && clk.mult && clk.shift < 64;
+	return ok && ring_clk.mult && ring_clk.shift < 64;
 }
 
 static void calibrate(void)
@@ -133,23 +96,25 @@ static void calibrate(void)
 	nanosleep(&nap, NULL);
 	sample_pair(&c1, &t1);
 	if (c1 <= c0 || t1 <= t0) {
-		clk.source = PERFRING_CLOCK_SYSCALL;
+		ring_clk.source = PERFRING_CLOCK_SYSCALL;
 		return;
 	}
 	ns_per_tick = (long double)(t1 - t0) / (long double)(c1 - c0);
 	/* Largest shift that keeps mult in 32 bits, as the kernel does. */
-	clk.shift = 31;
-	while (clk.shift > 0 &&
-	       ns_per_tick * (1ull << clk.shift) >= 4294967295.0L)
-		clk.shift--;
-	clk.mult = (uint32_t)(ns_per_tick * (long double)(1ull << clk.shift) +
-			      0.5L);
+	ring_clk.shift = 31;
+	while (ring_clk.shift > 0 &&
+	       ns_per_tick * (1ull << ring_clk.shift) >= 4294967295.0L)
+		ring_clk.shift--;
+	ring_clk.mult =
+		(uint32_t)(ns_per_tick * (long double)(1ull << ring_clk.shift) +
+			   0.5L);
 	cmid = c1;
 	tmid = t1;
-	clk.zero = 0;
-	clk.zero = tmid - tsc_to_ns(cmid, clk.mult, clk.shift, 0);
-	clk.mono_offset = 0;
-	clk.source = PERFRING_CLOCK_CALIBRATED;
+	ring_clk.zero = 0;
+	ring_clk.zero =
+		tmid - tsc_to_ns(cmid, ring_clk.mult, ring_clk.shift, 0);
+	ring_clk.mono_offset = 0;
+	ring_clk.source = PERFRING_CLOCK_CALIBRATED;
 }
 
 static void clock_setup(void)
@@ -157,14 +122,15 @@ static void clock_setup(void)
 	uint64_t c = 0, t = 0;
 
 	if (!HAVE_TSC) {
-		clk.source = PERFRING_CLOCK_SYSCALL;
+		ring_clk.source = PERFRING_CLOCK_SYSCALL;
 		return;
 	}
 	if (kernel_params()) {
-		clk.source = PERFRING_CLOCK_KERNEL;
+		ring_clk.source = PERFRING_CLOCK_KERNEL;
 		sample_pair(&c, &t);
-		clk.mono_offset = (int64_t)(t - tsc_to_ns(c, clk.mult,
-							  clk.shift, clk.zero));
+		ring_clk.mono_offset =
+			(int64_t)(t - tsc_to_ns(c, ring_clk.mult,
+						ring_clk.shift, ring_clk.zero));
 		return;
 	}
 	calibrate();
@@ -173,8 +139,8 @@ static void clock_setup(void)
 static void clock_once(void)
 {
 	clock_setup();
-	/* Pairs with the acquire in perfring_clock_fast_ns(). */
-	smp_store_release(&clk_ready, 1);
+	/* Pairs with the acquire in ring_clock_fast() (clock_fast.h). */
+	smp_store_release(&ring_clk_ready, 1);
 }
 
 PERFRING_API int perfring_clock_init(struct perfring_clock_info *info)
@@ -183,11 +149,11 @@ PERFRING_API int perfring_clock_init(struct perfring_clock_info *info)
 	if (info) {
 		struct perfring_clock_info ci = {
 			.sz = sizeof(ci),
-			.source = clk.source,
-			.time_mult = clk.mult,
-			.time_shift = clk.shift,
-			.time_zero = clk.zero,
-			.mono_offset = clk.mono_offset,
+			.source = ring_clk.source,
+			.time_mult = ring_clk.mult,
+			.time_shift = ring_clk.shift,
+			.time_zero = ring_clk.zero,
+			.mono_offset = ring_clk.mono_offset,
 		};
 		size_t len = info->sz < sizeof(ci) ? info->sz : sizeof(ci);
 
@@ -202,11 +168,5 @@ PERFRING_API int perfring_clock_init(struct perfring_clock_info *info)
 
 PERFRING_API uint64_t perfring_clock_fast_ns(void)
 {
-	/* Pairs with the release in clock_once(). */
-	if (unlikely(!smp_load_acquire(&clk_ready)))
-		perfring_clock_init(NULL);
-	if (unlikely(clk.source == PERFRING_CLOCK_SYSCALL))
-		return perfring_clock_ns();
-	return tsc_to_ns(read_tsc(), clk.mult, clk.shift, clk.zero) +
-	       (uint64_t)clk.mono_offset;
+	return ring_clock_fast();
 }

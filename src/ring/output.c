@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "internal.h"
+#include "output_fast.h"
 
 static void write_lost(struct perfring_ring *r, unsigned char *p, uint64_t lost)
 {
@@ -95,8 +96,8 @@ sp_put_lost(struct perfring_ring *r, unsigned char *p)
 	return p + PERFRING_LOST_RECORD_SIZE;
 }
 
-static __attribute__((noinline)) void sp_check(struct perfring_ring *r,
-					       uint64_t head)
+PR_HIDDEN __attribute__((noinline)) void ring_sp_check(struct perfring_ring *r,
+						       uint64_t head)
 {
 	ring_wake_check(r, head, false);
 	r->p_next_check = head + r->check_interval;
@@ -122,17 +123,6 @@ static inline int sp_forward_begin(struct perfring_output *h,
 	h->start = head;
 	h->end = head + need;
 	return 0;
-}
-
-static inline void sp_forward_end(struct perfring_output *h)
-{
-	struct perfring_ring *r = h->ring;
-
-	/* (B): the record before data_head; pairs with (C) in the reader. */
-	smp_store_release(&r->pc->data_head, h->end);
-	r->p_head = h->end;
-	if (unlikely((int64_t)(h->end - r->p_next_check) >= 0))
-		sp_check(r, h->end);
 }
 
 /* Events-mode wake-ups: every wakeup_events records. */
@@ -303,35 +293,10 @@ output_begin_slow(struct perfring_output *h, struct perfring_ring *r,
 	return sp_backward_begin(h, r, (uint32_t)size);
 }
 
-/*
- * The hot path: a single-producer forward ring, a valid size, not paused,
- * nothing lost to report, and room by the cached tail.  It makes no call, so
- * it needs no stack frame; everything else goes to output_begin_slow().
- */
-static inline bool fast_reserve(struct perfring_output *h,
-				struct perfring_ring *r, size_t size)
-{
-	uint64_t head;
-
-	if (unlikely(!h || !r || !r->sp_fast || (size & 7) ||
-		     size - 8 > (size_t)r->max_record - 8))
-		return false;
-	head = r->p_head;
-	if (unlikely(READ_ONCE(r->ext->paused) || r->p_lost ||
-		     head + size - r->p_tail_cache > r->size))
-		return false;
-	h->ring = r;
-	h->size = (uint32_t)size;
-	h->data = r->data + (head & r->mask);
-	h->start = head;
-	h->end = head + size;
-	return true;
-}
-
 PERFRING_API int perfring_output_begin(struct perfring_output *h,
 				       struct perfring_ring *r, size_t size)
 {
-	if (likely(fast_reserve(h, r, size)))
+	if (likely(ring_fast_reserve(h, r, size)))
 		return 0;
 	return output_begin_slow(h, r, size);
 }
@@ -351,7 +316,7 @@ static __attribute__((noinline)) void output_end_slow(struct perfring_output *h)
 PERFRING_API void perfring_output_end(struct perfring_output *h)
 {
 	if (likely(h->ring->sp_fast))
-		sp_forward_end(h);
+		ring_fast_commit(h);
 	else
 		output_end_slow(h);
 }
@@ -379,9 +344,9 @@ PERFRING_API int perfring_ring_emit(struct perfring_ring *r, const void *rec,
 	if (unlikely(!rec ||
 		     ((const struct perf_event_header *)rec)->size != size))
 		return -EINVAL;
-	if (likely(fast_reserve(&h, r, size))) {
+	if (likely(ring_fast_reserve(&h, r, size))) {
 		copy_record(h.data, rec, size);
-		sp_forward_end(&h);
+		ring_fast_commit(&h);
 		return 0;
 	}
 	err = output_begin_slow(&h, r, size);

@@ -1,0 +1,700 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Application tracing, the producer side: event declarations, per-thread
+ * rings in a session directory, and the emit path.
+ *
+ * Session directory (0700, made by perfring record or by the program):
+ *   ids                 u32 next event id, under flock (shared by every
+ *                       process of the session)
+ *   <pid>.events        one line per declared event, appended before any
+ *                       record of it is published:
+ *                       "<id> <provider>:<name> <fields>\n"
+ *   <pid>-<tid>.ring    a thread's ring (+ .wake FIFO), created under a
+ *                       temporary name and renamed into place once
+ *                       initialised, so a recorder watching the directory
+ *                       only ever sees whole rings
+ *   <pid>-shared.ring   the process's multi-producer ring (PERFRING_APP_SHARED)
+ *   recorder.pid        the recorder's pid (perfring_app_snapshot())
+ *
+ * A thread's ring is released when the thread exits (its producer lock goes
+ * with the descriptor), which tells the recorder to drain it and remove it.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/rseq.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include "../ring/clock_fast.h"
+#include "../ring/output_fast.h"
+#include "app_format.h"
+
+#define DEFAULT_RING_SIZE (1u << 20)
+#define MAX_EVENTS 4096
+
+struct perfring_event {
+	struct app_event_desc d;
+	uint32_t hdr_size; /* record bytes without string/bytes contents */
+	bool ready; /* has its id (session started) */
+	struct perfring_event *next;
+};
+
+struct app_thread {
+	struct perfring_ring *ring;
+	pid_t tid;
+	bool failed; /* ring creation failed: do not retry on every event */
+	uint64_t gen; /* session generation the ring belongs to */
+};
+
+static pthread_mutex_t app_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct perfring_event *events; /* every declaration, newest first */
+static char session_dir[PATH_MAX];
+static bool self_session;
+static int events_fd = -1;
+static uint64_t ring_size = DEFAULT_RING_SIZE;
+static unsigned int app_flags;
+static int block_timeout_ms = 10;
+static uint64_t generation; /* bumped by every start and stop */
+static struct perfring_ring *shared_ring;
+static pthread_key_t thread_key;
+static bool key_made;
+static uint64_t st_events, st_lost; /* relaxed atomics */
+static uint32_t st_rings;
+
+PERFRING_API volatile int perfring_app_active;
+
+static __thread struct app_thread me __attribute__((tls_model("initial-exec")));
+
+static void count_event(void)
+{
+	atomic_add_relaxed(&st_events, 1);
+}
+
+static void count_lost(void)
+{
+	atomic_add_relaxed(&st_lost, 1);
+}
+
+/* ---- options ---- */
+
+static uint64_t parse_bytes(const char *s)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || end == s)
+		return 0;
+	if (*end == 'k' || *end == 'K')
+		v <<= 10, end++;
+	else if (*end == 'm' || *end == 'M')
+		v <<= 20, end++;
+	else if (*end == 'g' || *end == 'G')
+		v <<= 30, end++;
+	return *end ? 0 : v;
+}
+
+static unsigned int parse_mode(const char *s)
+{
+	unsigned int f = 0;
+
+	if (!s)
+		return 0;
+	if (strstr(s, "shared"))
+		f |= PERFRING_APP_SHARED;
+	if (strstr(s, "overwrite"))
+		f |= PERFRING_APP_OVERWRITE;
+	if (strstr(s, "block"))
+		f |= PERFRING_APP_BLOCK;
+	return f;
+}
+
+/* ---- ids and the events file ---- */
+
+/* Takes the next event id of the session (flock on <dir>/ids). */
+static int alloc_id(uint32_t *id)
+{
+	char path[PATH_MAX + 8];
+	uint32_t next = PERFRING_APP_FIRST_ID;
+	ssize_t n;
+	int fd, err = 0;
+
+	snprintf(path, sizeof(path), "%s/ids", session_dir);
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return -errno;
+	if (flock(fd, LOCK_EX) < 0) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	n = pread(fd, &next, sizeof(next), 0);
+	if (n != (ssize_t)sizeof(next) || next < PERFRING_APP_FIRST_ID)
+		next = PERFRING_APP_FIRST_ID;
+	if (next > APP_LAST_ID) {
+		pr_err("app: session %s has no event ids left", session_dir);
+		err = -ENOSPC;
+	} else {
+		*id = next++;
+		if (pwrite(fd, &next, sizeof(next), 0) != (ssize_t)sizeof(next))
+			err = errno ? -errno : -EIO;
+	}
+	flock(fd, LOCK_UN);
+	close(fd);
+	return err;
+}
+
+/* Gives @ev its id and appends its line (one write: O_APPEND keeps the
+ * lines of concurrent writers whole).  Called with app_lock held. */
+static int publish_event(struct perfring_event *ev)
+{
+	char line[APP_LINE_MAX];
+	int len, err;
+
+	err = alloc_id(&ev->d.id);
+	if (err)
+		return err;
+	len = app_desc_format(&ev->d, line, sizeof(line));
+	if (len < 0)
+		return len;
+	if (write(events_fd, line, (size_t)len) != len)
+		return errno ? -errno : -EIO;
+	ev->ready = true;
+	return 0;
+}
+
+/* ---- rings ---- */
+
+static void thread_exit(void *arg)
+{
+	(void)arg;
+	if (me.ring) {
+		perfring_ring_destroy(me.ring);
+		me.ring = NULL;
+	}
+}
+
+/* Creates <dir>/<name>.ring under a temporary name, then renames the wake
+ * FIFO and the ring into place (the recorder reacts to the ring's rename). */
+static int create_ring(const char *name, unsigned int mode,
+		       struct perfring_ring **out)
+{
+	char tmp[PATH_MAX + 64], fin[PATH_MAX + 64];
+	char tmpw[PATH_MAX + 80], finw[PATH_MAX + 80];
+	PERFRING_OPTS(perfring_ring_opts, ro, .data_size = ring_size,
+		      .flags = mode, .role = PERFRING_ROLE_PRODUCER);
+	int err;
+
+	ro.watermark = ring_size / 4;
+	snprintf(tmp, sizeof(tmp), "%s/.%s.tmp", session_dir, name);
+	snprintf(fin, sizeof(fin), "%s/%s.ring", session_dir, name);
+	snprintf(tmpw, sizeof(tmpw), "%s.wake", tmp);
+	snprintf(finw, sizeof(finw), "%s.wake", fin);
+	unlink(tmp);
+	unlink(tmpw);
+	ro.path = tmp;
+	err = perfring_ring_create(&ro, out);
+	if (err)
+		return err;
+	if (rename(tmpw, finw) < 0 || rename(tmp, fin) < 0) {
+		err = -errno;
+		perfring_ring_destroy(*out);
+		*out = NULL;
+		unlink(tmp);
+		unlink(tmpw);
+		unlink(finw);
+		return err;
+	}
+	atomic_add_relaxed(&st_rings, 1);
+	return 0;
+}
+
+/* The calling thread's first event of this session: make its ring. */
+static __attribute__((noinline, cold)) struct perfring_ring *thread_ring(void)
+{
+	char name[64];
+	uint64_t gen;
+	int err;
+
+	pthread_mutex_lock(&app_lock);
+	gen = generation;
+	if (!perfring_app_active) {
+		pthread_mutex_unlock(&app_lock);
+		return NULL;
+	}
+	if (me.ring && me.gen != gen) {
+		/* A ring of an earlier session (stop, then start again). */
+		perfring_ring_destroy(me.ring);
+		me.ring = NULL;
+		me.failed = false;
+	}
+	if (me.ring || me.failed) {
+		pthread_mutex_unlock(&app_lock);
+		return me.ring;
+	}
+	if (app_flags & PERFRING_APP_SHARED) {
+		pthread_mutex_unlock(&app_lock);
+		return NULL; /* the shared ring serves every thread */
+	}
+	me.tid = (pid_t)syscall(SYS_gettid);
+	snprintf(name, sizeof(name), "%d-%d", (int)getpid(), (int)me.tid);
+	err = create_ring(name,
+			  (app_flags & PERFRING_APP_OVERWRITE) ?
+				  PERFRING_MODE_OVERWRITE :
+				  0,
+			  &me.ring);
+	if (err) {
+		pr_warn("app: cannot create the ring of thread %d in %s: %s; its events are dropped",
+			(int)me.tid, session_dir, strerror(-err));
+		me.failed = true;
+	} else {
+		me.gen = gen;
+		pthread_setspecific(thread_key, &me);
+	}
+	pthread_mutex_unlock(&app_lock);
+	return me.ring;
+}
+
+/* ---- the emit path ---- */
+
+static inline uint16_t current_cpu(void)
+{
+#if defined(__GLIBC__) && defined(RSEQ_SIG)
+	if (likely(__rseq_size >= 8)) {
+		const struct rseq *rs =
+			(const struct rseq
+				 *)(void *)((char *)__builtin_thread_pointer() +
+					    __rseq_offset);
+
+		return (uint16_t)READ_ONCE(rs->cpu_id);
+	}
+#endif
+	return (uint16_t)sched_getcpu();
+}
+
+static inline void fill_header(unsigned char *p,
+			       const struct perfring_event *ev, uint32_t size,
+			       pid_t tid)
+{
+	struct perfring_app_record r = {
+		.header = { .type = PERFRING_RECORD_APP_EVENT,
+			    .size = (uint16_t)size },
+		.time = ring_clock_fast(),
+		.event_id = (uint16_t)ev->d.id,
+		.cpu = current_cpu(),
+		.tid = (uint32_t)tid,
+	};
+
+	memcpy(p, &r, sizeof(r));
+}
+
+/* Bytes of string/bytes contents, or -1 if @vars do not match @ev. */
+static int64_t var_bytes(const struct perfring_event *ev,
+			 const struct perfring_var *vars, unsigned int nvars)
+{
+	uint64_t total = 0;
+
+	if (nvars != ev->d.nr_dyn || (nvars && !vars))
+		return -1;
+	for (unsigned int i = 0; i < nvars; i++) {
+		const struct app_field *f = &ev->d.fields[ev->d.dyn[i]];
+		uint64_t n;
+
+		if (!vars[i].ptr)
+			n = f->type == APP_STRING ? 1 : 0;
+		else if (f->type == APP_STRING)
+			n = strnlen(vars[i].ptr, APP_STRING_MAX) + 1;
+		else
+			n = vars[i].len;
+		total += n;
+	}
+	return (int64_t)total;
+}
+
+static void fill_vars(unsigned char *payload, const struct perfring_event *ev,
+		      const struct perfring_var *vars)
+{
+	uint32_t at = ev->d.dyn_data_off;
+
+	for (unsigned int i = 0; i < ev->d.nr_dyn; i++) {
+		const struct app_field *f = &ev->d.fields[ev->d.dyn[i]];
+		uint32_t n, loc;
+
+		if (f->type == APP_STRING) {
+			n = vars[i].ptr ? (uint32_t)strnlen(vars[i].ptr,
+							    APP_STRING_MAX) :
+					  0;
+			if (n)
+				memcpy(payload + at, vars[i].ptr, n);
+			payload[at + n] = 0;
+			n++;
+		} else {
+			n = vars[i].ptr ? vars[i].len : 0;
+			if (n)
+				memcpy(payload + at, vars[i].ptr, n);
+		}
+		/* __data_loc: length << 16 | offset from the raw data start */
+		loc = (n << 16) | (APP_COMMON_SIZE + at);
+		memcpy(payload + f->offset, &loc, sizeof(loc));
+		at += n;
+	}
+}
+
+static bool wait_for_room(struct perfring_ring *r, uint64_t size)
+{
+	struct timespec nap = { 0, 50 * 1000 };
+	uint64_t deadline =
+		perfring_clock_ns() + (uint64_t)block_timeout_ms * 1000000ull;
+
+	while (perfring_ring_space(r) < (int64_t)size) {
+		if (perfring_clock_ns() >= deadline || !perfring_app_active)
+			return false;
+		nanosleep(&nap, NULL);
+	}
+	return true;
+}
+
+static __attribute__((noinline)) int
+write_slow(struct perfring_event *ev, const void *fixed,
+	   const struct perfring_var *vars, unsigned int nvars, uint32_t size)
+{
+	struct perfring_ring *r;
+	struct perfring_output h;
+	pid_t tid;
+	int err;
+
+	if (!ev->ready)
+		return -EAGAIN; /* declared while the session was starting */
+	if (app_flags & PERFRING_APP_SHARED) {
+		r = shared_ring;
+		if (!me.tid)
+			me.tid = (pid_t)syscall(SYS_gettid);
+	} else {
+		r = me.ring && me.gen == READ_ONCE(generation) ? me.ring :
+								 thread_ring();
+	}
+	if (!r) {
+		count_lost();
+		return -ENOSPC;
+	}
+	tid = me.tid;
+	if ((app_flags & PERFRING_APP_BLOCK) &&
+	    !(app_flags & PERFRING_APP_OVERWRITE))
+		wait_for_room(r, size + PERFRING_LOST_RECORD_SIZE);
+	err = perfring_output_begin(&h, r, size);
+	if (err) {
+		count_lost();
+		return err == -EAGAIN ? -ENOSPC : err;
+	}
+	fill_header(h.data, ev, size, tid);
+	memcpy((unsigned char *)h.data + sizeof(struct perfring_app_record),
+	       fixed, ev->d.fixed_size);
+	if (nvars)
+		fill_vars((unsigned char *)h.data +
+				  sizeof(struct perfring_app_record),
+			  ev, vars);
+	perfring_output_end(&h);
+	count_event();
+	return 0;
+}
+
+PERFRING_API int perfring_event_write(struct perfring_event *ev,
+				      const void *fixed, size_t len,
+				      const struct perfring_var *vars,
+				      unsigned int nvars)
+{
+	struct perfring_output h;
+	uint32_t size;
+
+	if (unlikely(!ev || len != ev->d.fixed_size || (len && !fixed)))
+		return -EINVAL;
+	if (unlikely(!READ_ONCE(perfring_app_active)))
+		return 0;
+	size = ev->hdr_size;
+	if (unlikely(nvars || ev->d.nr_dyn)) {
+		int64_t extra = var_bytes(ev, vars, nvars);
+
+		if (extra < 0)
+			return -EINVAL;
+		if ((uint64_t)extra > APP_RECORD_MAX - size)
+			return -E2BIG;
+		size = (uint32_t)((size + (uint64_t)extra + 7) & ~7ull);
+		return write_slow(ev, fixed, vars, nvars, size);
+	}
+	/* Fast path: this thread's forward ring with room, integers only. */
+	if (likely(ev->ready && me.ring && me.gen == READ_ONCE(generation) &&
+		   ring_fast_reserve(&h, me.ring, size))) {
+		unsigned char *p = h.data;
+
+		fill_header(p, ev, size, me.tid);
+		memcpy(p + sizeof(struct perfring_app_record), fixed, len);
+		ring_fast_commit(&h);
+		count_event();
+		return 0;
+	}
+	return write_slow(ev, fixed, NULL, 0, size);
+}
+
+/* ---- declarations ---- */
+
+PERFRING_API int perfring_event_declare(const char *provider, const char *name,
+					const char *fields,
+					struct perfring_event **out)
+{
+	struct perfring_event *ev;
+	const char *why;
+	int err = 0;
+
+	if (!out)
+		return -EINVAL;
+	*out = NULL;
+	ev = calloc(1, sizeof(*ev));
+	if (!ev)
+		return -ENOMEM;
+	why = app_desc_parse_decl(provider, name, fields ? fields : "", &ev->d);
+	if (why) {
+		pr_err("app: event %s:%s: %s", provider ? provider : "(null)",
+		       name ? name : "(null)", why);
+		free(ev);
+		return -EINVAL;
+	}
+	ev->hdr_size = (uint32_t)((sizeof(struct perfring_app_record) +
+				   ev->d.payload_fixed + 7) &
+				  ~7ull);
+	pthread_mutex_lock(&app_lock);
+	if (perfring_app_active)
+		err = publish_event(ev);
+	if (err) {
+		pthread_mutex_unlock(&app_lock);
+		pr_err("app: cannot publish event %s:%s in %s: %s", provider,
+		       name, session_dir, strerror(-err));
+		free(ev);
+		return err;
+	}
+	ev->next = events;
+	events = ev;
+	pthread_mutex_unlock(&app_lock);
+	*out = ev;
+	return 0;
+}
+
+PERFRING_API size_t perfring_event_fixed_size(const struct perfring_event *ev)
+{
+	return ev ? ev->d.fixed_size : 0;
+}
+
+/* ---- sessions ---- */
+
+static int make_self_dir(char *out, size_t size)
+{
+	char base[64];
+
+	snprintf(base, sizeof(base), "/tmp/perfring-%u", (unsigned)getuid());
+	if (mkdir(base, 0700) < 0 && errno != EEXIST)
+		return -errno;
+	{
+		struct stat st;
+
+		/* Refuse a directory someone else planted for us. */
+		if (lstat(base, &st) < 0)
+			return -errno;
+		if (!S_ISDIR(st.st_mode) || st.st_uid != getuid() ||
+		    (st.st_mode & 077)) {
+			pr_err("app: %s is not a private directory of ours",
+			       base);
+			return -EPERM;
+		}
+	}
+	if (snprintf(out, size, "%s/%d", base, (int)getpid()) >= (int)size)
+		return -ENAMETOOLONG;
+	if (mkdir(out, 0700) < 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+PERFRING_API int perfring_app_start(const struct perfring_app_opts *o)
+{
+	const char *dir = NULL, *env;
+	char path[PATH_MAX + 32];
+	struct stat st;
+	uint64_t rs = 0;
+	unsigned int flags = 0;
+	int err = 0;
+
+	if (o && o->sz < sizeof(size_t))
+		return -EINVAL;
+	if (o && o->sz >= offsetof(struct perfring_app_opts, session) +
+				  sizeof(o->session))
+		dir = o->session;
+	if (o && o->sz >= offsetof(struct perfring_app_opts, ring_size) +
+				  sizeof(o->ring_size))
+		rs = o->ring_size;
+	if (o && o->sz >= offsetof(struct perfring_app_opts, flags) +
+				  sizeof(o->flags))
+		flags = o->flags;
+	if (o &&
+	    o->sz >= offsetof(struct perfring_app_opts, block_timeout_ms) +
+			     sizeof(o->block_timeout_ms) &&
+	    o->block_timeout_ms > 0)
+		block_timeout_ms = o->block_timeout_ms;
+	if (!dir)
+		dir = getenv(PERFRING_SESSION_ENV);
+	if (!dir || !*dir)
+		return -ENOENT;
+	if (!rs && (env = getenv("PERFRING_RING_SIZE")))
+		rs = parse_bytes(env);
+	if (!rs)
+		rs = DEFAULT_RING_SIZE;
+	if (!is_pow2(rs) || rs < (uint64_t)sysconf(_SC_PAGESIZE)) {
+		pr_err("app: ring size %llu is not a power of two of at least a page",
+		       (unsigned long long)rs);
+		return -EINVAL;
+	}
+	flags |= parse_mode(getenv("PERFRING_MODE"));
+	if ((flags & PERFRING_APP_SHARED) && (flags & PERFRING_APP_OVERWRITE)) {
+		pr_err("app: a shared ring cannot be an overwrite ring");
+		return -EINVAL;
+	}
+
+	pthread_mutex_lock(&app_lock);
+	if (perfring_app_active) {
+		pthread_mutex_unlock(&app_lock);
+		return -EALREADY;
+	}
+	if (!key_made) {
+		err = -pthread_key_create(&thread_key, thread_exit);
+		key_made = !err;
+	}
+	self_session = !strcmp(dir, "self");
+	if (!err && self_session)
+		err = make_self_dir(session_dir, sizeof(session_dir));
+	else if (!err && snprintf(session_dir, sizeof(session_dir), "%s",
+				  dir) >= (int)sizeof(session_dir))
+		err = -ENAMETOOLONG;
+	if (!err && (stat(session_dir, &st) < 0 || !S_ISDIR(st.st_mode)))
+		err = -ENOTDIR;
+	ring_size = rs;
+	app_flags = flags;
+	if (!err) {
+		snprintf(path, sizeof(path), "%s/%d.events", session_dir,
+			 (int)getpid());
+		events_fd = open(path,
+				 O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC |
+					 O_NOFOLLOW,
+				 0600);
+		if (events_fd < 0)
+			err = -errno;
+	}
+	for (struct perfring_event *ev = events; !err && ev; ev = ev->next)
+		if (!ev->ready)
+			err = publish_event(ev);
+	if (!err && (flags & PERFRING_APP_SHARED)) {
+		snprintf(path, sizeof(path), "%d-shared", (int)getpid());
+		err = create_ring(path, PERFRING_MODE_MULTI_PRODUCER,
+				  &shared_ring);
+	}
+	if (err) {
+		if (events_fd >= 0)
+			close(events_fd);
+		events_fd = -1;
+		pthread_mutex_unlock(&app_lock);
+		pr_err("app: cannot start tracing into %s: %s", session_dir,
+		       strerror(-err));
+		return err;
+	}
+	WRITE_ONCE(generation, generation + 1);
+	perfring_clock_init(NULL);
+	/* Events declared, ring ready: let the emitters in. */
+	smp_store_release(&perfring_app_active, 1);
+	pthread_mutex_unlock(&app_lock);
+	return 0;
+}
+
+PERFRING_API void perfring_app_stop(void)
+{
+	pthread_mutex_lock(&app_lock);
+	if (!perfring_app_active) {
+		pthread_mutex_unlock(&app_lock);
+		return;
+	}
+	WRITE_ONCE(perfring_app_active, 0);
+	WRITE_ONCE(generation, generation + 1);
+	/* Other threads' rings go when they exit or emit next; ours now. */
+	if (me.ring) {
+		perfring_ring_destroy(me.ring);
+		me.ring = NULL;
+	}
+	if (shared_ring) {
+		perfring_ring_flush(shared_ring);
+		perfring_ring_destroy(shared_ring);
+		shared_ring = NULL;
+	}
+	for (struct perfring_event *ev = events; ev; ev = ev->next)
+		ev->ready = false;
+	if (events_fd >= 0)
+		close(events_fd);
+	events_fd = -1;
+	pthread_mutex_unlock(&app_lock);
+}
+
+PERFRING_API int perfring_app_snapshot(void)
+{
+	char path[PATH_MAX + 16], buf[32];
+	ssize_t n;
+	long pid;
+	int fd;
+
+	if (!perfring_app_active)
+		return -ENOENT;
+	snprintf(path, sizeof(path), "%s/recorder.pid", session_dir);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -ESRCH;
+	buf[n] = 0;
+	pid = strtol(buf, NULL, 10);
+	if (pid <= 0)
+		return -ESRCH;
+	return kill((pid_t)pid, SIGUSR2) ? -errno : 0;
+}
+
+PERFRING_API int perfring_app_stats(struct perfring_app_stats *st)
+{
+	struct perfring_app_stats s = {
+		.sz = sizeof(s),
+		.events = READ_ONCE(st_events),
+		.lost = READ_ONCE(st_lost),
+		.rings = READ_ONCE(st_rings),
+	};
+	size_t len;
+
+	if (!st || st->sz < sizeof(size_t))
+		return -EINVAL;
+	len = st->sz < sizeof(s) ? st->sz : sizeof(s);
+	memcpy(st, &s, len);
+	st->sz = len;
+	return 0;
+}
+
+/* `perfring record -- ./app` sets PERFRING_SESSION: trace from the start. */
+static __attribute__((constructor)) void app_autostart(void)
+{
+	const char *dir = getenv(PERFRING_SESSION_ENV);
+
+	if (dir && *dir)
+		perfring_app_start(NULL);
+}

@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Application tracing, the recorder side: a session directory watched with
+ * inotify, the rings programs create in it attached as consumers, their
+ * records turned into perf samples of tracepoint-like events.
+ */
+#ifndef PERFRING_SOURCES_APP_SESSION_H
+#define PERFRING_SOURCES_APP_SESSION_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <linux/perf_event.h>
+#include "app_format.h"
+
+struct app_session;
+
+/* sample_type of the samples an app session produces; the recorder's
+ * kernel events use the same trailer (TID TIME CPU IDENTIFIER). */
+#define APP_SAMPLE_TYPE                                              \
+	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | \
+	 PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD |   \
+	 PERF_SAMPLE_RAW)
+/* The sample id of event id n (perf's ids from the kernel are small). */
+#define APP_SAMPLE_ID(n) ((1ull << 62) | (n))
+
+struct app_session_cb {
+	/* A new event type: the recorder adds its attr. */
+	int (*new_event)(void *ctx, const struct app_event_desc *d,
+			 uint64_t sample_id);
+	/* Converted records (whole perf records) for the output. */
+	int (*write)(void *ctx, const void *buf, size_t len);
+	void *ctx;
+};
+
+struct app_session_stats {
+	uint64_t events; /* samples written */
+	uint64_t lost; /* events the programs dropped (LOST counts) */
+	uint64_t lost_records;
+	uint64_t corrupt; /* records or ranges skipped as damaged */
+	uint64_t first_time, last_time;
+	uint32_t rings; /* rings attached over the session */
+	uint32_t live_rings;
+};
+
+/* Makes a private session directory (0700) under $TMPDIR or /tmp and
+ * watches it; the recorder's pid goes into recorder.pid. */
+int app_session_create(const struct app_session_cb *cb,
+		       struct app_session **out);
+
+/* Watches an existing session directory (perfring record -p PID): the one
+ * named in the process's environment ($PERFRING_SESSION), else its own
+ * /tmp/perfring-<uid>/<pid>.  -ENOENT when the process has none. */
+int app_session_find(pid_t pid, const struct app_session_cb *cb,
+		     struct app_session **out);
+
+const char *app_session_dir(const struct app_session *s);
+
+/* Readable when a ring woke the recorder or the directory changed
+ * (epoll-able). */
+int app_session_fd(const struct app_session *s);
+
+/* Before the recorder sleeps: marks every forward ring's consumer as
+ * waiting.  Returns 1 if one already has enough data (do not sleep). */
+int app_session_prepare(struct app_session *s);
+
+/* After waking: takes the wake-ups, attaches rings that appeared. */
+void app_session_finish(struct app_session *s);
+
+/*
+ * Converts what the forward rings hold (all rings, overwrite ones
+ * included, if @snapshot) into perf records through cb->write.  Rings
+ * whose producer is gone are drained to the end and released.  @final:
+ * the last drain (rings that just appeared too, overwrite rings read,
+ * every producer checked).  Returns 0 or the first error of cb->write
+ * (damage in a ring is logged, counted and skipped, never returned).
+ */
+int app_session_drain(struct app_session *s, bool snapshot, bool final);
+
+/* Every event type seen, with its format text, for TRACING_DATA. */
+int app_session_formats(struct app_session *s,
+			int (*fn)(void *ctx, const struct app_event_desc *d,
+				  const char *format, size_t len),
+			void *ctx);
+
+void app_session_stats(const struct app_session *s,
+		       struct app_session_stats *st);
+
+/* Detaches every ring; removes the directory if this session made it. */
+void app_session_close(struct app_session *s);
+
+#endif

@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: MIT
+/*
+ * A traced program with known content for the application-tracing tests.
+ *
+ *   apptrace THREADS EVENTS [options]
+ *
+ * Each thread emits EVENTS apptest:tick {u64 seq, u64 thread, u64 value =
+ * seq * 7 + thread}, every 100th also apptest:msg {u32 seq, string text
+ * "msg-<thread>-<seq>", bytes blob (seq / 100 % 5 bytes of 0xab)}, and each 1000
+ * ticks inside an apptest:work_begin/apptest:work_end pair.  At exit it
+ * prints "emitted E lost L" (perfring_app_stats) on stdout.
+ *
+ *   --forever        keep emitting (seq wraps nothing) until killed
+ *   --rate N         about N events per second per thread (sleeps)
+ *   --scribble       thread 0 writes garbage over its own ring (a buggy
+ *                    producer) after half its events
+ *   --exit-early     odd threads stop after half their events and exit
+ *                    while the others go on
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <fcntl.h>
+#include <perfring.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+static struct perfring_event *ev_tick, *ev_msg, *ev_begin, *ev_end;
+static unsigned long long nr_events;
+static int forever, scribble, exit_early;
+static long rate;
+
+struct tick {
+	uint64_t seq, thread, value;
+};
+
+struct msg {
+	uint32_t seq;
+};
+
+struct work {
+	uint64_t batch;
+};
+
+static void nap_until(struct timespec *t0, unsigned long long done)
+{
+	struct timespec now, d;
+	double due = (double)done / (double)rate, el;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	el = (double)(now.tv_sec - t0->tv_sec) +
+	     (double)(now.tv_nsec - t0->tv_nsec) / 1e9;
+	if (due > el) {
+		d.tv_sec = (time_t)(due - el);
+		d.tv_nsec = (long)((due - el - (double)d.tv_sec) * 1e9);
+		nanosleep(&d, NULL);
+	}
+}
+
+/* A hostile producer: garbage over our own ring's data area, data_head
+ * moved past it. */
+static void scribble_own_ring(void)
+{
+	const char *dir = getenv("PERFRING_SESSION");
+	char path[4096], want[64];
+	struct dirent *de;
+	DIR *d;
+
+	if (!dir)
+		return;
+	snprintf(want, sizeof(want), "%d-%ld.ring", (int)getpid(),
+		 (long)syscall(SYS_gettid));
+	d = opendir(dir);
+	while (d && (de = readdir(d))) {
+		if (strcmp(de->d_name, want))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		int fd = open(path, O_RDWR);
+		long pg = sysconf(_SC_PAGESIZE);
+		unsigned char *m = fd < 0 ? MAP_FAILED :
+					    mmap(NULL, (size_t)pg * 3,
+						 PROT_READ | PROT_WRITE,
+						 MAP_SHARED, fd, 0);
+		if (m != MAP_FAILED) {
+			struct perf_event_mmap_page *pc = (void *)m;
+			uint64_t head = __atomic_load_n(&pc->data_head,
+							__ATOMIC_ACQUIRE);
+			uint64_t off = pc->data_offset, size = pc->data_size;
+
+			for (uint64_t i = 0; i < 2 * (uint64_t)pg && i < size;
+			     i++)
+				m[off +
+				  ((head + i) % size) % (2 * (uint64_t)pg)] =
+					(unsigned char)(i * 37 + 11);
+			__atomic_store_n(&pc->data_head, head + 1024,
+					 __ATOMIC_RELEASE);
+			munmap(m, (size_t)pg * 3);
+		}
+		if (fd >= 0)
+			close(fd);
+	}
+	if (d)
+		closedir(d);
+}
+
+static void *worker(void *arg)
+{
+	uint64_t thread = (uint64_t)(uintptr_t)arg;
+	unsigned long long limit = nr_events;
+	struct timespec t0;
+	char text[64];
+	unsigned char blob[8];
+
+	memset(blob, 0xab, sizeof(blob));
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (exit_early && (thread & 1))
+		limit /= 2;
+	for (unsigned long long seq = 0; forever || seq < limit; seq++) {
+		struct tick t = { seq, thread, seq * 7 + thread };
+
+		if (seq % 1000 == 0) {
+			struct work w = { seq / 1000 };
+
+			perfring_emit(ev_begin, &w, sizeof(w));
+		}
+		perfring_emit(ev_tick, &t, sizeof(t));
+		if (seq % 100 == 0) {
+			struct msg m = { (uint32_t)seq };
+			struct perfring_var v[2] = {
+				{ text, 0 },
+				{ blob, (uint32_t)(seq / 100 % 5) },
+			};
+
+			snprintf(text, sizeof(text), "msg-%llu-%llu",
+				 (unsigned long long)thread, seq);
+			perfring_emitv(ev_msg, &m, sizeof(m), v, 2);
+		}
+		if (seq % 1000 == 999) {
+			struct work w = { seq / 1000 };
+
+			perfring_emit(ev_end, &w, sizeof(w));
+		}
+		if (scribble && thread == 0 && seq == limit / 2)
+			scribble_own_ring();
+		if (rate && seq % 64 == 63)
+			nap_until(&t0, seq + 1);
+	}
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	struct perfring_app_stats st = { .sz = sizeof(st) };
+	pthread_t tids[64];
+	int threads;
+
+	if (argc < 3) {
+		fprintf(stderr,
+			"usage: %s THREADS EVENTS [--forever] [--rate N] [--scribble] [--exit-early]\n",
+			argv[0]);
+		return 2;
+	}
+	threads = atoi(argv[1]);
+	nr_events = strtoull(argv[2], NULL, 10);
+	for (int i = 3; i < argc; i++) {
+		if (!strcmp(argv[i], "--forever"))
+			forever = 1;
+		else if (!strcmp(argv[i], "--scribble"))
+			scribble = 1;
+		else if (!strcmp(argv[i], "--exit-early"))
+			exit_early = 1;
+		else if (!strcmp(argv[i], "--rate") && i + 1 < argc)
+			rate = atol(argv[++i]);
+	}
+	if (threads < 1 || threads > 64)
+		return 2;
+	if (perfring_event_declare("apptest", "tick",
+				   "u64 seq, u64 thread, u64 value",
+				   &ev_tick) ||
+	    perfring_event_declare("apptest", "msg",
+				   "u32 seq, string text, bytes blob",
+				   &ev_msg) ||
+	    perfring_event_declare("apptest", "work_begin", "u64 batch",
+				   &ev_begin) ||
+	    perfring_event_declare("apptest", "work_end", "u64 batch", &ev_end))
+		return 1;
+	for (int i = 0; i < threads; i++)
+		pthread_create(&tids[i], NULL, worker, (void *)(uintptr_t)i);
+	for (int i = 0; i < threads; i++)
+		pthread_join(tids[i], NULL);
+	perfring_app_stats(&st);
+	printf("emitted %llu lost %llu rings %u\n",
+	       (unsigned long long)st.events, (unsigned long long)st.lost,
+	       st.rings);
+	return 0;
+}

@@ -1,0 +1,728 @@
+// SPDX-License-Identifier: MIT
+/*
+ * trace.dat version 6: writer and bounds-checked reader.  Layout in
+ * trace_dat.h.  Numbers are in host byte order (the endian byte says so);
+ * the reader accepts little-endian files with 8-byte longs, the format of
+ * the 64-bit kernels this library records.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "trace_dat.h"
+
+#define TDAT_MAX_CPUS 4096
+#define TDAT_MAX_PAGE (1u << 27)
+
+/* ---- growable buffer ------------------------------------------------------ */
+
+struct obuf {
+	uint8_t *p;
+	size_t len, cap;
+	int err;
+};
+
+static void ob_put(struct obuf *b, const void *d, size_t n)
+{
+	if (b->err)
+		return;
+	if (n > b->cap - b->len) {
+		size_t cap = b->cap ? b->cap : 65536;
+		uint8_t *np;
+
+		while (cap - b->len < n)
+			cap *= 2;
+		np = realloc(b->p, cap);
+		if (!np) {
+			b->err = -ENOMEM;
+			return;
+		}
+		b->p = np;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->len, d, n);
+	b->len += n;
+}
+
+static void ob_u16(struct obuf *b, uint16_t v)
+{
+	ob_put(b, &v, 2);
+}
+
+static void ob_u32(struct obuf *b, uint32_t v)
+{
+	ob_put(b, &v, 4);
+}
+
+static void ob_u64(struct obuf *b, uint64_t v)
+{
+	ob_put(b, &v, 8);
+}
+
+static void ob_str(struct obuf *b, const char *s)
+{
+	ob_put(b, s, strlen(s) + 1);
+}
+
+/* ---- writer ----------------------------------------------------------------- */
+
+struct tdat_wcpu {
+	int fd;
+	uint64_t size;
+	bool direct;
+};
+
+struct tdat_writer {
+	char *path;
+	int out_fd;
+	int nr_cpus;
+	uint32_t page_size;
+	uint64_t bytes;
+	struct tdat_wcpu *cpu;
+};
+
+static int make_temp(const char *path, int cpu, struct tdat_wcpu *wc)
+{
+	size_t n = strlen(path) + 32;
+	char *tmp = malloc(n);
+	int fd, fl;
+
+	if (!tmp)
+		return -ENOMEM;
+	snprintf(tmp, n, "%s.cpu%d.XXXXXX", path, cpu);
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0) {
+		int err = -errno;
+
+		pr_err("trace.dat: cannot create a temporary file %s: %s", tmp,
+		       strerror(errno));
+		free(tmp);
+		return err;
+	}
+	/* Nobody needs its name: it goes away with its descriptor. */
+	unlink(tmp);
+	free(tmp);
+	wc->fd = fd;
+	fl = fcntl(fd, F_GETFL);
+	/* Pages go from the kernel's mapping to the disk without a copy in
+	 * the page cache where the file system takes O_DIRECT. */
+	wc->direct = fl >= 0 && !fcntl(fd, F_SETFL, fl | O_DIRECT);
+	return 0;
+}
+
+int tdat_writer_open(const char *path, uint32_t page_size, int nr_cpus,
+		     struct tdat_writer **out)
+{
+	struct tdat_writer *w;
+	int err;
+
+	*out = NULL;
+	if (nr_cpus <= 0 || nr_cpus > TDAT_MAX_CPUS || page_size < 4096 ||
+	    page_size > TDAT_MAX_PAGE)
+		return -EINVAL;
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	w->out_fd = -1;
+	w->nr_cpus = nr_cpus;
+	w->page_size = page_size;
+	w->path = strdup(path);
+	w->cpu = calloc((size_t)nr_cpus, sizeof(*w->cpu));
+	if (!w->path || !w->cpu) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	for (int i = 0; i < nr_cpus; i++)
+		w->cpu[i].fd = -1;
+	w->out_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (w->out_fd < 0) {
+		err = -errno;
+		pr_err("trace.dat: cannot create %s: %s", path,
+		       strerror(errno));
+		goto fail;
+	}
+	for (int i = 0; i < nr_cpus; i++) {
+		err = make_temp(path, i, &w->cpu[i]);
+		if (err)
+			goto fail;
+	}
+	*out = w;
+	return 0;
+fail:
+	tdat_writer_abort(w);
+	return err;
+}
+
+static int write_all(int fd, const void *p, size_t n)
+{
+	const uint8_t *b = p;
+
+	while (n) {
+		ssize_t r = write(fd, b, n);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -errno;
+		if (r == 0)
+			return -EIO;
+		b += r;
+		n -= (size_t)r;
+	}
+	return 0;
+}
+
+int tdat_writer_page(struct tdat_writer *w, int cpu, const void *page)
+{
+	struct tdat_wcpu *wc;
+	int err;
+
+	if (cpu < 0 || cpu >= w->nr_cpus)
+		return -EINVAL;
+	wc = &w->cpu[cpu];
+	if (wc->direct) {
+		ssize_t r = pwrite(wc->fd, page, w->page_size, (off_t)wc->size);
+
+		if (r == (ssize_t)w->page_size)
+			goto done;
+		/* Not for this file system or this memory: buffered. */
+		wc->direct = false;
+		fcntl(wc->fd, F_SETFL, fcntl(wc->fd, F_GETFL) & ~O_DIRECT);
+	}
+	if (lseek(wc->fd, (off_t)wc->size, SEEK_SET) < 0)
+		return -errno;
+	err = write_all(wc->fd, page, w->page_size);
+	if (err) {
+		pr_err("trace.dat: writing cpu%d data: %s", cpu,
+		       strerror(-err));
+		return err;
+	}
+done:
+	wc->size += w->page_size;
+	w->bytes += w->page_size;
+	return 0;
+}
+
+uint64_t tdat_writer_bytes(const struct tdat_writer *w)
+{
+	return w->bytes;
+}
+
+static void put_blob64(struct obuf *b, const struct tdat_blob *bl)
+{
+	ob_u64(b, bl->len);
+	ob_put(b, bl->data, bl->len);
+}
+
+static void put_option(struct obuf *b, uint16_t id, const void *d, uint32_t n)
+{
+	ob_u16(b, id);
+	ob_u32(b, n);
+	ob_put(b, d, n);
+}
+
+static int copy_data(int in, int out, uint64_t size, uint64_t out_off)
+{
+	loff_t ioff = 0, ooff = (loff_t)out_off;
+	static char buf[1 << 16];
+
+	while (size) {
+		ssize_t r = copy_file_range(
+			in, &ioff, out, &ooff,
+			size > (1u << 30) ? (1u << 30) : size, 0);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		size -= (uint64_t)r;
+	}
+	/* Fallback (other file systems, kernels without the call). */
+	while (size) {
+		size_t n = size > sizeof(buf) ? sizeof(buf) : size;
+		ssize_t r = pread(in, buf, n, ioff);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return r < 0 ? -errno : -EIO;
+		if (pwrite(out, buf, (size_t)r, ooff) != r)
+			return -errno ? -errno : -EIO;
+		ioff += r;
+		ooff += r;
+		size -= (uint64_t)r;
+	}
+	return 0;
+}
+
+int tdat_writer_finish(struct tdat_writer *w, const struct tdat_meta *m,
+		       uint64_t *bytes)
+{
+	struct obuf b = { 0 };
+	uint64_t off;
+	int err;
+
+	ob_put(&b, TDAT_MAGIC, TDAT_MAGIC_LEN);
+	ob_str(&b, "6");
+	ob_put(&b, &(uint8_t){ 0 }, 1); /* little endian */
+	ob_put(&b, &(uint8_t){ (uint8_t)sizeof(long) }, 1);
+	ob_u32(&b, w->page_size);
+	ob_str(&b, "header_page");
+	put_blob64(&b, &m->header_page);
+	ob_str(&b, "header_event");
+	put_blob64(&b, &m->header_event);
+	ob_u32(&b, (uint32_t)m->nr_ftrace);
+	for (size_t i = 0; i < m->nr_ftrace; i++)
+		put_blob64(&b, &m->ftrace[i]);
+	ob_u32(&b, (uint32_t)m->nr_systems);
+	for (size_t i = 0; i < m->nr_systems; i++) {
+		ob_str(&b, m->systems[i].name);
+		ob_u32(&b, (uint32_t)m->systems[i].nr_events);
+		for (size_t j = 0; j < m->systems[i].nr_events; j++)
+			put_blob64(&b, &m->systems[i].events[j]);
+	}
+	ob_u32(&b, (uint32_t)m->kallsyms.len);
+	ob_put(&b, m->kallsyms.data, m->kallsyms.len);
+	ob_u32(&b, (uint32_t)m->printk.len);
+	ob_put(&b, m->printk.data, m->printk.len);
+	put_blob64(&b, &m->cmdlines);
+	ob_u32(&b, (uint32_t)w->nr_cpus);
+	ob_put(&b, "options  ", 10);
+	{
+		uint32_t n = (uint32_t)w->nr_cpus;
+
+		put_option(&b, TDAT_OPT_CPUCOUNT, &n, 4);
+	}
+	if (m->trace_clock)
+		put_option(&b, TDAT_OPT_TRACECLOCK, m->trace_clock,
+			   (uint32_t)strlen(m->trace_clock) + 1);
+	if (m->uname)
+		put_option(&b, TDAT_OPT_UNAME, m->uname,
+			   (uint32_t)strlen(m->uname) + 1);
+	if (m->cpustat)
+		put_option(&b, TDAT_OPT_CPUSTAT, m->cpustat,
+			   (uint32_t)strlen(m->cpustat) + 1);
+	put_option(&b, TDAT_OPT_VERSION, "perfring", 9);
+	ob_u16(&b, TDAT_OPT_DONE);
+	ob_put(&b, "flyrecord", 10);
+	off = b.len + 16 * (uint64_t)w->nr_cpus;
+	off = (off + w->page_size - 1) / w->page_size * w->page_size;
+	for (int i = 0; i < w->nr_cpus; i++) {
+		ob_u64(&b, w->cpu[i].size ? off : 0);
+		ob_u64(&b, w->cpu[i].size);
+		off += w->cpu[i].size;
+	}
+	if (b.err) {
+		err = b.err;
+		goto out;
+	}
+	err = write_all(w->out_fd, b.p, b.len);
+	if (err)
+		goto werr;
+	off = (b.len + w->page_size - 1) / w->page_size * w->page_size;
+	for (int i = 0; i < w->nr_cpus; i++) {
+		err = copy_data(w->cpu[i].fd, w->out_fd, w->cpu[i].size, off);
+		if (err)
+			goto werr;
+		off += w->cpu[i].size;
+	}
+	/* The last CPU may have no data: the file still ends page-aligned. */
+	if (ftruncate(w->out_fd, (off_t)off)) {
+		err = -errno;
+		goto werr;
+	}
+	if (bytes)
+		*bytes = off;
+	if (close(w->out_fd)) {
+		w->out_fd = -1;
+		err = -errno;
+		goto werr;
+	}
+	w->out_fd = -1;
+	free(b.p);
+	for (int i = 0; i < w->nr_cpus; i++)
+		close(w->cpu[i].fd);
+	free(w->cpu);
+	free(w->path);
+	free(w);
+	return 0;
+werr:
+	pr_err("trace.dat: writing %s: %s", w->path, strerror(-err));
+out:
+	free(b.p);
+	tdat_writer_abort(w);
+	return err;
+}
+
+void tdat_writer_abort(struct tdat_writer *w)
+{
+	if (!w)
+		return;
+	for (int i = 0; w->cpu && i < w->nr_cpus; i++)
+		if (w->cpu[i].fd >= 0)
+			close(w->cpu[i].fd);
+	if (w->out_fd >= 0) {
+		close(w->out_fd);
+		unlink(w->path);
+	}
+	free(w->cpu);
+	free(w->path);
+	free(w);
+}
+
+/* ---- reader ----------------------------------------------------------------- */
+
+struct cur {
+	const uint8_t *p;
+	size_t size, pos;
+	int err;
+};
+
+static bool need(struct cur *c, uint64_t n, const char *what)
+{
+	if (c->err)
+		return false;
+	if (n > c->size - c->pos) {
+		pr_err("trace.dat: %s at offset %zu: needs %" PRIu64
+		       " bytes, %zu left",
+		       what, c->pos, n, c->size - c->pos);
+		c->err = -EBADMSG;
+		return false;
+	}
+	return true;
+}
+
+static uint64_t get(struct cur *c, unsigned int w, const char *what)
+{
+	uint64_t v = 0;
+
+	if (!need(c, w, what))
+		return 0;
+	switch (w) {
+	case 1:
+		v = c->p[c->pos];
+		break;
+	case 2: {
+		uint16_t x;
+
+		memcpy(&x, c->p + c->pos, 2);
+		v = x;
+		break;
+	}
+	case 4: {
+		uint32_t x;
+
+		memcpy(&x, c->p + c->pos, 4);
+		v = x;
+		break;
+	}
+	default:
+		memcpy(&v, c->p + c->pos, 8);
+	}
+	c->pos += w;
+	return v;
+}
+
+/* A NUL-terminated string inside the file. */
+static const char *get_str(struct cur *c, const char *what)
+{
+	const uint8_t *e;
+	const char *s;
+
+	if (c->err)
+		return NULL;
+	e = memchr(c->p + c->pos, 0, c->size - c->pos);
+	if (!e) {
+		pr_err("trace.dat: %s at offset %zu: no terminating NUL", what,
+		       c->pos);
+		c->err = -EBADMSG;
+		return NULL;
+	}
+	s = (const char *)c->p + c->pos;
+	c->pos = (size_t)(e - c->p) + 1;
+	return s;
+}
+
+static void get_blob(struct cur *c, unsigned int w, const char *what,
+		     struct tdat_blob *b)
+{
+	uint64_t len = get(c, w, what);
+
+	b->len = 0;
+	b->data = NULL;
+	if (!need(c, len, what))
+		return;
+	b->data = c->p + c->pos;
+	b->len = (size_t)len;
+	c->pos += (size_t)len;
+}
+
+static void expect(struct cur *c, const char *tag, size_t n)
+{
+	if (!need(c, n, tag))
+		return;
+	if (memcmp(c->p + c->pos, tag, n)) {
+		pr_err("trace.dat: expected \"%s\" at offset %zu", tag, c->pos);
+		c->err = -EBADMSG;
+		return;
+	}
+	c->pos += n;
+}
+
+static void parse_clock(struct tdat_file *f, const uint8_t *d, size_t n)
+{
+	const uint8_t *o = memchr(d, '[', n), *e;
+	size_t len;
+
+	if (!o)
+		return;
+	e = memchr(o, ']', n - (size_t)(o - d));
+	if (!e)
+		return;
+	len = (size_t)(e - o - 1);
+	if (len >= sizeof(f->trace_clock))
+		len = sizeof(f->trace_clock) - 1;
+	memcpy(f->trace_clock, o + 1, len);
+	f->trace_clock[len] = 0;
+}
+
+static int parse(struct tdat_file *f)
+{
+	struct cur c = { .p = f->map, .size = f->size };
+	const char *ver;
+	uint32_t n;
+
+	expect(&c, TDAT_MAGIC, TDAT_MAGIC_LEN);
+	ver = get_str(&c, "version");
+	if (c.err)
+		return c.err;
+	f->version = atoi(ver);
+	if (f->version != 6) {
+		pr_err("trace.dat: version %s is not supported (this reader reads version 6: convert with trace-cmd convert --file-version 6)",
+		       ver);
+		return -EPROTO;
+	}
+	if (get(&c, 1, "endian byte") != 0 || c.err) {
+		if (!c.err)
+			pr_err("trace.dat: big-endian file (offset %zu): not supported",
+			       c.pos - 1);
+		return c.err ? c.err : -EPROTO;
+	}
+	f->long_size = (int)get(&c, 1, "long size");
+	if (!c.err && f->long_size != 8) {
+		pr_err("trace.dat: long size %d at offset %zu: only 8 is supported",
+		       f->long_size, c.pos - 1);
+		return -EPROTO;
+	}
+	f->page_size = (uint32_t)get(&c, 4, "page size");
+	if (!c.err && (f->page_size < 64 || f->page_size > TDAT_MAX_PAGE)) {
+		pr_err("trace.dat: page size %u at offset %zu out of range",
+		       f->page_size, c.pos - 4);
+		return -EBADMSG;
+	}
+	expect(&c, "header_page", 12);
+	get_blob(&c, 8, "header_page", &f->header_page);
+	expect(&c, "header_event", 13);
+	get_blob(&c, 8, "header_event", &f->header_event);
+	n = (uint32_t)get(&c, 4, "ftrace format count");
+	if (c.err)
+		return c.err;
+	if (n > (c.size - c.pos) / 8) {
+		pr_err("trace.dat: %u ftrace formats at offset %zu do not fit the file",
+		       n, c.pos - 4);
+		return -EBADMSG;
+	}
+	f->ftrace = calloc(n ? n : 1, sizeof(*f->ftrace));
+	if (!f->ftrace)
+		return -ENOMEM;
+	f->nr_ftrace = n;
+	for (uint32_t i = 0; i < n; i++) {
+		f->ftrace[i].name = "ftrace";
+		get_blob(&c, 8, "ftrace format", &f->ftrace[i]);
+	}
+	n = (uint32_t)get(&c, 4, "system count");
+	if (c.err)
+		return c.err;
+	if (n > (c.size - c.pos) / 5) {
+		pr_err("trace.dat: %u systems at offset %zu do not fit the file",
+		       n, c.pos - 4);
+		return -EBADMSG;
+	}
+	for (uint32_t s = 0; s < n && !c.err; s++) {
+		const char *sys = get_str(&c, "system name");
+		uint32_t ne = (uint32_t)get(&c, 4, "event count");
+		struct tdat_blob *nb;
+
+		if (c.err)
+			break;
+		if (ne > (c.size - c.pos) / 8) {
+			pr_err("trace.dat: %u events of %s at offset %zu do not fit the file",
+			       ne, sys, c.pos - 4);
+			return -EBADMSG;
+		}
+		nb = realloc(f->events,
+			     (f->nr_events + ne + 1) * sizeof(*f->events));
+		if (!nb)
+			return -ENOMEM;
+		f->events = nb;
+		for (uint32_t i = 0; i < ne; i++) {
+			struct tdat_blob *b = &f->events[f->nr_events++];
+
+			b->name = sys;
+			get_blob(&c, 8, "event format", b);
+		}
+	}
+	get_blob(&c, 4, "kallsyms", &f->kallsyms);
+	get_blob(&c, 4, "printk formats", &f->printk);
+	get_blob(&c, 8, "saved cmdlines", &f->cmdlines);
+	f->nr_cpus = (uint32_t)get(&c, 4, "cpu count");
+	if (c.err)
+		return c.err;
+	if (f->nr_cpus == 0 || f->nr_cpus > TDAT_MAX_CPUS) {
+		pr_err("trace.dat: cpu count %u at offset %zu out of range",
+		       f->nr_cpus, c.pos - 4);
+		return -EBADMSG;
+	}
+	f->options_offset = c.pos;
+	expect(&c, "options  ", 10);
+	for (;;) {
+		uint16_t id = (uint16_t)get(&c, 2, "option id");
+		uint32_t sz;
+		size_t at;
+
+		if (c.err)
+			return c.err;
+		if (id == TDAT_OPT_DONE)
+			break;
+		sz = (uint32_t)get(&c, 4, "option size");
+		if (!need(&c, sz, "option data"))
+			return c.err;
+		at = c.pos;
+		if (id == TDAT_OPT_TRACECLOCK)
+			parse_clock(f, c.p + at, sz);
+		if (id == TDAT_OPT_CPUCOUNT && sz >= 4) {
+			memcpy(&f->cpucount, c.p + at, 4);
+			f->have_cpucount = true;
+		}
+		c.pos += sz;
+	}
+	f->data_offset = c.pos;
+	if (need(&c, 10, "data kind") &&
+	    !memcmp(c.p + c.pos, "latency  ", 10)) {
+		pr_err("trace.dat: latency-format data at offset %zu is not supported",
+		       c.pos);
+		return -EPROTO;
+	}
+	expect(&c, "flyrecord", 10);
+	if (c.err)
+		return c.err;
+	if (f->nr_cpus > (c.size - c.pos) / 16) {
+		pr_err("trace.dat: %u cpu entries at offset %zu do not fit the file",
+		       f->nr_cpus, c.pos);
+		return -EBADMSG;
+	}
+	f->cpus = calloc(f->nr_cpus, sizeof(*f->cpus));
+	if (!f->cpus)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < f->nr_cpus; i++) {
+		size_t at = c.pos;
+
+		f->cpus[i].offset = get(&c, 8, "cpu data offset");
+		f->cpus[i].size = get(&c, 8, "cpu data size");
+		if (c.err)
+			return c.err;
+		if (f->cpus[i].size &&
+		    (f->cpus[i].offset > f->size ||
+		     f->cpus[i].size > f->size - f->cpus[i].offset)) {
+			pr_err("trace.dat: cpu%u data (%" PRIu64
+			       " bytes at %" PRIu64
+			       ", entry at offset %zu) is past the end of the file (%zu bytes)",
+			       i, f->cpus[i].size, f->cpus[i].offset, at,
+			       f->size);
+			return -EBADMSG;
+		}
+	}
+	return 0;
+}
+
+int tdat_open_mem(const void *buf, size_t size, struct tdat_file **out)
+{
+	struct tdat_file *f = calloc(1, sizeof(*f));
+	int err;
+
+	*out = NULL;
+	if (!f)
+		return -ENOMEM;
+	f->map = buf;
+	f->size = size;
+	err = parse(f);
+	if (err) {
+		f->map = NULL;
+		tdat_close(f);
+		return err;
+	}
+	*out = f;
+	return 0;
+}
+
+int tdat_open(const char *path, struct tdat_file **out)
+{
+	struct stat st;
+	void *p;
+	int fd, err;
+
+	*out = NULL;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size <= 0) {
+		err = S_ISREG(st.st_mode) ? -EBADMSG : -EINVAL;
+		if (err == -EBADMSG)
+			pr_err("trace.dat: %s is empty", path);
+		close(fd);
+		return err;
+	}
+	p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED)
+		return -errno;
+	err = tdat_open_mem(p, (size_t)st.st_size, out);
+	if (err) {
+		munmap(p, (size_t)st.st_size);
+		return err;
+	}
+	(*out)->owned_map = true;
+	return 0;
+}
+
+void tdat_close(struct tdat_file *f)
+{
+	if (!f)
+		return;
+	if (f->map && f->owned_map)
+		munmap((void *)f->map, f->size);
+	free(f->ftrace);
+	free(f->events);
+	free(f->cpus);
+	free(f);
+}
+
+int tdat_probe(const char *path)
+{
+	char buf[TDAT_MAGIC_LEN];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t r;
+
+	if (fd < 0)
+		return -errno;
+	r = read(fd, buf, sizeof(buf));
+	close(fd);
+	return r == (ssize_t)sizeof(buf) &&
+	       !memcmp(buf, TDAT_MAGIC, sizeof(buf));
+}

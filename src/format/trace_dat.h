@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * trace.dat, version 6 (trace-cmd's Documentation/trace-cmd/
+ * trace-cmd.dat.v6.5.txt): writer and reader.
+ *
+ *   "\027\010\104tracing" "6\0" u8 endian (0 LE), u8 sizeof(long), u32 page
+ *   "header_page\0" u64 len + text, "header_event\0" u64 len + text
+ *   u32 n, n x { u64 len + ftrace format }
+ *   u32 nr_systems, per system "<sys>\0" u32 n, n x { u64 len + format }
+ *   u32 len + kallsyms, u32 len + printk_formats, u64 len + saved_cmdlines
+ *   u32 nr_cpus, "options  \0", { u16 id, u32 size, data }..., u16 0
+ *   "flyrecord\0", nr_cpus x { u64 offset, u64 size }
+ *   per-CPU data: whole pages of `page` bytes at page-aligned offsets.
+ *
+ * The file page size is the sub-buffer size.  The writer collects each
+ * CPU's pages in a temporary file next to the output (written straight
+ * from the kernel's mapping, O_DIRECT where the file system allows) and
+ * joins them with copy_file_range() at the end.
+ */
+#ifndef PERFRING_FORMAT_TRACE_DAT_H
+#define PERFRING_FORMAT_TRACE_DAT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "../ring/internal.h"
+
+#define TDAT_MAGIC "\027\010\104tracing"
+#define TDAT_MAGIC_LEN 10
+
+enum {
+	TDAT_OPT_DONE = 0,
+	TDAT_OPT_DATE = 1,
+	TDAT_OPT_CPUSTAT = 2,
+	TDAT_OPT_BUFFER = 3,
+	TDAT_OPT_TRACECLOCK = 4,
+	TDAT_OPT_UNAME = 5,
+	TDAT_OPT_CPUCOUNT = 8,
+	TDAT_OPT_VERSION = 9,
+};
+
+struct tdat_blob {
+	const char *name; /* event or system name where that applies */
+	const void *data;
+	size_t len;
+};
+
+struct tdat_system {
+	const char *name;
+	struct tdat_blob *events;
+	size_t nr_events;
+};
+
+/* What goes in front of the data. */
+struct tdat_meta {
+	struct tdat_blob header_page, header_event;
+	struct tdat_blob *ftrace; /* events/ftrace/<e>/format */
+	size_t nr_ftrace;
+	struct tdat_system *systems;
+	size_t nr_systems;
+	struct tdat_blob kallsyms, printk, cmdlines;
+	const char *trace_clock; /* contents of trace_clock, or NULL */
+	const char *uname; /* or NULL */
+	const char *cpustat; /* per_cpu stats text for all CPUs, or NULL */
+};
+
+struct tdat_writer;
+
+/* Opens @path for writing with per-CPU temporary files beside it. */
+PR_HIDDEN int tdat_writer_open(const char *path, uint32_t page_size,
+			       int nr_cpus, struct tdat_writer **out);
+/* Appends one page (page_size bytes) of @cpu. */
+PR_HIDDEN int tdat_writer_page(struct tdat_writer *w, int cpu,
+			       const void *page);
+/* Writes the metadata and the CPU data into the output; frees @w. */
+PR_HIDDEN int tdat_writer_finish(struct tdat_writer *w,
+				 const struct tdat_meta *meta, uint64_t *bytes);
+/* Drops everything (temporary files and output); frees @w. */
+PR_HIDDEN void tdat_writer_abort(struct tdat_writer *w);
+/* Bytes of page data written so far. */
+PR_HIDDEN uint64_t tdat_writer_bytes(const struct tdat_writer *w);
+
+/* ---- reader ---------------------------------------------------------- */
+
+struct tdat_cpu {
+	uint64_t offset;
+	uint64_t size;
+};
+
+struct tdat_file {
+	const uint8_t *map;
+	size_t size;
+	int version;
+	int long_size;
+	uint32_t page_size;
+	struct tdat_blob header_page, header_event;
+	struct tdat_blob *ftrace;
+	size_t nr_ftrace;
+	struct tdat_blob *events; /* name = system */
+	size_t nr_events;
+	struct tdat_blob kallsyms, printk, cmdlines;
+	uint32_t nr_cpus;
+	struct tdat_cpu *cpus;
+	char trace_clock[64]; /* the selected clock, "" if not recorded */
+	uint64_t options_offset;
+	uint64_t data_offset; /* "flyrecord" */
+	bool have_cpucount;
+	uint32_t cpucount;
+	bool owned_map; /* tdat_close() unmaps */
+};
+
+/*
+ * Maps and checks a trace.dat: every length and offset is checked against
+ * the file; errors are logged with the offset of the bad field and
+ * returned as -EBADMSG (damaged), -EPROTO (version, byte order or long
+ * size this reader does not handle) or -errno.
+ */
+PR_HIDDEN int tdat_open(const char *path, struct tdat_file **out);
+/* The same on a buffer the caller keeps (fuzzing). */
+PR_HIDDEN int tdat_open_mem(const void *buf, size_t size,
+			    struct tdat_file **out);
+PR_HIDDEN void tdat_close(struct tdat_file *f);
+/* 1 if the file at @path starts with the trace.dat magic, 0 if not. */
+PR_HIDDEN int tdat_probe(const char *path);
+
+#endif

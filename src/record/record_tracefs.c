@@ -1,0 +1,821 @@
+// SPDX-License-Identifier: MIT
+/*
+ * perfring record --tracefs: tracepoints through a private tracefs
+ * instance, consumed through the memory-mapped per-CPU ring buffers
+ * (src/sources/tracefs.c), written to trace.dat (src/format/trace_dat.c).
+ *
+ * The instance gets the mono clock (the CLOCK_MONOTONIC of perf events
+ * with use_clockid), the requested sub-buffer and buffer sizes and events;
+ * nothing outside it is written except options/copy_trace_marker of the
+ * instance itself.  It is removed at the end, after errors too.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "../format/trace_dat.h"
+#include "../sources/tracefs.h"
+
+#define OPTS_HAS(o, f) \
+	((o)->sz >= offsetof(__typeof__(*(o)), f) + sizeof((o)->f))
+#define OPTS_GET(o, f, def) (OPTS_HAS(o, f) ? (o)->f : (def))
+
+#define FORMAT_MAX (1u << 20)
+#define TABLE_MAX (256u << 20)
+
+struct tsess {
+	const struct perfring_tracefs_opts *o;
+	struct perfring_tracefs_stats *st;
+	const char *root;
+	struct tfs_instance ti;
+	struct tfs_cpu *cpus;
+	int nr_cpus;
+	struct tdat_writer *w;
+	uint32_t subbuf_size;
+	bool want_print;
+	pid_t child;
+	int go_fd, err_fd, pidfd;
+	int write_err;
+};
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static int count_cpus(const char *dir)
+{
+	char path[PATH_MAX];
+	struct dirent *e;
+	int max = -1;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "%s/per_cpu", dir);
+	d = opendir(path);
+	if (!d)
+		return -errno;
+	while ((e = readdir(d)) != NULL) {
+		char *end;
+		long n;
+
+		if (strncmp(e->d_name, "cpu", 3))
+			continue;
+		n = strtol(e->d_name + 3, &end, 10);
+		if (*end || n < 0 || n >= PERFRING_TRACEFS_MAX_CPUS)
+			continue;
+		if (n > max)
+			max = (int)n;
+	}
+	closedir(d);
+	return max + 1;
+}
+
+/* "sys:name" → checks it and splits it into @sys/@name. */
+static int split_event(const char *spec, char *sys, size_t ssz, char *name,
+		       size_t nsz)
+{
+	const char *colon = strchr(spec, ':');
+	size_t sl;
+
+	if (!colon || colon == spec || !colon[1] || strchr(colon + 1, ':') ||
+	    strchr(spec, '/') || strstr(spec, "..")) {
+		pr_err("tracefs: event '%s' is not of the form system:event",
+		       spec);
+		return -EINVAL;
+	}
+	sl = (size_t)(colon - spec);
+	if (sl >= ssz || strlen(colon + 1) >= nsz)
+		return -ENAMETOOLONG;
+	memcpy(sys, spec, sl);
+	sys[sl] = 0;
+	strcpy(name, colon + 1);
+	return 0;
+}
+
+static int enable_events(struct tsess *s)
+{
+	int nr = OPTS_GET(s->o, nr_events, 0);
+	const char *const *ev = OPTS_GET(s->o, events, NULL);
+	char sys[128], name[128], rel[512], path[PATH_MAX];
+	struct stat sb;
+	int err;
+
+	if (nr <= 0 || !ev) {
+		pr_err("tracefs: no events: give -e system:event");
+		return -EINVAL;
+	}
+	for (int i = 0; i < nr; i++) {
+		err = split_event(ev[i], sys, sizeof(sys), name, sizeof(name));
+		if (err)
+			return err;
+		if (!strcmp(sys, "ftrace")) {
+			if (strcmp(name, "print")) {
+				pr_err("tracefs: %s: of the ftrace events only ftrace:print (trace_marker) can be recorded",
+				       ev[i]);
+				return -EINVAL;
+			}
+			s->want_print = true;
+			continue;
+		}
+		if (!strcmp(name, "*"))
+			snprintf(rel, sizeof(rel), "events/%s/enable", sys);
+		else
+			snprintf(rel, sizeof(rel), "events/%s/%s/enable", sys,
+				 name);
+		snprintf(path, sizeof(path), "%s/%s", s->ti.path, rel);
+		if (stat(path, &sb)) {
+			pr_err("tracefs: no tracepoint %s (%s: %s)", ev[i],
+			       path, strerror(errno));
+			return -ENOENT;
+		}
+		err = tfs_write(&s->ti, rel, "1", true);
+		if (err)
+			return err;
+	}
+	if (s->want_print &&
+	    tfs_write(&s->ti, "options/copy_trace_marker", "1", false))
+		pr_warn("tracefs: this kernel has no copy_trace_marker option: only writes to %s/trace_marker are recorded",
+			s->ti.path);
+	return 0;
+}
+
+static int setup_instance(struct tsess *s)
+{
+	uint64_t buf = OPTS_GET(s->o, buffer_bytes, 0);
+	uint32_t sub = OPTS_GET(s->o, subbuf_bytes, 0);
+	int pct = OPTS_GET(s->o, buffer_percent, -1);
+	char v[64], path[PATH_MAX], *txt;
+	size_t len;
+	int err;
+
+	err = tfs_write(&s->ti, "tracing_on", "0", true);
+	if (err)
+		return err;
+	err = tfs_write(&s->ti, "trace_clock", "mono", false);
+	if (err)
+		pr_warn("tracefs: cannot select the mono clock (%s): times will not match perf's",
+			strerror(-err));
+	if (sub) {
+		if (sub < 4096 || (sub & (sub - 1))) {
+			pr_err("tracefs: sub-buffer size %u is not a power of two of at least 4096",
+			       sub);
+			return -EINVAL;
+		}
+		snprintf(v, sizeof(v), "%u", sub / 1024);
+		err = tfs_write(&s->ti, "buffer_subbuf_size_kb", v, true);
+		if (err)
+			return err;
+	}
+	if (buf) {
+		snprintf(v, sizeof(v), "%" PRIu64,
+			 buf / 1024 ? buf / 1024 : (uint64_t)1);
+		err = tfs_write(&s->ti, "buffer_size_kb", v, true);
+		if (err)
+			return err;
+	}
+	if (pct >= 0) {
+		if (pct > 100)
+			return -EINVAL;
+		snprintf(v, sizeof(v), "%d", pct);
+		err = tfs_write(&s->ti, "buffer_percent", v, true);
+		if (err)
+			return err;
+	}
+	s->subbuf_size = 4096;
+	snprintf(path, sizeof(path), "%s/buffer_subbuf_size_kb", s->ti.path);
+	if (!tfs_read_file(path, 4096, &txt, &len)) {
+		unsigned long kb = strtoul(txt, NULL, 10);
+
+		if (kb >= 4 && kb <= 131072)
+			s->subbuf_size = (uint32_t)kb * 1024;
+		free(txt);
+	}
+	return enable_events(s);
+}
+
+/* Forks the command stopped before exec, as record.c does. */
+static int start_child(struct tsess *s, char *const *argv)
+{
+	int go[2], errp[2];
+
+	if (pipe2(go, O_CLOEXEC))
+		return -errno;
+	if (pipe2(errp, O_CLOEXEC)) {
+		close(go[0]);
+		close(go[1]);
+		return -errno;
+	}
+	s->child = fork();
+	if (s->child < 0) {
+		int err = -errno;
+
+		close(go[0]);
+		close(go[1]);
+		close(errp[0]);
+		close(errp[1]);
+		return err;
+	}
+	if (s->child == 0) {
+		char c;
+		int e;
+
+		close(go[1]);
+		close(errp[0]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(127);
+		execvp(argv[0], argv);
+		e = errno;
+		if (write(errp[1], &e, sizeof(e)) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	close(go[0]);
+	close(errp[1]);
+	s->go_fd = go[1];
+	s->err_fd = errp[0];
+	s->pidfd = (int)syscall(SYS_pidfd_open, s->child, 0);
+	return 0;
+}
+
+static int sink(void *ctx, int cpu, const void *page)
+{
+	struct tsess *s = ctx;
+	int err = tdat_writer_page(s->w, cpu, page);
+
+	if (err && !s->write_err)
+		s->write_err = err;
+	return err;
+}
+
+static uint64_t stat_field(const char *root_or_inst, int cpu, const char *key)
+{
+	char path[PATH_MAX], *txt, *p;
+	uint64_t v = 0;
+	size_t len;
+
+	snprintf(path, sizeof(path), "%s/per_cpu/cpu%d/stats", root_or_inst,
+		 cpu);
+	if (tfs_read_file(path, 65536, &txt, &len))
+		return 0;
+	for (p = txt; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+		size_t kl = strlen(key);
+
+		if (!strncmp(p, key, kl) && p[kl] == ':') {
+			v = strtoull(p + kl + 1, NULL, 10);
+			break;
+		}
+	}
+	free(txt);
+	return v;
+}
+
+static void fill_stats(struct tsess *s, bool final)
+{
+	struct perfring_tracefs_stats *st = s->st;
+
+	st->events = st->pages = st->bytes = st->lost = st->lost_pages = 0;
+	st->entries = st->kernel_read = st->zero_copy_pages = 0;
+	for (int i = 0; i < s->nr_cpus; i++) {
+		struct tfs_cpu *c = &s->cpus[i];
+		struct perfring_tracefs_cpu_stats *cs = &st->cpu[i];
+
+		if (final) {
+			tfs_cpu_update_counts(c);
+			if (!c->mapped) {
+				uint64_t rd = stat_field(s->ti.path, i,
+							 "read events");
+				c->overrun =
+					stat_field(s->ti.path, i, "overrun");
+				c->kread = rd;
+				c->entries =
+					rd + c->overrun +
+					stat_field(s->ti.path, i, "entries");
+			}
+			cs->lost = c->overrun +
+				   stat_field(s->ti.path, i, "commit overrun") +
+				   stat_field(s->ti.path, i, "dropped events");
+			cs->entries = c->entries;
+			cs->kernel_read = c->kread;
+		}
+		cs->events = c->events;
+		cs->pages = c->pages;
+		cs->bytes = c->bytes;
+		cs->lost_pages = c->lost_pages;
+		cs->zero_copy_pages = c->zero_copy_pages;
+		st->events += cs->events;
+		st->pages += cs->pages;
+		st->bytes += cs->bytes;
+		st->lost += cs->lost;
+		st->lost_pages += cs->lost_pages;
+		st->entries += cs->entries;
+		st->kernel_read += cs->kernel_read;
+		st->zero_copy_pages += cs->zero_copy_pages;
+	}
+	st->nr_cpus = (uint32_t)s->nr_cpus;
+	st->subbuf_size = s->subbuf_size;
+}
+
+static int drain(struct tsess *s, int cpu, bool final)
+{
+	int r = tfs_cpu_consume(&s->cpus[cpu], final, sink, s);
+
+	if (r < 0)
+		return s->write_err ? s->write_err : r;
+	return r;
+}
+
+static int record_loop(struct tsess *s)
+{
+	int ctl = OPTS_GET(s->o, control_fd, -1);
+	double duration = OPTS_GET(s->o, duration, 0.0);
+	perfring_tracefs_progress_fn prog = OPTS_GET(s->o, progress, NULL);
+	struct pollfd *pfd;
+	uint64_t start = now_ms(), last = start;
+	int n = 0, ctl_i = -1, pid_i = -1, err = 0;
+	bool stop = false;
+
+	pfd = calloc((size_t)s->nr_cpus + 2, sizeof(*pfd));
+	if (!pfd)
+		return -ENOMEM;
+	for (int i = 0; i < s->nr_cpus; i++) {
+		pfd[n].fd = s->cpus[i].fd;
+		pfd[n++].events = POLLIN;
+	}
+	if (ctl >= 0) {
+		ctl_i = n;
+		pfd[n].fd = ctl;
+		pfd[n++].events = POLLIN;
+	}
+	if (s->pidfd >= 0) {
+		pid_i = n;
+		pfd[n].fd = s->pidfd;
+		pfd[n++].events = POLLIN;
+	}
+	while (!stop) {
+		int r = poll(pfd, (nfds_t)n, 250);
+		bool woke = false;
+
+		if (r < 0 && errno != EINTR) {
+			err = -errno;
+			break;
+		}
+		for (int i = 0; r > 0 && i < s->nr_cpus; i++) {
+			if (!(pfd[i].revents & POLLIN))
+				continue;
+			woke = true;
+			err = drain(s, i, false);
+			if (err < 0)
+				goto out;
+			err = 0;
+		}
+		if (woke)
+			s->st->wakeups++;
+		if (ctl_i >= 0 && (pfd[ctl_i].revents & (POLLIN | POLLHUP))) {
+			char cmd[16];
+			ssize_t got = read(ctl, cmd, sizeof(cmd));
+
+			if (got <= 0 || memchr(cmd, 'q', (size_t)got))
+				stop = true;
+		}
+		if (pid_i >= 0 && (pfd[pid_i].revents & POLLIN))
+			stop = true;
+		if (s->child > 0 && s->pidfd < 0) {
+			int status;
+
+			if (waitpid(s->child, &status, WNOHANG) == s->child) {
+				s->st->child_status = status;
+				s->child = 0;
+				stop = true;
+			}
+		}
+		if (duration > 0 && now_ms() - start >= duration * 1000)
+			stop = true;
+		if (prog && now_ms() - last >= 250) {
+			last = now_ms();
+			fill_stats(s, false);
+			prog(s->st, OPTS_GET(s->o, progress_ctx, NULL));
+		}
+	}
+out:
+	free(pfd);
+	return err;
+}
+
+/* ---- metadata ---------------------------------------------------------- */
+
+struct metabuf {
+	struct tdat_meta m;
+	char *hp, *he, *kall, *printk, *cmdl, *clock, *cpustat;
+	char uname[512];
+	struct tdat_blob *ftrace;
+	size_t nr_ftrace;
+	struct tdat_system *sys;
+	size_t nr_sys;
+	char **texts; /* every allocated format, to free */
+	size_t nr_texts;
+};
+
+static int keep_text(struct metabuf *mb, char *t)
+{
+	char **n = realloc(mb->texts, (mb->nr_texts + 1) * sizeof(*n));
+
+	if (!n)
+		return -ENOMEM;
+	mb->texts = n;
+	n[mb->nr_texts++] = t;
+	return 0;
+}
+
+static int add_format(struct metabuf *mb, struct tdat_blob **arr, size_t *nr,
+		      const char *path, const char *name)
+{
+	struct tdat_blob *n;
+	char *txt;
+	size_t len;
+	int err = tfs_read_file(path, FORMAT_MAX, &txt, &len);
+
+	if (err)
+		return err;
+	if (keep_text(mb, txt)) {
+		free(txt);
+		return -ENOMEM;
+	}
+	n = realloc(*arr, (*nr + 1) * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	*arr = n;
+	n[*nr].name = name;
+	n[*nr].data = txt;
+	n[*nr].len = len;
+	(*nr)++;
+	return 0;
+}
+
+/* Every format in events/@sys (or just @name), added under @sys. */
+static int add_system(struct tsess *s, struct metabuf *mb, const char *sys,
+		      const char *name)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 300];
+	struct tdat_system *ts = NULL;
+	struct dirent *e;
+	DIR *d;
+	int err = 0;
+
+	for (size_t i = 0; i < mb->nr_sys; i++)
+		if (!strcmp(mb->sys[i].name, sys))
+			ts = &mb->sys[i];
+	if (!ts) {
+		struct tdat_system *n =
+			realloc(mb->sys, (mb->nr_sys + 1) * sizeof(*n));
+		char *nm = strdup(sys);
+
+		if (!n || !nm || keep_text(mb, nm)) {
+			if (n)
+				mb->sys = n;
+			free(nm);
+			return -ENOMEM;
+		}
+		mb->sys = n;
+		ts = &mb->sys[mb->nr_sys++];
+		memset(ts, 0, sizeof(*ts));
+		ts->name = nm;
+	}
+	if (strcmp(name, "*")) {
+		snprintf(path, sizeof(path), "%s/events/%s/%s/format",
+			 s->ti.path, sys, name);
+		return add_format(mb, &ts->events, &ts->nr_events, path, sys);
+	}
+	snprintf(dir, sizeof(dir), "%s/events/%s", s->ti.path, sys);
+	d = opendir(dir);
+	if (!d)
+		return -errno;
+	while (!err && (e = readdir(d)) != NULL) {
+		struct stat sb;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s/format", dir, e->d_name);
+		if (stat(path, &sb))
+			continue;
+		err = add_format(mb, &ts->events, &ts->nr_events, path, sys);
+	}
+	closedir(d);
+	return err;
+}
+
+static int read_opt(const char *path, char **out, size_t *len, size_t max)
+{
+	int err = tfs_read_file(path, max, out, len);
+
+	if (err) {
+		*out = NULL;
+		*len = 0;
+	}
+	return err;
+}
+
+static int build_meta(struct tsess *s, struct metabuf *mb)
+{
+	const char *const *ev = OPTS_GET(s->o, events, NULL);
+	int nr = OPTS_GET(s->o, nr_events, 0);
+	char path[PATH_MAX], sys[128], name[128];
+	struct utsname u;
+	struct dirent *e;
+	size_t len, cap = 0, used = 0;
+	DIR *d;
+	int err;
+
+	snprintf(path, sizeof(path), "%s/events/header_page", s->ti.path);
+	err = tfs_read_file(path, FORMAT_MAX, &mb->hp, &len);
+	if (err)
+		goto missing;
+	mb->m.header_page = (struct tdat_blob){ NULL, mb->hp, len };
+	snprintf(path, sizeof(path), "%s/events/header_event", s->ti.path);
+	err = tfs_read_file(path, FORMAT_MAX, &mb->he, &len);
+	if (err)
+		goto missing;
+	mb->m.header_event = (struct tdat_blob){ NULL, mb->he, len };
+	/* All ftrace formats, as trace-cmd stores them. */
+	snprintf(path, sizeof(path), "%s/events/ftrace", s->root);
+	d = opendir(path);
+	if (d) {
+		while ((e = readdir(d)) != NULL) {
+			char fp[PATH_MAX + 300];
+
+			if (e->d_name[0] == '.')
+				continue;
+			snprintf(fp, sizeof(fp), "%s/%s/format", path,
+				 e->d_name);
+			if (access(fp, R_OK))
+				continue;
+			err = add_format(mb, &mb->ftrace, &mb->nr_ftrace, fp,
+					 "ftrace");
+			if (err)
+				break;
+		}
+		closedir(d);
+		if (err)
+			goto missing;
+	}
+	for (int i = 0; i < nr; i++) {
+		if (split_event(ev[i], sys, sizeof(sys), name, sizeof(name)) ||
+		    !strcmp(sys, "ftrace"))
+			continue;
+		err = add_system(s, mb, sys, name);
+		if (err) {
+			snprintf(path, sizeof(path), "%s", ev[i]);
+			goto missing;
+		}
+	}
+	read_opt("/proc/kallsyms", &mb->kall, &len, TABLE_MAX);
+	mb->m.kallsyms = (struct tdat_blob){ NULL, mb->kall, len };
+	snprintf(path, sizeof(path), "%s/printk_formats", s->root);
+	read_opt(path, &mb->printk, &len, TABLE_MAX);
+	mb->m.printk = (struct tdat_blob){ NULL, mb->printk, len };
+	snprintf(path, sizeof(path), "%s/saved_cmdlines", s->root);
+	read_opt(path, &mb->cmdl, &len, TABLE_MAX);
+	mb->m.cmdlines = (struct tdat_blob){ NULL, mb->cmdl, len };
+	snprintf(path, sizeof(path), "%s/trace_clock", s->ti.path);
+	if (!read_opt(path, &mb->clock, &len, 4096))
+		mb->m.trace_clock = mb->clock;
+	if (!uname(&u)) {
+		snprintf(mb->uname, sizeof(mb->uname), "%s %s %s %s", u.sysname,
+			 u.nodename, u.release, u.version);
+		mb->m.uname = mb->uname;
+	}
+	/* Per-CPU statistics, "CPU: n" then the stats file, as trace-cmd. */
+	for (int i = 0; i < s->nr_cpus; i++) {
+		char *t, *n;
+		size_t tl;
+
+		snprintf(path, sizeof(path), "%s/per_cpu/cpu%d/stats",
+			 s->ti.path, i);
+		if (tfs_read_file(path, 65536, &t, &tl))
+			continue;
+		if (used + tl + 32 > cap) {
+			cap = (used + tl + 32) * 2;
+			n = realloc(mb->cpustat, cap);
+			if (!n) {
+				free(t);
+				break;
+			}
+			mb->cpustat = n;
+		}
+		used += (size_t)snprintf(mb->cpustat + used, cap - used,
+					 "CPU: %d\n%s", i, t);
+		free(t);
+	}
+	mb->m.cpustat = mb->cpustat;
+	mb->m.ftrace = mb->ftrace;
+	mb->m.nr_ftrace = mb->nr_ftrace;
+	mb->m.systems = mb->sys;
+	mb->m.nr_systems = mb->nr_sys;
+	return 0;
+missing:
+	pr_err("tracefs: cannot read the format data (%s): %s", path,
+	       strerror(-err));
+	return err;
+}
+
+static void free_meta(struct metabuf *mb)
+{
+	for (size_t i = 0; i < mb->nr_sys; i++)
+		free(mb->sys[i].events);
+	free(mb->sys);
+	free(mb->ftrace);
+	for (size_t i = 0; i < mb->nr_texts; i++)
+		free(mb->texts[i]);
+	free(mb->texts);
+	free(mb->hp);
+	free(mb->he);
+	free(mb->kall);
+	free(mb->printk);
+	free(mb->cmdl);
+	free(mb->clock);
+	free(mb->cpustat);
+}
+
+/* ---- the recording ---------------------------------------------------- */
+
+int perfring_record_tracefs(const struct perfring_tracefs_opts *o,
+			    struct perfring_tracefs_stats *st)
+{
+	struct tsess s = {
+		.o = o, .st = st, .go_fd = -1, .err_fd = -1, .pidfd = -1
+	};
+	char name[64], *const *argv;
+	const char *out;
+	bool map, all;
+	int err, nopen = 0;
+
+	if (!o || o->sz < sizeof(size_t) || !st ||
+	    st->sz < sizeof(struct perfring_tracefs_stats))
+		return -EINVAL;
+	memset(st, 0, sizeof(*st));
+	st->sz = sizeof(*st);
+	st->child_status = -1;
+	s.root = OPTS_GET(o, tracefs, NULL);
+	if (!s.root)
+		s.root = TFS_DEFAULT_ROOT;
+	out = OPTS_GET(o, output, NULL);
+	if (!out)
+		out = "trace.dat";
+	if (!strcmp(out, "-")) {
+		pr_err("tracefs: trace.dat cannot go to a pipe: give -o FILE");
+		return -EINVAL;
+	}
+	argv = OPTS_GET(o, argv, NULL);
+	all = OPTS_GET(o, all_cpus, false) || !argv;
+	map = !OPTS_GET(o, no_mmap, false);
+	if (OPTS_GET(o, instance, NULL))
+		snprintf(name, sizeof(name), "%s", o->instance);
+	else
+		snprintf(name, sizeof(name), "perfring-%d", (int)getpid());
+	snprintf(st->instance, sizeof(st->instance), "%s", name);
+
+	err = tfs_instance_create(&s.ti, s.root, name);
+	if (err)
+		return err;
+	err = setup_instance(&s);
+	if (err)
+		goto out;
+	s.nr_cpus = count_cpus(s.ti.path);
+	if (s.nr_cpus <= 0) {
+		err = s.nr_cpus ? s.nr_cpus : -ENODEV;
+		pr_err("tracefs: no CPUs under %s/per_cpu", s.ti.path);
+		goto out;
+	}
+	s.cpus = calloc((size_t)s.nr_cpus, sizeof(*s.cpus));
+	if (!s.cpus) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (; nopen < s.nr_cpus; nopen++) {
+		err = tfs_cpu_open(&s.cpus[nopen], s.ti.path, nopen, map,
+				   s.subbuf_size);
+		if (err)
+			goto out;
+		if (s.cpus[nopen].mapped)
+			s.subbuf_size = s.cpus[nopen].subbuf_size;
+	}
+	st->mapped = s.cpus[0].mapped;
+	for (int i = 1; i < s.nr_cpus; i++)
+		if (s.cpus[i].mapped != st->mapped ||
+		    s.cpus[i].subbuf_size != s.subbuf_size) {
+			pr_err("tracefs: CPUs disagree on the buffer layout");
+			err = -EPROTO;
+			goto out;
+		}
+	err = tdat_writer_open(out, s.subbuf_size, s.nr_cpus, &s.w);
+	if (err)
+		goto out;
+	if (argv) {
+		err = start_child(&s, argv);
+		if (err) {
+			pr_err("tracefs: cannot start %s: %s", argv[0],
+			       strerror(-err));
+			goto out;
+		}
+		if (!all) {
+			char pid[32];
+
+			snprintf(pid, sizeof(pid), "%d", (int)s.child);
+			tfs_write(&s.ti, "options/event-fork", "1", false);
+			err = tfs_write(&s.ti, "set_event_pid", pid, true);
+			if (err)
+				goto out;
+		}
+	}
+	err = tfs_write(&s.ti, "tracing_on", "1", true);
+	if (err)
+		goto out;
+	if (argv) {
+		int e = 0;
+
+		if (write(s.go_fd, "g", 1) != 1) {
+			err = -errno;
+			goto out;
+		}
+		close(s.go_fd);
+		s.go_fd = -1;
+		if (read(s.err_fd, &e, sizeof(e)) == (ssize_t)sizeof(e)) {
+			pr_err("tracefs: cannot run %s: %s", argv[0],
+			       strerror(e));
+			err = -e;
+			goto out;
+		}
+	}
+	err = record_loop(&s);
+	tfs_write(&s.ti, "tracing_on", "0", false);
+	if (!err) {
+		for (int i = 0; i < s.nr_cpus; i++) {
+			err = drain(&s, i, true);
+			if (err < 0)
+				break;
+			err = 0;
+		}
+	}
+	fill_stats(&s, true);
+	if (!err) {
+		struct metabuf mb;
+
+		memset(&mb, 0, sizeof(mb));
+		err = build_meta(&s, &mb);
+		if (!err)
+			err = tdat_writer_finish(s.w, &mb.m, &st->file_bytes);
+		else
+			tdat_writer_abort(s.w);
+		s.w = NULL;
+		free_meta(&mb);
+	}
+out:
+	if (s.child > 0) {
+		int status;
+
+		if (s.go_fd >= 0) {
+			/* Never started: it exits when the pipe closes. */
+			close(s.go_fd);
+			s.go_fd = -1;
+		} else if (waitpid(s.child, &status, WNOHANG) == 0) {
+			kill(s.child, SIGTERM);
+		} else {
+			st->child_status = status;
+			s.child = 0;
+		}
+		if (s.child > 0 && waitpid(s.child, &status, 0) == s.child)
+			st->child_status = status;
+	}
+	if (s.go_fd >= 0)
+		close(s.go_fd);
+	if (s.err_fd >= 0)
+		close(s.err_fd);
+	if (s.pidfd >= 0)
+		close(s.pidfd);
+	if (s.w)
+		tdat_writer_abort(s.w);
+	for (int i = 0; i < nopen; i++)
+		tfs_cpu_close(&s.cpus[i]);
+	free(s.cpus);
+	{
+		int rerr = tfs_instance_remove(&s.ti);
+
+		if (!err)
+			err = rerr;
+	}
+	return err;
+}

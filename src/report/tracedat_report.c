@@ -1,0 +1,501 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Reading trace.dat: script (one line per event, as trace-cmd report
+ * prints it), stats and dump.  The file is checked by the trace.dat reader
+ * (src/format/trace_dat.c), pages and events by the sub-buffer parser
+ * (src/ring/subbuf.c); payloads are decoded by libtraceevent from the
+ * formats stored in the file.  CPUs are merged by time.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <event-parse.h>
+#include <trace-seq.h>
+#include "../format/trace_dat.h"
+#include "../ring/subbuf.h"
+
+struct cpu_it {
+	const struct tdat_file *f;
+	int cpu;
+	const uint8_t *base;
+	uint64_t size; /* whole pages only */
+	uint64_t page_off; /* current page, relative to base */
+	bool started, done, have;
+	struct subbuf_page_info pi;
+	struct subbuf_iter it;
+	struct subbuf_event ev;
+	bool missed_pending; /* print a dropped mark before ev */
+	uint64_t missed_count;
+	uint64_t pages, events, bytes, lost_pages, lost_stored;
+	uint64_t first_ts, last_ts;
+	int err;
+};
+
+static int page_open(struct cpu_it *c)
+{
+	const uint8_t *page = c->base + c->page_off;
+
+	if (subbuf_page_info(page, c->f->page_size, &c->pi)) {
+		uint64_t commit;
+
+		memcpy(&commit, page + 8, 8);
+		pr_err("trace.dat: cpu%d page at offset %" PRIu64
+		       ": commit 0x%" PRIx64 " does not fit a %u-byte page",
+		       c->cpu, c->f->cpus[c->cpu].offset + c->page_off + 8,
+		       commit, c->f->page_size);
+		return -EBADMSG;
+	}
+	c->pages++;
+	c->bytes += c->pi.commit;
+	if (c->pi.missed) {
+		c->lost_pages++;
+		c->lost_stored += c->pi.missed_count;
+		c->missed_pending = true;
+		c->missed_count = c->pi.missed_count;
+	}
+	subbuf_iter_init(&c->it, page + SUBBUF_HDR_SIZE, c->pi.commit,
+			 c->pi.time_stamp);
+	return 0;
+}
+
+/* Moves @c to its next event (c->have), or to its end (c->done). */
+static int cpu_next(struct cpu_it *c)
+{
+	int r;
+
+	c->have = false;
+	if (c->done)
+		return 0;
+	for (;;) {
+		if (!c->started) {
+			c->started = true;
+			if (c->size < c->f->page_size) {
+				c->done = true;
+				return 0;
+			}
+			c->page_off = 0;
+			r = page_open(c);
+			if (r)
+				goto bad;
+		}
+		r = subbuf_iter_next(&c->it, &c->ev);
+		if (r > 0) {
+			c->have = true;
+			c->events++;
+			if (c->events == 1)
+				c->first_ts = c->ev.ts;
+			c->last_ts = c->ev.ts;
+			return 1;
+		}
+		if (r < 0) {
+			pr_err("trace.dat: cpu%d: %s at offset %" PRIu64,
+			       c->cpu, c->it.bad_what,
+			       c->f->cpus[c->cpu].offset + c->page_off +
+				       SUBBUF_HDR_SIZE + c->it.bad_offset);
+			r = -EBADMSG;
+			goto bad;
+		}
+		if (c->page_off + 2ull * c->f->page_size > c->size) {
+			c->done = true;
+			return 0;
+		}
+		c->page_off += c->f->page_size;
+		r = page_open(c);
+		if (r)
+			goto bad;
+	}
+bad:
+	c->done = true;
+	c->err = r;
+	return r;
+}
+
+struct rd {
+	struct tdat_file *f;
+	struct tep_handle *tep;
+	struct tep_plugin_list *plugins;
+	struct cpu_it *cpus;
+	char **bufs; /* NUL-terminated copies given to libtraceevent */
+	size_t nr_bufs;
+};
+
+static char *dupz(struct rd *r, const struct tdat_blob *b)
+{
+	char *p = malloc(b->len + 1), **n;
+
+	if (!p)
+		return NULL;
+	memcpy(p, b->data, b->len);
+	p[b->len] = 0;
+	n = realloc(r->bufs, (r->nr_bufs + 1) * sizeof(*n));
+	if (!n) {
+		free(p);
+		return NULL;
+	}
+	r->bufs = n;
+	n[r->nr_bufs++] = p;
+	return p;
+}
+
+static void rd_close(struct rd *r)
+{
+	if (r->plugins)
+		tep_unload_plugins(r->plugins, r->tep);
+	if (r->tep)
+		tep_free(r->tep);
+	for (size_t i = 0; i < r->nr_bufs; i++)
+		free(r->bufs[i]);
+	free(r->bufs);
+	free(r->cpus);
+	tdat_close(r->f);
+}
+
+static int rd_open(struct rd *r, const char *path, bool want_tep)
+{
+	int err;
+
+	memset(r, 0, sizeof(*r));
+	err = tdat_open(path, &r->f);
+	if (err)
+		return err;
+	r->cpus = calloc(r->f->nr_cpus, sizeof(*r->cpus));
+	if (!r->cpus) {
+		rd_close(r);
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < r->f->nr_cpus; i++) {
+		struct cpu_it *c = &r->cpus[i];
+
+		c->f = r->f;
+		c->cpu = (int)i;
+		c->base = r->f->map + r->f->cpus[i].offset;
+		c->size =
+			r->f->cpus[i].size / r->f->page_size * r->f->page_size;
+		if (!r->f->cpus[i].size)
+			c->size = 0;
+	}
+	if (!want_tep)
+		return 0;
+	r->tep = tep_alloc();
+	if (!r->tep) {
+		rd_close(r);
+		return -ENOMEM;
+	}
+	tep_set_file_bigendian(r->tep, TEP_LITTLE_ENDIAN);
+	tep_set_local_bigendian(r->tep, TEP_LITTLE_ENDIAN);
+	tep_set_long_size(r->tep, r->f->long_size);
+	tep_set_page_size(r->tep, (int)r->f->page_size);
+	/* The event plugins trace-cmd uses (sched_switch, ...), as it does. */
+	r->plugins = tep_load_plugins(r->tep);
+	{
+		char *hp = dupz(r, &r->f->header_page);
+
+		if (!hp ||
+		    tep_parse_header_page(r->tep, hp, r->f->header_page.len,
+					  r->f->long_size))
+			pr_warn("trace.dat: header_page not understood by libtraceevent");
+	}
+	for (size_t i = 0; i < r->f->nr_ftrace; i++)
+		if (tep_parse_event(r->tep, r->f->ftrace[i].data,
+				    r->f->ftrace[i].len, "ftrace"))
+			pr_warn("trace.dat: ftrace format %zu not understood",
+				i);
+	for (size_t i = 0; i < r->f->nr_events; i++)
+		if (tep_parse_event(r->tep, r->f->events[i].data,
+				    r->f->events[i].len, r->f->events[i].name))
+			pr_warn("trace.dat: %s event format %zu not understood",
+				r->f->events[i].name, i);
+	if (r->f->kallsyms.len) {
+		char *k = dupz(r, &r->f->kallsyms);
+
+		if (k)
+			tep_parse_kallsyms(r->tep, k);
+	}
+	if (r->f->printk.len) {
+		char *p = dupz(r, &r->f->printk);
+
+		if (p)
+			tep_parse_printk_formats(r->tep, p);
+	}
+	if (r->f->cmdlines.len) {
+		char *c = dupz(r, &r->f->cmdlines);
+
+		if (c)
+			tep_parse_saved_cmdlines(r->tep, c);
+	}
+	return 0;
+}
+
+/* The CPU with the earliest pending event, or -1 (err set on damage). */
+static int rd_pick(struct rd *r, int *err)
+{
+	int best = -1;
+
+	for (uint32_t i = 0; i < r->f->nr_cpus; i++) {
+		struct cpu_it *c = &r->cpus[i];
+
+		if (!c->started && !c->done && cpu_next(c) < 0 && !*err)
+			*err = c->err;
+		if (c->have && (best < 0 || c->ev.ts < r->cpus[best].ev.ts))
+			best = (int)i;
+	}
+	return best;
+}
+
+static void fill_record(struct tep_record *rec, const struct cpu_it *c)
+{
+	memset(rec, 0, sizeof(*rec));
+	rec->ts = c->ev.ts;
+	rec->data = (void *)c->ev.data;
+	rec->size = (int)c->ev.size;
+	rec->record_size = (int)c->ev.size;
+	rec->cpu = c->cpu;
+	rec->offset = c->f->cpus[c->cpu].offset + c->page_off +
+		      SUBBUF_HDR_SIZE + c->ev.offset;
+	rec->missed_events =
+		c->missed_pending ?
+			(c->missed_count ? (long long)c->missed_count : -1) :
+			0;
+}
+
+static int out_err(FILE *out)
+{
+	if (ferror(out))
+		return errno ? -errno : -EIO;
+	return 0;
+}
+
+int perfring_trace_dat_probe(const char *path)
+{
+	return tdat_probe(path);
+}
+
+int perfring_trace_dat_script(const char *path, FILE *out)
+{
+	struct trace_seq s;
+	struct rd r;
+	int err, cpu;
+
+	err = rd_open(&r, path, true);
+	if (err)
+		return err;
+	trace_seq_init(&s);
+	err = 0;
+	while ((cpu = rd_pick(&r, &err)) >= 0) {
+		struct cpu_it *c = &r.cpus[cpu];
+		struct tep_record rec;
+
+		if (c->missed_pending) {
+			if (c->missed_count)
+				fprintf(out,
+					"CPU:%d [%" PRIu64 " EVENTS DROPPED]\n",
+					cpu, c->missed_count);
+			else
+				fprintf(out, "CPU:%d [EVENTS DROPPED]\n", cpu);
+		}
+		fill_record(&rec, c);
+		c->missed_pending = false;
+		trace_seq_reset(&s);
+		if (c->ev.size < 8) {
+			trace_seq_printf(&s, "[short event of %u bytes]",
+					 c->ev.size);
+		} else {
+			tep_print_event(r.tep, &s, &rec, "%16s-%-5d [%03d] ",
+					TEP_PRINT_COMM, TEP_PRINT_PID,
+					TEP_PRINT_CPU);
+			/* Microseconds, rounded as trace-cmd report. */
+			uint64_t us = (c->ev.ts + 500) / 1000;
+
+			trace_seq_printf(&s, "%5" PRIu64 ".%06" PRIu64 ": ",
+					 us / 1000000, us % 1000000);
+			{
+				struct tep_event *e =
+					tep_find_event_by_record(r.tep, &rec);
+				char name[256];
+
+				/* "name:" in 21 columns, as trace-cmd. */
+				snprintf(name, sizeof(name),
+					 "%s:", e ? e->name : "?");
+				trace_seq_printf(&s, "%-21s ", name);
+			}
+			tep_print_event(r.tep, &s, &rec, "%s", TEP_PRINT_INFO);
+		}
+		trace_seq_terminate(&s);
+		/* trace_marker text ends in its own newline. */
+		while (s.len && s.buffer[s.len - 1] == '\n')
+			s.buffer[--s.len] = 0;
+		fprintf(out, "%s\n", s.buffer);
+		if (ferror(out))
+			break;
+		cpu_next(c);
+		if (c->err && !err)
+			err = c->err;
+	}
+	trace_seq_destroy(&s);
+	if (!err)
+		err = out_err(out);
+	rd_close(&r);
+	return err;
+}
+
+struct ev_count {
+	int id;
+	uint64_t n;
+};
+
+int perfring_trace_dat_stats(const char *path, FILE *out)
+{
+	struct ev_count *counts = NULL;
+	size_t nr_counts = 0;
+	uint64_t total = 0, lost_pages = 0, lost = 0, first = 0, last = 0;
+	struct rd r;
+	int err, cpu;
+
+	err = rd_open(&r, path, true);
+	if (err)
+		return err;
+	err = 0;
+	while ((cpu = rd_pick(&r, &err)) >= 0) {
+		struct cpu_it *c = &r.cpus[cpu];
+		uint16_t id = 0;
+		size_t i;
+
+		if (c->ev.size >= 2)
+			memcpy(&id, c->ev.data, 2);
+		for (i = 0; i < nr_counts && counts[i].id != id; i++)
+			;
+		if (i == nr_counts) {
+			struct ev_count *n =
+				realloc(counts, (nr_counts + 1) * sizeof(*n));
+
+			if (!n) {
+				err = -ENOMEM;
+				break;
+			}
+			counts = n;
+			counts[nr_counts].id = id;
+			counts[nr_counts++].n = 0;
+		}
+		counts[i].n++;
+		if (!total)
+			first = c->ev.ts;
+		last = c->ev.ts;
+		total++;
+		cpu_next(c);
+		if (c->err && !err)
+			err = c->err;
+	}
+	fprintf(out, "trace.dat version 6, page size %u, %u CPUs, clock %s\n",
+		r.f->page_size, r.f->nr_cpus,
+		r.f->trace_clock[0] ? r.f->trace_clock : "(not recorded)");
+	fprintf(out,
+		"  cpu     events      pages        bytes  lost-pages  lost(stored)\n");
+	for (uint32_t i = 0; i < r.f->nr_cpus; i++) {
+		struct cpu_it *c = &r.cpus[i];
+
+		fprintf(out,
+			"  %3u %10" PRIu64 " %10" PRIu64 " %12" PRIu64
+			" %11" PRIu64 " %13" PRIu64 "\n",
+			i, c->events, c->pages, c->bytes, c->lost_pages,
+			c->lost_stored);
+		lost_pages += c->lost_pages;
+		lost += c->lost_stored;
+	}
+	fprintf(out, "events by type:\n");
+	for (size_t i = 0; i < nr_counts; i++) {
+		struct tep_event *e = tep_find_event(r.tep, counts[i].id);
+
+		fprintf(out, "  %-40s %10" PRIu64 "\n",
+			e ? e->name : "(unknown id)", counts[i].n);
+	}
+	fprintf(out,
+		"total: %" PRIu64 " events, %" PRIu64
+		" pages marked with dropped events (%" PRIu64
+		" dropped events counted)\n",
+		total, lost_pages, lost);
+	if (total)
+		fprintf(out,
+			"time: %" PRIu64 ".%09" PRIu64 " .. %" PRIu64
+			".%09" PRIu64 " (%.6f s)\n",
+			first / 1000000000, first % 1000000000,
+			last / 1000000000, last % 1000000000,
+			(double)(last - first) / 1e9);
+	free(counts);
+	if (!err)
+		err = out_err(out);
+	rd_close(&r);
+	return err;
+}
+
+int perfring_trace_dat_dump(const char *path, FILE *out)
+{
+	struct rd r;
+	int err = 0;
+
+	err = rd_open(&r, path, true);
+	if (err)
+		return err;
+	fprintf(out,
+		"trace.dat version %d, little endian, long %d, page size %u\n",
+		r.f->version, r.f->long_size, r.f->page_size);
+	fprintf(out, "header_page %zu bytes, header_event %zu bytes\n",
+		r.f->header_page.len, r.f->header_event.len);
+	fprintf(out, "ftrace formats %zu, event formats %zu\n", r.f->nr_ftrace,
+		r.f->nr_events);
+	fprintf(out,
+		"kallsyms %zu bytes, printk formats %zu bytes, saved cmdlines %zu bytes\n",
+		r.f->kallsyms.len, r.f->printk.len, r.f->cmdlines.len);
+	fprintf(out,
+		"options at %" PRIu64 ", clock %s, flyrecord at %" PRIu64
+		", %u CPUs\n",
+		r.f->options_offset,
+		r.f->trace_clock[0] ? r.f->trace_clock : "-", r.f->data_offset,
+		r.f->nr_cpus);
+	for (uint32_t i = 0; i < r.f->nr_cpus && !err; i++) {
+		struct cpu_it *c = &r.cpus[i];
+		uint64_t last_page = UINT64_MAX;
+
+		fprintf(out, "cpu%u: %" PRIu64 " bytes at %" PRIu64 "\n", i,
+			r.f->cpus[i].size, r.f->cpus[i].offset);
+		while (cpu_next(c) > 0) {
+			uint16_t id = 0;
+			struct tep_event *e;
+
+			if (c->page_off != last_page) {
+				last_page = c->page_off;
+				fprintf(out,
+					"  page at %" PRIu64 ": ts %" PRIu64
+					" commit %u%s%s\n",
+					r.f->cpus[i].offset + c->page_off,
+					c->pi.time_stamp, c->pi.commit,
+					c->pi.missed ? " MISSED_EVENTS" : "",
+					c->pi.missed_stored ? " MISSED_STORED" :
+							      "");
+				if (c->pi.missed_stored)
+					fprintf(out,
+						"    %" PRIu64
+						" events dropped before this page\n",
+						c->pi.missed_count);
+			}
+			if (c->ev.size >= 2)
+				memcpy(&id, c->ev.data, 2);
+			e = tep_find_event(r.tep, id);
+			fprintf(out,
+				"    %" PRIu64 " ts %" PRIu64
+				" size %u type %u %s\n",
+				r.f->cpus[i].offset + c->page_off +
+					SUBBUF_HDR_SIZE + c->ev.offset,
+				c->ev.ts, c->ev.size, id, e ? e->name : "?");
+			if (ferror(out))
+				break;
+		}
+		err = c->err;
+	}
+	if (!err)
+		err = out_err(out);
+	rd_close(&r);
+	return err;
+}

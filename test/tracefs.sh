@@ -1,0 +1,152 @@
+#!/usr/bin/env bash
+# perfring record --tracefs judged by trace-cmd report (Debian trace-cmd
+# 3.1.6) and by the kernel's own counters: sched_switch plus trace_marker
+# writes with known content, 4K and 8K sub-buffers, the read() fallback,
+# loss in a tiny buffer, SIGINT, bad events; the private tracefs instance
+# must be gone after every run.  perfring script/stats/dump read the same
+# files.  Skips (77) only without tracefs or the mmap interface.
+set -u
+cli=${PERFRING_CLI:-build/perfring}
+fail() { echo "FAILED: $*" >&2; exit 1; }
+skip() { echo "SKIP: $*" >&2; exit 77; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cli=$(realpath "$cli")
+T=/sys/kernel/tracing
+command -v trace-cmd >/dev/null || fail "trace-cmd is not installed (.ci/run installs it)"
+command -v python3 >/dev/null || fail "python3 is not installed"
+[ -w $T/instances ] || skip "no writable tracefs at $T (not root?)"
+
+# No instance of ours may be left behind.
+no_instance() {
+	local left
+	left=$(ls $T/instances | grep -E "^perfring-$1\$" || true)
+	[ -z "$left" ] || fail "$2: instance $left left behind"
+}
+
+# A writer of N trace_marker lines "tag-PID-i" (python: one write each),
+# with a short sleep every 50 writes so the scheduler switches tasks.
+marker_py='
+import os, sys, time
+n = int(sys.argv[1])
+fd = os.open("/sys/kernel/tracing/trace_marker", os.O_WRONLY)
+for i in range(n):
+    os.write(fd, b"perfring-mark-%d-%d" % (os.getpid(), i))
+    if i % 50 == 49:
+        time.sleep(0.001)
+'
+
+# summary FIELD: a key=value of the record summary line.
+summary() { sed -n "s/.*[[ ]$1=\([0-9]*\).*/\1/p" "$tmp/rec.err" | tail -1; }
+
+record() {
+	local name=$1
+	shift
+	"$cli" record --tracefs "$@" 2>"$tmp/rec.err" >"$tmp/rec.out" &
+	local pid=$!
+	wait $pid
+	local rc=$?
+	no_instance $pid "$name"
+	if [ $rc -ne 0 ]; then
+		cat "$tmp/rec.err" >&2
+		fail "$name: record exited $rc"
+	fi
+	grep -q 'instance perfring-' "$tmp/rec.err" || fail "$name: no summary: $(cat "$tmp/rec.err")"
+}
+
+# check NAME FILE MARKS: trace-cmd report prints every event, perfring
+# script prints the same text, counts agree with the kernel's.
+check() {
+	local name=$1 f=$2 marks=$3 sched=${4:-sched}
+	trace-cmd report -i "$f" >"$tmp/tc.txt" 2>"$tmp/tc.err" || fail "$name: trace-cmd report failed: $(head -3 "$tmp/tc.err")"
+	grep -q '^cpus=' "$tmp/tc.txt" || fail "$name: trace-cmd report printed no header"
+	grep -v -e '^cpus=' -e 'EVENTS DROPPED\]$' "$tmp/tc.txt" >"$tmp/tc.ev"
+	local ev tc ent kread lost
+	ev=$(summary events)
+	ent=$(summary kernel_entries)
+	kread=$(summary kernel_read)
+	lost=$(summary lost)
+	tc=$(wc -l <"$tmp/tc.ev")
+	[ "$ev" -gt 0 ] || fail "$name: no events recorded"
+	[ "$tc" = "$ev" ] || fail "$name: trace-cmd report prints $tc events, perfring recorded $ev"
+	[ "$kread" = "$ev" ] || fail "$name: the kernel says $kread events were read, we wrote $ev"
+	[ $((ev + lost)) = "$ent" ] || fail "$name: $ev events + $lost lost != $ent kernel entries"
+	# Every marker, in order, with its task name and pid.
+	if [ "$marks" -gt 0 ]; then
+		local mpid got
+		mpid=$(grep -o 'perfring-mark-[0-9]*-0$' "$tmp/tc.ev" | head -1 | cut -d- -f3)
+		[ -n "$mpid" ] || fail "$name: first marker not in trace-cmd report"
+		got=$(grep -c "^ *python3-$mpid .* print: .*tracing_mark_write: perfring-mark-$mpid-[0-9]*\$" "$tmp/tc.ev")
+		[ "$got" = "$marks" ] || fail "$name: trace-cmd report shows $got of $marks markers with comm python3-$mpid"
+		grep -o "perfring-mark-$mpid-[0-9]*\$" "$tmp/tc.ev" | sed 's/.*-//' >"$tmp/seq"
+		seq 0 $((marks - 1)) | cmp -s - "$tmp/seq" || fail "$name: markers out of order or missing"
+	fi
+	# sched_switch fields as the kernel wrote them (prev/next comm:pid).
+	if [ "$sched" = sched ]; then
+		grep -q 'sched_switch: .*:[0-9]* \[[0-9]*\] [A-Z+]* ==> .*:[0-9]* \[[0-9]*\]' "$tmp/tc.ev" || fail "$name: no decoded sched_switch"
+	fi
+	# perfring script prints what trace-cmd report prints.
+	"$cli" script -i "$f" >"$tmp/ours.txt" 2>"$tmp/ours.err" || fail "$name: perfring script failed: $(cat "$tmp/ours.err")"
+	tail -n +2 "$tmp/tc.txt" | diff - "$tmp/ours.txt" >"$tmp/diff" || {
+		head -10 "$tmp/diff" >&2
+		fail "$name: perfring script differs from trace-cmd report"
+	}
+	"$cli" stats -i "$f" >"$tmp/stats.txt" || fail "$name: perfring stats failed"
+	grep -q "^total: $ev events" "$tmp/stats.txt" || fail "$name: perfring stats: $(grep total "$tmp/stats.txt")"
+	"$cli" dump -i "$f" >"$tmp/dump.txt" || fail "$name: perfring dump failed"
+	[ "$(grep -c ' ts [0-9]* size ' "$tmp/dump.txt")" = "$ev" ] || fail "$name: perfring dump lists another event count"
+	echo "$name: $ev events ($lost lost, kernel entries $ent), trace-cmd report and perfring script agree"
+}
+
+# 1. sched_switch + 400 markers, 4K sub-buffers, mmap consumer.
+record basic -e sched:sched_switch -e ftrace:print -a -o "$tmp/a.dat" -- python3 -c "$marker_py" 400
+grep -q 'mmap consumer' "$tmp/rec.err" || skip "the kernel has no memory-mapped trace_pipe_raw: $(head -2 "$tmp/rec.err")"
+[ "$(summary lost)" = 0 ] || fail "basic: lost events in a default-sized buffer"
+check basic "$tmp/a.dat" 400
+[ "$(summary zero_copy_pages)" -gt 0 ] || fail "basic: no page written straight from the mapping"
+grep -q 'clock mono' "$tmp/stats.txt" || fail "basic: not recorded with the mono clock"
+
+# 2. 8K sub-buffers: the file's page size follows.
+record subbuf8k -e sched:sched_switch -e ftrace:print -a --subbuf-size 8 -o "$tmp/b.dat" -- python3 -c "$marker_py" 300
+grep -q '8192-byte sub-buffers' "$tmp/rec.err" || fail "subbuf8k: $(head -1 "$tmp/rec.err")"
+check subbuf8k "$tmp/b.dat" 300
+grep -q 'page size 8192' "$tmp/dump.txt" || fail "subbuf8k: file page size is not 8192"
+
+# 3. read() fallback.
+record read -e sched:sched_switch -e ftrace:print -a --no-mmap -o "$tmp/c.dat" -- python3 -c "$marker_py" 300
+grep -q 'read() consumer' "$tmp/rec.err" || fail "read: $(head -1 "$tmp/rec.err")"
+check read "$tmp/c.dat" 300
+
+# 4. Loss: an 8K buffer per CPU, woken only when full, 100000 markers.
+record loss -e ftrace:print -a -m 8K --buffer-percent 100 -o "$tmp/d.dat" -- python3 -c "$marker_py" 100000
+lost=$(summary lost)
+[ "$lost" -gt 0 ] || fail "loss: no loss reported with an 8K buffer"
+grep -q 'Warning: the kernel dropped' "$tmp/rec.err" || fail "loss: no warning"
+check loss "$tmp/d.dat" 0 nosched
+drops=$(grep -c 'EVENTS DROPPED\]$' "$tmp/tc.txt")
+[ "$drops" -gt 0 ] || fail "loss: trace-cmd report shows no dropped events"
+counted=$(sed -n 's/^CPU:[0-9]* \[\([0-9]*\) EVENTS DROPPED\]$/\1/p' "$tmp/tc.txt" | awk '{ s += $1 } END { print s + 0 }')
+[ "$counted" -le "$lost" ] || fail "loss: pages say $counted dropped, the summary $lost"
+echo "loss: $lost lost, $drops dropped marks ($counted counted in pages)"
+
+# 5. SIGINT ends a recording without a command; the file is complete.
+"$cli" record --tracefs -e sched:sched_switch -o "$tmp/e.dat" 2>"$tmp/rec.err" &
+pid=$!
+sleep 1
+ls $T/instances | grep -qx "perfring-$pid" || fail "sigint: instance perfring-$pid not made"
+kill -INT $pid
+wait $pid || fail "sigint: exit status $? after SIGINT: $(cat "$tmp/rec.err")"
+no_instance $pid sigint
+check sigint "$tmp/e.dat" 0
+
+# 6. Errors: an unknown event, an ftrace event other than print.
+for bad in nosuch:event ftrace:function; do
+	"$cli" record --tracefs -e $bad -o "$tmp/f.dat" -- true 2>"$tmp/rec.err" &
+	pid=$!
+	wait $pid && fail "$bad: accepted"
+	no_instance $pid "$bad"
+	[ -e "$tmp/f.dat" ] && fail "$bad: left a file"
+	grep -q "$bad" "$tmp/rec.err" || fail "$bad: error does not name it: $(cat "$tmp/rec.err")"
+done
+echo "errors: refused, instance removed"
+exit 0

@@ -24,6 +24,9 @@ struct csd {
 	csd_elem_fn elem_fn;
 	void *elem_ctx;
 	int cb_err; /* first error of a callback, stops the feed */
+	bool elem_attached; /* decoders see the element output */
+	uint8_t carry[16]; /* formatted: the start of a split frame */
+	uint32_t ncarry;
 	uint64_t index; /* trace index of the next byte fed */
 	struct csd_src *src[128]; /* by trace ID */
 	struct csd_stats st;
@@ -285,9 +288,9 @@ static int add_decoder(struct csd *d, const char *name,
 	d->src[csid & 0x7f] = s;
 	d->st.decoders++;
 	if (d->flags & CSD_DECODE) {
-		/* (Re)attaches the element output to every full decoder,
-		 * the one just made included. */
-		ocsd_dt_set_gen_elem_outfn(d->tree, elem_in, d);
+		/* The element output is attached (to every decoder) when the
+		 * first data comes: OpenCSD allocates it on each call. */
+		d->elem_attached = false;
 		if (d->flags & (CSD_PRINT_PKTS | CSD_PRINT_RAW_PKTS))
 			ocsd_dt_attach_packet_callback(d->tree, csid,
 						       OCSD_C_API_CB_PKT_MON,
@@ -365,12 +368,21 @@ int csd_add_mem_cb(struct csd *d, uint64_t start, uint64_t end,
 	return 0;
 }
 
+static void attach_elem(struct csd *d)
+{
+	if ((d->flags & CSD_DECODE) && !d->elem_attached) {
+		ocsd_dt_set_gen_elem_outfn(d->tree, elem_in, d);
+		d->elem_attached = true;
+	}
+}
+
 static int op_all(struct csd *d, ocsd_datapath_op_t op)
 {
 	uint32_t used = 0;
 	ocsd_datapath_resp_t r;
 
 	log_target = d;
+	attach_elem(d);
 	r = ocsd_dt_process_data(d->tree, op, 0, 0, NULL, &used);
 	if (d->cb_err)
 		return d->cb_err;
@@ -381,12 +393,12 @@ static int op_all(struct csd *d, ocsd_datapath_op_t op)
 	return 0;
 }
 
-int csd_feed(struct csd *d, const uint8_t *p, size_t len)
+/* Feeds @len bytes (formatted: whole 16-byte frames) at d->index. */
+static int process(struct csd *d, const uint8_t *p, size_t len)
 {
-	log_target = d;
 	while (len) {
 		uint32_t chunk = len > (1u << 30) ? (1u << 30) : (uint32_t)len;
-		uint32_t used = 0;
+		uint32_t used = 0, dummy = 0;
 		ocsd_datapath_resp_t r;
 
 		r = ocsd_dt_process_data(d->tree, OCSD_OP_DATA, d->index, chunk,
@@ -399,8 +411,8 @@ int csd_feed(struct csd *d, const uint8_t *p, size_t len)
 		} else if (OCSD_DATA_RESP_IS_FATAL(r)) {
 			/*
 			 * Bad data: reset every decoder and go on after the
-			 * byte it stopped at; decoders resync at the next
-			 * sync packet (the listing shows NO_SYNC).
+			 * byte (formatted: the frame) it stopped at; decoders
+			 * resync at the next sync packet (NO_SYNC).
 			 */
 			d->st.resyncs++;
 			if (d->st.resyncs <= 10)
@@ -408,11 +420,13 @@ int csd_feed(struct csd *d, const uint8_t *p, size_t len)
 					"%llu; decoders reset, resyncing",
 					(unsigned long long)(d->index + used));
 			ocsd_dt_process_data(d->tree, OCSD_OP_RESET, 0, 0, NULL,
-					     &used);
-			if (!used)
-				used = 1;
+					     &dummy);
 			if (d->cb_err)
 				return d->cb_err;
+			if (d->formatted)
+				used = (used + 16) & ~15u;
+			else
+				used++;
 		}
 		if (used > chunk)
 			used = chunk;
@@ -424,8 +438,50 @@ int csd_feed(struct csd *d, const uint8_t *p, size_t len)
 	return 0;
 }
 
+int csd_feed(struct csd *d, const uint8_t *p, size_t len)
+{
+	size_t whole;
+	int ret;
+
+	log_target = d;
+	attach_elem(d);
+	if (!d->formatted)
+		return process(d, p, len);
+	/*
+	 * Frame-aligned input: OpenCSD's deformatter takes whole 16-byte
+	 * frames; a frame split between two calls waits in carry[].
+	 */
+	if (d->ncarry) {
+		size_t k = 16 - d->ncarry < len ? 16 - d->ncarry : len;
+
+		memcpy(d->carry + d->ncarry, p, k);
+		d->ncarry += (uint32_t)k;
+		p += k;
+		len -= k;
+		if (d->ncarry < 16)
+			return 0;
+		d->ncarry = 0;
+		ret = process(d, d->carry, 16);
+		if (ret)
+			return ret;
+	}
+	whole = len & ~(size_t)15;
+	ret = process(d, p, whole);
+	if (ret)
+		return ret;
+	memcpy(d->carry, p + whole, len - whole);
+	d->ncarry = (uint32_t)(len - whole);
+	return 0;
+}
+
 int csd_eot(struct csd *d)
 {
+	if (d->ncarry) {
+		pr_warn("cs decode: trace ends inside a frame: %u bytes "
+			"ignored",
+			d->ncarry);
+		d->ncarry = 0;
+	}
 	return op_all(d, OCSD_OP_EOT);
 }
 
@@ -434,6 +490,8 @@ int csd_reset(struct csd *d)
 	uint32_t used = 0;
 
 	log_target = d;
+	attach_elem(d);
+	d->ncarry = 0;
 	ocsd_dt_process_data(d->tree, OCSD_OP_RESET, 0, 0, NULL, &used);
 	return d->cb_err;
 }

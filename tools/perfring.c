@@ -636,7 +636,8 @@ static void aux_progress(const struct perfring_record_aux_stats *st, void *ctx)
 	(void)ctx;
 	fprintf(stderr,
 		"\r[ recording AUX: %.2f MB trace in %" PRIu64
-		" chunks, %" PRIu64 " snapshots, %" PRIu64 " bytes lost ]\033[K",
+		" chunks, %" PRIu64 " snapshots, %" PRIu64
+		" bytes lost ]\033[K",
 		(double)st->aux_bytes / 1e6, st->aux_chunks, st->snapshots,
 		st->lost_bytes);
 }
@@ -644,8 +645,15 @@ static void aux_progress(const struct perfring_record_aux_stats *st, void *ctx)
 static int cmd_record_aux(int argc, char **argv, int full_argc,
 			  char **full_argv)
 {
-	enum { OPT_REPLAY = 256, OPT_RATE, OPT_LOOPS, OPT_CHUNK, OPT_CPU,
-	       OPT_OVERWRITE, OPT_CSV };
+	enum {
+		OPT_REPLAY = 256,
+		OPT_RATE,
+		OPT_LOOPS,
+		OPT_CHUNK,
+		OPT_CPU,
+		OPT_OVERWRITE,
+		OPT_CSV
+	};
 	static const struct option opts[] = {
 		{ "replay-cs", required_argument, NULL, OPT_REPLAY },
 		{ "event", required_argument, NULL, 'e' },
@@ -773,9 +781,9 @@ static int cmd_record_aux(int argc, char **argv, int full_argc,
 			"[ perfring record: Woken up %" PRIu64
 			" times to write data ]\n"
 			"[ perfring record: Captured and wrote %.3f MB %s (%.3f MB AUX trace in %" PRIu64
-			" AUXTRACE chunks, %" PRIu64 " PERF_RECORD_AUX, %" PRIu64
-			" truncated, %" PRIu64 " bytes lost, %" PRIu64
-			" snapshots) ]\n",
+			" AUXTRACE chunks, %" PRIu64
+			" PERF_RECORD_AUX, %" PRIu64 " truncated, %" PRIu64
+			" bytes lost, %" PRIu64 " snapshots) ]\n",
 			st.wakeups, (double)st.bytes / 1e6,
 			o.output ? o.output : "perf.data",
 			(double)st.aux_bytes / 1e6, st.aux_chunks,

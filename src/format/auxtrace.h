@@ -20,7 +20,7 @@
  *     u32 idx; u32 tid; u32 cpu; u32 reserved} then @size bytes of trace
  *     that header.size does not count.
  *   HEADER_AUXTRACE feature: u64 nr; nr x {u64 file_offset; u64 sz} where
- *     sz = 48 + payload size.
+ *     sz is the record's header.size (48; perf refuses anything else).
  *
  * Every function checks lengths against what it is given; damage returns
  * -EBADMSG and logs what was wrong and where (byte offset in the record or

@@ -132,7 +132,7 @@ struct pd_writer {
 	uint32_t hdr_have;
 	uint64_t rec_left;
 
-	/* HEADER_AUXTRACE index: {file offset, 48 + payload} per AUXTRACE. */
+	/* HEADER_AUXTRACE index: {file offset, header.size} per AUXTRACE. */
 	uint64_t (*aux_idx)[2];
 	size_t nr_aux_idx, cap_aux_idx;
 };
@@ -600,21 +600,22 @@ static void feat_version(struct pd_buf *b)
  */
 /*
  * HEADER_AUXTRACE (perf's auxtrace_index__write): u64 nr, then nr x {u64
- * file_offset; u64 sz}.  Only chunks inside the data that stays (after a
- * write error the data is cut back to the last complete round).
+ * file_offset; u64 sz} with sz the record's header.size (48), which perf
+ * checks.  Only chunks whose payload lies inside the data that stays
+ * (after a write error the data is cut back to the last complete round).
  */
 static void feat_auxtrace(struct pd_writer *w, struct pd_buf *b)
 {
 	uint64_t end = w->err ? w->round_end : w->off + w->used, nr = 0;
 
 	for (size_t i = 0; i < w->nr_aux_idx; i++)
-		if (w->aux_idx[i][0] + w->aux_idx[i][1] <= end)
+		if (w->aux_idx[i][0] < end)
 			nr++;
 	if (!nr)
 		return;
 	buf_u64(b, nr);
 	for (size_t i = 0; i < w->nr_aux_idx; i++)
-		if (w->aux_idx[i][0] + w->aux_idx[i][1] <= end) {
+		if (w->aux_idx[i][0] < end) {
 			buf_u64(b, w->aux_idx[i][0]);
 			buf_u64(b, w->aux_idx[i][1]);
 		}
@@ -1294,7 +1295,7 @@ PR_HIDDEN int pd_writer_write_auxtrace(struct pd_writer *w, const void *rec,
 		return ret;
 	if (!w->pipe) {
 		w->aux_idx[w->nr_aux_idx][0] = at;
-		w->aux_idx[w->nr_aux_idx][1] = 48 + size;
+		w->aux_idx[w->nr_aux_idx][1] = 48; /* perf: header.size */
 		w->nr_aux_idx++;
 	}
 	return 0;

@@ -1,0 +1,1003 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Recording AUX area trace into perf.data (perf record's AUX path,
+ * tools/perf/builtin-record.c + util/auxtrace.c), driving sources only
+ * through the interfaces of src/sources/source.h:
+ *
+ *   - the source (struct pr_source_ops, a PMU) gets a data ring + AUX
+ *     area pair per CPU and writes PERF_RECORD_AUX, ITRACE_START,
+ *     side-band records and the trace itself;
+ *   - the AUX recorder (struct pr_auxtrace_ops) fills AUXTRACE_INFO, finds
+ *     snapshots, stops/starts the source around them, re-enables it after
+ *     a truncation (read_finish) and gives each chunk its reference.
+ *
+ * The file: attrs, PERF_RECORD_AUXTRACE_INFO first, then per round the
+ * data rings' records and, per AUX area, one PERF_RECORD_AUXTRACE with the
+ * bytes between aux_tail and aux_head (offset = their position in the AUX
+ * stream, idx/cpu/tid of the ring), FINISHED_ROUND; the HEADER_AUXTRACE
+ * index of every AUXTRACE record at the end.  Snapshot mode (-S): the AUX
+ * areas run free and only a snapshot (control 's', i.e. SIGUSR2 in the
+ * CLI, and at exit with --snapshot=e) copies the newest snapshot_size
+ * bytes of each area.
+ *
+ * Inputs of the replay source: an OpenCSD snapshot directory (read by the
+ * source), or a perf.data whose AUXTRACE data, cs_etm metadata, attr and
+ * side-band records (MMAP2, COMM, ITRACE_START ...) are read here with the
+ * format layer and played in their original order.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include "perfring.h"
+#include "../ring/internal.h"
+#include "../sources/source.h"
+#include "../format/perf_data.h"
+#include "../format/perf_reader.h"
+#include "../format/auxtrace.h"
+
+#define OPT(o, f, def)                                                 \
+	(((o)->sz >= offsetof(__typeof__(*(o)), f) + sizeof((o)->f) && \
+	  (o)->f) ?                                                    \
+		 (o)->f :                                              \
+		 (def))
+
+#define DEFAULT_PMU_TYPE 8 /* what cs_etm is on the Android/Juno boards */
+
+struct rbuf {
+	struct pr_source_buf sb;
+	uint64_t last_snap_head;
+};
+
+struct rec {
+	const struct perfring_record_aux_opts *o;
+	struct perfring_record_aux_stats st;
+	struct pr_replay_desc desc;
+	struct pr_source *src;
+	struct pr_auxtrace_rec *itr;
+	struct rbuf *bufs;
+	int nr_bufs;
+	struct pd_writer *w;
+	int out_fd;
+	bool snapshot, overwrite;
+	uint64_t snap_size;
+	unsigned char *snap_buf;
+	uint64_t t0;
+	uint64_t ids_own[PR_SOURCE_MAX_BUFS];
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- the replay input from a perf.data ---- */
+
+struct pd_load {
+	struct pr_replay_desc *d;
+	struct auxtrace_file *af;
+	const struct cs_etm_info *ci;
+	bool own_trailer; /* the file's trailer layout is ours */
+	/* Side-band records, copied. */
+	unsigned char *rec_mem;
+	size_t rec_len, rec_cap;
+	struct pr_replay_record *recs;
+	size_t nr_recs, cap_recs;
+	size_t *rec_off;
+	/* PERF_RECORD_AUX of the file: cpu, offset, size, flags, trailer. */
+	struct oaux {
+		int cpu;
+		uint64_t off, size, flags, sid[4];
+		bool has_sid;
+		size_t nr_recs_before;
+	} * aux;
+	size_t nr_aux, cap_aux;
+	int err;
+};
+
+static bool sideband_type(uint32_t t)
+{
+	switch (t) {
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_COMM:
+	case PERF_RECORD_EXIT:
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_MMAP2:
+	case PERF_RECORD_ITRACE_START:
+	case PERF_RECORD_SWITCH:
+	case PERF_RECORD_SWITCH_CPU_WIDE:
+	case PERF_RECORD_NAMESPACES:
+	case PERF_RECORD_KSYMBOL:
+	case PERF_RECORD_CGROUP:
+	case PERF_RECORD_TEXT_POKE:
+		return true;
+	}
+	return false;
+}
+
+static void *grow(void *p, size_t *cap, size_t need, size_t elem)
+{
+	size_t ncap;
+	void *n;
+
+	if (need <= *cap)
+		return p;
+	ncap = *cap ? *cap : 16;
+	while (ncap < need)
+		ncap *= 2;
+	n = realloc(p, ncap * elem);
+	if (n)
+		*cap = ncap;
+	return n;
+}
+
+static int collect_pd(struct prd_file *f, const struct prd_event *ev, void *ctx)
+{
+	struct pd_load *L = ctx;
+	const struct perf_event_header *h = ev->hdr;
+	int cpu = ev->sample ? (int)ev->sample->cpu : -1;
+
+	(void)f;
+	if (h->type == PERF_RECORD_AUX) {
+		const uint64_t *u = (const void *)(h + 1);
+		struct oaux *a;
+		void *n;
+
+		if (h->size < 32)
+			return 0;
+		n = grow(L->aux, &L->cap_aux, L->nr_aux + 1, sizeof(*L->aux));
+		if (!n)
+			return -ENOMEM;
+		L->aux = n;
+		a = &L->aux[L->nr_aux++];
+		memset(a, 0, sizeof(*a));
+		a->cpu = cpu;
+		memcpy(&a->off, &u[0], 8);
+		memcpy(&a->size, &u[1], 8);
+		memcpy(&a->flags, &u[2], 8);
+		if (L->own_trailer && h->size >= 32 + PR_SAMPLE_ID_SIZE) {
+			memcpy(a->sid,
+			       (const char *)h + h->size - PR_SAMPLE_ID_SIZE,
+			       PR_SAMPLE_ID_SIZE);
+			a->has_sid = true;
+		}
+		a->nr_recs_before = L->nr_recs;
+		return 0;
+	}
+	if (!sideband_type(h->type) || !L->own_trailer)
+		return 0;
+	{
+		void *n =
+			grow(L->rec_mem, &L->rec_cap, L->rec_len + h->size, 1);
+
+		if (!n)
+			return -ENOMEM;
+		L->rec_mem = n;
+		n = grow(L->recs, &L->cap_recs, L->nr_recs + 1,
+			 sizeof(*L->recs));
+		if (!n)
+			return -ENOMEM;
+		L->recs = n;
+		n = realloc(L->rec_off, L->cap_recs * sizeof(size_t));
+		if (!n)
+			return -ENOMEM;
+		L->rec_off = n;
+	}
+	memcpy(L->rec_mem + L->rec_len, h, h->size);
+	L->rec_off[L->nr_recs] = L->rec_len;
+	L->recs[L->nr_recs].cpu = cpu;
+	L->recs[L->nr_recs].before = 0;
+	L->nr_recs++;
+	L->rec_len += h->size;
+	return 0;
+}
+
+static enum pr_cs_kind kind_from(enum cs_etm_kind k)
+{
+	return k == CS_ETM_KIND_ETMV3 ? PR_CS_ETMV3 :
+	       k == CS_ETM_KIND_ETMV4 ? PR_CS_ETMV4 :
+					PR_CS_ETE;
+}
+
+/* The bytes of CPU @cpu's AUX stream [off, off + size) found in the file's
+ * AUXTRACE chunks, appended as replay chunks. */
+struct seg {
+	int cpu;
+	uint64_t off, size;
+	const unsigned char *data;
+	uint64_t used_to; /* stream position up to which it was played */
+};
+
+static int add_chunk(struct pr_replay_desc *d, size_t *cap, int cpu,
+		     const void *data, uint64_t size, uint64_t flags,
+		     const uint64_t *sid)
+{
+	void *n = grow(d->chunks, cap, d->nr_chunks + 1, sizeof(*d->chunks));
+
+	if (!n)
+		return -ENOMEM;
+	d->chunks = n;
+	d->chunks[d->nr_chunks].cpu = cpu;
+	d->chunks[d->nr_chunks].data = data;
+	d->chunks[d->nr_chunks].size = size;
+	d->chunks[d->nr_chunks].flags = flags;
+	d->chunks[d->nr_chunks].sample_id = sid;
+	d->nr_chunks++;
+	return 0;
+}
+
+static int load_perf_data(const char *path, uint64_t chunk_max,
+			  struct pr_replay_desc *d)
+{
+	struct pd_load L = { .d = d };
+	struct prd_file *f = NULL;
+	const struct prd_attr *pa;
+	struct seg *segs = NULL;
+	unsigned char *data = NULL;
+	uint64_t total = 0, pos = 0;
+	size_t nseg, cap_chunks = 0, placed = 0;
+	uint64_t *sids = NULL, *ring_ids = NULL;
+	int ret;
+
+	memset(d, 0, sizeof(*d));
+	ret = auxtrace_file_open(path, &L.af);
+	if (ret)
+		return ret;
+	L.ci = auxtrace_file_cs_etm(L.af);
+	if (!L.ci) {
+		pr_err("%s: no cs_etm AUXTRACE_INFO: not a CoreSight recording",
+		       path);
+		ret = -EINVAL;
+		goto out;
+	}
+	nseg = auxtrace_file_nr_chunks(L.af);
+	if (!nseg) {
+		pr_err("%s: no AUXTRACE data", path);
+		ret = -EINVAL;
+		goto out;
+	}
+	ret = prd_open(path, &f);
+	if (ret)
+		goto out;
+	if (!prd_nr_attrs(f)) {
+		ret = -EINVAL;
+		goto out;
+	}
+	pa = prd_attr(f, 0);
+	d->attr = pa->attr;
+	L.own_trailer = pa->attr.sample_id_all &&
+			(pa->attr.sample_type &
+			 (PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID |
+			  PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU |
+			  PERF_SAMPLE_IDENTIFIER)) == PR_SAMPLE_ID_TYPE;
+	if (!L.own_trailer) {
+		/* Our trailers with the file's attr would disagree. */
+		d->attr.sample_type = PERF_SAMPLE_IP | PR_SAMPLE_ID_TYPE |
+				      PERF_SAMPLE_PERIOD;
+		d->attr.sample_id_all = 1;
+	}
+	if (pa->nr_ids) {
+		uint64_t *ids = malloc(pa->nr_ids * sizeof(*ids));
+
+		if (!ids) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		memcpy(ids, pa->ids, pa->nr_ids * sizeof(*ids));
+		d->ids = ids;
+		d->nr_ids = pa->nr_ids;
+		d->owned2 = ids;
+	}
+	ret = prd_process(f, false, collect_pd, &L);
+	if (ret < 0 && ret != -EBADMSG)
+		goto out;
+	ret = 0;
+
+	/* The trace, read into one block. */
+	for (size_t i = 0; i < nseg; i++)
+		total += auxtrace_file_chunk(L.af, i)->size;
+	data = malloc(total ? total : 1);
+	segs = calloc(nseg, sizeof(*segs));
+	if (!data || !segs) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < nseg; i++) {
+		const struct auxtrace_chunk *c = auxtrace_file_chunk(L.af, i);
+
+		ret = auxtrace_file_read(L.af, i, 0, data + pos, c->size);
+		if (ret)
+			goto out;
+		segs[i].cpu = (int)c->cpu;
+		segs[i].off = c->offset;
+		segs[i].size = c->size;
+		segs[i].data = data + pos;
+		segs[i].used_to = c->offset;
+		pos += c->size;
+	}
+	d->owned = data;
+	data = NULL;
+
+	/* The file's AUX records, in order, cut the stream into chunks with
+	 * their flags and trailers; side-band records go before the chunk
+	 * that followed them in the file. */
+	sids = calloc(L.nr_aux ? L.nr_aux : 1, 4 * sizeof(uint64_t));
+	if (!sids) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (size_t a = 0; a < L.nr_aux; a++) {
+		struct oaux *x = &L.aux[a];
+
+		memcpy(&sids[4 * a], x->sid, sizeof(x->sid));
+		for (; placed < x->nr_recs_before; placed++)
+			L.recs[placed].before = d->nr_chunks;
+		for (size_t i = 0; i < nseg; i++) {
+			struct seg *s = &segs[i];
+			uint64_t lo, hi;
+
+			if (s->cpu != x->cpu && x->cpu >= 0)
+				continue;
+			lo = x->off > s->off ? x->off : s->off;
+			hi = x->off + x->size < s->off + s->size ?
+				     x->off + x->size :
+				     s->off + s->size;
+			if (lo >= hi)
+				continue;
+			ret = add_chunk(d, &cap_chunks, s->cpu,
+					s->data + (lo - s->off), hi - lo,
+					x->flags & (PERF_AUX_FLAG_PARTIAL |
+						    PERF_AUX_FLAG_COLLISION),
+					x->has_sid ? &sids[4 * a] : NULL);
+			if (ret)
+				goto out;
+			if (hi > s->used_to)
+				s->used_to = hi;
+		}
+	}
+	/* Records after the last AUX record, then the trace no AUX record
+	 * covered, in pieces of chunk_max. */
+	for (; placed < L.nr_recs; placed++)
+		L.recs[placed].before = d->nr_chunks;
+	for (size_t i = 0; i < nseg; i++) {
+		struct seg *s = &segs[i];
+
+		while (s->used_to < s->off + s->size) {
+			uint64_t n = s->off + s->size - s->used_to;
+
+			if (n > chunk_max)
+				n = chunk_max;
+			ret = add_chunk(d, &cap_chunks, s->cpu,
+					s->data + (s->used_to - s->off), n, 0,
+					NULL);
+			if (ret)
+				goto out;
+			s->used_to += n;
+		}
+	}
+	for (size_t r = 0; r < L.nr_recs; r++)
+		L.recs[r].rec = (const void *)(L.rec_mem + L.rec_off[r]);
+	d->records = L.recs;
+	d->nr_records = L.nr_recs;
+	L.recs = NULL;
+
+	/* Metadata and CPUs. */
+	d->nr_etm = L.ci->nr_cpu;
+	d->etm = calloc(d->nr_etm, sizeof(*d->etm));
+	d->cpus = calloc(nseg, sizeof(int));
+	if (!d->etm || !d->cpus) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (uint32_t i = 0; i < d->nr_etm; i++) {
+		const struct cs_etm_cpu *c = &L.ci->cpus[i];
+		struct pr_cs_etm_cpu *e = &d->etm[i];
+
+		e->kind = kind_from(c->kind);
+		e->cpu = c->cpu;
+		e->nr_regs = c->nr_params > 16 ? 16 : c->nr_params;
+		memcpy(e->regs, c->params, e->nr_regs * sizeof(uint64_t));
+	}
+	d->pmu_type = L.ci->pmu_type;
+	d->attr.type = L.ci->pmu_type;
+	for (size_t i = 0; i < nseg; i++) {
+		bool seen = false;
+
+		for (int k = 0; k < d->nr_cpus; k++)
+			seen |= d->cpus[k] == segs[i].cpu;
+		if (!seen)
+			d->cpus[d->nr_cpus++] = segs[i].cpu;
+	}
+	d->pid = d->tid = (uint32_t)-1;
+	/* Each ring writes the id the file's records of its CPU carry, so
+	 * the copied trailers and ours name the same event. */
+	ring_ids = calloc((size_t)d->nr_cpus, sizeof(*ring_ids));
+	if (!ring_ids) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (int k = 0; k < d->nr_cpus; k++) {
+		ring_ids[k] = d->nr_ids ? d->ids[0] : 1000 + (uint64_t)k;
+		for (size_t a = 0; a < L.nr_aux; a++)
+			if (L.aux[a].has_sid && L.aux[a].cpu == d->cpus[k]) {
+				ring_ids[k] = L.aux[a].sid[2];
+				break;
+			}
+	}
+	d->ring_ids = ring_ids;
+	/* The record memory and the trailers live as long as d. */
+	{
+		void **keep = malloc(4 * sizeof(void *));
+
+		if (!keep) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		keep[0] = L.rec_mem;
+		keep[1] = sids;
+		keep[2] = d->owned2;
+		keep[3] = ring_ids;
+		d->owned2 = keep;
+		L.rec_mem = NULL;
+		sids = NULL;
+		ring_ids = NULL;
+	}
+out:
+	if (f)
+		prd_close(f);
+	auxtrace_file_close(L.af);
+	free(L.rec_mem);
+	free(L.recs);
+	free(L.rec_off);
+	free(L.aux);
+	free(segs);
+	free(data);
+	free(sids);
+	free(ring_ids);
+	if (ret)
+		pr_replay_desc_free(d);
+	return ret;
+}
+
+static void desc_free(struct pr_replay_desc *d, bool from_perf_data)
+{
+	if (from_perf_data && d->owned2) {
+		void **keep = d->owned2;
+
+		free(keep[0]);
+		free(keep[1]);
+		free(keep[2]);
+		free(keep[3]);
+	}
+	pr_replay_desc_free(d);
+}
+
+/* ---- recording ---- */
+
+static int write_info(struct rec *R)
+{
+	size_t nr = R->itr->ops->info_priv_size(R->itr);
+	size_t len = AUXTRACE_INFO_HDR_SIZE + 8 * nr;
+	unsigned char *buf;
+	struct perf_event_header h = { AUXTRACE_REC_INFO, 0, 0 };
+	uint32_t type = R->itr->ops->type, zero = 0;
+	int ret;
+
+	if (len > PERFRING_RECORD_MAX) {
+		pr_err("record: AUXTRACE_INFO of %zu bytes is too big", len);
+		return -E2BIG;
+	}
+	buf = calloc(1, len);
+	if (!buf)
+		return -ENOMEM;
+	h.size = (uint16_t)len;
+	memcpy(buf, &h, 8);
+	memcpy(buf + 8, &type, 4);
+	memcpy(buf + 12, &zero, 4);
+	ret = R->itr->ops->info_fill(
+		R->itr, (uint64_t *)(buf + AUXTRACE_INFO_HDR_SIZE), nr);
+	if (!ret)
+		ret = pd_writer_write(R->w, buf, len);
+	free(buf);
+	return ret;
+}
+
+static int write_chunk(struct rec *R, struct rbuf *b, uint64_t pos,
+		       const void *p0, size_t l0, const void *p1, size_t l1)
+{
+	struct auxtrace_chunk c = { 0 };
+	unsigned char rec[AUXTRACE_CHUNK_HDR_SIZE];
+	uint64_t n = l0 + l1;
+	int ret;
+
+	c.size = (n + 7) & ~7ull;
+	c.offset = pos;
+	c.reference = R->itr->ops->reference ? R->itr->ops->reference(R->itr) :
+					       0;
+	c.idx = (uint32_t)b->sb.idx;
+	c.tid = (uint32_t)b->sb.tid;
+	c.cpu = (uint32_t)b->sb.cpu;
+	auxtrace_chunk_build(&c, rec);
+	ret = pd_writer_write_auxtrace(R->w, rec, p0, l0, p1, l1);
+	if (ret)
+		return ret;
+	R->st.aux_bytes += n;
+	R->st.aux_chunks++;
+	return 0;
+}
+
+static int drain_ring(struct rec *R, struct rbuf *b, bool *any)
+{
+	const void *p[2];
+	size_t l[2];
+	int64_t n;
+	int ret = 0, k;
+
+	n = perfring_reader_begin(b->sb.ring);
+	if (n <= 0)
+		return n < 0 && n != -EBADMSG ? (int)n : 0;
+	k = perfring_reader_range(b->sb.ring, p, l);
+	for (int i = 0; i < k && !ret; i++)
+		ret = pd_writer_write(R->w, p[i], l[i]);
+	perfring_reader_end(b->sb.ring);
+	*any = true;
+	return ret;
+}
+
+static int drain_aux(struct rec *R, struct rbuf *b, bool *any)
+{
+	size_t align = R->itr->ops->alignment;
+	const void *p[2];
+	size_t l[2];
+	uint64_t pos;
+	int64_t n;
+	int ret;
+
+	n = perfring_aux_read_begin(b->sb.aux, p, l, &pos);
+	if (n < 0)
+		return n == -EBADMSG ? 0 : (int)n;
+	if (n > 0) {
+		if (align > 1) {
+			uint64_t keep = (uint64_t)n - (uint64_t)n % align;
+
+			if (keep < l[0]) {
+				l[0] = keep;
+				l[1] = 0;
+			} else {
+				l[1] = keep - l[0];
+			}
+			n = (int64_t)keep;
+		}
+		if (n) {
+			ret = write_chunk(R, b, pos, p[0], l[0], p[1], l[1]);
+			if (ret)
+				return ret;
+			perfring_aux_read_end(b->sb.aux, (uint64_t)n);
+			*any = true;
+		}
+	}
+	/* perf's read_finish: re-enable after a truncation. */
+	if (perfring_aux_disabled(b->sb.aux)) {
+		ret = R->itr->ops->read_finish(R->itr, &b->sb);
+		if (ret)
+			return ret;
+		R->st.enables++;
+	}
+	return 0;
+}
+
+static int take_snapshot(struct rec *R, bool restart)
+{
+	bool any = false;
+	int ret = 0;
+
+	if (R->itr->ops->snapshot_start)
+		ret = R->itr->ops->snapshot_start(R->itr);
+	for (int i = 0; i < R->nr_bufs && !ret; i++) {
+		struct rbuf *b = &R->bufs[i];
+		struct perfring_aux_stats as = { .sz = sizeof(as) };
+		uint64_t head, old, size, pos;
+		int64_t n;
+
+		if (R->overwrite)
+			ret = drain_ring(R, b, &any);
+		if (ret)
+			break;
+		perfring_aux_stats(b->sb.aux, &as);
+		head = as.head;
+		old = b->last_snap_head;
+		ret = R->itr->ops->find_snapshot(R->itr, &b->sb, &head, &old);
+		if (ret)
+			break;
+		size = head - old;
+		if (size > R->snap_size)
+			size = R->snap_size;
+		if (!size)
+			continue;
+		n = perfring_aux_snapshot(b->sb.aux, R->snap_buf, (size_t)size,
+					  &pos);
+		if (n < 0) {
+			ret = (int)n;
+			break;
+		}
+		ret = write_chunk(R, b, pos, R->snap_buf, (size_t)n, NULL, 0);
+		b->last_snap_head = head;
+	}
+	if (!ret)
+		ret = pd_writer_finish_round(R->w);
+	R->st.snapshots++;
+	if (restart && R->itr->ops->snapshot_finish) {
+		int r2 = R->itr->ops->snapshot_finish(R->itr);
+
+		if (!ret)
+			ret = r2;
+	}
+	return ret;
+}
+
+static void update_stats(struct rec *R)
+{
+	R->st.aux_records = R->st.truncated = R->st.lost_bytes = 0;
+	for (int i = 0; i < R->nr_bufs; i++) {
+		struct perfring_aux_stats as = { .sz = sizeof(as) };
+
+		perfring_aux_stats(R->bufs[i].sb.aux, &as);
+		R->st.aux_records += as.records;
+		R->st.truncated += as.truncated;
+		R->st.lost_bytes += as.lost_bytes;
+	}
+	if (R->desc.nr_chunks)
+		pr_replay_source_counts(R->src, &R->st.played, NULL);
+	R->st.bytes = pd_writer_data_bytes(R->w);
+	R->st.seconds = (double)(now_ns() - R->t0) / 1e9;
+}
+
+/* 'q' → 1, 's' → snapshot, EOF of the control fd → 1. */
+static int control(struct rec *R, int fd)
+{
+	char cmd[16];
+	ssize_t n;
+	int ret;
+
+	while ((n = read(fd, cmd, sizeof(cmd))) > 0) {
+		for (ssize_t i = 0; i < n; i++) {
+			if (cmd[i] == 'q')
+				return 1;
+			if (cmd[i] == 's') {
+				if (!R->snapshot && !R->overwrite) {
+					pr_warn("record: snapshot asked for, but not in snapshot mode (-S)");
+					continue;
+				}
+				ret = take_snapshot(R, true);
+				if (ret)
+					return ret;
+			}
+		}
+	}
+	return n == 0 ? 1 : 0;
+}
+
+static int run(struct rec *R)
+{
+	const struct perfring_record_aux_opts *o = R->o;
+	int cfd =
+		o->sz >= offsetof(struct perfring_record_aux_opts, control_fd) +
+					sizeof(int) ?
+			o->control_fd :
+			-1;
+	double duration = OPT(o, duration, 0.0);
+	perfring_aux_progress_fn progress = OPT(o, progress, NULL);
+	uint64_t next_progress = 0;
+	struct pollfd pfd[PR_SOURCE_MAX_BUFS + 1];
+	bool stop = false, finished = false;
+	int ret = 0;
+
+	for (;;) {
+		bool any = false;
+		int np = 0;
+
+		for (int i = 0; i < R->nr_bufs && !ret; i++) {
+			if (!R->overwrite)
+				ret = drain_ring(R, &R->bufs[i], &any);
+			if (!ret && !R->snapshot)
+				ret = drain_aux(R, &R->bufs[i], &any);
+		}
+		if (!ret && any) {
+			ret = pd_writer_finish_round(R->w);
+			R->st.wakeups++;
+		}
+		if (ret || (stop && !any))
+			break;
+		if (finished) {
+			stop = true; /* one more pass drains what is left */
+			continue;
+		}
+		if (R->src->ops->read(R->src) == 1)
+			finished = true;
+		if (duration > 0 && now_ns() - R->t0 >= duration * 1e9)
+			finished = true;
+		if (progress && now_ns() >= next_progress) {
+			update_stats(R);
+			progress(&R->st, OPT(o, progress_ctx, NULL));
+			next_progress = now_ns() + 250000000ull;
+		}
+		if (any || finished)
+			continue;
+		for (int i = 0; i < R->nr_bufs; i++) {
+			bool ready = perfring_ring_wait_prepare(
+					     R->bufs[i].sb.ring) == 1 ||
+				     (!R->snapshot &&
+				      perfring_aux_wait_prepare(
+					      R->bufs[i].sb.aux) == 1);
+
+			if (ready)
+				np = -1;
+			if (np >= 0) {
+				pfd[np].fd = perfring_ring_wait_fd(
+					R->bufs[i].sb.ring);
+				pfd[np++].events = POLLIN;
+			}
+		}
+		if (np >= 0) {
+			if (cfd >= 0) {
+				pfd[np].fd = cfd;
+				pfd[np++].events = POLLIN;
+			}
+			if (poll(pfd, (nfds_t)np, 50) < 0 && errno != EINTR)
+				ret = -errno;
+		}
+		for (int i = 0; i < R->nr_bufs; i++)
+			perfring_ring_wait_finish(R->bufs[i].sb.ring);
+		if (!ret && cfd >= 0) {
+			int c = control(R, cfd);
+
+			if (c < 0)
+				ret = c;
+			else if (c == 1)
+				finished = true;
+		}
+	}
+	return ret;
+}
+
+static int no_pmu(const char *event)
+{
+	char pmu[64];
+	size_t n = strcspn(event, "/:");
+	int type;
+
+	if (n >= sizeof(pmu))
+		n = sizeof(pmu) - 1;
+	memcpy(pmu, event, n);
+	pmu[n] = 0;
+	if (!strcmp(pmu, "cs-etm"))
+		strcpy(pmu, "cs_etm");
+	type = pr_aux_pmu_type(pmu);
+	if (type < 0) {
+		pr_err("%s: no such PMU on this machine (/sys/bus/event_source/devices/%s is missing): AUX area tracing needs a hardware trace unit (Intel PT, CoreSight ETM, ARM SPE) and this system has none; use --replay-cs DIR|FILE to record trace played from a CoreSight snapshot or perf.data",
+		       event, pmu);
+		return -ENODEV;
+	}
+	pr_err("%s: PMU %s (type %d) exists, but recording a kernel AUX PMU is not implemented yet in perfring record; use perf record -e %s",
+	       event, pmu, type, event);
+	return -EOPNOTSUPP;
+}
+
+PERFRING_API int perfring_record_aux(const struct perfring_record_aux_opts *o,
+				     struct perfring_record_aux_stats *st)
+{
+	struct rec R = { .o = o, .out_fd = -1 };
+	struct pr_aux_opts ao = { 0 };
+	const char *replay, *event, *output;
+	bool from_pd = false;
+	struct stat sb;
+	int cpus[PR_SOURCE_MAX_BUFS], nr_cpus, ret, version;
+	struct perf_event_attr attr;
+	uint64_t *ids = NULL;
+
+	if (!o || o->sz < offsetof(struct perfring_record_aux_opts, output))
+		return -EINVAL;
+	R.st.sz = sizeof(R.st);
+	replay = OPT(o, replay, NULL);
+	event = OPT(o, event, NULL);
+	output = OPT(o, output, "perf.data");
+	version = OPT(o, cs_header_version, 1);
+	if (version < 1 || version > 2) {
+		pr_err("record: cs_etm header version %d unknown (1 or 2)",
+		       version);
+		return -EINVAL;
+	}
+	if (!replay) {
+		ret = no_pmu(event ? event : "cs_etm//");
+		goto out_stats;
+	}
+	if (stat(replay, &sb) < 0) {
+		ret = -errno;
+		pr_err("%s: %s", replay, strerror(errno));
+		goto out_stats;
+	}
+	if (S_ISDIR(sb.st_mode)) {
+		ret = pr_replay_load_snapshot(replay, OPT(o, replay_cpu, -1),
+					      OPT(o, chunk, 4096), &R.desc);
+		if (ret)
+			goto out_stats;
+		R.desc.pmu_type = (uint32_t)(pr_aux_pmu_type("cs_etm") >= 0 ?
+						     pr_aux_pmu_type("cs_etm") :
+						     DEFAULT_PMU_TYPE);
+		memset(&R.desc.attr, 0, sizeof(R.desc.attr));
+		R.desc.attr.type = R.desc.pmu_type;
+		R.desc.attr.size = sizeof(R.desc.attr);
+		R.desc.attr.sample_period = 1;
+		R.desc.attr.sample_type = PERF_SAMPLE_IP | PR_SAMPLE_ID_TYPE |
+					  PERF_SAMPLE_PERIOD;
+		R.desc.attr.read_format = PERF_FORMAT_ID;
+		R.desc.attr.sample_id_all = 1;
+		R.desc.attr.disabled = 1;
+		R.desc.attr.use_clockid = 1;
+		R.desc.attr.clockid = CLOCK_MONOTONIC;
+	} else {
+		ret = load_perf_data(replay, OPT(o, chunk, 4096), &R.desc);
+		if (ret)
+			goto out_stats;
+		from_pd = true;
+	}
+	R.desc.event_name = "cs_etm//";
+	ret = pr_replay_source_new(&R.desc, OPT(o, rate, 0), OPT(o, loops, 0),
+				   &R.src);
+	if (ret)
+		goto out;
+	ret = pr_cs_etm_record_new(R.src, R.desc.etm, R.desc.nr_etm,
+				   R.desc.pmu_type, (uint32_t)version, &R.itr);
+	if (ret)
+		goto out;
+
+	/* Recording options, settled by the AUX recorder (perf's
+	 * auxtrace_record__options). */
+	ao.aux_bytes = OPT(o, aux_bytes, 0);
+	ao.data_bytes = OPT(o, data_bytes, 512u << 10);
+	ao.snapshot = OPT(o, snapshot, false);
+	ao.snapshot_size = OPT(o, snapshot_size, 0);
+	ret = R.itr->ops->recording_options(R.itr, &ao);
+	if (ret)
+		goto out;
+	R.snapshot = ao.snapshot;
+	R.overwrite = OPT(o, overwrite, false);
+	R.snap_size = ao.snapshot_size;
+	if (R.snapshot || R.overwrite) {
+		R.snap_buf = malloc(ao.aux_bytes);
+		if (!R.snap_buf) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		if (!R.snap_size || R.snap_size > ao.aux_bytes)
+			R.snap_size = ao.aux_bytes;
+	}
+
+	/* A data ring + AUX area pair per CPU the source wants. */
+	nr_cpus = R.src->ops->cpus(R.src, cpus, PR_SOURCE_MAX_BUFS);
+	R.bufs = calloc((size_t)(nr_cpus > 0 ? nr_cpus : 1), sizeof(*R.bufs));
+	ids = calloc((size_t)(nr_cpus > 0 ? nr_cpus : 1), sizeof(*ids));
+	if (!R.bufs || !ids) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (int i = 0; i < nr_cpus; i++) {
+		PERFRING_OPTS(
+			perfring_ring_opts, ro, .data_size = ao.data_bytes,
+			.flags = R.overwrite ? PERFRING_MODE_OVERWRITE : 0);
+		PERFRING_OPTS(perfring_aux_opts, xo, .aux_size = ao.aux_bytes,
+			      .overwrite = ao.snapshot);
+		struct rbuf *b = &R.bufs[i];
+
+		b->sb.idx = i;
+		b->sb.cpu = cpus[i];
+		b->sb.tid = -1;
+		b->sb.id = R.desc.ring_ids ? R.desc.ring_ids[i] :
+			   R.desc.nr_ids   ? R.desc.ids[i % R.desc.nr_ids] :
+					     1000 + (uint64_t)i;
+		ids[i] = b->sb.id;
+		ret = perfring_ring_create(&ro, &b->sb.ring);
+		if (!ret)
+			ret = perfring_aux_create(b->sb.ring, &xo, &b->sb.aux);
+		if (ret) {
+			pr_err("record: cannot create the ring and AUX area of CPU %d: %s",
+			       cpus[i], strerror(-ret));
+			goto out;
+		}
+		R.nr_bufs++;
+		ret = R.src->ops->add(R.src, &b->sb);
+		if (!ret && R.src->ops->setup_aux)
+			ret = R.src->ops->setup_aux(R.src, &b->sb, ao.snapshot);
+		if (ret)
+			goto out;
+	}
+	R.st.nr_buffers = (uint32_t)R.nr_bufs;
+
+	/* The file. */
+	R.out_fd = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (R.out_fd < 0) {
+		ret = -errno;
+		pr_err("%s: %s", output, strerror(errno));
+		goto out;
+	}
+	ret = pd_writer_open(R.out_fd, false, OPT(o, cmdline_argc, 0),
+			     OPT(o, cmdline_argv, NULL), &R.w);
+	if (ret)
+		goto out;
+	R.src->ops->event_attr(R.src, &attr);
+	/* The event's ids: the input's (every CPU's) or the rings'. */
+	ret = pd_writer_add_attr(
+		R.w, &attr, R.desc.event_name, R.desc.nr_ids ? R.desc.ids : ids,
+		R.desc.nr_ids ? R.desc.nr_ids : (uint32_t)R.nr_bufs);
+	if (ret)
+		goto out;
+	if (attr.use_clockid)
+		pd_writer_set_clockid(R.w, attr.clockid);
+	ret = pd_writer_start(R.w);
+	if (!ret)
+		ret = write_info(&R);
+	if (ret)
+		goto out;
+
+	R.t0 = now_ns();
+	ret = R.src->ops->start(R.src);
+	if (!ret)
+		ret = run(&R);
+	R.src->ops->stop(R.src);
+	if (!ret && (R.snapshot || R.overwrite) &&
+	    OPT(o, snapshot_on_exit, false))
+		ret = take_snapshot(&R, false);
+	if (!ret) {
+		/* What the source wrote since the last pass. */
+		bool any = false;
+
+		for (int i = 0; i < R.nr_bufs && !ret; i++) {
+			if (!R.overwrite)
+				ret = drain_ring(&R, &R.bufs[i], &any);
+			if (!ret && !R.snapshot)
+				ret = drain_aux(&R, &R.bufs[i], &any);
+		}
+		if (!ret && any)
+			ret = pd_writer_finish_round(R.w);
+	}
+	update_stats(&R);
+out:
+	if (R.w) {
+		R.st.bytes = pd_writer_data_bytes(R.w);
+		int cret = pd_writer_close(R.w);
+
+		if (!ret)
+			ret = cret;
+	}
+	if (R.out_fd >= 0)
+		close(R.out_fd);
+	if (R.src)
+		R.src->ops->destroy(R.src);
+	if (R.itr)
+		R.itr->ops->free(R.itr);
+	for (int i = 0; i < R.nr_bufs; i++) {
+		perfring_aux_destroy(R.bufs[i].sb.aux);
+		perfring_ring_destroy(R.bufs[i].sb.ring);
+	}
+	free(R.bufs);
+	free(ids);
+	free(R.snap_buf);
+	desc_free(&R.desc, from_pd);
+out_stats:
+	if (st && st->sz) {
+		size_t len = st->sz < sizeof(R.st) ? st->sz : sizeof(R.st);
+
+		memcpy(st, &R.st, len);
+		st->sz = len;
+	}
+	return ret;
+}

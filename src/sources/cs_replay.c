@@ -1,0 +1,885 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Replay of recorded CoreSight trace as a trace source.
+ *
+ * Input: an OpenCSD / DS-5 snapshot directory (read here: snapshot.ini,
+ * the device files, trace.ini, the trace buffer file), or a description
+ * the record layer built from the AUXTRACE data of a perf.data.  The
+ * source's thread then plays the trace into the per-CPU AUX areas the
+ * recorder gave it, chunk by chunk, the way a PMU driver does: begin,
+ * copy, end with a PERF_RECORD_AUX (and ITRACE_START when it starts),
+ * side-band records into the data ring in their place.
+ *
+ * Flow control: with no rate (as fast as possible) the thread waits for
+ * the reader to free space, so nothing is lost; with a rate it behaves
+ * like hardware: a full area truncates the chunk (TRUNCATED, the rest
+ * counted lost) and the area stays disabled until the recorder re-enables
+ * it.  Free-running (snapshot) areas never wait.
+ *
+ * stop() returns only once the thread is outside begin..end, so a
+ * snapshot reader sees an area that does not move.
+ */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include "source.h"
+#include "../ring/internal.h"
+
+#define INI_MAX (1u << 20)
+#define TRACE_MAX (1ull << 32)
+
+/* ---- ini files ---- */
+
+struct ini_kv {
+	char *section, *key, *val;
+	int line;
+};
+
+struct ini {
+	char *text;
+	struct ini_kv *kv;
+	size_t n;
+	char path[PATH_MAX];
+};
+
+static void ini_free(struct ini *f)
+{
+	free(f->text);
+	free(f->kv);
+	memset(f, 0, sizeof(*f));
+}
+
+static char *trim(char *s)
+{
+	char *e;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	e = s + strlen(s);
+	while (e > s && isspace((unsigned char)e[-1]))
+		*--e = 0;
+	return s;
+}
+
+static int read_small(const char *path, char **out, size_t *len, size_t max)
+{
+	struct stat st;
+	char *buf;
+	ssize_t n;
+	size_t got = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0) {
+		int err = -errno;
+
+		pr_err("%s: %s", path, strerror(errno));
+		return err;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    (uint64_t)st.st_size > max) {
+		pr_err("%s: not a regular file of at most %zu bytes", path,
+		       max);
+		close(fd);
+		return -EINVAL;
+	}
+	buf = malloc((size_t)st.st_size + 1);
+	if (!buf) {
+		close(fd);
+		return -ENOMEM;
+	}
+	while (got < (size_t)st.st_size) {
+		n = read(fd, buf + got, (size_t)st.st_size - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	close(fd);
+	buf[got] = 0;
+	*out = buf;
+	*len = got;
+	return 0;
+}
+
+static int ini_load(const char *path, struct ini *f)
+{
+	char *p, *section = "";
+	size_t len, cap = 0;
+	int ret, line = 0;
+
+	memset(f, 0, sizeof(*f));
+	snprintf(f->path, sizeof(f->path), "%s", path);
+	ret = read_small(path, &f->text, &len, INI_MAX);
+	if (ret)
+		return ret;
+	if (memchr(f->text, 0, len)) {
+		pr_err("%s: binary data in an ini file", path);
+		ini_free(f);
+		return -EBADMSG;
+	}
+	p = f->text;
+	while (p && *p) {
+		char *nl = strchr(p, '\n'), *s, *eq;
+
+		if (nl)
+			*nl = 0;
+		line++;
+		s = trim(p);
+		p = nl ? nl + 1 : NULL;
+		if (!*s || *s == ';' || *s == '#')
+			continue;
+		if (*s == '[') {
+			char *e = strchr(s, ']');
+
+			if (!e) {
+				pr_err("%s:%d: section header without ']'",
+				       path, line);
+				ini_free(f);
+				return -EBADMSG;
+			}
+			*e = 0;
+			section = trim(s + 1);
+			continue;
+		}
+		eq = strchr(s, '=');
+		if (!eq) {
+			pr_err("%s:%d: line is neither [section] nor key=value",
+			       path, line);
+			ini_free(f);
+			return -EBADMSG;
+		}
+		*eq = 0;
+		if (f->n == cap) {
+			size_t ncap = cap ? 2 * cap : 32;
+			void *nk = realloc(f->kv, ncap * sizeof(*f->kv));
+
+			if (!nk) {
+				ini_free(f);
+				return -ENOMEM;
+			}
+			f->kv = nk;
+			cap = ncap;
+		}
+		f->kv[f->n].section = section;
+		f->kv[f->n].key = trim(s);
+		f->kv[f->n].val = trim(eq + 1);
+		f->kv[f->n].line = line;
+		f->n++;
+	}
+	return 0;
+}
+
+static const char *ini_get(const struct ini *f, const char *section,
+			   const char *key)
+{
+	for (size_t i = 0; i < f->n; i++)
+		if (!strcasecmp(f->kv[i].section, section) &&
+		    !strcasecmp(f->kv[i].key, key))
+			return f->kv[i].val;
+	return NULL;
+}
+
+/* A file named in an ini file, relative to the snapshot directory. */
+static int join_path(char *out, size_t cap, const char *dir, const char *name)
+{
+	if (!*name || name[0] == '/' || strstr(name, "..")) {
+		pr_err("%s: file name \"%s\" is not a plain name inside the snapshot directory",
+		       dir, name);
+		return -EINVAL;
+	}
+	if ((size_t)snprintf(out, cap, "%s/%s", dir, name) >= cap)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+/* ---- snapshot directory ---- */
+
+struct dev {
+	struct ini ini;
+	const char *name, *class, *type;
+};
+
+static int reg_value(const struct ini *f, const char *reg, uint64_t *v,
+		     bool *found)
+{
+	size_t n = strlen(reg);
+
+	for (size_t i = 0; i < f->n; i++) {
+		const struct ini_kv *kv = &f->kv[i];
+		char *end;
+
+		if (strcasecmp(kv->section, "regs") ||
+		    strncasecmp(kv->key, reg, n) ||
+		    (kv->key[n] && kv->key[n] != '('))
+			continue;
+		errno = 0;
+		*v = strtoull(kv->val, &end, 0);
+		if (errno || end == kv->val || *trim(end)) {
+			pr_err("%s:%d: register %s: bad value \"%s\"", f->path,
+			       kv->line, kv->key, kv->val);
+			return -EBADMSG;
+		}
+		*found = true;
+		return 0;
+	}
+	*found = false;
+	*v = 0;
+	return 0;
+}
+
+static int kind_of_type(const char *type, enum pr_cs_kind *kind)
+{
+	if (!strncasecmp(type, "ETM4", 4) || !strncasecmp(type, "ETMv4", 5))
+		*kind = PR_CS_ETMV4;
+	else if (!strncasecmp(type, "ETE", 3))
+		*kind = PR_CS_ETE;
+	else if (!strncasecmp(type, "ETM3", 4) ||
+		 !strncasecmp(type, "ETMv3", 5) || !strncasecmp(type, "PTM", 3))
+		*kind = PR_CS_ETMV3;
+	else
+		return -1;
+	return 0;
+}
+
+static const char *const v3_regs[] = { "ETMCR", "ETMTRACEIDR", "ETMCCER",
+				       "ETMIDR" };
+static const char *const v4_regs[] = { "TRCCONFIGR",	"TRCTRACEIDR",
+				       "TRCIDR0",	"TRCIDR1",
+				       "TRCIDR2",	"TRCIDR8",
+				       "TRCAUTHSTATUS", "TRCDEVARCH" };
+
+static int etm_regs(const struct dev *d, struct pr_cs_etm_cpu *c)
+{
+	const char *const *names = c->kind == PR_CS_ETMV3 ? v3_regs : v4_regs;
+	uint32_t n = pr_cs_etm_nr_params(c->kind);
+
+	for (uint32_t i = 0; i < n; i++) {
+		bool found;
+		int ret = reg_value(&d->ini, names[i], &c->regs[i], &found);
+
+		if (ret)
+			return ret;
+		if (!found && i < 2) {
+			pr_err("%s: %s device %s has no %s register",
+			       d->ini.path, d->type, d->name, names[i]);
+			return -EBADMSG;
+		}
+	}
+	c->nr_regs = n;
+	return 0;
+}
+
+static int cpu_number(const char *core, int index)
+{
+	size_t n = strlen(core);
+
+	while (n && isdigit((unsigned char)core[n - 1]))
+		n--;
+	if (core[n] && strlen(core + n) < 6)
+		return atoi(core + n);
+	return index;
+}
+
+void pr_replay_desc_free(struct pr_replay_desc *d)
+{
+	free(d->etm);
+	free(d->chunks);
+	free(d->records);
+	free(d->cpus);
+	free(d->owned);
+	free(d->owned2);
+	memset(d, 0, sizeof(*d));
+}
+
+static int load_trace(const char *path, void **data, uint64_t *size)
+{
+	char *buf;
+	size_t len;
+	int ret = read_small(path, &buf, &len, TRACE_MAX);
+
+	if (ret)
+		return ret;
+	if (!len) {
+		pr_err("%s: empty trace buffer", path);
+		free(buf);
+		return -EBADMSG;
+	}
+	*data = buf;
+	*size = len;
+	return 0;
+}
+
+int pr_replay_load_snapshot(const char *dir, int cpu, uint64_t chunk,
+			    struct pr_replay_desc *d)
+{
+	struct ini snap = { 0 }, trace = { 0 };
+	struct dev *devs = NULL;
+	size_t nr_devs = 0;
+	const char *meta, *buffer = NULL;
+	char path[PATH_MAX];
+	uint64_t size = 0;
+	void *data = NULL;
+	int ret, nr = 0;
+
+	memset(d, 0, sizeof(*d));
+	if (!chunk)
+		chunk = 4096;
+	if ((size_t)snprintf(path, sizeof(path), "%s/snapshot.ini", dir) >=
+	    sizeof(path))
+		return -ENAMETOOLONG;
+	ret = ini_load(path, &snap);
+	if (ret)
+		return ret;
+	devs = calloc(snap.n ? snap.n : 1, sizeof(*devs));
+	if (!devs) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < snap.n; i++) {
+		struct dev *dv;
+
+		if (strcasecmp(snap.kv[i].section, "device_list"))
+			continue;
+		ret = join_path(path, sizeof(path), dir, snap.kv[i].val);
+		if (ret)
+			goto out;
+		dv = &devs[nr_devs];
+		ret = ini_load(path, &dv->ini);
+		if (ret)
+			goto out;
+		nr_devs++;
+		dv->name = ini_get(&dv->ini, "device", "name");
+		dv->class = ini_get(&dv->ini, "device", "class");
+		dv->type = ini_get(&dv->ini, "device", "type");
+		if (!dv->name || !dv->class || !dv->type) {
+			pr_err("%s: [device] needs name, class and type",
+			       dv->ini.path);
+			ret = -EBADMSG;
+			goto out;
+		}
+	}
+	meta = ini_get(&snap, "trace", "metadata");
+	if (!meta) {
+		pr_err("%s/snapshot.ini: no [trace] metadata= (no trace in this snapshot)",
+		       dir);
+		ret = -EBADMSG;
+		goto out;
+	}
+	ret = join_path(path, sizeof(path), dir, meta);
+	if (!ret)
+		ret = ini_load(path, &trace);
+	if (ret)
+		goto out;
+
+	/* One metadata block per core with an ETM/PTM/ETE source. */
+	d->etm = calloc(trace.n ? trace.n : 1, sizeof(*d->etm));
+	d->cpus = calloc(1, sizeof(int));
+	if (!d->etm || !d->cpus) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < trace.n; i++) {
+		const struct ini_kv *kv = &trace.kv[i];
+		struct pr_cs_etm_cpu *c = &d->etm[d->nr_etm];
+		const struct dev *src = NULL;
+		const char *buf_name;
+
+		if (strcasecmp(kv->section, "core_trace_sources"))
+			continue;
+		for (size_t k = 0; k < nr_devs; k++)
+			if (!strcmp(devs[k].name, kv->val))
+				src = &devs[k];
+		if (!src) {
+			pr_err("%s:%d: trace source %s of core %s: no such device",
+			       trace.path, kv->line, kv->val, kv->key);
+			ret = -EBADMSG;
+			goto out;
+		}
+		if (kind_of_type(src->type, &c->kind)) {
+			pr_warn("%s: %s is a %s, not an ETM/PTM/ETE: left out",
+				trace.path, src->name, src->type);
+			continue;
+		}
+		c->cpu = (uint32_t)cpu_number(kv->key, nr);
+		ret = etm_regs(src, c);
+		if (ret)
+			goto out;
+		buf_name = ini_get(&trace, "source_buffers", src->name);
+		if (buf_name && !buffer)
+			buffer = buf_name;
+		d->nr_etm++;
+		nr++;
+	}
+	if (!d->nr_etm) {
+		pr_err("%s: no core has an ETM, PTM or ETE trace source",
+		       trace.path);
+		ret = -EBADMSG;
+		goto out;
+	}
+	if (!buffer) {
+		pr_err("%s: no [source_buffers] entry names the ETMs' buffer",
+		       trace.path);
+		ret = -EBADMSG;
+		goto out;
+	}
+	/* [bufferN] name=<buffer> file=... format=coresight */
+	{
+		const char *file = NULL, *fmt = NULL;
+
+		for (size_t i = 0; i < trace.n && !file; i++)
+			if (!strcasecmp(trace.kv[i].key, "name") &&
+			    !strcmp(trace.kv[i].val, buffer)) {
+				file = ini_get(&trace, trace.kv[i].section,
+					       "file");
+				fmt = ini_get(&trace, trace.kv[i].section,
+					      "format");
+			}
+		if (!file) {
+			pr_err("%s: buffer %s has no file=", trace.path,
+			       buffer);
+			ret = -EBADMSG;
+			goto out;
+		}
+		if (fmt && strcasecmp(fmt, "coresight"))
+			pr_warn("%s: buffer %s has format %s (played as is)",
+				trace.path, buffer, fmt);
+		ret = join_path(path, sizeof(path), dir, file);
+		if (!ret)
+			ret = load_trace(path, &data, &size);
+		if (ret)
+			goto out;
+	}
+	d->owned = data;
+	if (cpu < 0) {
+		cpu = (int)d->etm[0].cpu;
+		for (uint32_t i = 1; i < d->nr_etm; i++)
+			if ((int)d->etm[i].cpu < cpu)
+				cpu = (int)d->etm[i].cpu;
+	}
+	d->cpus[0] = cpu;
+	d->nr_cpus = 1;
+	d->nr_chunks = (size_t)((size + chunk - 1) / chunk);
+	d->chunks = calloc(d->nr_chunks, sizeof(*d->chunks));
+	if (!d->chunks) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < d->nr_chunks; i++) {
+		d->chunks[i].cpu = cpu;
+		d->chunks[i].data = (const char *)data + i * chunk;
+		d->chunks[i].size = i + 1 < d->nr_chunks ? chunk :
+							   size - i * chunk;
+	}
+	d->pid = d->tid = (uint32_t)-1;
+	ret = 0;
+out:
+	for (size_t k = 0; k < nr_devs; k++)
+		ini_free(&devs[k].ini);
+	free(devs);
+	ini_free(&snap);
+	ini_free(&trace);
+	if (ret)
+		pr_replay_desc_free(d);
+	return ret;
+}
+
+/* ---- the replay source ---- */
+
+enum { ST_STOPPED, ST_RUNNING, ST_QUIT };
+
+struct replay {
+	const struct pr_replay_desc *d;
+	uint64_t rate, loops;
+	struct pr_source_buf *bufs[PR_SOURCE_MAX_BUFS];
+	int nr_bufs;
+	bool overwrite;
+	pthread_t thread;
+	bool thread_started;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	int want; /* ST_* asked for */
+	int state; /* ST_* the thread is in */
+	bool finished;
+	bool itrace_sent;
+	uint64_t played, lost;
+	uint64_t t0, paced; /* rate pacing */
+};
+
+static struct replay *rp(const struct pr_source *s)
+{
+	return s->priv;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static struct pr_source_buf *buf_of(struct replay *r, int cpu)
+{
+	for (int i = 0; i < r->nr_bufs; i++)
+		if (r->bufs[i]->cpu == cpu)
+			return r->bufs[i];
+	return r->nr_bufs ? r->bufs[0] : NULL;
+}
+
+/*
+ * Between pieces: honours stop/quit.  Returns false on quit.  The lock
+ * is not held while writing, so stop() waits for the state change.
+ */
+static bool checkpoint(struct replay *r)
+{
+	bool go;
+
+	pthread_mutex_lock(&r->lock);
+	while (r->want == ST_STOPPED) {
+		if (r->state != ST_STOPPED) {
+			r->state = ST_STOPPED;
+			pthread_cond_broadcast(&r->cond);
+		}
+		pthread_cond_wait(&r->cond, &r->lock);
+	}
+	if (r->want == ST_RUNNING && r->state != ST_RUNNING) {
+		r->state = ST_RUNNING;
+		r->t0 = mono_ns();
+		r->paced = 0;
+		pthread_cond_broadcast(&r->cond);
+	}
+	go = r->want != ST_QUIT;
+	pthread_mutex_unlock(&r->lock);
+	return go;
+}
+
+static void pace(struct replay *r, uint64_t n)
+{
+	uint64_t due, now;
+
+	if (!r->rate)
+		return;
+	r->paced += n;
+	due = r->t0 + (uint64_t)((double)r->paced * 1e9 / (double)r->rate);
+	now = mono_ns();
+	if (due > now + 20000) {
+		struct timespec ts = { (time_t)((due - now) / 1000000000ull),
+				       (long)((due - now) % 1000000000ull) };
+
+		nanosleep(&ts, NULL);
+	}
+}
+
+static void nap(void)
+{
+	struct timespec ts = { 0, 20000 };
+
+	nanosleep(&ts, NULL);
+}
+
+static void send_itrace_start(struct replay *r)
+{
+	for (int i = 0; i < r->nr_bufs; i++) {
+		uint64_t sid[4];
+
+		pr_sample_id_fill(sid, r->d->pid, r->d->tid, mono_ns(),
+				  r->bufs[i]->id, (uint32_t)r->bufs[i]->cpu);
+		perfring_aux_itrace_start(r->bufs[i]->aux, r->d->pid, r->d->tid,
+					  sid, sizeof(sid));
+	}
+}
+
+/* Plays one chunk; false on quit. */
+static bool play_chunk(struct replay *r, const struct pr_replay_chunk *c)
+{
+	struct pr_source_buf *b = buf_of(r, c->cpu);
+	const unsigned char *p = c->data;
+	uint64_t left = c->size;
+
+	if (!b)
+		return true;
+	while (left) {
+		struct perfring_aux_output h;
+		uint64_t sid[4], n;
+		int ret;
+
+		if (!checkpoint(r))
+			return false;
+		/* No rate: no loss, so room for the PERF_RECORD_AUX too. */
+		if (!r->rate && perfring_ring_space(b->ring) < 256) {
+			nap();
+			continue;
+		}
+		ret = perfring_aux_output_begin(&h, b->aux);
+		if (ret) {
+			if (r->rate) {
+				/* Hardware: the trace of this chunk is
+				 * gone while the area is disabled. */
+				perfring_aux_note_lost(b->aux, left);
+				__atomic_add_fetch(&r->lost, left,
+						   __ATOMIC_RELAXED);
+				return true;
+			}
+			nap(); /* wait for the recorder to drain */
+			continue;
+		}
+		n = left < h.size ? left : h.size;
+		memcpy(h.data, p, (size_t)n);
+		perfring_aux_output_flag(&h, c->flags);
+		if (r->rate && n < left)
+			perfring_aux_output_flag(&h, PERF_AUX_FLAG_TRUNCATED);
+		if (c->sample_id) {
+			h.sample_id = c->sample_id;
+		} else {
+			pr_sample_id_fill(sid, r->d->pid, r->d->tid, mono_ns(),
+					  b->id, (uint32_t)b->cpu);
+			h.sample_id = sid;
+		}
+		h.sample_id_size = PR_SAMPLE_ID_SIZE;
+		perfring_aux_output_end(&h, n);
+		__atomic_add_fetch(&r->played, n, __ATOMIC_RELAXED);
+		pace(r, n);
+		p += n;
+		left -= n;
+		if (r->rate && left) {
+			perfring_aux_note_lost(b->aux, left);
+			__atomic_add_fetch(&r->lost, left, __ATOMIC_RELAXED);
+			return true;
+		}
+	}
+	return true;
+}
+
+static bool emit_records(struct replay *r, size_t before, size_t *next)
+{
+	const struct pr_replay_desc *d = r->d;
+
+	while (*next < d->nr_records && d->records[*next].before <= before) {
+		const struct pr_replay_record *rec = &d->records[*next];
+		struct pr_source_buf *b = buf_of(r, rec->cpu);
+
+		if (!checkpoint(r))
+			return false;
+		if (b && !r->rate &&
+		    perfring_ring_space(b->ring) < rec->rec->size + 64) {
+			nap(); /* no rate: wait for the recorder */
+			continue;
+		}
+		if (b)
+			perfring_ring_emit(b->ring, rec->rec, rec->rec->size);
+		(*next)++;
+	}
+	return true;
+}
+
+static void *replay_thread(void *arg)
+{
+	struct replay *r = arg;
+	const struct pr_replay_desc *d = r->d;
+	uint64_t loops = r->loops ? r->loops : 1;
+
+	for (uint64_t l = 0; l < loops; l++) {
+		size_t next = 0;
+
+		if (!checkpoint(r))
+			goto out;
+		if (!r->itrace_sent && !d->nr_records) {
+			send_itrace_start(r);
+			r->itrace_sent = true;
+		}
+		for (size_t i = 0; i < d->nr_chunks; i++) {
+			if (l == 0 && !emit_records(r, i, &next))
+				goto out;
+			if (!play_chunk(r, &d->chunks[i]))
+				goto out;
+		}
+		if (l == 0 && !emit_records(r, SIZE_MAX, &next))
+			goto out;
+	}
+out:
+	pthread_mutex_lock(&r->lock);
+	r->finished = true;
+	r->state = ST_QUIT;
+	pthread_cond_broadcast(&r->cond);
+	pthread_mutex_unlock(&r->lock);
+	return NULL;
+}
+
+static int rp_cpus(struct pr_source *s, int *cpus, int max)
+{
+	const struct pr_replay_desc *d = rp(s)->d;
+	int n = d->nr_cpus < max ? d->nr_cpus : max;
+
+	memcpy(cpus, d->cpus, (size_t)n * sizeof(int));
+	return n;
+}
+
+static int rp_event_attr(struct pr_source *s, struct perf_event_attr *attr)
+{
+	*attr = rp(s)->d->attr;
+	return 0;
+}
+
+static int rp_add(struct pr_source *s, struct pr_source_buf *b)
+{
+	struct replay *r = rp(s);
+
+	if (r->nr_bufs == PR_SOURCE_MAX_BUFS || r->thread_started)
+		return -EINVAL;
+	r->bufs[r->nr_bufs++] = b;
+	return 0;
+}
+
+static void rp_del(struct pr_source *s, struct pr_source_buf *b)
+{
+	struct replay *r = rp(s);
+
+	for (int i = 0; i < r->nr_bufs; i++)
+		if (r->bufs[i] == b) {
+			r->bufs[i] = r->bufs[--r->nr_bufs];
+			return;
+		}
+}
+
+static int rp_setup_aux(struct pr_source *s, struct pr_source_buf *b,
+			bool overwrite)
+{
+	struct perfring_aux_stats st = { .sz = sizeof(st) };
+
+	/* The area must be of the kind the recorder asked for. */
+	if (!b->aux || perfring_aux_stats(b->aux, &st) ||
+	    st.overwrite != overwrite)
+		return -EINVAL;
+	rp(s)->overwrite = overwrite;
+	return 0;
+}
+
+static int rp_start(struct pr_source *s)
+{
+	struct replay *r = rp(s);
+	int ret = 0;
+
+	pthread_mutex_lock(&r->lock);
+	if (r->want != ST_QUIT)
+		r->want = ST_RUNNING;
+	pthread_cond_broadcast(&r->cond);
+	if (!r->thread_started) {
+		ret = -pthread_create(&r->thread, NULL, replay_thread, r);
+		r->thread_started = !ret;
+	}
+	pthread_mutex_unlock(&r->lock);
+	return ret;
+}
+
+static int rp_stop(struct pr_source *s)
+{
+	struct replay *r = rp(s);
+
+	pthread_mutex_lock(&r->lock);
+	if (r->want == ST_RUNNING)
+		r->want = ST_STOPPED;
+	pthread_cond_broadcast(&r->cond);
+	/* Wait until the thread is parked (or gone): no write in flight. */
+	while (r->thread_started && !r->finished && r->state != ST_STOPPED &&
+	       r->want == ST_STOPPED)
+		pthread_cond_wait(&r->cond, &r->lock);
+	pthread_mutex_unlock(&r->lock);
+	return 0;
+}
+
+static int rp_read(struct pr_source *s)
+{
+	struct replay *r = rp(s);
+	int done;
+
+	pthread_mutex_lock(&r->lock);
+	done = r->finished;
+	pthread_mutex_unlock(&r->lock);
+	return done;
+}
+
+static int rp_enable(struct pr_source *s, struct pr_source_buf *b)
+{
+	(void)s;
+	return perfring_aux_enable(b->aux);
+}
+
+static void rp_destroy(struct pr_source *s)
+{
+	struct replay *r = rp(s);
+
+	pthread_mutex_lock(&r->lock);
+	r->want = ST_QUIT;
+	pthread_cond_broadcast(&r->cond);
+	pthread_mutex_unlock(&r->lock);
+	if (r->thread_started)
+		pthread_join(r->thread, NULL);
+	pthread_mutex_destroy(&r->lock);
+	pthread_cond_destroy(&r->cond);
+	free(r);
+	free(s);
+}
+
+static const struct pr_source_ops replay_ops = {
+	.name = "cs_etm replay",
+	.event_attr = rp_event_attr,
+	.cpus = rp_cpus,
+	.add = rp_add,
+	.del = rp_del,
+	.setup_aux = rp_setup_aux,
+	.start = rp_start,
+	.stop = rp_stop,
+	.read = rp_read,
+	.enable = rp_enable,
+	.destroy = rp_destroy,
+};
+
+int pr_replay_source_new(const struct pr_replay_desc *d, uint64_t rate,
+			 uint64_t loops, struct pr_source **out)
+{
+	struct pr_source *s;
+	struct replay *r;
+
+	*out = NULL;
+	if (!d || !d->nr_cpus)
+		return -EINVAL;
+	s = calloc(1, sizeof(*s));
+	r = calloc(1, sizeof(*r));
+	if (!s || !r) {
+		free(s);
+		free(r);
+		return -ENOMEM;
+	}
+	r->d = d;
+	r->rate = rate;
+	r->loops = loops;
+	r->want = ST_STOPPED;
+	r->state = ST_STOPPED;
+	pthread_mutex_init(&r->lock, NULL);
+	pthread_cond_init(&r->cond, NULL);
+	s->ops = &replay_ops;
+	s->priv = r;
+	*out = s;
+	return 0;
+}
+
+void pr_replay_source_counts(const struct pr_source *s, uint64_t *played,
+			     uint64_t *lost)
+{
+	struct replay *r = rp(s);
+
+	if (played)
+		*played = __atomic_load_n(&r->played, __ATOMIC_RELAXED);
+	if (lost)
+		*lost = __atomic_load_n(&r->lost, __ATOMIC_RELAXED);
+}

@@ -44,6 +44,27 @@ else
 	echo "trc_pkt_lister not installed: compared with the golden files only"
 fi
 
+# Raw (unformatted, TRBE-like) trace: the ID 0x10 stream taken out of the
+# a57 frames (the bytes of its packets), as a "source_data" buffer.  Its
+# elements are those of the framed decode; with trc_pkt_lister, the lines
+# are equal.
+cp -r "$snaps/a57_single_step" "$tmp/raw" && chmod -R u+w "$tmp/raw"
+hex=$("$cli" decode --snapshot "$snaps/a57_single_step" --decode -q |
+	sed -n 's/^Idx:[0-9]*; ID:10; \[\(.*\) \];.*/\1/p' | tr ' ' '\n' | sed 's/^0x/\\x/' | tr -d '\n')
+printf "$hex" >"$tmp/raw/raw.bin"
+[ "$(stat -c %s "$tmp/raw/raw.bin")" -gt 50 ] || fail "raw: could not extract the ID 0x10 stream"
+sed -i 's/^file=CSTMC_TRACE_FIFO.bin/file=raw.bin/; s/^format=coresight/format=source_data/' "$tmp/raw/trace.ini"
+"$cli" decode --snapshot "$tmp/raw" --decode >"$tmp/out" 2>"$tmp/err" || fail "raw: exit $?: $(cat "$tmp/err")"
+el() { grep -o 'OCSD_GEN_TRC_ELEM_.*' "$@"; }
+el "$tmp/out" >"$tmp/raw_el"
+zcat "$golden/a57_single_step.decode.ppl.gz" | el >"$tmp/frm_el"
+cmp -s "$tmp/frm_el" "$tmp/raw_el" || fail "raw: elements differ from the framed decode"
+if command -v trc_pkt_lister >/dev/null; then
+	(cd "$tmp" && trc_pkt_lister -ss_dir "$tmp/raw" -decode -logstdout) | lines >"$tmp/ref"
+	lines "$tmp/out" | cmp -s "$tmp/ref" - || fail "raw: differs from trc_pkt_lister"
+fi
+echo "raw trace: $(wc -l <"$tmp/raw_el") elements as from the frames"
+
 # Damaged trace data: decoding goes on (resync), exit 0, every ID reaches
 # its end of trace, and after the damage the lines are those of the
 # undamaged trace (at least 90% of them: the damaged stretch can hide a

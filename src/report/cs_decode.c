@@ -284,7 +284,9 @@ static int add_decoder(struct csd *d, const char *name,
 		free(s);
 		return -EINVAL;
 	}
-	s->id = csid;
+	/* Packet lines name the tree slot, as trc_pkt_lister prints them: the
+	 * trace ID, or 0 for the one source of a raw (unformatted) tree. */
+	s->id = d->formatted ? csid : 0;
 	d->src[csid & 0x7f] = s;
 	d->st.decoders++;
 	if (d->flags & CSD_DECODE) {

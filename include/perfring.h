@@ -361,8 +361,10 @@ PERFRING_API int perfring_aux_output_skip(struct perfring_aux_output *h,
 /*
  * perf_aux_output_end(): publishes @size written bytes (aux_head moves),
  * then writes PERF_RECORD_AUX {aux_offset, aux_size, flags} into the data
- * ring when @size or a flag other than OVERWRITE is set.  TRUNCATED
- * disables the area and wakes the reader; crossing the watermark wakes it.
+ * ring when @size or a flag other than OVERWRITE is set (aux_offset: where
+ * the bytes start; in overwrite mode where they end, as the kernel).
+ * TRUNCATED disables the area and wakes the reader; crossing the watermark
+ * wakes it.
  * Returns 0, -ENOSPC/-EAGAIN if the data ring dropped the record (counted
  * there as lost and in aux_records_lost), -EINVAL (@size over the space).
  */
@@ -590,8 +592,9 @@ struct perfring_record_aux_opts {
  * PERF_RECORD_AUXTRACE chunks with the HEADER_AUXTRACE index.  Returns 0
  * or -errno (logged); @st (st->sz set) gets the summary.
  */
-PERFRING_API int perfring_record_aux(const struct perfring_record_aux_opts *opts,
-				     struct perfring_record_aux_stats *st);
+PERFRING_API int
+perfring_record_aux(const struct perfring_record_aux_opts *opts,
+		    struct perfring_record_aux_stats *st);
 
 typedef void (*perfring_event_fn)(const char *name, const char *kind,
 				  void *ctx);

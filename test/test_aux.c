@@ -50,11 +50,16 @@ static int on_rec(const struct perf_event_header *h, size_t size, void *ctx)
 	if (h->type == PERF_RECORD_AUX) {
 		CHECK(size >= sizeof(struct perfring_aux_record), "aux %zu",
 		      size);
-		CHECK(r->any_offset || u[0] == r->next_off,
-		      "aux_offset %llu, expected %llu",
-		      (unsigned long long)u[0],
-		      (unsigned long long)r->next_off);
-		r->next_off = u[0] + u[1];
+		if (u[2] & PERF_AUX_FLAG_OVERWRITE) /* the end, as the kernel */
+			CHECK(u[0] - u[1] == r->next_off,
+			      "overwrite aux_offset");
+		else
+			CHECK(r->any_offset || u[0] == r->next_off,
+			      "aux_offset %llu, expected %llu",
+			      (unsigned long long)u[0],
+			      (unsigned long long)r->next_off);
+		r->next_off = (u[2] & PERF_AUX_FLAG_OVERWRITE) ? u[0] :
+								 u[0] + u[1];
 		r->bytes += u[1];
 		r->flags_or |= u[2];
 		r->last_flags = u[2];

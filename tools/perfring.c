@@ -752,7 +752,7 @@ static int cmd_record_aux(int argc, char **argv, int full_argc,
 			return 2;
 		}
 	}
-	if (optind < argc)
+	if (optind < argc && o.replay)
 		die_usage("record --replay-cs runs no command: %s",
 			  argv[optind]);
 	o.cmdline_argc = full_argc;

@@ -450,7 +450,9 @@ PERFRING_API int perfring_aux_output_end(struct perfring_aux_output *h,
 		rec->header.type = PERF_RECORD_AUX;
 		rec->header.misc = 0;
 		rec->header.size = (uint16_t)len;
-		rec->aux_offset = h->head;
+		/* As the kernel: in overwrite mode the driver's head, the
+		 * end of the data (perf subtracts aux_size). */
+		rec->aux_offset = a->overwrite ? a->w_head : h->head;
 		rec->aux_size = size;
 		rec->flags = flags;
 		if (h->sample_id_size)

@@ -628,6 +628,7 @@ static bool play_chunk(struct replay *r, const struct pr_replay_chunk *c)
 				perfring_aux_note_lost(b->aux, left);
 				__atomic_add_fetch(&r->lost, left,
 						   __ATOMIC_RELAXED);
+				pace(r, left); /* the hardware ran on */
 				return true;
 			}
 			nap(); /* wait for the recorder to drain */
@@ -654,6 +655,7 @@ static bool play_chunk(struct replay *r, const struct pr_replay_chunk *c)
 		if (r->rate && left) {
 			perfring_aux_note_lost(b->aux, left);
 			__atomic_add_fetch(&r->lost, left, __ATOMIC_RELAXED);
+			pace(r, left);
 			return true;
 		}
 	}

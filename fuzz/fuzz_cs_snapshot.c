@@ -22,13 +22,6 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-/* OpenCSD 1.3.3 leaks its element output object (see test_cs_decode.c). */
-const char *__lsan_default_suppressions(void);
-const char *__lsan_default_suppressions(void)
-{
-	return "leak:ocsd_dt_set_gen_elem_outfn\n";
-}
-
 #define MAX_FILES 64
 
 struct pack {

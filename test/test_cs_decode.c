@@ -17,17 +17,6 @@
 #include "report/cs_decode.h"
 #include "report/cs_snapshot.h"
 
-/*
- * OpenCSD 1.3.3's C API never frees the element output object that
- * ocsd_dt_set_gen_elem_outfn() allocates (32 bytes per decode tree): a
- * leak in the library, not ours.
- */
-const char *__lsan_default_suppressions(void);
-const char *__lsan_default_suppressions(void)
-{
-	return "leak:ocsd_dt_set_gen_elem_outfn\n";
-}
-
 struct vfile {
 	char name[64];
 	uint8_t *data;

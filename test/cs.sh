@@ -141,6 +141,46 @@ grep -q 'OCSD_GEN_TRC_ELEM_INSTR_RANGE(exec range=0x582b2b1000:\[0x582b2b1008\]'
 	fail "dump --aux --decode: the first range of etm_test_loop is missing"
 echo "dump --aux: $(grep -c '^Idx:' "$tmp/aux") packet lines, $(grep -c INSTR_RANGE "$tmp/auxd") ranges decoded"
 
+# The same trace as an OpenCSD snapshot built from the metadata lines of
+# dump --aux (registers per CPU), the AUXTRACE payload (cut out of the file
+# with dd) and the binary at its mapped address: trc_pkt_lister -decode on
+# it gives the lines dump --aux --decode gives on the perf.data.
+gen=$tmp/gen
+mkdir -p "$gen"
+awk -v dir="$gen" '
+/^# cpu / {
+	cpu = $3; n++
+	dev = dir "/device_" cpu ".ini"; core = dir "/cpu_" cpu ".ini"
+	print "[device]\nname=ETM_" cpu "\nclass=trace_source\ntype=ETM4\n\n[regs]" > dev
+	for (i = 8; i <= NF; i++) print $i > dev
+	print "[device]\nname=cpu_" cpu "\nclass=core\ntype=Cortex-A53\n\n[dump1]\nfile=etm_test_loop\naddress=0x582b2b0000" > core
+	devs = devs "device" (2 * n) "=cpu_" cpu ".ini\ndevice" (2 * n + 1) "=device_" cpu ".ini\n"
+	srcs = srcs "ETM_" cpu "=ETR\n"; cores = cores "cpu_" cpu "=ETM_" cpu "\n"
+}
+END {
+	print "[snapshot]\nversion=1.0\n\n[device_list]\n" devs "\n[trace]\nmetadata=trace.ini" > (dir "/snapshot.ini")
+	print "[trace_buffers]\nbuffers=buffer0\n\n[buffer0]\nname=ETR\nfile=aux.bin\nformat=coresight\n\n[source_buffers]\n" srcs "\n[core_trace_sources]\n" cores > (dir "/trace.ini")
+}' "$tmp/aux"
+[ -s "$gen/device_7.ini" ] || fail "dump --aux: no metadata line for CPU 7"
+hdr=$(grep -m1 '^\. \.\.\. CoreSight formatted trace data' "$tmp/aux")
+size=$(echo "$hdr" | sed 's/.*size \(0x[0-9a-f]*\).*/\1/')
+foff=$(echo "$hdr" | sed 's/.*file offset \(0x[0-9a-f]*\)).*/\1/')
+dd if="$etm/perf_etm.data" of="$gen/aux.bin" bs=1 skip=$((foff + 48)) count=$((size)) status=none
+cp "$etm/etm_test_loop" "$gen/"
+lines "$tmp/auxd" >"$tmp/ours"
+if command -v trc_pkt_lister >/dev/null; then
+	(cd "$tmp" && trc_pkt_lister -ss_dir "$gen" -decode -logstdout) | lines >"$tmp/ref"
+	who="trc_pkt_lister"
+else
+	"$cli" decode --snapshot "$gen" --decode -q | lines >"$tmp/ref"
+	who="decode --snapshot"
+fi
+if ! cmp -s "$tmp/ref" "$tmp/ours"; then
+	diff "$tmp/ref" "$tmp/ours" | head >&2
+	fail "dump --aux --decode differs from $who on the same trace as a snapshot"
+fi
+echo "dump --aux --decode: $(wc -l <"$tmp/ours") lines equal to $who on the trace as a snapshot"
+
 # AutoFDO counts: exactly simpleperf's perf_inject.data.
 "$cli" inject -i "$etm/perf_etm.data" --symdir "$etm" -o "$tmp/inject" 2>"$tmp/err" || fail "inject: exit $?: $(cat "$tmp/err")"
 if ! cmp -s "$etm/perf_inject.data" "$tmp/inject"; then

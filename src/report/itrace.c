@@ -914,12 +914,62 @@ static int itr_decode(struct itr *it, unsigned flags, struct outbuf *ob)
 	return ret ? ret : it->damaged ? -EBADMSG : 0;
 }
 
+static void put_reg(struct outbuf *ob, const char *name, uint64_t v)
+{
+	ob_putc(ob, ' ');
+	ob_puts(ob, name);
+	ob_puts(ob, "=0x");
+	ob_x64(ob, v, 0);
+}
+
+/* The cs_etm metadata, as comment lines ahead of the listing. */
+static void put_info(struct outbuf *ob, const struct cs_etm_info *info)
+{
+	ob_puts(ob, "# cs_etm AUXTRACE_INFO: header version ");
+	ob_u64(ob, info->version, 0, ' ');
+	ob_puts(ob, ", ");
+	ob_u64(ob, info->nr_cpu, 0, ' ');
+	ob_puts(ob, " CPUs, snapshot ");
+	ob_u64(ob, info->snapshot, 0, ' ');
+	ob_putc(ob, '\n');
+	for (uint32_t i = 0; i < info->nr_cpu; i++) {
+		const struct cs_etm_cpu *c = &info->cpus[i];
+
+		ob_puts(ob, "# cpu ");
+		ob_u64(ob, c->cpu, 0, ' ');
+		ob_putc(ob, ' ');
+		ob_puts(ob, cs_etm_kind_name(c->kind));
+		ob_puts(ob, " trace ID 0x");
+		ob_x64(ob, c->trace_id, 0);
+		if (c->kind == CS_ETM_KIND_ETMV3) {
+			put_reg(ob, "ETMCR", c->configr);
+			put_reg(ob, "ETMTRACEIDR", c->traceidr);
+			put_reg(ob, "ETMCCER", c->etmccer);
+			put_reg(ob, "ETMIDR", c->etmidr);
+		} else {
+			put_reg(ob, "TRCCONFIGR", c->configr);
+			put_reg(ob, "TRCTRACEIDR", c->traceidr);
+			put_reg(ob, "TRCIDR0", c->trcidr0);
+			put_reg(ob, "TRCIDR1", c->trcidr1);
+			put_reg(ob, "TRCIDR2", c->trcidr2);
+			put_reg(ob, "TRCIDR8", c->trcidr8);
+			put_reg(ob, "TRCAUTHSTATUS", c->trcauthstatus);
+			if (c->kind == CS_ETM_KIND_ETE)
+				put_reg(ob, "TRCDEVARCH", c->trcdevarch);
+		}
+		ob_putc(ob, '\n');
+		ob_line_done(ob);
+	}
+}
+
 static int aux_decode(const struct perfring_cs_opts *o, struct outbuf *ob,
 		      struct csd_stats *st)
 {
 	struct itr it;
 	int ret = itr_open(&it, o->input, o->symdir);
 
+	if (!ret && ob)
+		put_info(ob, it.info);
 	if (!ret)
 		ret = itr_decode(&it, listing_flags(o), ob);
 	*st = it.st;

@@ -197,6 +197,15 @@ mkdir -p "$tmp/wrong" && cp /bin/true "$tmp/wrong/etm_test_loop"
 grep -q 'etm_test_loop not found' "$tmp/err" || fail "inject with a wrong binary: not refused"
 cmp -s "$etm/perf_inject.data" "$tmp/inject3" && fail "inject with a wrong binary: counts still equal"
 echo "inject: a missing or mismatched binary is reported"
+# Found by build-id: the id as the file name, or perf's .build-id/ layout.
+mkdir -p "$tmp/bid/.build-id/0c"
+cp "$etm/etm_test_loop" "$tmp/bid/.build-id/0c/9a20bf9c009d0e4e8bbf9fad0300ae"
+"$cli" inject -i "$etm/perf_etm.data" --symdir "$tmp/bid" -o "$tmp/inject4" 2>"$tmp/err" || fail "inject by build-id: exit $?"
+cmp -s "$etm/perf_inject.data" "$tmp/inject4" || fail "inject: the binary named by its build-id was not used"
+mkdir -p "$tmp/bid2" && cp "$etm/etm_test_loop" "$tmp/bid2/0c9a20bf9c009d0e4e8bbf9fad0300ae"
+"$cli" inject -i "$etm/perf_etm.data" --symdir "$tmp/bid2" -o - >"$tmp/inject5" 2>"$tmp/err" || fail "inject by build-id: exit $?"
+cmp -s "$etm/perf_inject.data" "$tmp/inject5" || fail "inject: the binary named by its build-id was not used"
+echo "inject: binaries found by build-id"
 
 # script --itrace: a line per range (as many as decoded), disassembled.
 "$cli" script --itrace -i "$etm/perf_etm.data" --symdir "$etm" >"$tmp/script" 2>"$tmp/err" || fail "script --itrace: exit $?"

@@ -478,6 +478,36 @@ static bool symdir_search(struct bin *b, const char *dir, const char *base,
 	return found;
 }
 
+/*
+ * The build-id as a file name in @dir: the 20 bytes in hex, the id
+ * without simpleperf's zero padding, and perf's cache layout
+ * .build-id/<first byte>/<the rest>.
+ */
+static bool bin_try_build_id(struct bin *b, const char *dir)
+{
+	char hex[41], path[PATH_MAX];
+	int len = b->build_id_size;
+
+	for (int i = 0; i < len; i++)
+		snprintf(hex + 2 * i, 3, "%02x", b->build_id[i]);
+	hex[2 * len] = 0;
+	if (snprintf(path, sizeof(path), "%s/%s", dir, hex) <
+		    (int)sizeof(path) &&
+	    bin_try(b, path))
+		return true;
+	while (len > 1 && !b->build_id[len - 1])
+		len--;
+	hex[2 * len] = 0;
+	if (len != b->build_id_size &&
+	    snprintf(path, sizeof(path), "%s/%s", dir, hex) <
+		    (int)sizeof(path) &&
+	    bin_try(b, path))
+		return true;
+	return snprintf(path, sizeof(path), "%s/.build-id/%.2s/%s", dir, hex,
+			hex + 2) < (int)sizeof(path) &&
+	       bin_try(b, path);
+}
+
 /* Finds the file of @b: in --symdir by path, build-id, base name, then
  * the recorded path itself. */
 static void bin_find(struct itr *it, struct bin *b)
@@ -498,15 +528,8 @@ static void bin_find(struct itr *it, struct bin *b)
 			    (int)sizeof(path) &&
 		    bin_try(b, path))
 			return;
-		if (b->build_id_size) {
-			int n = snprintf(path, sizeof(path), "%s/", it->symdir);
-
-			for (int i = 0; i < b->build_id_size && n < 200; i++)
-				n += snprintf(path + n, sizeof(path) - n,
-					      "%02x", b->build_id[i]);
-			if (bin_try(b, path))
-				return;
-		}
+		if (b->build_id_size && bin_try_build_id(b, it->symdir))
+			return;
 		if (snprintf(path, sizeof(path), "%s/%s", it->symdir, base) <
 			    (int)sizeof(path) &&
 		    bin_try(b, path))

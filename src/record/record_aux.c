@@ -48,7 +48,8 @@
 		 (o)->f :                                              \
 		 (def))
 
-#define DEFAULT_PMU_TYPE 8 /* what cs_etm is on the Android/Juno boards */
+#define DEFAULT_PMU_TYPE 8
+#define AUX_PIECE (1u << 20) /* largest AUXTRACE chunk of a drain */ /* what cs_etm is on the Android/Juno boards */
 
 struct rbuf {
 	struct pr_source_buf sb;
@@ -66,6 +67,7 @@ struct rec {
 	struct pd_writer *w;
 	int out_fd;
 	bool snapshot, overwrite;
+	bool started; /* the writer started: it truncates at close */
 	uint64_t snap_size;
 	unsigned char *snap_buf;
 	uint64_t t0;
@@ -577,7 +579,26 @@ static int drain_aux(struct rec *R, struct rbuf *b, bool *any)
 			}
 			n = (int64_t)keep;
 		}
-		if (n) {
+		if (n && !l[1]) {
+			/* One piece (our double-mapped areas): AUXTRACE
+			 * chunks of at most AUX_PIECE, each freed as soon as
+			 * it is written so the source never waits for the
+			 * whole batch. */
+			for (uint64_t off = 0; off < (uint64_t)n;) {
+				uint64_t len = (uint64_t)n - off;
+
+				if (len > AUX_PIECE)
+					len = AUX_PIECE;
+				ret = write_chunk(R, b, pos + off,
+						  (const char *)p[0] + off,
+						  (size_t)len, NULL, 0);
+				if (ret)
+					return ret;
+				perfring_aux_read_end(b->sb.aux, len);
+				off += len;
+			}
+			*any = true;
+		} else if (n) {
 			ret = write_chunk(R, b, pos, p[0], l[0], p[1], l[1]);
 			if (ret)
 				return ret;
@@ -923,7 +944,13 @@ PERFRING_API int perfring_record_aux(const struct perfring_record_aux_opts *o,
 	R.st.nr_buffers = (uint32_t)R.nr_bufs;
 
 	/* The file. */
-	R.out_fd = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	/*
+	 * No O_TRUNC: an existing file's pages are written over (on tmpfs
+	 * that saves allocating and zeroing every page, the most expensive
+	 * part of writing there) and the writer truncates the file to its
+	 * end at close; a recording that fails before the start empties it.
+	 */
+	R.out_fd = open(output, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
 	if (R.out_fd < 0) {
 		ret = -errno;
 		pr_err("%s: %s", output, strerror(errno));
@@ -943,6 +970,7 @@ PERFRING_API int perfring_record_aux(const struct perfring_record_aux_opts *o,
 	if (attr.use_clockid)
 		pd_writer_set_clockid(R.w, attr.clockid);
 	ret = pd_writer_start(R.w);
+	R.started = !ret;
 	if (!ret)
 		ret = write_info(&R);
 	if (ret)
@@ -978,8 +1006,11 @@ out:
 		if (!ret)
 			ret = cret;
 	}
-	if (R.out_fd >= 0)
+	if (R.out_fd >= 0) {
+		if (!R.started && ftruncate(R.out_fd, 0))
+			pr_warn("%s: cannot empty: %s", output, strerror(errno));
 		close(R.out_fd);
+	}
 	if (R.src)
 		R.src->ops->destroy(R.src);
 	if (R.itr)

@@ -48,8 +48,8 @@
 		 (o)->f :                                              \
 		 (def))
 
-#define DEFAULT_PMU_TYPE 8
-#define AUX_PIECE (1u << 20) /* largest AUXTRACE chunk of a drain */ /* what cs_etm is on the Android/Juno boards */
+#define DEFAULT_PMU_TYPE 8 /* what cs_etm is on the Android/Juno boards */
+#define AUX_PIECE (1u << 20) /* largest AUXTRACE chunk of a drain */
 
 struct rbuf {
 	struct pr_source_buf sb;

@@ -1008,7 +1008,8 @@ out:
 	}
 	if (R.out_fd >= 0) {
 		if (!R.started && ftruncate(R.out_fd, 0))
-			pr_warn("%s: cannot empty: %s", output, strerror(errno));
+			pr_warn("%s: cannot empty: %s", output,
+				strerror(errno));
 		close(R.out_fd);
 	}
 	if (R.src)

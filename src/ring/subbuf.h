@@ -68,6 +68,13 @@ PR_HIDDEN int subbuf_page_info(const void *page, size_t page_size,
 			       struct subbuf_page_info *pi);
 
 /*
+ * The same for a page a writer may still be appending to (a ring's reader
+ * page): the commit word is loaded atomically.  @page is 8-byte aligned.
+ */
+PR_HIDDEN int subbuf_page_info_live(const void *page, size_t page_size,
+				    struct subbuf_page_info *pi);
+
+/*
  * True when the page can no longer grow: the writer has left it (less than
  * one small event fits after @len bytes of data) or the reader marked it
  * with missed events.

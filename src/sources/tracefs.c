@@ -256,8 +256,30 @@ int tfs_cpu_open(struct tfs_cpu *c, const char *dir, int cpu, bool map,
 	return 0;
 }
 
+int tfs_cpu_attach_ring(struct tfs_cpu *c, struct subbuf_ring *r, int cpu)
+{
+	const struct subbuf_meta *m = subbuf_ring_meta(r);
+
+	memset(c, 0, sizeof(*c));
+	c->cpu = cpu;
+	c->fd = -1;
+	c->ring = r;
+	c->mapped = true;
+	c->meta = (struct subbuf_meta *)m;
+	c->subbuf_size = m->subbuf_size;
+	c->nr_subbufs = m->nr_subbufs;
+	c->data = (uint8_t *)subbuf_ring_page(r, 0);
+	c->data_len = (size_t)m->subbuf_size * m->nr_subbufs;
+	c->copy = aligned_alloc(4096, c->subbuf_size);
+	return c->copy ? 0 : -ENOMEM;
+}
+
 void tfs_cpu_close(struct tfs_cpu *c)
 {
+	if (c->ring) {
+		c->data = NULL;
+		c->meta = NULL;
+	}
 	if (c->data)
 		munmap(c->data, c->data_len);
 	if (c->meta)
@@ -331,7 +353,7 @@ static int hand_out_part(struct tfs_cpu *c, const uint8_t *page, uint32_t from,
 	uint64_t ts, commit;
 	int r;
 
-	if (subbuf_page_info(page, c->subbuf_size, &pi))
+	if (subbuf_page_info_live(page, c->subbuf_size, &pi))
 		return -EBADMSG;
 	if (to > c->subbuf_size - SUBBUF_HDR_SIZE || from >= to)
 		return -EBADMSG;
@@ -386,7 +408,9 @@ int tfs_cpu_consume(struct tfs_cpu *c, bool final, tfs_page_fn fn, void *ctx)
 		const uint8_t *page;
 		uint32_t id, rd;
 
-		if (ioctl(c->fd, TRACE_MMAP_IOCTL_GET_READER) < 0) {
+		if (c->ring) {
+			subbuf_ring_get_reader(c->ring);
+		} else if (ioctl(c->fd, TRACE_MMAP_IOCTL_GET_READER) < 0) {
 			if (errno == EINTR)
 				continue;
 			err = -errno;
@@ -425,7 +449,7 @@ int tfs_cpu_consume(struct tfs_cpu *c, bool final, tfs_page_fn fn, void *ctx)
 				break;
 		}
 		page = c->data + (size_t)id * c->subbuf_size;
-		if (subbuf_page_info(page, c->subbuf_size, &pi)) {
+		if (subbuf_page_info_live(page, c->subbuf_size, &pi)) {
 			pr_err("tracefs: cpu%d: sub-buffer %u has a bad commit length",
 			       c->cpu, id);
 			return -EBADMSG;

@@ -47,6 +47,7 @@ struct tfs_cpu {
 	int cpu;
 	int fd;
 	bool mapped;
+	struct subbuf_ring *ring; /* a user-space ring instead of the kernel's */
 	struct subbuf_meta *meta;
 	size_t meta_len;
 	uint8_t *data;
@@ -94,6 +95,14 @@ PR_HIDDEN int tfs_cpu_consume(struct tfs_cpu *c, bool final, tfs_page_fn fn,
 PR_HIDDEN void tfs_cpu_update_counts(struct tfs_cpu *c);
 
 PR_HIDDEN void tfs_cpu_close(struct tfs_cpu *c);
+
+/*
+ * Reads a user-space sub-buffer ring (src/ring/subbuf.c) with the same
+ * consumer code: GET_READER is subbuf_ring_get_reader().  The ring stays
+ * the caller's.
+ */
+PR_HIDDEN int tfs_cpu_attach_ring(struct tfs_cpu *c, struct subbuf_ring *r,
+				  int cpu);
 
 /* Counts the events of a page and its missed-events marks into @c. */
 PR_HIDDEN int tfs_account_page(struct tfs_cpu *c, const void *page);

@@ -20,17 +20,17 @@
  * copies the newest bytes on demand.
  *
  * Ordering (pairs in docs/design.md):
- *   K-L  writer smp_load_acquire(aux_tail) in begin / reader
+ *   L    writer smp_load_acquire(aux_tail) in begin / reader
  *        smp_store_release(aux_tail) in read_end: the reader's copy of
  *        the bytes happens before the writer reuses them.
- *   M-N  writer smp_store_release(aux_head) in end/skip / reader
+ *   M    writer smp_store_release(aux_head) in end/skip / reader
  *        smp_load_acquire(aux_head) in read_begin, snapshot, wait_prepare:
  *        trace bytes are visible before the head that covers them.  end()
  *        publishes aux_head before it writes PERF_RECORD_AUX (release of
  *        data_head, B), so a reader that saw the record sees the bytes.
- *   O    creator smp_store_release(aux_size) after the aux ext and
+ *   N    creator smp_store_release(aux_size) after the aux ext and
  *        aux_offset / attacher smp_load_acquire(aux_size).
- *   P    overwrite writer: release of aux_head after the bytes; snapshot
+ *   O    overwrite writer: release of aux_head after the bytes; snapshot
  *        reader (writer stopped): acquire aux_head, copy, smp_rmb(),
  *        re-read aux_head; a head that moved fails the snapshot (-EAGAIN).
  */
@@ -192,7 +192,7 @@ PERFRING_API int perfring_aux_create(struct perfring_ring *r,
 	WRITE_ONCE(a->pc->aux_head, 0);
 	WRITE_ONCE(a->pc->aux_tail, 0);
 	WRITE_ONCE(a->pc->aux_offset, off);
-	/* (O): publishes the area; pairs with the acquire in aux_attach. */
+	/* (N): publishes the area; pairs with the acquire in aux_attach. */
 	smp_store_release(&a->pc->aux_size, size);
 	*out = a;
 	return 0;
@@ -211,7 +211,7 @@ PERFRING_API int perfring_aux_attach(struct perfring_ring *r,
 	if (!r || !out || r->kernel || !r->ext)
 		return -EINVAL;
 	*out = NULL;
-	/* (O): pairs with smp_store_release(aux_size) in perfring_aux_create. */
+	/* (N): pairs with smp_store_release(aux_size) in perfring_aux_create. */
 	size = smp_load_acquire(&r->pc->aux_size);
 	if (!size)
 		return -ENOENT;
@@ -359,7 +359,7 @@ PERFRING_API int perfring_aux_output_begin(struct perfring_aux_output *h,
 		h->size = a->size;
 		return 0;
 	}
-	/* (K): pairs with the reader's smp_store_release(aux_tail). */
+	/* (L): pairs with the reader's smp_store_release(aux_tail). */
 	tail = smp_load_acquire(&a->pc->aux_tail);
 	used = head - tail;
 	if (used >= a->size) {
@@ -441,7 +441,7 @@ PERFRING_API int perfring_aux_output_end(struct perfring_aux_output *h,
 		flags &= ~(uint64_t)PERF_AUX_FLAG_OVERWRITE;
 	wake = flags & PERF_AUX_FLAG_TRUNCATED;
 	a->w_head = h->head + size;
-	/* (M)/(P): the bytes before the head that covers them. */
+	/* (M)/(O): the bytes before the head that covers them. */
 	smp_store_release(&a->pc->aux_head, a->w_head);
 	if (size || (flags & ~(uint64_t)PERF_AUX_FLAG_OVERWRITE)) {
 		size_t len = sizeof(*rec) + h->sample_id_size;
@@ -520,7 +520,7 @@ PERFRING_API int64_t perfring_aux_read_begin(struct perfring_aux *a,
 	len[0] = len[1] = 0;
 	if (a->overwrite)
 		return -EINVAL;
-	/* (N): pairs with the writer's smp_store_release(aux_head). */
+	/* (M): pairs with the writer's smp_store_release(aux_head). */
 	head = smp_load_acquire(&a->pc->aux_head);
 	avail = head - a->r_tail;
 	if (pos)
@@ -594,7 +594,7 @@ PERFRING_API int64_t perfring_aux_snapshot(struct perfring_aux *a, void *buf,
 
 	if (!a || (!buf && size))
 		return -EINVAL;
-	/* (P): pairs with the writer's release of aux_head. */
+	/* (O): pairs with the writer's release of aux_head. */
 	head = smp_load_acquire(&a->pc->aux_head);
 	n = head < a->size ? head : a->size;
 	if (n > size)
@@ -608,7 +608,7 @@ PERFRING_API int64_t perfring_aux_snapshot(struct perfring_aux *a, void *buf,
 		memcpy(out + (a->size - off), a->data,
 		       (size_t)(n - (a->size - off)));
 	}
-	/* (P): the copy before the re-read of the head. */
+	/* (O): the copy before the re-read of the head. */
 	smp_rmb();
 	head2 = READ_ONCE(a->pc->aux_head);
 	/*
@@ -633,7 +633,7 @@ PERFRING_API int perfring_aux_wait_prepare(struct perfring_aux *a)
 		return 0;
 	if (perfring_aux_disabled(a))
 		return 1;
-	/* (N) */
+	/* (M) */
 	head = smp_load_acquire(&a->pc->aux_head);
 	return head - a->r_tail >= (a->watermark ? a->watermark : 1) ? 1 : 0;
 }
@@ -647,7 +647,7 @@ PERFRING_API int perfring_aux_stats(const struct perfring_aux *a,
 	if (!a || !st || st->sz < offsetof(struct perfring_aux_stats, tail))
 		return -EINVAL;
 	s.aux_size = a->size;
-	s.head = smp_load_acquire(&a->pc->aux_head); /* (N) */
+	s.head = smp_load_acquire(&a->pc->aux_head); /* (M) */
 	s.tail = READ_ONCE(a->pc->aux_tail);
 	s.overwrite = a->overwrite;
 	if (a->ext) {

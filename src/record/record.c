@@ -36,6 +36,7 @@
 #define DEFAULT_MMAP_BYTES (512u << 10)
 #define DEFAULT_FREQ 4000
 #define POLL_MS 100
+#define APP_ROUND_MS 100 /* shortest round with application rings */
 
 #define OPTS_HAS(o, f) \
 	((o)->sz >= offsetof(__typeof__(*(o)), f) + sizeof((o)->f))
@@ -66,6 +67,8 @@ struct session {
 	bool overwrite;
 	struct app_session *app; /* application rings, or NULL */
 	uint32_t app_types;
+	bool round_open; /* data written since the last FINISHED_ROUND */
+	uint64_t last_round_ms;
 };
 
 static uint64_t now_ms(void)
@@ -159,7 +162,7 @@ static int drain(struct session *s, struct pe_buffer *b)
  * the last pass (application rings all read and released). */
 static int drain_all(struct session *s, bool snapshot, bool final)
 {
-	uint64_t before = s->st.bytes;
+	uint64_t before = s->st.bytes, now;
 	int err = 0;
 
 	for (int i = 0; i < s->track_el.nr_bufs && !err; i++)
@@ -169,10 +172,26 @@ static int drain_all(struct session *s, bool snapshot, bool final)
 			err = drain(s, &s->el.bufs[i]);
 	if (!err && s->app)
 		err = app_session_drain(s->app, snapshot, final);
-	if (!err && s->st.bytes != before) {
+	if (s->st.bytes != before)
+		s->round_open = true;
+	/*
+	 * perf flushes, at each FINISHED_ROUND, the events older than the
+	 * newest one before the previous round.  A kernel event is written
+	 * with its timestamp taken in the same critical section, but a
+	 * program's thread can be preempted between reading the clock and
+	 * committing its record: with application rings, rounds end at most
+	 * every APP_ROUND_MS so such a late record still lands in time.
+	 */
+	now = s->app ? now_ms() : 0;
+	if (!err && s->round_open &&
+	    (!s->app || final || snapshot ||
+	     now - s->last_round_ms >= APP_ROUND_MS)) {
 		err = pd_writer_finish_round(s->w);
-		if (!err)
+		if (!err) {
 			s->st.rounds++;
+			s->round_open = false;
+			s->last_round_ms = now;
+		}
 	}
 	if (err && !s->err)
 		s->err = err;

@@ -852,6 +852,56 @@ static void sample_name(struct exp *e, const struct prd_sample *s,
 		*name = al->sym->name;
 }
 
+/*
+ * Tracepoint-like events named *_begin / *_end (application events mark
+ * slices so) become "B"/"E" events named by the stem: a slice on the
+ * thread's track.  Returns 'B', 'E' or 0; *stem_len: the stem's length.
+ */
+static char slice_phase(const struct prd_sample *s, const char *evname,
+			size_t *stem_len)
+{
+	size_t n = strlen(evname);
+
+	if (!s->attr || s->attr->attr.type != PERF_TYPE_TRACEPOINT)
+		return 0;
+	if (n > 6 && !strcmp(evname + n - 6, "_begin")) {
+		*stem_len = n - 6;
+		return 'B';
+	}
+	if (n > 4 && !strcmp(evname + n - 4, "_end")) {
+		*stem_len = n - 4;
+		return 'E';
+	}
+	return 0;
+}
+
+static void chrome_slice_mark(struct exp *e, const struct prd_sample *s,
+			      int32_t pid, const char *evname, size_t stem,
+			      char phase)
+{
+	struct outbuf *ob = &e->ob;
+	char name[256];
+
+	snprintf(name, sizeof(name), "%.*s", (int)stem, evname);
+	ev_begin(e);
+	ob_puts(ob, "\"name\":");
+	ob_json_cstr(ob, name);
+	ob_puts(ob, ",\"cat\":\"app\",\"ph\":");
+	ob_puts(ob, phase == 'B' ? "\"B\"" : "\"E\"");
+	ob_puts(ob, ",\"ts\":");
+	ob_us(ob, s->time);
+	ob_puts(ob, ",\"pid\":");
+	ob_s64(ob, pid, 0);
+	ob_puts(ob, ",\"tid\":");
+	ob_s64(ob, (int32_t)s->tid, 0);
+	ob_puts(ob, ",\"args\":{\"event\":");
+	ob_json_cstr(ob, evname);
+	ob_puts(ob, ",\"cpu\":");
+	ob_u64(ob, s->cpu, 0, ' ');
+	ob_puts(ob, "}}");
+	e->nr_slices++;
+}
+
 static int chrome_sample(struct exp *e, const struct prd_event *ev)
 {
 	const struct prd_sample *s = ev->sample;
@@ -874,8 +924,18 @@ static int chrome_sample(struct exp *e, const struct prd_event *ev)
 	if (pid < 0)
 		pid = track_pid(t);
 	ensure_named(e, t, pid);
-	sample_name(e, s, t, cpumode, &al, &name);
 	evname = s->attr && s->attr->name ? s->attr->name : "sample";
+	{
+		size_t stem;
+		char phase = slice_phase(s, evname, &stem);
+
+		if (phase) {
+			chrome_slice_mark(e, s, pid, evname, stem, phase);
+			e->nr_samples++;
+			return 0;
+		}
+	}
+	sample_name(e, s, t, cpumode, &al, &name);
 	ev_begin(e);
 	ob_puts(ob, "\"name\":");
 	ob_json_cstr(ob, name);

@@ -419,7 +419,8 @@ PERFRING_API int perfring_event_write(struct perfring_event *ev,
 
 	if (unlikely(!ev || len != ev->d.fixed_size || (len && !fixed)))
 		return -EINVAL;
-	if (unlikely(!READ_ONCE(perfring_app_active)))
+	/* K: pairs with the release in perfring_app_start(). */
+	if (unlikely(!smp_load_acquire(&perfring_app_active)))
 		return 0;
 	size = ev->hdr_size;
 	if (unlikely(nvars || ev->d.nr_dyn)) {
@@ -615,7 +616,8 @@ PERFRING_API int perfring_app_start(const struct perfring_app_opts *o)
 	}
 	WRITE_ONCE(generation, generation + 1);
 	perfring_clock_init(NULL);
-	/* Events declared, ring ready: let the emitters in. */
+	/* K: session, events file and ids before the flag; pairs with the
+	 * acquire in perfring_event_write(). */
 	smp_store_release(&perfring_app_active, 1);
 	pthread_mutex_unlock(&app_lock);
 	return 0;

@@ -499,21 +499,36 @@ static int drain_ring(struct app_session *s, struct app_ring *r)
 	return err;
 }
 
-/* A dead producer of a shared ring may have reserved space it never
- * committed: data_head stops there.  Count it and let the ring go. */
-static void note_uncommitted(struct app_session *s, struct app_ring *r)
+/*
+ * The producer is gone.  Drops after its last record are still pending
+ * (a ring writes the LOST record in front of the next record): report
+ * them.  A dead producer of a shared ring may also have reserved space it
+ * never committed: data_head stops there; count it and let the ring go.
+ */
+static int note_gone(struct app_session *s, struct app_ring *r)
 {
 	const struct perf_event_mmap_page *pc = perfring_ring_control(r->ring);
 	const struct perfring_ext *ext =
 		(const void *)((const char *)pc + PERFRING_EXT_OFFSET);
 	uint64_t head = READ_ONCE(pc->data_head),
-		 reserved = READ_ONCE(ext->reserve_head);
+		 reserved = READ_ONCE(ext->reserve_head),
+		 pending = READ_ONCE(ext->lost_pending);
 
-	if (r->tid || reserved == head)
-		return;
-	s->st.lost++;
-	pr_warn("app: ring %s: its producer died with %llu bytes reserved and not all committed: dropped and counted as lost",
-		r->path, (unsigned long long)(reserved - head));
+	if (r->tid == 0 && reserved != head) {
+		pending++;
+		pr_warn("app: ring %s: its producer died with %llu bytes reserved and not all committed: dropped and counted as lost",
+			r->path, (unsigned long long)(reserved - head));
+	}
+	if (pending) {
+		struct perfring_lost_record l = {
+			.header = { .type = PERF_RECORD_LOST,
+				    .size = PERFRING_LOST_RECORD_SIZE },
+			.lost = pending,
+		};
+
+		return convert_lost(s, r, (const void *)&l, sizeof(l));
+	}
+	return 0;
 }
 
 PR_HIDDEN int app_session_drain(struct app_session *s, bool snapshot,
@@ -539,7 +554,7 @@ PR_HIDDEN int app_session_drain(struct app_session *s, bool snapshot,
 		if (!r->overwrite || snapshot || gone)
 			err = drain_ring(s, r);
 		if (!err && gone) {
-			note_uncommitted(s, r);
+			err = note_gone(s, r);
 			release_ring(s, link);
 			continue;
 		}

@@ -18,7 +18,6 @@
  *                    while the others go on
  */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <fcntl.h>
 #include <perfring.h>
 #include <pthread.h>
@@ -62,50 +61,41 @@ static void nap_until(struct timespec *t0, unsigned long long done)
 	}
 }
 
-/* A hostile producer: garbage over our own ring's data area, data_head
- * moved past it. */
+/* A buggy producer: garbage where the next records go, published by
+ * moving data_head over it; then a pause so the recorder reads it. */
 static void scribble_own_ring(void)
 {
 	const char *dir = getenv("PERFRING_SESSION");
-	char path[4096], want[64];
-	struct dirent *de;
-	DIR *d;
+	struct perf_event_mmap_page pc0;
+	char path[4096];
+	unsigned char *m;
+	size_t len;
+	int fd;
 
 	if (!dir)
 		return;
-	snprintf(want, sizeof(want), "%d-%ld.ring", (int)getpid(),
+	snprintf(path, sizeof(path), "%s/%d-%ld.ring", dir, (int)getpid(),
 		 (long)syscall(SYS_gettid));
-	d = opendir(dir);
-	while (d && (de = readdir(d))) {
-		if (strcmp(de->d_name, want))
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		int fd = open(path, O_RDWR);
-		long pg = sysconf(_SC_PAGESIZE);
-		unsigned char *m = fd < 0 ? MAP_FAILED :
-					    mmap(NULL, (size_t)pg * 3,
-						 PROT_READ | PROT_WRITE,
-						 MAP_SHARED, fd, 0);
-		if (m != MAP_FAILED) {
-			struct perf_event_mmap_page *pc = (void *)m;
-			uint64_t head = __atomic_load_n(&pc->data_head,
-							__ATOMIC_ACQUIRE);
-			uint64_t off = pc->data_offset, size = pc->data_size;
+	fd = open(path, O_RDWR);
+	if (fd < 0 || pread(fd, &pc0, sizeof(pc0), 0) != sizeof(pc0))
+		goto out;
+	len = pc0.data_offset + pc0.data_size;
+	m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (m != MAP_FAILED) {
+		struct perf_event_mmap_page *pc = (void *)m;
+		uint64_t head =
+			__atomic_load_n(&pc->data_head, __ATOMIC_ACQUIRE);
 
-			for (uint64_t i = 0; i < 2 * (uint64_t)pg && i < size;
-			     i++)
-				m[off +
-				  ((head + i) % size) % (2 * (uint64_t)pg)] =
-					(unsigned char)(i * 37 + 11);
-			__atomic_store_n(&pc->data_head, head + 1024,
-					 __ATOMIC_RELEASE);
-			munmap(m, (size_t)pg * 3);
-		}
-		if (fd >= 0)
-			close(fd);
+		for (uint64_t i = 0; i < 4096; i++)
+			m[pc0.data_offset + (head + i) % pc0.data_size] =
+				(unsigned char)(i * 37 + 11);
+		__atomic_store_n(&pc->data_head, head + 4096, __ATOMIC_RELEASE);
+		munmap(m, len);
+		usleep(300 * 1000);
 	}
-	if (d)
-		closedir(d);
+out:
+	if (fd >= 0)
+		close(fd);
 }
 
 static void *worker(void *arg)

@@ -1,0 +1,177 @@
+#!/usr/bin/env bash
+# Application tracing end to end: a program linked with libperfring emits
+# events of known content from several threads while perfring record also
+# records the kernel's sched_switch; perf script (the oracle) and perfring
+# script must show every event with the right fields, threads and times.
+# Then the robustness cases with real processes and signals: the program
+# killed with SIGKILL, the recorder killed and a new one attaching with -p,
+# a ring scribbled on, threads exiting, the shared ring, overwrite mode.
+# Skips (77) only if the kernel refuses perf_event_open.
+set -u
+cli=${PERFRING_CLI:-build/perfring}
+apps=${TEST_APPS:-build/apps}
+fail() { echo "FAILED: $*" >&2; exit 1; }
+skip() { echo "SKIP: $*" >&2; exit 77; }
+tmp=$(mktemp -d)
+bg=()
+cleanup() {
+	for p in "${bg[@]}"; do kill -9 "$p" 2>/dev/null; done
+	rm -rf "$tmp" "/tmp/perfring-$(id -u)/$app_pid" 2>/dev/null
+}
+app_pid=none
+trap cleanup EXIT
+command -v perf >/dev/null || fail "perf is not installed (.ci/run installs linux-perf)"
+cli=$(realpath "$cli")
+app=$(realpath "$apps/apptrace")
+[ -x "$app" ] || fail "$app is missing (make check builds it)"
+if ! perf record -q -e dummy -o "$tmp/probe.data" -- true 2>"$tmp/probe.err"; then
+	skip "kernel refuses perf_event_open: $(cat "$tmp/probe.err")"
+fi
+cd "$tmp" || exit 1
+
+# tick lines of a script output -> "thread seq value" per line
+ticks() { grep 'apptest:tick:' "$1" | sed 's/.*seq=\([0-9]*\) thread=\([0-9]*\) value=\([0-9]*\).*/\2 \1 \3/'; }
+
+# Each thread's seq numbers are 0..n-1 without a hole: count per thread.
+per_thread_complete() {
+	awk '{ n[$1]++; if ($2 > max[$1]) max[$1] = $2 }
+	     END { for (t in n) if (n[t] != max[t] + 1) { print "thread " t ": " n[t] " ticks, max seq " max[t]; exit 1 } }' "$1"
+}
+
+# 1. Four threads, 20000 ticks each, no loss (block mode), with the kernel.
+PERFRING_MODE=block "$cli" record -a -e sched:sched_switch -o app.data -- "$app" 4 20000 >app.out 2>rec.err ||
+	fail "perfring record of the app: $(cat rec.err)"
+read -r _ emitted _ lost _ <app.out
+[ "$lost" = 0 ] || fail "block mode lost $lost events"
+perf script -i app.data >perf.txt 2>perf.err || fail "perf script: $(cat perf.err)"
+grep -qi 'warning\|error' perf.err && fail "perf script complained: $(head -3 perf.err)"
+"$cli" script -i app.data >ours.txt 2>ours.err || fail "perfring script: $(cat ours.err)"
+cmp -s perf.txt ours.txt || { diff perf.txt ours.txt | head -5 >&2; fail "perfring script differs from perf script"; }
+ticks perf.txt >ticks.txt
+n=$(wc -l <ticks.txt)
+[ "$n" = 80000 ] || fail "perf script shows $n ticks, the app emitted 80000"
+all=$(grep -cE ' apptest:[a-z_]+:' perf.txt)
+[ "$all" = "$emitted" ] || fail "perf script shows $all application events, the app says it emitted $emitted"
+awk '$3 != $2 * 7 + $1 { print; exit 1 }' ticks.txt || fail "a tick's value is not seq * 7 + thread"
+per_thread_complete ticks.txt || fail "ticks missing"
+# Each worker thread has its own tid, none the process's main thread.
+tids=$(grep 'apptest:tick:' perf.txt | awk '{ print $2 }' | sort -u | wc -l)
+[ "$tids" = 4 ] || fail "ticks come from $tids thread ids, not 4"
+grep 'apptest:msg:' perf.txt | grep -q 'text=msg-2-300 blob=ab ab ab' || fail "string/bytes fields wrong: $(grep -m1 'apptest:msg:' perf.txt)"
+# One timeline: sched_switch of the same run between the app's first and last event.
+first=$(grep -nE ' apptest:[a-z_]+:' perf.txt | head -1 | cut -d: -f1)
+last=$(grep -nE ' apptest:[a-z_]+:' perf.txt | tail -1 | cut -d: -f1)
+inside=$(sed -n "${first},${last}p" perf.txt | grep -c 'sched:sched_switch:')
+[ "$inside" -gt 0 ] || fail "no sched_switch between the application's events"
+awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+\.[0-9]+:$/) { t = $i + 0; if (t < prev) { print "time goes back: " $0; exit 1 } prev = t; break } }' ours.txt ||
+	fail "timestamps are not in order"
+grep -q 'application: [0-9]* events of 4 types from 4 rings, 0 lost' rec.err || fail "summary: $(cat rec.err)"
+perf report --stats -i app.data 2>&1 | grep -q 'apptest:tick stats' || fail "perf report --stats does not show apptest:tick"
+echo "1: $emitted events from 4 threads, as perf script, fields and order right, $inside sched_switch interleaved"
+
+# 2. Loss is counted, not silent: a small ring, no blocking.
+PERFRING_RING_SIZE=8K "$cli" record -o lossy.data -- "$app" 2 50000 >lossy.out 2>lossy.err ||
+	fail "lossy record: $(cat lossy.err)"
+read -r _ emitted _ lost _ <lossy.out
+in_file=$(perf script -i lossy.data 2>/dev/null | grep -cE ' apptest:[a-z_]+:')
+[ "$in_file" = "$emitted" ] || fail "lossy: $in_file events in the file, the app wrote $emitted"
+grep -q "application: $emitted events of 4 types from 2 rings, $lost lost" lossy.err ||
+	fail "lossy: the summary does not say $emitted events and $lost lost: $(cat lossy.err)"
+stats_lost=$("$cli" stats -i lossy.data | awk '/lost events:/ { print $3 }')
+[ "$stats_lost" = "$lost" ] || fail "lossy: perfring stats says $stats_lost lost, the app $lost"
+echo "2: small ring: $emitted written, $lost lost, both in the file's LOST records"
+
+# 3. SIGKILL while emitting: every committed record drained, no hang.
+timeout 30 "$cli" record -q -o killed.data -- \
+	sh -c "\"$app\" 2 1 --forever --rate 400000 & p=\$!; sleep 0.5; kill -9 \$p; wait" 2>killed.err
+rc=$?
+[ $rc = 124 ] && fail "perfring record hung after the app was killed"
+perf script -i killed.data >killed.txt 2>/dev/null || fail "perf script on the killed app's file"
+ticks killed.txt >kticks.txt
+[ "$(wc -l <kticks.txt)" -gt 1000 ] || fail "killed app: only $(wc -l <kticks.txt) ticks"
+# Every tick missing from a thread's sequence must be a counted loss.
+missing=$(awk '{ n[$1]++; if ($2 > max[$1]) max[$1] = $2 } END { m = 0; for (t in n) m += max[t] + 1 - n[t]; print m }' kticks.txt)
+klost=$("$cli" stats -i killed.data | awk '/lost events:/ { print $3 }')
+[ "$missing" -le "$klost" ] || fail "killed app: $missing ticks missing but only $klost counted lost"
+echo "3: app killed with SIGKILL: $(wc -l <kticks.txt) ticks, $missing missing, $klost counted lost, recorder exited $rc"
+
+# 4. Recorder killed: the app goes on with bounded memory; a new
+# perfring record -p picks its rings up.
+PERFRING_SESSION=self "$app" 1 1 --forever --rate 200000 >/dev/null &
+app_pid=$!
+bg+=("$app_pid")
+sleep 0.3
+"$cli" record -q -p "$app_pid" -o first.data --duration 20 2>first.err &
+rec_pid=$!
+bg+=("$rec_pid")
+sleep 0.7
+kill -9 "$rec_pid"
+wait "$rec_pid" 2>/dev/null
+rss1=$(awk '/VmRSS/ { print $2 }' "/proc/$app_pid/status")
+sleep 1
+kill -0 "$app_pid" 2>/dev/null || fail "the app died with its recorder"
+rss2=$(awk '/VmRSS/ { print $2 }' "/proc/$app_pid/status")
+[ "$rss2" -lt $((rss1 + 4096)) ] || fail "app memory grew from ${rss1} to ${rss2} kB without a recorder"
+"$cli" record -q -p "$app_pid" -o second.data --duration 0.5 2>second.err || fail "second recorder: $(cat second.err)"
+n=$(perf script -i second.data 2>/dev/null | grep -c 'apptest:tick:')
+[ "$n" -gt 1000 ] || fail "the second recorder got $n ticks"
+kill -0 "$app_pid" 2>/dev/null || fail "the app died"
+kill "$app_pid"
+echo "4: recorder killed: app alive, RSS ${rss1} -> ${rss2} kB; the next recorder got $n ticks"
+
+# 5. A ring scribbled on: reported, skipped; the other thread intact.
+PERFRING_MODE=block "$cli" record -o scribble.data -- "$app" 2 20000 --scribble >/dev/null 2>scribble.err ||
+	fail "record with a scribbled ring failed: $(cat scribble.err)"
+grep -q 'damaged' scribble.err || fail "no damage reported: $(cat scribble.err)"
+grep -qv 'application: .* 0 damaged' scribble.err || fail "damage not counted: $(cat scribble.err)"
+perf script -i scribble.data >scribble.txt 2>/dev/null || fail "perf script on the scribbled run"
+ticks scribble.txt | awk '$1 == 1' >t1.txt
+[ "$(wc -l <t1.txt)" = 20000 ] || fail "the healthy thread has $(wc -l <t1.txt) ticks, not 20000"
+t0=$(ticks scribble.txt | awk '$1 == 0' | wc -l)
+[ "$t0" -ge 10000 ] || fail "the scribbling thread's first half is missing ($t0 ticks)"
+echo "5: scribbled ring: damage reported, healthy thread 20000/20000, scribbler $t0"
+
+# 6. Threads that exit early: their rings drained and released.
+PERFRING_MODE=block "$cli" record -q -o early.data -- "$app" 4 20000 --exit-early >/dev/null 2>early.err ||
+	fail "exit-early: $(cat early.err)"
+n=$(perf script -i early.data 2>/dev/null | grep -c 'apptest:tick:')
+[ "$n" = 60000 ] || fail "exit-early: $n ticks, not 60000"
+echo "6: threads exiting early: all 60000 ticks"
+
+# 7. One shared multi-producer ring for the process.
+PERFRING_MODE=shared,block "$cli" record -o shared.data -- "$app" 3 10000 >/dev/null 2>shared.err ||
+	fail "shared ring: $(cat shared.err)"
+grep -q 'from 1 rings' shared.err || fail "shared ring: $(cat shared.err)"
+perf script -i shared.data 2>/dev/null >shared.txt
+ticks shared.txt >sticks.txt
+[ "$(wc -l <sticks.txt)" = 30000 ] || fail "shared ring: $(wc -l <sticks.txt) ticks"
+per_thread_complete sticks.txt || fail "shared ring: ticks missing"
+echo "7: shared ring: 30000 ticks from 3 threads"
+
+# 8. Flight recorder: overwrite rings keep the newest events.
+PERFRING_MODE=overwrite PERFRING_RING_SIZE=64K "$cli" record -q -o ow.data -- "$app" 1 100000 >/dev/null 2>ow.err ||
+	fail "overwrite: $(cat ow.err)"
+perf script -i ow.data 2>/dev/null >ow.txt
+ticks ow.txt | sort -k2,2n >owt.txt
+n=$(wc -l <owt.txt)
+lo=$(head -1 owt.txt | awk '{ print $2 }')
+hi=$(tail -1 owt.txt | awk '{ print $2 }')
+[ "$hi" = 99999 ] || fail "overwrite: newest tick $hi, not 99999"
+[ "$n" -gt 100 ] && [ "$n" -lt 100000 ] || fail "overwrite: $n ticks kept"
+[ $((hi - lo + 1)) = "$n" ] || fail "overwrite: ticks $lo..$hi are not contiguous ($n)"
+echo "8: overwrite ring: the newest $n ticks ($lo..$hi)"
+
+# 9. The exports and report show them: slices from _begin/_end pairs.
+"$cli" export -i app.data -f chrome -o app.json || fail "export chrome"
+python3 - app.json <<'EOF' || fail "chrome export of application events"
+import json, sys
+ev = json.load(open(sys.argv[1]))
+ev = ev["traceEvents"] if isinstance(ev, dict) else ev
+ticks = [e for e in ev if e.get("name") == "apptest:tick"]
+assert len(ticks) == 80000, len(ticks)
+slices = [e for e in ev if e.get("name") == "apptest:work" and e.get("ph") in ("X", "B", "E")]
+assert len(slices) >= 80, len(slices)
+EOF
+"$cli" report -i app.data --sort comm,trace 2>/dev/null | grep -q 'apptest:tick' || fail "report does not show apptest:tick"
+echo "9: chrome export has the ticks and work slices; report shows them"
+echo "app: ok"

@@ -160,6 +160,16 @@ hi=$(tail -1 owt.txt | awk '{ print $2 }')
 [ "$n" -gt 100 ] && [ "$n" -lt 100000 ] || fail "overwrite: $n ticks kept"
 [ $((hi - lo + 1)) = "$n" ] || fail "overwrite: ticks $lo..$hi are not contiguous ($n)"
 echo "8: overwrite ring: the newest $n ticks ($lo..$hi)"
+# ... and a snapshot on demand: the program asks (perfring_app_snapshot),
+# the recorder reads the overwrite rings then, and again at the end.
+PERFRING_MODE=overwrite PERFRING_RING_SIZE=64K "$cli" record -o ow2.data -- "$app" 1 100000 --snapshot-at 50000 >/dev/null 2>ow2.err ||
+	fail "overwrite snapshot: $(cat ow2.err)"
+perf script -i ow2.data 2>/dev/null | grep 'apptest:tick:' | sed 's/.*seq=\([0-9]*\).*/\1/' >ow2.seq
+grep -qx 50000 ow2.seq || fail "the snapshot at tick 50000 is not in the file"
+grep -qx 99999 ow2.seq || fail "the final snapshot is not in the file"
+n2=$(wc -l <ow2.seq)
+[ "$n2" -lt 10000 ] || fail "overwrite snapshots hold $n2 ticks"
+echo "8b: snapshot on demand: ticks around 50000 and the newest, $n2 in all"
 
 # 9. The exports and report show them: slices from _begin/_end pairs.
 "$cli" export -i app.data -f chrome -o app.json || fail "export chrome"

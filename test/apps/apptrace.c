@@ -16,6 +16,8 @@
  *                    producer) after half its events
  *   --exit-early     odd threads stop after half their events and exit
  *                    while the others go on
+ *   --snapshot-at N  thread 0 asks the recorder for a snapshot
+ *                    (perfring_app_snapshot) after tick N, then waits 200 ms
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -33,6 +35,7 @@ static struct perfring_event *ev_tick, *ev_msg, *ev_begin, *ev_end;
 static unsigned long long nr_events;
 static int forever, scribble, exit_early;
 static long rate;
+static unsigned long long snapshot_at = ~0ull;
 
 struct tick {
 	uint64_t seq, thread, value;
@@ -137,6 +140,11 @@ static void *worker(void *arg)
 		}
 		if (scribble && thread == 0 && seq == limit / 2)
 			scribble_own_ring();
+		if (thread == 0 && seq == snapshot_at) {
+			if (perfring_app_snapshot())
+				fprintf(stderr, "apptrace: snapshot request failed\n");
+			usleep(200 * 1000);
+		}
 		if (rate && seq % 64 == 63)
 			nap_until(&t0, seq + 1);
 	}
@@ -166,6 +174,8 @@ int main(int argc, char **argv)
 			exit_early = 1;
 		else if (!strcmp(argv[i], "--rate") && i + 1 < argc)
 			rate = atol(argv[++i]);
+		else if (!strcmp(argv[i], "--snapshot-at") && i + 1 < argc)
+			snapshot_at = strtoull(argv[++i], NULL, 10);
 	}
 	if (threads < 1 || threads > 64)
 		return 2;

@@ -77,7 +77,9 @@ echo "perf_etm.data: replayed, perf decodes the same $(wc -l <ours.pkts) packet 
 "$cli" record -q --replay-cs "$snaps/juno_r1_1" --loops 100000 --rate 4M -m ,64K \
 	--snapshot=e16K -o snap.data 2>err &
 pid=$!
-sleep 0.4
+# The file appears once the CLI has its SIGUSR2 handler.
+for i in $(seq 100); do [ -s snap.data ] && break; sleep 0.05; done
+sleep 0.3
 for i in 1 2 3; do
 	kill -USR2 $pid
 	sleep 0.2

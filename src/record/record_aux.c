@@ -38,6 +38,7 @@
 #include "perfring.h"
 #include "../ring/internal.h"
 #include "../sources/source.h"
+#include "../sources/perf_event.h"
 #include "../format/perf_data.h"
 #include "../format/perf_reader.h"
 #include "../format/auxtrace.h"
@@ -68,6 +69,7 @@ struct rec {
 	int out_fd;
 	bool snapshot, overwrite;
 	bool started; /* the writer started: it truncates at close */
+	bool kernel; /* a kernel PMU's rings */
 	uint64_t snap_size;
 	unsigned char *snap_buf;
 	uint64_t t0;
@@ -606,8 +608,9 @@ static int drain_aux(struct rec *R, struct rbuf *b, bool *any)
 			*any = true;
 		}
 	}
-	/* perf's read_finish: re-enable after a truncation. */
-	if (perfring_aux_disabled(b->sb.aux)) {
+	/* perf's read_finish: re-enable after a truncation (kernel events:
+	 * after every read, as perf does; the ioctl is harmless). */
+	if (perfring_aux_disabled(b->sb.aux) || (R->kernel && n > 0)) {
 		ret = R->itr->ops->read_finish(R->itr, &b->sb);
 		if (ret)
 			return ret;
@@ -790,11 +793,15 @@ static int run(struct rec *R)
 	return ret;
 }
 
-static int no_pmu(const char *event)
+/*
+ * -e PMU: the kernel's AUX PMU as the source.  Only cs_etm has an AUX
+ * recorder (pr_auxtrace_ops) here; the PMU must exist.
+ */
+static int kernel_source(struct rec *R, const char *event)
 {
 	char pmu[64];
 	size_t n = strcspn(event, "/:");
-	int type;
+	int cpus[PR_SOURCE_MAX_BUFS], nr, type, ret;
 
 	if (n >= sizeof(pmu))
 		n = sizeof(pmu) - 1;
@@ -808,9 +815,27 @@ static int no_pmu(const char *event)
 		       event, pmu);
 		return -ENODEV;
 	}
-	pr_err("%s: PMU %s (type %d) exists, but recording a kernel AUX PMU is not implemented yet in perfring record; use perf record -e %s",
-	       event, pmu, type, event);
-	return -EOPNOTSUPP;
+	if (strcmp(pmu, "cs_etm")) {
+		pr_err("%s: PMU %s (type %d) exists, but perfring has no AUX recorder for it yet (only cs_etm); use perf record -e %s",
+		       event, pmu, type, event);
+		return -EOPNOTSUPP;
+	}
+	nr = pe_online_cpus(cpus, PR_SOURCE_MAX_BUFS);
+	if (nr <= 0)
+		return nr < 0 ? nr : -ENOENT;
+	R->desc.etm = calloc((size_t)nr, sizeof(*R->desc.etm));
+	if (!R->desc.etm)
+		return -ENOMEM;
+	ret = pr_pmu_cs_etm_metadata(pmu, cpus, nr, R->desc.etm);
+	if (ret) {
+		pr_err("%s: cannot read the ETM registers from sysfs", pmu);
+		return ret;
+	}
+	R->desc.nr_etm = (uint32_t)nr;
+	R->desc.pmu_type = (uint32_t)type;
+	R->kernel = true;
+	/* System wide on every online CPU, as perf record -a -e cs_etm//. */
+	return pr_pmu_aux_source_new(pmu, cpus, nr, -1, &R->src);
 }
 
 PERFRING_API int perfring_record_aux(const struct perfring_record_aux_opts *o,
@@ -838,8 +863,11 @@ PERFRING_API int perfring_record_aux(const struct perfring_record_aux_opts *o,
 		return -EINVAL;
 	}
 	if (!replay) {
-		ret = no_pmu(event ? event : "cs_etm//");
-		goto out_stats;
+		ret = kernel_source(&R, event ? event : "cs_etm//");
+		if (ret)
+			goto out;
+		R.desc.event_name = event ? event : "cs_etm//";
+		goto have_source;
 	}
 	if (stat(replay, &sb) < 0) {
 		ret = -errno;
@@ -876,6 +904,7 @@ PERFRING_API int perfring_record_aux(const struct perfring_record_aux_opts *o,
 				   &R.src);
 	if (ret)
 		goto out;
+have_source:
 	ret = pr_cs_etm_record_new(R.src, R.desc.etm, R.desc.nr_etm,
 				   R.desc.pmu_type, (uint32_t)version, &R.itr);
 	if (ret)
@@ -926,9 +955,17 @@ PERFRING_API int perfring_record_aux(const struct perfring_record_aux_opts *o,
 			   R.desc.nr_ids   ? R.desc.ids[i % R.desc.nr_ids] :
 					     1000 + (uint64_t)i;
 		ids[i] = b->sb.id;
-		ret = perfring_ring_create(&ro, &b->sb.ring);
-		if (!ret)
-			ret = perfring_aux_create(b->sb.ring, &xo, &b->sb.aux);
+		if (R.src->ops->map) {
+			/* The kernel's rings, mapped by the source. */
+			ret = R.src->ops->map(R.src, &b->sb, ao.data_bytes,
+					      ao.aux_bytes, ao.snapshot);
+			ids[i] = b->sb.id;
+		} else {
+			ret = perfring_ring_create(&ro, &b->sb.ring);
+			if (!ret)
+				ret = perfring_aux_create(b->sb.ring, &xo,
+							  &b->sb.aux);
+		}
 		if (ret) {
 			pr_err("record: cannot create the ring and AUX area of CPU %d: %s",
 			       cpus[i], strerror(-ret));

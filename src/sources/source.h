@@ -70,6 +70,11 @@ struct pr_source_ops {
 	int (*event_attr)(struct pr_source *src, struct perf_event_attr *attr);
 	/* CPUs (or -1 per thread) the source wants rings for. */
 	int (*cpus)(struct pr_source *src, int *cpus, int max);
+	/* Sources whose rings the kernel owns: open the event of @buf and
+	 * map its data ring and AUX area into buf->ring/aux (freed by the
+	 * source).  Without it the recorder creates perfring rings. */
+	int (*map)(struct pr_source *src, struct pr_source_buf *buf,
+		   uint64_t data_bytes, uint64_t aux_bytes, bool snapshot);
 	int (*add)(struct pr_source *src, struct pr_source_buf *buf);
 	void (*del)(struct pr_source *src, struct pr_source_buf *buf);
 	int (*setup_aux)(struct pr_source *src, struct pr_source_buf *buf,
@@ -172,6 +177,20 @@ int pr_cs_etm_record_new(struct pr_source *src,
 /* Looks up an AUX-capable PMU in /sys/bus/event_source/devices: its type
  * (>= 0), or -ENOENT. */
 int pr_aux_pmu_type(const char *name);
+
+/* ---- a kernel AUX PMU (pmu_aux.c) ---- */
+
+/*
+ * perf_event_open of PMU @pmu (its type from sysfs) on each of @cpus with
+ * @pid (-1: every task, system wide); rings mapped as perf does.
+ * -ENOENT if the PMU does not exist.
+ */
+int pr_pmu_aux_source_new(const char *pmu, const int *cpus, int nr_cpus,
+			  int pid, struct pr_source **out);
+
+/* The cs_etm metadata of @cpus from sysfs (ETMv4/ETE or ETMv3). */
+int pr_pmu_cs_etm_metadata(const char *pmu, const int *cpus, int nr,
+			   struct pr_cs_etm_cpu *out);
 
 /* ---- replay of recorded CoreSight trace (cs_replay.c) ---- */
 

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <perfring.h>
 #include "harness.h"
 #include "report/cs_decode.h"
 #include "report/cs_snapshot.h"
@@ -465,6 +466,95 @@ static void test_core_names(void)
 	CHECK(!csd_core_profile("", &a, &p), "empty");
 }
 
+static void write_file(const char *path, const uint8_t *p, size_t n)
+{
+	FILE *f = fopen(path, "wb");
+
+	CHECK(f && fwrite(p, 1, n, f) == n && !fclose(f), "write %s", path);
+}
+
+/*
+ * The perf.data paths (dump --aux, script/report --itrace, inject) on
+ * damaged copies of simpleperf's perf_etm.data: AUX payload bit flips and
+ * garbage, metadata and record damage, truncation.  Each returns 0 or a
+ * negative errno and never crashes (ASan); the undamaged file decodes.
+ */
+static void test_perf_data_damage(void)
+{
+	char path[512], in[600], out[600], symdir[512];
+	const char *dir = test_tmpdir("csd");
+	size_t len;
+	uint8_t *orig, *buf;
+	FILE *null = fopen("/dev/null", "w");
+
+	snprintf(path, sizeof(path), "%s/simpleperf-etm/perf_etm.data",
+		 data_dir());
+	snprintf(symdir, sizeof(symdir), "%s/simpleperf-etm", data_dir());
+	snprintf(in, sizeof(in), "%s/in.data", dir);
+	snprintf(out, sizeof(out), "%s/out.txt", dir);
+	orig = slurp(path, &len);
+	buf = malloc(len);
+	CHECK(null && buf, "setup");
+	for (int round = 0; round < 40; round++) {
+		struct perfring_cs_opts co = { .sz = sizeof(co),
+					       .input = in,
+					       .symdir = symdir };
+		struct perfring_itrace_opts io = { .sz = sizeof(io),
+						   .input = in,
+						   .symdir = symdir };
+		struct perfring_cs_stats st = { .sz = sizeof(st) };
+		size_t n = len;
+		int ret;
+
+		memcpy(buf, orig, len);
+		switch (round % 5) {
+		case 0: /* the AUX payload (0x26d8..0x2858) bit-flipped */
+			for (int i = 0; i < 8; i++)
+				buf[0x26d8 + rnd() % 0x180] ^=
+					(uint8_t)(1u << (rnd() % 8));
+			break;
+		case 1: /* the AUX payload overwritten with noise */
+			for (size_t i = 0; i < 0x100; i++)
+				buf[0x26d8 + 0x40 + i] = (uint8_t)rnd();
+			break;
+		case 2: /* the AUXTRACE_INFO record (0x408..0x6b0) damaged */
+			for (int i = 0; i < 4; i++)
+				buf[0x408 + rnd() % 0x2a8] = (uint8_t)rnd();
+			break;
+		case 3: /* anywhere */
+			for (int i = 0; i < 16; i++)
+				buf[rnd() % len] = (uint8_t)rnd();
+			break;
+		default: /* truncated */
+			n = 0x100 + rnd() % (len - 0x100);
+			break;
+		}
+		write_file(in, buf, n);
+		if (round == 0) /* the undamaged file first */
+			write_file(in, orig, len);
+		co.decode = round & 1;
+		ret = perfring_cs_decode(&co, null, &st);
+		CHECK(ret <= 0, "dump --aux round %d: %d", round, ret);
+		if (round == 0)
+			CHECK(ret == 0 && st.ranges == 0 && st.packets == 27,
+			      "undamaged: ret %d, %llu packets", ret,
+			      (unsigned long long)st.packets);
+		ret = perfring_itrace_script(&io, null, &st);
+		CHECK(ret <= 0, "script round %d: %d", round, ret);
+		if (round == 0)
+			CHECK(ret == 0 && st.ranges == 208,
+			      "undamaged: ret %d, %llu ranges", ret,
+			      (unsigned long long)st.ranges);
+		ret = perfring_itrace_report(&io, null, &st);
+		CHECK(ret <= 0, "report round %d: %d", round, ret);
+		ret = perfring_inject(&io, out, &st);
+		CHECK(ret <= 0, "inject round %d: %d", round, ret);
+	}
+	free(buf);
+	free(orig);
+	fclose(null);
+}
+
 int main(void)
 {
 	test_core_names();
@@ -472,6 +562,7 @@ int main(void)
 	test_juno_chunking();
 	test_damaged_trace();
 	test_damaged_ini();
+	test_perf_data_damage();
 	printf("cs decode: snapshots, chunking, damage: ok\n");
 	return 0;
 }

@@ -626,7 +626,8 @@ struct perfring_event;
 struct perfring_app_opts {
 	size_t sz;
 	/* Session directory; NULL: $PERFRING_SESSION; "self": the program's
-	 * own session /tmp/perfring-<uid>/<pid> (perfring record -p finds it). */
+	 * own session /dev/shm/perfring-<uid>/<pid> (perfring record -p finds
+	 * it; /tmp without a tmpfs /dev/shm). */
 	const char *session;
 	/* Data bytes per ring, a power of two (default $PERFRING_RING_SIZE
 	 * as bytes or with K/M suffix, else 1 MiB). */

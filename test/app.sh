@@ -16,7 +16,7 @@ tmp=$(mktemp -d)
 bg=()
 cleanup() {
 	for p in "${bg[@]}"; do kill -9 "$p" 2>/dev/null; done
-	rm -rf "$tmp" "/tmp/perfring-$(id -u)/$app_pid" 2>/dev/null
+	rm -rf "$tmp" "/dev/shm/perfring-$(id -u)/$app_pid" "/tmp/perfring-$(id -u)/$app_pid" 2>/dev/null
 }
 app_pid=none
 trap cleanup EXIT

@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/rseq.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -216,6 +217,12 @@ static int create_ring(const char *name, unsigned int mode,
 		unlink(finw);
 		return err;
 	}
+	/* Fault the pages in now, not one per 4 KiB of events later. */
+#ifdef MADV_POPULATE_WRITE
+	madvise((*out)->data,
+		(*out)->double_mapped ? 2 * (*out)->size : (*out)->size,
+		MADV_POPULATE_WRITE);
+#endif
 	atomic_add_relaxed(&st_rings, 1);
 	return 0;
 }
@@ -501,7 +508,8 @@ static int make_self_dir(char *out, size_t size)
 {
 	char base[64];
 
-	snprintf(base, sizeof(base), "/tmp/perfring-%u", (unsigned)getuid());
+	snprintf(base, sizeof(base), "%s/perfring-%u", app_runtime_dir(),
+		 (unsigned)getuid());
 	if (mkdir(base, 0700) < 0 && errno != EEXIST)
 		return -errno;
 	{

@@ -56,6 +56,13 @@ struct app_event_desc {
 	uint32_t payload_fixed; /* payload bytes before those contents */
 };
 
+/*
+ * Where session directories go: /dev/shm when it is a writable tmpfs (the
+ * rings are shared memory: a disk-backed file system would write them
+ * back), else /tmp.
+ */
+PR_HIDDEN const char *app_runtime_dir(void);
+
 /* Parses a declaration; NULL on success, else what is wrong. */
 PR_HIDDEN const char *app_desc_parse_decl(const char *provider,
 					  const char *name, const char *fields,

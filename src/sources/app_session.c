@@ -661,13 +661,13 @@ PR_HIDDEN int app_session_create(const struct app_session_cb *cb,
 				 struct app_session **out)
 {
 	struct app_session *s = session_alloc();
-	const char *tmp = getenv("TMPDIR");
+	const char *tmp = getenv("PERFRING_TMPDIR");
 	int err;
 
 	if (!s)
 		return -ENOMEM;
 	if (!tmp || !*tmp || strlen(tmp) > PATH_MAX - 32)
-		tmp = "/tmp";
+		tmp = app_runtime_dir();
 	snprintf(s->dir, sizeof(s->dir), "%s/perfring-XXXXXX", tmp);
 	if (!mkdtemp(s->dir)) {
 		err = -errno;
@@ -736,8 +736,8 @@ PR_HIDDEN int app_session_find(pid_t pid, const struct app_session_cb *cb,
 	}
 	if (!env_session(pid, s->dir, sizeof(s->dir)) ||
 	    !strcmp(s->dir, "self"))
-		snprintf(s->dir, sizeof(s->dir), "/tmp/perfring-%u/%d",
-			 (unsigned)st.st_uid, (int)pid);
+		snprintf(s->dir, sizeof(s->dir), "%s/perfring-%u/%d",
+			 app_runtime_dir(), (unsigned)st.st_uid, (int)pid);
 	{
 		struct stat ds;
 

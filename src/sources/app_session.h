@@ -43,14 +43,16 @@ struct app_session_stats {
 	uint32_t live_rings;
 };
 
-/* Makes a private session directory (0700) under $TMPDIR or /tmp and
- * watches it; the recorder's pid goes into recorder.pid. */
+/* Makes a private session directory (0700) under $PERFRING_TMPDIR, else
+ * /dev/shm (tmpfs), else /tmp, and watches it; the recorder's pid goes
+ * into recorder.pid. */
 int app_session_create(const struct app_session_cb *cb,
 		       struct app_session **out);
 
 /* Watches an existing session directory (perfring record -p PID): the one
  * named in the process's environment ($PERFRING_SESSION), else its own
- * /tmp/perfring-<uid>/<pid>.  -ENOENT when the process has none. */
+ * /dev/shm/perfring-<uid>/<pid> (/tmp/... without a tmpfs /dev/shm).
+ * -ENOENT when the process has none. */
 int app_session_find(pid_t pid, const struct app_session_cb *cb,
 		     struct app_session **out);
 

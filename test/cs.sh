@@ -218,6 +218,17 @@ echo "script --itrace: $ranges ranges with their instructions"
 head -6 "$tmp/report" | grep -q '500       100  etm_test_loop' || fail "report --itrace: the hot loop is not first: $(head -7 "$tmp/report")"
 echo "report --itrace: hot spot first: $(sed -n 6p "$tmp/report")"
 
+# Round trip: real trace replayed through our AUX areas and recorded
+# (record --replay-cs), then decoded: the juno packets are the golden
+# listing, and the simpleperf recording gives simpleperf's AutoFDO counts.
+"$cli" record -q --replay-cs "$snaps/juno_r1_1" -o "$tmp/rt.data" >/dev/null 2>"$tmp/err" || fail "record --replay-cs juno: $(cat "$tmp/err")"
+"$cli" dump --aux -i "$tmp/rt.data" -q | lines >"$tmp/ours" || fail "dump --aux of the replayed juno"
+zcat "$golden/juno_r1_1.pkts.ppl.gz" | lines | cmp -s - "$tmp/ours" || fail "round trip: juno packets differ from the golden listing"
+"$cli" record -q --replay-cs "$etm/perf_etm.data" -o "$tmp/rt2.data" >/dev/null 2>"$tmp/err" || fail "record --replay-cs perf_etm.data: $(cat "$tmp/err")"
+"$cli" inject -q -i "$tmp/rt2.data" --symdir "$etm" -o "$tmp/inject6" || fail "inject of the replayed perf_etm.data"
+cmp -s "$etm/perf_inject.data" "$tmp/inject6" || fail "round trip: inject differs from perf_inject.data"
+echo "round trip (replay, record, decode): juno packets golden, AutoFDO counts as simpleperf's"
+
 # Damaged perf.data: clear error, no crash.
 head -c 9000 "$etm/perf_etm.data" >"$tmp/trunc.data"
 "$cli" dump --aux -i "$tmp/trunc.data" >/dev/null 2>"$tmp/err" && fail "truncated perf.data: exit 0"

@@ -447,6 +447,11 @@ static bool bin_try(struct bin *b, const char *path)
 			return false;
 		}
 	}
+	if (!b->build_id_size && n) {
+		/* None recorded: the file's own (inject prints it). */
+		memcpy(b->build_id, id, n);
+		b->build_id_size = (uint8_t)n;
+	}
 	b->path = strdup(path);
 	return b->path != NULL;
 }

@@ -282,6 +282,7 @@ struct itr {
 	uint32_t nr_maps, cap_maps;
 	uint32_t last_map; /* cache */
 	bool raw_cpu[1024]; /* AUX records flagged CORESIGHT_FORMAT_RAW */
+	int16_t hw_id[1024]; /* AUX_OUTPUT_HW_ID trace IDs per CPU + 1 */
 	struct dsos dsos;
 	bool dsos_ok;
 	struct tid_state ts[128];
@@ -667,6 +668,14 @@ static int scan_event(struct prd_file *f, const struct prd_event *ev, void *ctx)
 		    ev->sample->cpu < 1024)
 			it->raw_cpu[ev->sample->cpu] = true;
 		return 0;
+	case PERF_RECORD_AUX_OUTPUT_HW_ID:
+		/* Header version 2: the CPU's trace ID (bits 7:0 of hw_id,
+		 * format version 0 in bits 63:56). */
+		if (size >= 16 && ev->sample && ev->sample->cpu < 1024 &&
+		    !(ld64(r + 8) >> 56))
+			it->hw_id[ev->sample->cpu] =
+				(int16_t)((ld64(r + 8) & 0x7f) + 1);
+		return 0;
 	default:
 		return 0;
 	}
@@ -777,7 +786,12 @@ static struct csd *tree_for(struct itr *it, uint32_t cpu, bool raw,
 	if (!d)
 		return NULL;
 	for (uint32_t i = 0; i < it->info->nr_cpu; i++) {
-		const struct cs_etm_cpu *c = &it->info->cpus[i];
+		struct cs_etm_cpu *c = &it->info->cpus[i];
+
+		/* Version 2: the ID the kernel gave the CPU at run time. */
+		if (c->trace_id_from_hw_id && c->cpu < 1024 &&
+		    it->hw_id[c->cpu])
+			c->trace_id = (uint8_t)(it->hw_id[c->cpu] - 1);
 
 		/* Raw (TRBE) data holds one CPU's trace: only its decoder. */
 		if (raw && c->cpu != cpu)

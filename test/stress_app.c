@@ -237,6 +237,16 @@ int main(void)
 		      "size");
 	}
 	run("per-thread");
+#ifndef __SANITIZE_THREAD__
+	/*
+	 * Not under TSan: producer threads and the in-process recorder map
+	 * the shared ring at different addresses, so TSan cannot see that
+	 * data_tail (released through the recorder's mapping, acquired
+	 * through the producers') orders two producers' writes to one slot
+	 * a lap apart, and reports a race that is not there.  The
+	 * multi-producer protocol itself runs under TSan in stress_mpsc.
+	 */
 	run("shared");
+#endif
 	return 0;
 }

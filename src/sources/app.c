@@ -54,7 +54,12 @@ struct app_thread {
 	struct perfring_ring *ring;
 	pid_t tid;
 	bool failed; /* ring creation failed: do not retry on every event */
+	bool listed; /* in the threads list (its counts are summed) */
 	uint64_t gen; /* session generation the ring belongs to */
+	/* Written by the thread only (WRITE_ONCE), summed by app_stats: no
+	 * shared counter line bouncing between emitting threads. */
+	uint64_t events, lost;
+	struct app_thread *next;
 };
 
 static pthread_mutex_t app_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -69,21 +74,33 @@ static uint64_t generation; /* bumped by every start and stop */
 static struct perfring_ring *shared_ring;
 static pthread_key_t thread_key;
 static bool key_made;
-static uint64_t st_events, st_lost; /* relaxed atomics */
+static struct app_thread *threads; /* live threads that emitted */
+static uint64_t retired_events, retired_lost; /* of threads gone */
 static uint32_t st_rings;
 
 PERFRING_API volatile int perfring_app_active;
 
 static __thread struct app_thread me __attribute__((tls_model("initial-exec")));
 
-static void count_event(void)
+static inline void count_event(void)
 {
-	atomic_add_relaxed(&st_events, 1);
+	WRITE_ONCE(me.events, me.events + 1);
 }
 
 static void count_lost(void)
 {
-	atomic_add_relaxed(&st_lost, 1);
+	WRITE_ONCE(me.lost, me.lost + 1);
+}
+
+/* Lists the calling thread so its counts are summed; app_lock held. */
+static void list_thread(void)
+{
+	if (me.listed)
+		return;
+	me.next = threads;
+	threads = &me;
+	me.listed = true;
+	pthread_setspecific(thread_key, &me); /* thread_exit() unlists it */
 }
 
 /* ---- options ---- */
@@ -180,10 +197,23 @@ static int publish_event(struct perfring_event *ev)
 static void thread_exit(void *arg)
 {
 	(void)arg;
+	pthread_mutex_lock(&app_lock);
 	if (me.ring) {
 		perfring_ring_destroy(me.ring);
 		me.ring = NULL;
 	}
+	if (me.listed) {
+		for (struct app_thread **l = &threads; *l; l = &(*l)->next) {
+			if (*l == &me) {
+				*l = me.next;
+				break;
+			}
+		}
+		retired_events += me.events;
+		retired_lost += me.lost;
+		me.listed = false;
+	}
+	pthread_mutex_unlock(&app_lock);
 }
 
 /* Creates <dir>/<name>.ring under a temporary name, then renames the wake
@@ -246,6 +276,7 @@ static __attribute__((noinline, cold)) struct perfring_ring *thread_ring(void)
 		me.ring = NULL;
 		me.failed = false;
 	}
+	list_thread();
 	if (me.ring || me.failed) {
 		pthread_mutex_unlock(&app_lock);
 		return me.ring;
@@ -267,7 +298,6 @@ static __attribute__((noinline, cold)) struct perfring_ring *thread_ring(void)
 		me.failed = true;
 	} else {
 		me.gen = gen;
-		pthread_setspecific(thread_key, &me);
 	}
 	pthread_mutex_unlock(&app_lock);
 	return me.ring;
@@ -385,8 +415,12 @@ write_slow(struct perfring_event *ev, const void *fixed,
 		return -EAGAIN; /* declared while the session was starting */
 	if (app_flags & PERFRING_APP_SHARED) {
 		r = shared_ring;
-		if (!me.tid)
+		if (unlikely(!me.listed)) {
 			me.tid = (pid_t)syscall(SYS_gettid);
+			pthread_mutex_lock(&app_lock);
+			list_thread();
+			pthread_mutex_unlock(&app_lock);
+		}
 	} else {
 		r = me.ring && me.gen == READ_ONCE(generation) ? me.ring :
 								 thread_ring();
@@ -416,21 +450,35 @@ write_slow(struct perfring_event *ev, const void *fixed,
 	return 0;
 }
 
-PERFRING_API int perfring_event_write(struct perfring_event *ev,
-				      const void *fixed, size_t len,
-				      const struct perfring_var *vars,
-				      unsigned int nvars)
+/* Integer fields are a few words: copied inline, no memcpy call. */
+static inline void copy_fields(unsigned char *dst, const unsigned char *src,
+			       size_t n)
 {
-	struct perfring_output h;
+	for (; n >= 8; n -= 8, dst += 8, src += 8)
+		memcpy(dst, src, 8);
+	if (n >= 4) {
+		memcpy(dst, src, 4);
+		n -= 4, dst += 4, src += 4;
+	}
+	for (; n; n--)
+		*dst++ = *src++;
+}
+
+/* Everything but the fast path: checks, strings, first events, full or
+ * shared or overwrite rings. */
+static __attribute__((noinline)) int
+event_write_slow(struct perfring_event *ev, const void *fixed, size_t len,
+		 const struct perfring_var *vars, unsigned int nvars)
+{
 	uint32_t size;
 
-	if (unlikely(!ev || len != ev->d.fixed_size || (len && !fixed)))
+	if (!ev || len != ev->d.fixed_size || (len && !fixed))
 		return -EINVAL;
 	/* K: pairs with the release in perfring_app_start(). */
-	if (unlikely(!smp_load_acquire(&perfring_app_active)))
+	if (!smp_load_acquire(&perfring_app_active))
 		return 0;
 	size = ev->hdr_size;
-	if (unlikely(nvars || ev->d.nr_dyn)) {
+	if (nvars || ev->d.nr_dyn) {
 		int64_t extra = var_bytes(ev, vars, nvars);
 
 		if (extra < 0)
@@ -438,20 +486,46 @@ PERFRING_API int perfring_event_write(struct perfring_event *ev,
 		if ((uint64_t)extra > APP_RECORD_MAX - size)
 			return -E2BIG;
 		size = (uint32_t)((size + (uint64_t)extra + 7) & ~7ull);
-		return write_slow(ev, fixed, vars, nvars, size);
 	}
-	/* Fast path: this thread's forward ring with room, integers only. */
-	if (likely(ev->ready && me.ring && me.gen == READ_ONCE(generation) &&
-		   ring_fast_reserve(&h, me.ring, size))) {
-		unsigned char *p = h.data;
+	return write_slow(ev, fixed, vars, nvars, size);
+}
 
-		fill_header(p, ev, size, me.tid);
-		memcpy(p + sizeof(struct perfring_app_record), fixed, len);
+PERFRING_API int perfring_event_write(struct perfring_event *ev,
+				      const void *fixed, size_t len,
+				      const struct perfring_var *vars,
+				      unsigned int nvars)
+{
+	struct perfring_output h;
+
+	/*
+	 * Fast path: integers only, this thread's forward ring of this
+	 * session with room by the cached tail, the TSC clock ready.  No
+	 * call, so no stack frame; anything else is event_write_slow().
+	 * K: the acquire pairs with the release in perfring_app_start().
+	 */
+	if (likely(ev && len == ev->d.fixed_size && !(nvars | ev->d.nr_dyn) &&
+		   smp_load_acquire(&perfring_app_active) && ev->ready &&
+		   me.ring && me.gen == READ_ONCE(generation) &&
+		   /* the clock was set up before tracing started (K) */
+		   ring_clk.source != PERFRING_CLOCK_SYSCALL &&
+		   ring_fast_reserve(&h, me.ring, ev->hdr_size))) {
+		struct perfring_app_record *r = h.data;
+
+		r->header.type = PERFRING_RECORD_APP_EVENT;
+		r->header.misc = 0;
+		r->header.size = (uint16_t)ev->hdr_size;
+		r->time = tsc_to_ns(read_tsc(), ring_clk.mult, ring_clk.shift,
+				    ring_clk.zero) +
+			  (uint64_t)ring_clk.mono_offset;
+		r->event_id = (uint16_t)ev->d.id;
+		r->cpu = current_cpu();
+		r->tid = (uint32_t)me.tid;
+		copy_fields((unsigned char *)(r + 1), fixed, len);
 		ring_fast_commit(&h);
 		count_event();
 		return 0;
 	}
-	return write_slow(ev, fixed, NULL, 0, size);
+	return event_write_slow(ev, fixed, len, vars, nvars);
 }
 
 /* ---- declarations ---- */
@@ -686,14 +760,20 @@ PERFRING_API int perfring_app_stats(struct perfring_app_stats *st)
 {
 	struct perfring_app_stats s = {
 		.sz = sizeof(s),
-		.events = READ_ONCE(st_events),
-		.lost = READ_ONCE(st_lost),
 		.rings = READ_ONCE(st_rings),
 	};
 	size_t len;
 
 	if (!st || st->sz < sizeof(size_t))
 		return -EINVAL;
+	pthread_mutex_lock(&app_lock);
+	s.events = retired_events;
+	s.lost = retired_lost;
+	for (struct app_thread *t = threads; t; t = t->next) {
+		s.events += READ_ONCE(t->events);
+		s.lost += READ_ONCE(t->lost);
+	}
+	pthread_mutex_unlock(&app_lock);
 	len = st->sz < sizeof(s) ? st->sz : sizeof(s);
 	memcpy(st, &s, len);
 	st->sz = len;

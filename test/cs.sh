@@ -229,6 +229,44 @@ zcat "$golden/juno_r1_1.pkts.ppl.gz" | lines | cmp -s - "$tmp/ours" || fail "rou
 cmp -s "$etm/perf_inject.data" "$tmp/inject6" || fail "round trip: inject differs from perf_inject.data"
 echo "round trip (replay, record, decode): juno packets golden, AutoFDO counts as simpleperf's"
 
+# Snapshot mode: a small free-running AUX area, three SIGUSR2 snapshots and
+# one at exit.  Each snapshot decodes cleanly after its first sync (one
+# NO_SYNC each, no resync, no error) and its instruction ranges are a
+# contiguous run of the full decode (the replay loops perf_etm.data's trace).
+"$cli" record -q --replay-cs "$etm/perf_etm.data" --loops 100000 --rate 4M -m ,64K \
+	--snapshot=e4K -o "$tmp/snap.data" 2>"$tmp/err" &
+pid=$!
+for i in $(seq 100); do [ -s "$tmp/snap.data" ] && break; sleep 0.05; done
+sleep 0.3
+for i in 1 2 3; do
+	kill -USR2 $pid
+	sleep 0.2
+done
+kill -INT $pid
+wait $pid || fail "record --snapshot: exit $?: $(cat "$tmp/err")"
+"$cli" script --itrace --no-disasm -i "$etm/perf_etm.data" --symdir "$etm" -q >"$tmp/full.txt" || fail "script --itrace (full)"
+"$cli" script --itrace --no-disasm -i "$tmp/snap.data" --symdir "$etm" >"$tmp/snaps.txt" 2>"$tmp/err" || fail "script --itrace (snapshots): $(cat "$tmp/err")"
+grep -q ' 4 no-sync, 0 resyncs, 0 errors' "$tmp/err" || fail "snapshots: not clean after the first sync: $(cat "$tmp/err")"
+python3 - "$tmp/full.txt" "$tmp/snaps.txt" 4 <<'PY' || fail "snapshots: ranges are not runs of the full decode"
+import re, sys
+def chunks(path):
+    out = []
+    for l in open(path):
+        if l.startswith('# AUXTRACE chunk'):
+            out.append([])
+        elif l.startswith('FILE: '):
+            out[-1].append(re.search(r' range (\S+)-(\S+) insns (\d+)', l).groups())
+    return out
+full, = chunks(sys.argv[1])
+snaps = chunks(sys.argv[2])
+assert len(snaps) == int(sys.argv[3]), "%d snapshots" % len(snaps)
+for i, s in enumerate(snaps):
+    assert len(s) >= len(full), "snapshot %d: %d ranges" % (i, len(s))
+    rep = full * (len(s) // len(full) + 2)
+    assert any(rep[k:k + len(s)] == s for k in range(len(full))), "snapshot %d" % i
+print("snapshots: %s ranges, each a contiguous run of the full decode" % [len(s) for s in snaps])
+PY
+
 # Damaged perf.data: clear error, no crash.
 head -c 9000 "$etm/perf_etm.data" >"$tmp/trunc.data"
 "$cli" dump --aux -i "$tmp/trunc.data" >/dev/null 2>"$tmp/err" && fail "truncated perf.data: exit 0"

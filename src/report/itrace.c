@@ -289,6 +289,8 @@ struct itr {
 	/* the consumer */
 	int (*elem)(struct itr *it, uint64_t idx, uint8_t id,
 		    const ocsd_generic_trace_elem *el);
+	int (*chunk_fn)(struct itr *it, size_t i,
+			const struct auxtrace_chunk *c);
 	struct outbuf *ob;
 	const struct perfring_itrace_opts *io;
 	csh cs; /* capstone */
@@ -907,6 +909,34 @@ static int itr_decode(struct itr *it, unsigned flags, struct outbuf *ob)
 			if (c->idx != c0->idx)
 				continue;
 			done[i] = true;
+			if (c->offset != next) {
+				/*
+				 * A discontinuity (snapshots, lost data): what
+				 * the decoders hold is flushed, then they
+				 * start afresh and resync.
+				 */
+				if (it->info->snapshot)
+					pr_debug("itrace: AUX buffer %u: "
+						 "snapshot at 0x%llx",
+						 c->idx,
+						 (unsigned long long)c->offset);
+				else
+					pr_warn("itrace: AUX buffer %u: gap "
+						"before offset 0x%llx: decoders "
+						"reset",
+						c->idx,
+						(unsigned long long)c->offset);
+				ret = csd_eot(d);
+				if (!ret)
+					ret = csd_reset(d);
+				if (ret)
+					break;
+			}
+			if (it->chunk_fn) {
+				ret = it->chunk_fn(it, i, c);
+				if (ret)
+					break;
+			}
 			if (ob) {
 				ob_puts(ob, "\n. ... CoreSight ");
 				ob_puts(ob, raw ? "raw" : "formatted");
@@ -921,12 +951,6 @@ static int itr_decode(struct itr *it, unsigned flags, struct outbuf *ob)
 				ob_puts(ob, " (file offset 0x");
 				ob_x64(ob, c->file_offset, 0);
 				ob_puts(ob, ")\n");
-			}
-			if (c->offset != next) {
-				pr_warn("itrace: AUX buffer %u: gap before "
-					"offset 0x%llx: decoders reset",
-					c->idx, (unsigned long long)c->offset);
-				csd_reset(d);
 			}
 			next = c->offset + c->size;
 			for (uint64_t off = 0; off < c->size && !ret;) {
@@ -1204,6 +1228,25 @@ static int script_elem(struct itr *it, uint64_t idx, uint8_t id,
 	return ob->err;
 }
 
+/* script: a comment line where each AUXTRACE chunk (a snapshot) starts. */
+static int script_chunk(struct itr *it, size_t i,
+			const struct auxtrace_chunk *c)
+{
+	struct outbuf *ob = it->ob;
+
+	ob_puts(ob, "# AUXTRACE chunk ");
+	ob_u64(ob, i, 0, ' ');
+	ob_puts(ob, ": offset 0x");
+	ob_x64(ob, c->offset, 0);
+	ob_puts(ob, " size 0x");
+	ob_x64(ob, c->size, 0);
+	ob_puts(ob, " cpu ");
+	ob_s64(ob, (int32_t)c->cpu, 0);
+	ob_putc(ob, '\n');
+	ob_line_done(ob);
+	return ob->err;
+}
+
 /* report: instructions per object and symbol (or start address). */
 struct hot {
 	struct bin *bin;
@@ -1393,6 +1436,7 @@ int perfring_itrace_script(const struct perfring_itrace_opts *o, FILE *out,
 	if (!ret) {
 		it.ob = &ob;
 		it.elem = script_elem;
+		it.chunk_fn = script_chunk;
 		if (!o->no_disasm &&
 		    cs_open(CS_ARCH_ARM64, CS_MODE_ARM, &it.cs) == CS_ERR_OK)
 			it.cs_ok = true;

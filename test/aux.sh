@@ -49,6 +49,10 @@ cmp -s gold.pkts perf.pkts || {
 }
 echo "juno_r1_1: perf decodes our recording into the $(wc -l <perf.pkts) golden packet lines"
 perf script -D -i juno.data >sdump 2>err || fail "perf script -D: $(cat err)"
+# The same through perf's pipe format.
+"$cli" record -q --replay-cs "$snaps/juno_r1_1" --chunk 64K -o - 2>err |
+	perf report -D -i - 2>/dev/null | grep -E '^\s*Idx:' | sed 's/^\s*//' >pipe.pkts
+cmp -s gold.pkts pipe.pkts || fail "pipe format: perf's decode differs ($(wc -l <pipe.pkts) lines): $(cat err)"
 grep -q 'PERF_RECORD_AUXTRACE size' sdump || fail "perf script -D shows no AUXTRACE"
 
 # 2. Chunks of 4 KiB through a small area: many AUX records and AUXTRACE

@@ -70,6 +70,7 @@ struct rec {
 	bool snapshot, overwrite;
 	bool started; /* the writer started: it truncates at close */
 	bool kernel; /* a kernel PMU's rings */
+	bool pipe; /* -o -: perf's pipe format */
 	uint64_t snap_size;
 	unsigned char *snap_buf;
 	uint64_t t0;
@@ -636,6 +637,8 @@ static int take_snapshot(struct rec *R, bool restart)
 			ret = drain_ring(R, b, &any);
 		if (ret)
 			break;
+		if (!R->snapshot)
+			continue; /* the AUX areas are drained as they fill */
 		perfring_aux_stats(b->sb.aux, &as);
 		head = as.head;
 		old = b->last_snap_head;
@@ -987,13 +990,19 @@ have_source:
 	 * part of writing there) and the writer truncates the file to its
 	 * end at close; a recording that fails before the start empties it.
 	 */
-	R.out_fd = open(output, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+	if (!strcmp(output, "-")) {
+		/* perf's pipe format on standard output (no index). */
+		R.out_fd = dup(STDOUT_FILENO);
+		R.pipe = true;
+	} else {
+		R.out_fd = open(output, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+	}
 	if (R.out_fd < 0) {
 		ret = -errno;
 		pr_err("%s: %s", output, strerror(errno));
 		goto out;
 	}
-	ret = pd_writer_open(R.out_fd, false, OPT(o, cmdline_argc, 0),
+	ret = pd_writer_open(R.out_fd, R.pipe, OPT(o, cmdline_argc, 0),
 			     OPT(o, cmdline_argv, NULL), &R.w);
 	if (ret)
 		goto out;
@@ -1021,6 +1030,13 @@ have_source:
 	if (!ret && (R.snapshot || R.overwrite) &&
 	    OPT(o, snapshot_on_exit, false))
 		ret = take_snapshot(&R, false);
+	else if (!ret && R.overwrite) {
+		/* Overwrite data rings are read at exit, as perf does. */
+		bool any = false;
+
+		for (int i = 0; i < R.nr_bufs && !ret; i++)
+			ret = drain_ring(&R, &R.bufs[i], &any);
+	}
 	if (!ret) {
 		/* What the source wrote since the last pass. */
 		bool any = false;
@@ -1044,7 +1060,7 @@ out:
 			ret = cret;
 	}
 	if (R.out_fd >= 0) {
-		if (!R.started && ftruncate(R.out_fd, 0))
+		if (!R.started && !R.pipe && ftruncate(R.out_fd, 0))
 			pr_warn("%s: cannot empty: %s", output,
 				strerror(errno));
 		close(R.out_fd);

@@ -852,6 +852,28 @@ static void sample_name(struct exp *e, const struct prd_sample *s,
 		*name = al->sym->name;
 }
 
+/* {"name":..,"cat":..,"ph":<ph>,"ts":..,"pid":..,"tid":.. of a sample. */
+static void put_event_head(struct exp *e, const char *name, const char *cat,
+			   const char *ph, const struct prd_sample *s,
+			   int32_t pid)
+{
+	struct outbuf *ob = &e->ob;
+
+	ev_begin(e);
+	ob_puts(ob, "\"name\":");
+	ob_json_cstr(ob, name);
+	ob_puts(ob, ",\"cat\":");
+	ob_json_cstr(ob, cat);
+	ob_puts(ob, ",\"ph\":");
+	ob_puts(ob, ph);
+	ob_puts(ob, ",\"ts\":");
+	ob_us(ob, s->time);
+	ob_puts(ob, ",\"pid\":");
+	ob_s64(ob, pid, 0);
+	ob_puts(ob, ",\"tid\":");
+	ob_s64(ob, (int32_t)s->tid, 0);
+}
+
 /*
  * Tracepoint-like events named *_begin / *_end (application events mark
  * slices so) become "B"/"E" events named by the stem: a slice on the
@@ -883,17 +905,8 @@ static void chrome_slice_mark(struct exp *e, const struct prd_sample *s,
 	char name[256];
 
 	snprintf(name, sizeof(name), "%.*s", (int)stem, evname);
-	ev_begin(e);
-	ob_puts(ob, "\"name\":");
-	ob_json_cstr(ob, name);
-	ob_puts(ob, ",\"cat\":\"app\",\"ph\":");
-	ob_puts(ob, phase == 'B' ? "\"B\"" : "\"E\"");
-	ob_puts(ob, ",\"ts\":");
-	ob_us(ob, s->time);
-	ob_puts(ob, ",\"pid\":");
-	ob_s64(ob, pid, 0);
-	ob_puts(ob, ",\"tid\":");
-	ob_s64(ob, (int32_t)s->tid, 0);
+	put_event_head(e, name, "app", phase == 'B' ? "\"B\"" : "\"E\"", s,
+		       pid);
 	ob_puts(ob, ",\"args\":{\"event\":");
 	ob_json_cstr(ob, evname);
 	ob_puts(ob, ",\"cpu\":");
@@ -936,17 +949,7 @@ static int chrome_sample(struct exp *e, const struct prd_event *ev)
 		}
 	}
 	sample_name(e, s, t, cpumode, &al, &name);
-	ev_begin(e);
-	ob_puts(ob, "\"name\":");
-	ob_json_cstr(ob, name);
-	ob_puts(ob, ",\"cat\":");
-	ob_json_cstr(ob, evname);
-	ob_puts(ob, ",\"ph\":\"i\",\"s\":\"t\",\"ts\":");
-	ob_us(ob, s->time);
-	ob_puts(ob, ",\"pid\":");
-	ob_s64(ob, pid, 0);
-	ob_puts(ob, ",\"tid\":");
-	ob_s64(ob, (int32_t)s->tid, 0);
+	put_event_head(e, name, evname, "\"i\",\"s\":\"t\"", s, pid);
 	ob_puts(ob, ",\"args\":{\"ip\":\"0x");
 	ob_x64(ob, s->ip, 0);
 	ob_puts(ob, "\"");

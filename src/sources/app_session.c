@@ -648,6 +648,21 @@ static int session_init(struct app_session *s, const struct app_session_cb *cb)
 	return 0;
 }
 
+/* Watches s->dir; frees @s on failure. */
+static int session_start(struct app_session *s, const struct app_session_cb *cb,
+			 struct app_session **out)
+{
+	int err = session_init(s, cb);
+
+	if (err) {
+		pr_err("app: cannot watch %s: %s", s->dir, strerror(-err));
+		app_session_close(s);
+		return err;
+	}
+	*out = s;
+	return 0;
+}
+
 static struct app_session *session_alloc(void)
 {
 	struct app_session *s = calloc(1, sizeof(*s));
@@ -677,14 +692,7 @@ PR_HIDDEN int app_session_create(const struct app_session_cb *cb,
 		return err;
 	}
 	s->own = true;
-	err = session_init(s, cb);
-	if (err) {
-		pr_err("app: cannot watch %s: %s", s->dir, strerror(-err));
-		app_session_close(s);
-		return err;
-	}
-	*out = s;
-	return 0;
+	return session_start(s, cb, out);
 }
 
 /* $PERFRING_SESSION from /proc/<pid>/environ, if the process has it. */
@@ -725,7 +733,6 @@ PR_HIDDEN int app_session_find(pid_t pid, const struct app_session_cb *cb,
 	struct app_session *s = session_alloc();
 	struct stat st;
 	char proc[64];
-	int err;
 
 	if (!s)
 		return -ENOMEM;
@@ -746,14 +753,7 @@ PR_HIDDEN int app_session_find(pid_t pid, const struct app_session_cb *cb,
 			return -ENOENT;
 		}
 	}
-	err = session_init(s, cb);
-	if (err) {
-		pr_err("app: cannot watch %s: %s", s->dir, strerror(-err));
-		app_session_close(s);
-		return err;
-	}
-	*out = s;
-	return 0;
+	return session_start(s, cb, out);
 }
 
 PR_HIDDEN const char *app_session_dir(const struct app_session *s)

@@ -207,6 +207,20 @@ mkdir -p "$tmp/bid2" && cp "$etm/etm_test_loop" "$tmp/bid2/0c9a20bf9c009d0e4e8bb
 cmp -s "$etm/perf_inject.data" "$tmp/inject5" || fail "inject: the binary named by its build-id was not used"
 echo "inject: binaries found by build-id"
 
+# A later mapping of another process at the same addresses (the linker's
+# MMAP2 rewritten as pid 9999 over etm_test_loop's text) must not hide the
+# traced process's code: maps are chosen by the trace's context ID (pid).
+python3 - "$etm/perf_etm.data" "$tmp/otherpid.data" <<'PY'
+import struct, sys
+d = bytearray(open(sys.argv[1], 'rb').read())
+assert struct.unpack_from('<I', d, 0x938)[0] == 10  # PERF_RECORD_MMAP2
+struct.pack_into('<IIQQQ', d, 0x938 + 8, 9999, 9999, 0x582b2b1000, 0x1000, 0)
+open(sys.argv[2], 'wb').write(d)
+PY
+"$cli" inject -q -i "$tmp/otherpid.data" --symdir "$etm" -o "$tmp/inject7" || fail "inject (other pid): exit $?"
+cmp -s "$etm/perf_inject.data" "$tmp/inject7" || fail "inject: another process's mapping hid the traced code"
+echo "inject: maps chosen by the traced pid (context ID)"
+
 # script --itrace: a line per range (as many as decoded), disassembled.
 "$cli" script --itrace -i "$etm/perf_etm.data" --symdir "$etm" >"$tmp/script" 2>"$tmp/err" || fail "script --itrace: exit $?"
 ranges=$(grep -c INSTR_RANGE "$tmp/auxd")

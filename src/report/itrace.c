@@ -283,6 +283,7 @@ struct itr {
 	uint32_t last_map; /* cache */
 	bool raw_cpu[1024]; /* AUX records flagged CORESIGHT_FORMAT_RAW */
 	int16_t hw_id[1024]; /* AUX_OUTPUT_HW_ID trace IDs per CPU + 1 */
+	int64_t cur_pid[128]; /* context ID per trace ID (-1: unknown) */
 	struct dsos dsos;
 	bool dsos_ok;
 	struct tid_state ts[128];
@@ -584,24 +585,43 @@ static int add_map(struct itr *it, uint32_t pid, uint64_t start, uint64_t len,
 }
 
 /* The map holding @addr: the newest one (a later mmap replaces). */
-static struct map *find_map(struct itr *it, uint64_t addr)
+static bool map_of_pid(const struct map *m, int64_t pid)
 {
-	struct map *m;
+	/* pid -1: kernel maps, for everyone; pid < 0: not known yet */
+	return pid < 0 || m->pid == (uint32_t)-1 || m->pid == (uint64_t)pid;
+}
+
+/*
+ * The map holding @addr for the process trace ID @id is running (its
+ * context ID, once a PE context element gave one): the newest such map (a
+ * later mmap replaces); failing that the newest map of anyone.
+ */
+static struct map *find_map(struct itr *it, uint64_t addr, uint8_t id)
+{
+	int64_t pid = it->cur_pid[id & 0x7f];
+	struct map *m, *any = NULL;
 
 	if (it->last_map < it->nr_maps) {
 		m = &it->maps[it->last_map];
-		if (addr >= m->start && addr < m->end)
+		if (addr >= m->start && addr < m->end && map_of_pid(m, pid))
 			return m;
 	}
 	for (uint32_t i = it->nr_maps; i-- > 0;) {
 		m = &it->maps[i];
-		if (addr >= m->start && addr < m->end) {
-			it->last_map = i;
-			bin_find(it, m->bin);
-			return m;
+		if (addr < m->start || addr >= m->end)
+			continue;
+		if (!map_of_pid(m, pid)) {
+			if (!any)
+				any = m;
+			continue;
 		}
+		it->last_map = i;
+		bin_find(it, m->bin);
+		return m;
 	}
-	return NULL;
+	if (any)
+		bin_find(it, any->bin);
+	return any;
 }
 
 static uint32_t mem_cb(const void *ctx, const ocsd_vaddr_t addr,
@@ -609,11 +629,10 @@ static uint32_t mem_cb(const void *ctx, const ocsd_vaddr_t addr,
 		       const uint32_t req, uint8_t *buf)
 {
 	struct itr *it = (struct itr *)ctx;
-	struct map *m = find_map(it, addr);
+	struct map *m = find_map(it, addr, trc_id);
 	uint64_t off, n;
 
 	(void)space;
-	(void)trc_id;
 	if (!m || !m->bin->data)
 		return 0;
 	off = addr - m->start + m->pgoff;
@@ -629,11 +648,12 @@ static uint32_t mem_cb(const void *ctx, const ocsd_vaddr_t addr,
 }
 
 /* Reads code for disassembly: perf.data files or snapshot dumps. */
-static size_t read_code(struct itr *it, uint64_t addr, uint8_t *buf, size_t n)
+static size_t read_code(struct itr *it, uint8_t id, uint64_t addr, uint8_t *buf,
+			size_t n)
 {
 	if (it->snap)
 		return css_read_mem(it->snap, addr, buf, n);
-	return mem_cb(it, addr, OCSD_MEM_SPACE_ANY, 0,
+	return mem_cb(it, addr, OCSD_MEM_SPACE_ANY, id,
 		      n > UINT32_MAX ? UINT32_MAX : (uint32_t)n, buf);
 }
 
@@ -743,6 +763,8 @@ static int itr_open(struct itr *it, const char *path, const char *symdir)
 	int ret;
 
 	memset(it, 0, sizeof(*it));
+	for (int i = 0; i < 128; i++)
+		it->cur_pid[i] = -1;
 	it->symdir = symdir;
 	ret = prd_open(path, &it->pf);
 	if (ret < 0)
@@ -865,6 +887,10 @@ static int itr_elem(void *ctx, uint64_t idx, uint8_t id,
 {
 	struct itr *it = ctx;
 
+	/* The process a trace ID runs: its maps serve the code. */
+	if (el->elem_type == OCSD_GEN_TRC_ELEM_PE_CONTEXT &&
+	    el->context.ctxt_id_valid)
+		it->cur_pid[id & 0x7f] = el->context.context_id;
 	return it->elem ? it->elem(it, idx, id, el) : 0;
 }
 
@@ -1106,11 +1132,11 @@ static struct dso *bin_dso(struct itr *it, struct bin *b)
 }
 
 /* Object name and symbol+offset of runtime address @addr. */
-static void describe(struct itr *it, uint64_t addr, const char **obj,
-		     const char **sym, uint64_t *symoff, struct bin **bp,
-		     uint64_t *vaddr)
+static void describe(struct itr *it, uint8_t id, uint64_t addr,
+		     const char **obj, const char **sym, uint64_t *symoff,
+		     struct bin **bp, uint64_t *vaddr)
 {
-	struct map *m = it->snap ? NULL : find_map(it, addr);
+	struct map *m = it->snap ? NULL : find_map(it, addr, id);
 
 	*obj = it->snap ? "[snapshot memory]" : "[unknown]";
 	*sym = NULL;
@@ -1146,7 +1172,7 @@ static int script_elem(struct itr *it, uint64_t idx, uint8_t id,
 	(void)idx;
 	if (el->elem_type != OCSD_GEN_TRC_ELEM_INSTR_RANGE)
 		return 0;
-	describe(it, el->st_addr, &obj, &sym, &symoff, &b, &vaddr);
+	describe(it, id, el->st_addr, &obj, &sym, &symoff, &b, &vaddr);
 	cpu = cpu_of(it, id);
 	ob_puts(ob, "FILE: ");
 	ob_puts(ob, obj);
@@ -1181,7 +1207,7 @@ static int script_elem(struct itr *it, uint64_t idx, uint8_t id,
 		len = 65536;
 	{
 		uint8_t code[65536];
-		size_t got = read_code(it, el->st_addr, code, (size_t)len);
+		size_t got = read_code(it, id, el->st_addr, code, (size_t)len);
 		const uint8_t *p = code;
 		uint64_t pc = el->st_addr;
 		unsigned shown = 0;
@@ -1279,7 +1305,7 @@ static int report_elem(struct itr *it, uint64_t idx, uint8_t id,
 	(void)id;
 	if (el->elem_type != OCSD_GEN_TRC_ELEM_INSTR_RANGE)
 		return 0;
-	describe(it, el->st_addr, &obj, &sym, &symoff, &b, &vaddr);
+	describe(it, id, el->st_addr, &obj, &sym, &symoff, &b, &vaddr);
 	key = sym ? vaddr - symoff : vaddr;
 	/* find (bin, key, sym?) */
 	slot = (uint64_t)(uintptr_t)b ^ (sym ? 1 : 0);
@@ -1354,7 +1380,7 @@ static int inject_elem(struct itr *it, uint64_t idx, uint8_t id,
 		return inject_flush(ts); /* a discontinuity */
 	if (el->elem_type != OCSD_GEN_TRC_ELEM_INSTR_RANGE)
 		return 0;
-	m = find_map(it, el->st_addr);
+	m = find_map(it, el->st_addr, id);
 	if (!m)
 		return inject_flush(ts);
 	start = map_vaddr(m, el->st_addr);
@@ -1379,7 +1405,7 @@ static int inject_elem(struct itr *it, uint64_t idx, uint8_t id,
 		uint64_t to;
 
 		/* Until the next range shows it: the encoded target. */
-		if (read_code(it, last, code, 4) == 4) {
+		if (read_code(it, id, last, code, 4) == 4) {
 			memcpy(&w, code, 4);
 			if (a64_branch_target(w, last, &to))
 				ts->target = map_vaddr(m, to);

@@ -415,10 +415,18 @@ static void on_signal(int sig)
 static void record_progress(const struct perfring_record_stats *st, void *ctx)
 {
 	(void)ctx;
-	fprintf(stderr,
-		"\r[ recording: %" PRIu64 " samples, %.2f MB, %" PRIu64
-		" lost ]\033[K",
-		st->samples, (double)st->bytes / 1e6, st->lost);
+	if (st->app_rings)
+		fprintf(stderr,
+			"\r[ recording: %" PRIu64 " samples, %" PRIu64
+			" application events, %.2f MB, %" PRIu64
+			" lost ]\033[K",
+			st->samples, st->app_events, (double)st->bytes / 1e6,
+			st->lost + st->app_lost);
+	else
+		fprintf(stderr,
+			"\r[ recording: %" PRIu64 " samples, %.2f MB, %" PRIu64
+			" lost ]\033[K",
+			st->samples, (double)st->bytes / 1e6, st->lost);
 }
 
 /* -m: pages (a power of two) like perf, or a size with a B/K/M/G suffix. */
@@ -1405,7 +1413,7 @@ static int cmd_cs(int argc, char **argv, enum cs_mode mode)
 	fflush(stdout);
 	if (err == -EPIPE)
 		return 0; /* the reader went away (| head) */
-	if (!quiet && st.sz)
+	if (!quiet && st.sz && (!err || st.trace_bytes))
 		cs_summary(co.snapshot ? co.snapshot : co.input, &st);
 	if (err) {
 		fprintf(stderr, "%s: %s: %s\n", prog,
@@ -1422,6 +1430,7 @@ static void usage(FILE *f)
 		"\n"
 		"commands:\n"
 		"  record [OPTIONS] [-- COMMAND]     record kernel perf events into perf.data\n"
+		"  record --tracefs -e SYS:EVENT...  ftrace's mapped buffers into trace.dat\n"
 		"  list                               events record accepts\n"
 		"  demo [-n N] [-s BYTES] [-m SIZE] [--drop]\n"
 		"                                     two-process ring demo: a producer\n"

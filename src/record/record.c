@@ -170,8 +170,16 @@ static int drain_all(struct session *s, bool snapshot, bool final)
 	if (!s->overwrite || snapshot)
 		for (int i = 0; i < s->el.nr_bufs && !err; i++)
 			err = drain(s, &s->el.bufs[i]);
-	if (!err && s->app)
+	if (!err && s->app) {
+		struct app_session_stats as;
+
 		err = app_session_drain(s->app, snapshot, final);
+		/* live figures for the progress line */
+		app_session_stats(s->app, &as);
+		s->st.app_events = as.events;
+		s->st.app_lost = as.lost;
+		s->st.app_rings = as.rings;
+	}
 	if (s->st.bytes != before)
 		s->round_open = true;
 	/*

@@ -82,6 +82,12 @@ $(B)/workloads/%: test/workloads/%.c
 
 $(B)/bench: bench/bench.c include/perfring.h $(B)/libperfring.a
 	$(CC) $(CFLAGS_COMMON) $(CFLAGS_release) $(CFLAGS) -o $@ $< $(B)/libperfring.a $(LDLIBS)
+# The programs bench emit-vs-lttng and app-sustained run (make bench only):
+# the same events through perfring and through LTTng-UST (liblttng-ust-dev).
+$(B)/bench_app_emit: bench/app_emit.c include/perfring.h $(B)/libperfring.a
+	$(CC) $(CFLAGS_COMMON) $(CFLAGS_release) $(CFLAGS) -o $@ $< $(B)/libperfring.a $(LDLIBS)
+$(B)/bench_lttng_emit: bench/lttng_emit.c bench/lttng_tp.h
+	$(CC) -std=gnu11 $(WARN) -O2 -g -Ibench $(CFLAGS) -o $@ $< $$(pkg-config --libs lttng-ust)
 
 $(B)/perfring.pc: perfring.pc.in Makefile
 	sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCLUDEDIR@|$(INCLUDEDIR)|; s|@VERSION@|$(VERSION)|' $< > $@
@@ -93,7 +99,7 @@ check: $(CHECK_BINS) all $(WORKLOADS:%=$(B)/workloads/%) $(TEST_APPS:%=$(B)/apps
 	@FUZZ_CORPUS_DIR=fuzz/corpus PERFRING_CLI=$(B)/perfring WORKLOADS=$(B)/workloads TEST_APPS=$(B)/apps \
 		./test/run-tests.sh $(CHECK_BINS) test/cli.sh test/install.sh test/record.sh test/export.sh test/script.sh test/app.sh test/cs.sh test/tracefs.sh test/aux.sh
 
-bench: $(B)/bench $(B)/perfring $(WORKLOADS:%=$(B)/workloads/%)
+bench: $(B)/bench $(B)/perfring $(WORKLOADS:%=$(B)/workloads/%) $(B)/bench_app_emit $(B)/bench_lttng_emit
 	$(B)/bench $(CASE)
 
 # The ring demo, then a real recording judged by perf.

@@ -23,6 +23,7 @@ trap cleanup EXIT
 command -v perf >/dev/null || fail "perf is not installed (.ci/run installs linux-perf)"
 cli=$(realpath "$cli")
 app=$(realpath "$apps/apptrace")
+example=$(realpath "${EXAMPLES:-$(dirname "$apps")/examples}/app_trace")
 [ -x "$app" ] || fail "$app is missing (make check builds it)"
 if ! perf record -q -e dummy -o "$tmp/probe.data" -- true 2>"$tmp/probe.err"; then
 	skip "kernel refuses perf_event_open: $(cat "$tmp/probe.err")"
@@ -184,4 +185,11 @@ assert len(slices) >= 80, len(slices)
 EOF
 "$cli" report -i app.data --sort comm,trace 2>/dev/null | grep -q 'apptest:tick' || fail "report does not show apptest:tick"
 echo "9: chrome export has the ticks and work slices; report shows them"
+
+# 10. The documented example, without and with a recorder.
+"$example" | grep -q '0 events written, 0 lost (no recorder)' || fail "example without a recorder: $("$example")"
+"$cli" record -q -o ex.data -- "$example" >ex.out || fail "record the example"
+grep -q '90000 events written, 0 lost (recorded)' ex.out || fail "example: $(cat ex.out)"
+perf script -i ex.data 2>/dev/null | grep -q 'webapp:request: id=7 bytes=700 path=/app.js' || fail "example's events not in perf script"
+echo "10: examples/app_trace: untraced, then 90000 events recorded and shown by perf script"
 echo "app: ok"

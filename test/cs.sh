@@ -35,7 +35,7 @@ done
 # The same against the installed trc_pkt_lister (libopencsd-bin).
 if command -v trc_pkt_lister >/dev/null; then
 	for n in a57_single_step juno_r1_1; do
-		(cd "$tmp" && trc_pkt_lister -ss_dir "$snaps/$n" -decode -logstdout) | lines >"$tmp/ref"
+		(cd "$tmp" && trc_pkt_lister -ss_dir "$snaps/$n" -decode -logstdout -logfilename /dev/null) | lines >"$tmp/ref"
 		"$cli" decode --snapshot "$snaps/$n" --decode -q | lines >"$tmp/ours"
 		cmp -s "$tmp/ref" "$tmp/ours" || fail "$n: differs from the installed trc_pkt_lister"
 		echo "$n: equal to the installed trc_pkt_lister ($(wc -l <"$tmp/ref") lines)"
@@ -60,7 +60,7 @@ el "$tmp/out" >"$tmp/raw_el"
 zcat "$golden/a57_single_step.decode.ppl.gz" | el >"$tmp/frm_el"
 cmp -s "$tmp/frm_el" "$tmp/raw_el" || fail "raw: elements differ from the framed decode"
 if command -v trc_pkt_lister >/dev/null; then
-	(cd "$tmp" && trc_pkt_lister -ss_dir "$tmp/raw" -decode -logstdout) | lines >"$tmp/ref"
+	(cd "$tmp" && trc_pkt_lister -ss_dir "$tmp/raw" -decode -logstdout -logfilename /dev/null) | lines >"$tmp/ref"
 	lines "$tmp/out" | cmp -s "$tmp/ref" - || fail "raw: differs from trc_pkt_lister"
 fi
 echo "raw trace: $(wc -l <"$tmp/raw_el") elements as from the frames"
@@ -74,7 +74,7 @@ el "$tmp/out" >"$tmp/ete_el"
 cmp -s "$tmp/frm_el" "$tmp/ete_el" || fail "ete: elements differ from the ETMv4 decode"
 [ "$(grep -c '^Idx:[0-9]*; ID:10; \[' "$tmp/out")" = 9 ] || fail "ete: the 9 packets are not listed"
 if command -v trc_pkt_lister >/dev/null; then
-	(cd "$tmp" && trc_pkt_lister -ss_dir "$tmp/ete" -decode -logstdout) | lines >"$tmp/ref"
+	(cd "$tmp" && trc_pkt_lister -ss_dir "$tmp/ete" -decode -logstdout -logfilename /dev/null) | lines >"$tmp/ref"
 	lines "$tmp/out" | cmp -s "$tmp/ref" - || fail "ete: differs from trc_pkt_lister"
 fi
 echo "ete: packets and elements listed"
@@ -169,7 +169,7 @@ dd if="$etm/perf_etm.data" of="$gen/aux.bin" bs=1 skip=$((foff + 48)) count=$((s
 cp "$etm/etm_test_loop" "$gen/"
 lines "$tmp/auxd" >"$tmp/ours"
 if command -v trc_pkt_lister >/dev/null; then
-	(cd "$tmp" && trc_pkt_lister -ss_dir "$gen" -decode -logstdout) | lines >"$tmp/ref"
+	(cd "$tmp" && trc_pkt_lister -ss_dir "$gen" -decode -logstdout -logfilename /dev/null) | lines >"$tmp/ref"
 	who="trc_pkt_lister"
 else
 	"$cli" decode --snapshot "$gen" --decode -q | lines >"$tmp/ref"

@@ -188,7 +188,7 @@ echo "9: chrome export has the ticks and work slices; report shows them"
 
 # 10. The documented example, without and with a recorder.
 "$example" | grep -q '0 events written, 0 lost (no recorder)' || fail "example without a recorder: $("$example")"
-"$cli" record -q -o ex.data -- "$example" >ex.out || fail "record the example"
+PERFRING_MODE=block "$cli" record -q -o ex.data -- "$example" >ex.out || fail "record the example"
 grep -q '90000 events written, 0 lost (recorded)' ex.out || fail "example: $(cat ex.out)"
 perf script -i ex.data 2>/dev/null | grep -q 'webapp:request: id=7 bytes=700 path=/app.js' || fail "example's events not in perf script"
 echo "10: examples/app_trace: untraced, then 90000 events recorded and shown by perf script"

@@ -247,11 +247,24 @@ static int create_ring(const char *name, unsigned int mode,
 		unlink(finw);
 		return err;
 	}
-	/* Fault the pages in now, not one per 4 KiB of events later. */
+	/*
+	 * Fault the pages in now, not one per 4 KiB of events later; and
+	 * find out now if the file system cannot hold the ring (a full
+	 * tmpfs would raise SIGBUS at a later write).  EINVAL: a kernel
+	 * without MADV_POPULATE_WRITE (before 5.14), nothing to learn.
+	 */
 #ifdef MADV_POPULATE_WRITE
-	madvise((*out)->data,
-		(*out)->double_mapped ? 2 * (*out)->size : (*out)->size,
-		MADV_POPULATE_WRITE);
+	if (madvise((*out)->data,
+		    (*out)->double_mapped ? 2 * (*out)->size : (*out)->size,
+		    MADV_POPULATE_WRITE) < 0 &&
+	    errno != EINVAL) {
+		err = -errno;
+		perfring_ring_destroy(*out);
+		*out = NULL;
+		unlink(fin);
+		unlink(finw);
+		return err;
+	}
 #endif
 	atomic_add_relaxed(&st_rings, 1);
 	return 0;

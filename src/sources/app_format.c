@@ -20,7 +20,9 @@ PR_HIDDEN const char *app_runtime_dir(void)
 {
 	struct statfs sf;
 
+	/* A container's /dev/shm may be small (64 MiB): want room. */
 	if (statfs("/dev/shm", &sf) == 0 && sf.f_type == TMPFS_MAGIC &&
+	    (uint64_t)sf.f_bavail * (uint64_t)sf.f_bsize >= (512ull << 20) &&
 	    access("/dev/shm", W_OK | X_OK) == 0)
 		return "/dev/shm";
 	return "/tmp";

@@ -742,16 +742,20 @@ PR_HIDDEN int app_session_find(pid_t pid, const struct app_session_cb *cb,
 		return -ESRCH;
 	}
 	if (!env_session(pid, s->dir, sizeof(s->dir)) ||
-	    !strcmp(s->dir, "self"))
-		snprintf(s->dir, sizeof(s->dir), "%s/perfring-%u/%d",
-			 app_runtime_dir(), (unsigned)st.st_uid, (int)pid);
-	{
+	    !strcmp(s->dir, "self")) {
+		/* The program's own session: where app_runtime_dir() put it
+		 * then (it may have chosen /tmp if /dev/shm was short). */
+		static const char *const bases[] = { "/dev/shm", "/tmp" };
 		struct stat ds;
 
-		if (lstat(s->dir, &ds) < 0 || !S_ISDIR(ds.st_mode)) {
-			free(s);
-			return -ENOENT;
+		for (size_t i = 0; i < 2; i++) {
+			snprintf(s->dir, sizeof(s->dir), "%s/perfring-%u/%d",
+				 bases[i], (unsigned)st.st_uid, (int)pid);
+			if (lstat(s->dir, &ds) == 0 && S_ISDIR(ds.st_mode))
+				return session_start(s, cb, out);
 		}
+		free(s);
+		return -ENOENT;
 	}
 	return session_start(s, cb, out);
 }

@@ -77,6 +77,18 @@ perf report --stats -i sp.data >stats 2>err || fail "perf --stats sp.data: $(cat
 grep -Eq 'MMAP2 events: +59 ' stats || fail "side-band MMAP2 records not replayed"
 echo "perf_etm.data: replayed, perf decodes the same $(wc -l <ours.pkts) packet lines"
 
+# 3b. Per-thread mode: the same file with its AUXTRACE record turned into a
+#     per-thread buffer's (idx 0, tid 17235, cpu -1): one ring pair for the
+#     session, AUXTRACE with the thread's tid.
+cp "$data/simpleperf-etm/perf_etm.data" pt.data && chmod u+w pt.data
+printf '\x00\x00\x00\x00\x53\x43\x00\x00\xff\xff\xff\xff' |
+	dd of=pt.data bs=1 seek=$((0x26a8 + 32)) conv=notrunc 2>/dev/null
+"$cli" record -q --replay-cs pt.data -o pt2.data 2>err || fail "record per-thread: $(cat err)"
+perf report -D -i pt2.data >dump 2>/dev/null || fail "perf report -D per-thread"
+grep -q 'PERF_RECORD_AUXTRACE size: 0x180  offset: 0  .* tid: 17235  cpu: -1' dump ||
+	fail "per-thread AUXTRACE record: $(grep 'AUXTRACE size' dump)"
+grep -E '^\s*Idx:' dump | cmp -s orig.pkts - || fail "per-thread: perf decodes differently"
+
 # 4. Snapshot mode: SIGUSR2 three times, then SIGINT (with =e: one more).
 "$cli" record -q --replay-cs "$snaps/juno_r1_1" --loops 100000 --rate 4M -m ,64K \
 	--snapshot=e16K -o snap.data 2>err &

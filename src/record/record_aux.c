@@ -100,7 +100,7 @@ struct pd_load {
 	size_t *rec_off;
 	/* PERF_RECORD_AUX of the file: cpu, offset, size, flags, trailer. */
 	struct oaux {
-		int cpu;
+		int cpu, tid;
 		uint64_t off, size, flags, sid[4];
 		bool has_sid;
 		size_t nr_recs_before;
@@ -166,6 +166,7 @@ static int collect_pd(struct prd_file *f, const struct prd_event *ev, void *ctx)
 		a = &L->aux[L->nr_aux++];
 		memset(a, 0, sizeof(*a));
 		a->cpu = cpu;
+		a->tid = ev->sample ? (int)ev->sample->tid : -1;
 		memcpy(&a->off, &u[0], 8);
 		memcpy(&a->size, &u[1], 8);
 		memcpy(&a->flags, &u[2], 8);
@@ -216,7 +217,8 @@ static enum pr_cs_kind kind_from(enum cs_etm_kind k)
 /* The bytes of CPU @cpu's AUX stream [off, off + size) found in the file's
  * AUXTRACE chunks, appended as replay chunks. */
 struct seg {
-	int cpu;
+	int cpu; /* -1: a per-thread ring, matched by tid */
+	int tid;
 	uint64_t off, size;
 	const unsigned char *data;
 	uint64_t used_to; /* stream position up to which it was played */
@@ -323,6 +325,9 @@ static int load_perf_data(const char *path, uint64_t chunk_max,
 		if (ret)
 			goto out;
 		segs[i].cpu = (int)c->cpu;
+		segs[i].tid = (int)c->tid;
+		if (segs[i].cpu < 0)
+			d->ring_tid = segs[i].tid; /* one per-thread pair */
 		segs[i].off = c->offset;
 		segs[i].size = c->size;
 		segs[i].data = data + pos;
@@ -350,7 +355,9 @@ static int load_perf_data(const char *path, uint64_t chunk_max,
 			struct seg *s = &segs[i];
 			uint64_t lo, hi;
 
-			if (s->cpu != x->cpu && x->cpu >= 0)
+			/* perf's rule: per-CPU buffers match the record's
+			 * CPU, per-thread ones (cpu -1) its tid. */
+			if (s->cpu >= 0 ? s->cpu != x->cpu : s->tid != x->tid)
 				continue;
 			lo = x->off > s->off ? x->off : s->off;
 			hi = x->off + x->size < s->off + s->size ?
@@ -433,7 +440,9 @@ static int load_perf_data(const char *path, uint64_t chunk_max,
 	for (int k = 0; k < d->nr_cpus; k++) {
 		ring_ids[k] = d->nr_ids ? d->ids[0] : 1000 + (uint64_t)k;
 		for (size_t a = 0; a < L.nr_aux; a++)
-			if (L.aux[a].has_sid && L.aux[a].cpu == d->cpus[k]) {
+			if (L.aux[a].has_sid &&
+			    (d->cpus[k] >= 0 ? L.aux[a].cpu == d->cpus[k] :
+					       L.aux[a].tid == d->ring_tid)) {
 				ring_ids[k] = L.aux[a].sid[2];
 				break;
 			}
@@ -953,7 +962,8 @@ have_source:
 
 		b->sb.idx = i;
 		b->sb.cpu = cpus[i];
-		b->sb.tid = -1;
+		/* Per-thread mode (one pair for the session): the tid. */
+		b->sb.tid = cpus[i] < 0 ? R.desc.ring_tid : -1;
 		b->sb.id = R.desc.ring_ids ? R.desc.ring_ids[i] :
 			   R.desc.nr_ids   ? R.desc.ids[i % R.desc.nr_ids] :
 					     1000 + (uint64_t)i;

@@ -226,6 +226,7 @@ struct pr_replay_desc {
 	const uint64_t *ids; /* the event's sample ids (or NULL: ours) */
 	uint32_t nr_ids;
 	const uint64_t *ring_ids; /* id of each of cpus[] (or NULL) */
+	int ring_tid; /* cpus[] of -1: the per-thread pair's thread */
 	void *owned; /* freed with the description */
 	void *owned2;
 };

@@ -49,12 +49,12 @@ static volatile uint64_t sink;
 static int emit_case(unsigned long long n)
 {
 	struct perfring_app_stats st = { .sz = sizeof(st) };
-	uint64_t t0, t1, t2, t3, acc = 0;
+	uint64_t tf, t0, t1, t2, t3, acc = 0;
 	struct ev3 first = { 0, 0, 0x55 };
 
 	/* The thread's first event makes its ring (prefaulted): outside the
 	 * timed loop, as LTTng-UST's buffers are set up at registration. */
-	t0 = now_ns();
+	tf = now_ns();
 	perfring_emit(ev, &first, sizeof(first));
 	t3 = now_ns();
 	n--;
@@ -72,7 +72,7 @@ static int emit_case(unsigned long long n)
 	perfring_app_stats(&st);
 	printf("ns=%.3f tsc_ns=%.3f first_ms=%.3f events=%llu lost=%llu active=%d\n",
 	       (double)(t2 - t1) / (double)n, (double)(t1 - t0) / (double)n,
-	       (double)(t3 - t0) / 1e6, (unsigned long long)st.events,
+	       (double)(t3 - tf) / 1e6, (unsigned long long)st.events,
 	       (unsigned long long)st.lost, perfring_app_active);
 	return 0;
 }

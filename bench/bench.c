@@ -1632,6 +1632,20 @@ static double key_value(const char *text, const char *key)
 	return -1;
 }
 
+/* The 1-minute load average: this VM's 2 vCPUs are shared. */
+static double load1(void)
+{
+	double l = -1;
+	FILE *f = fopen("/proc/loadavg", "r");
+
+	if (f) {
+		if (fscanf(f, "%lf", &l) != 1)
+			l = -1;
+		fclose(f);
+	}
+	return l;
+}
+
 static double median3(double *v)
 {
 	qsort(v, REPS, sizeof(double), cmp_double);
@@ -1731,7 +1745,7 @@ static int lttng_child(const char *app, const char *n, int fd)
 	char *c_app[] = { (char *)app, (char *)n, NULL };
 	char *app_add[] = { "LTTNG_UST_REGISTER_TIMEOUT=-1", NULL };
 	const char *err = NULL;
-	double ns = -1, lost = -1;
+	double ns = -1, lost = -1, first = -1;
 	pid_t daemon = 0;
 	FILE *f;
 
@@ -1778,8 +1792,10 @@ static int lttng_child(const char *app, const char *n, int fd)
 		err = "lttng-session-setup-failed";
 		goto out;
 	}
-	if (run_capture(c_app, app_add, out, sizeof(out), 300) == 0)
+	if (run_capture(c_app, app_add, out, sizeof(out), 300) == 0) {
 		ns = key_value(out, "ns=");
+		first = key_value(out, "first_ms=");
+	}
 	lt_cmd(c_stop, NULL, 0);
 	if (lt_cmd(c_list, out, sizeof(out)) == 0 &&
 	    strstr(out, "Discarded events:"))
@@ -1810,9 +1826,10 @@ out:
 	if (err)
 		snprintf(res, sizeof(res), "error=%s", err);
 	else
-		snprintf(res, sizeof(res),
-			 "ns=%.3f lost=%.0f trace_mb=%.1f daemon=%d", ns, lost,
-			 (double)tree_bytes / 1e6, daemon > 0);
+		snprintf(
+			res, sizeof(res),
+			"ns=%.3f first_ms=%.3f lost=%.0f trace_mb=%.1f daemon=%d",
+			ns, first, lost, (double)tree_bytes / 1e6, daemon > 0);
 	if (write(fd, res, strlen(res)) < 0)
 		return 1;
 	return err ? 1 : 0;
@@ -1858,6 +1875,9 @@ static int lttng_once(const char *app, const char *n, char *res, size_t len)
  *             "Discarded events" (worst of the runs)
  *   tsc_ns    perfring_clock_fast_ns() alone, N calls in the same app
  *   idle_ns   perfring_emit() with no recorder
+ *   ours_first_ms, lttng_first_ms: the first event, outside the timed
+ *             loop (ours makes and prefaults the thread's ring)
+ *   load1     the load average when the case started
  * Median of 3 each; ratio = ours_ns / lttng_ns.
  */
 static void case_emit_vs_lttng(void)
@@ -1868,7 +1888,7 @@ static void case_emit_vs_lttng(void)
 	char n[32];
 	char *emit_args[] = { app, "emit", n, NULL };
 	double idle[REPS], ours[REPS], tsc[REPS], lns[REPS], ol = 0, ll = 0;
-	double trace_mb = 0;
+	double ofirst[REPS], lfirst[REPS], trace_mb = 0, load = load1();
 	unsigned int mib = 64;
 	const char *lerr = NULL;
 
@@ -1909,6 +1929,7 @@ static void case_emit_vs_lttng(void)
 		}
 		ours[i] = key_value(out, "ns=");
 		tsc[i] = key_value(out, "tsc_ns=");
+		ofirst[i] = key_value(out, "first_ms=");
 		if (key_value(out, "lost=") > ol)
 			ol = key_value(out, "lost=");
 	}
@@ -1920,20 +1941,21 @@ static void case_emit_vs_lttng(void)
 			break;
 		}
 		lns[i] = key_value(res, "ns=");
+		lfirst[i] = key_value(res, "first_ms=");
 		trace_mb = key_value(res, "trace_mb=");
 		if (key_value(res, "lost=") > ll)
 			ll = key_value(res, "lost=");
 	}
 	if (lerr) {
-		printf("bench emit-vs-lttng ours_ns=%.2f ours_lost=%.0f tsc_ns=%.2f idle_ns=%.2f ring=%s error=%s\n",
+		printf("bench emit-vs-lttng ours_ns=%.2f ours_lost=%.0f tsc_ns=%.2f idle_ns=%.2f ring=%s ours_first_ms=%.1f load1=%.2f error=%s\n",
 		       median3(ours), ol, median3(tsc), median3(idle), ring,
-		       lerr);
+		       median3(ofirst), load, lerr);
 		return;
 	}
-	printf("bench emit-vs-lttng ours_ns=%.2f lttng_ns=%.2f ours_lost=%.0f lttng_lost=%.0f ratio=%.3f tsc_ns=%.2f idle_ns=%.2f ring=%s lttng_subbuf=8x4M events=%s lttng_trace_mb=%.0f out=/dev/shm stat=median\n",
+	printf("bench emit-vs-lttng ours_ns=%.2f lttng_ns=%.2f ours_lost=%.0f lttng_lost=%.0f ratio=%.3f tsc_ns=%.2f idle_ns=%.2f ring=%s lttng_subbuf=8x4M ours_first_ms=%.1f lttng_first_ms=%.3f events=%s lttng_trace_mb=%.0f out=/dev/shm load1=%.2f stat=median\n",
 	       median3(ours), median3(lns), ol, ll,
 	       median3(ours) / median3(lns), median3(tsc), median3(idle), ring,
-	       n, trace_mb);
+	       median3(ofirst), median3(lfirst), n, trace_mb, load);
 }
 
 /*
@@ -1971,6 +1993,7 @@ static void case_app_sustained(void)
 	const char *secs_env = getenv("BENCH_APP_SECS");
 	const char *ring = ring_env && *ring_env ? ring_env : "16M";
 	const char *secs = secs_env && atof(secs_env) > 0 ? secs_env : "1";
+	double load = load1();
 
 	for (unsigned int threads = 1; threads <= 2; threads++) {
 		double lost, att, max, fr, flost, fatt, lo = 0, hi;
@@ -2000,10 +2023,10 @@ static void case_app_sustained(void)
 			else
 				hi = mid;
 		}
-		printf("bench app-sustained threads=%u mev_s=%.1f max_mev_s=%.1f free_mev_s=%.1f free_lost_pct=%.1f ring=%s trial_s=%s trials=%d out=/dev/shm baseline=block\n",
+		printf("bench app-sustained threads=%u mev_s=%.1f max_mev_s=%.1f free_mev_s=%.1f free_lost_pct=%.1f ring=%s trial_s=%s trials=%d out=/dev/shm load1=%.2f baseline=block\n",
 		       threads, lo, max, fr,
 		       fatt > 0 ? 100.0 * flost / fatt : 0.0, ring, secs,
-		       trials + 2);
+		       trials + 2, load);
 	}
 }
 

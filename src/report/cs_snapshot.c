@@ -17,8 +17,10 @@
 
 #define INI_MAX (1u << 20) /* bytes of one .ini file */
 #define INI_MAX_ENTRIES 65536
+#define INI_TOTAL_MAX (64u << 20) /* bytes of all .ini files */
 #define MAX_DEVICES 1024
 #define MAX_BUFFERS 64
+#define MAX_DUMPS 256 /* per device */
 #define TRACE_MAX (1ull << 32) /* bytes of one trace buffer */
 #define DUMP_MAX (1ull << 30) /* bytes of one memory dump file */
 
@@ -92,6 +94,7 @@ struct css {
 	int dirfd;
 	struct memreg *mem; /* memory images given to the decoder */
 	int nmem;
+	size_t ini_bytes; /* read so far (INI_TOTAL_MAX) */
 };
 
 static char *trim(char *s, char *end)
@@ -124,6 +127,13 @@ static int ini_load(struct css *s, const char *name, struct ini *ini)
 		       ret == -EFBIG ? "larger than 1 MiB" : strerror(-ret));
 		return ret;
 	}
+	if (len > INI_TOTAL_MAX - s->ini_bytes) {
+		pr_err("%s: %s: the .ini files pass %u MiB together", s->label,
+		       name, INI_TOTAL_MAX >> 20);
+		free(data);
+		return -EBADMSG;
+	}
+	s->ini_bytes += len;
 	if (memchr(data, 0, len)) {
 		pr_err("%s: %s: a NUL byte at offset %zu: not an .ini file",
 		       s->label, name,
@@ -208,6 +218,18 @@ static const struct ini_ent *ini_get(const struct ini *ini, const char *sect,
 	return NULL;
 }
 
+/* @key among the entries of the section instance starting at entry @i. */
+static const struct ini_ent *ini_get_at(const struct ini *ini, int i,
+					const char *key)
+{
+	const char *sect = ini->e[i].sect;
+
+	for (; i < ini->n && ini->e[i].sect == sect; i++)
+		if (!strcasecmp(ini->e[i].key, key))
+			return &ini->e[i];
+	return NULL;
+}
+
 static const char *ini_str(const struct ini *ini, const char *sect,
 			   const char *key)
 {
@@ -287,20 +309,21 @@ static int device_load(struct css *s, const char *file, struct device *d)
 			d->nregs++;
 		}
 	}
-	/* [dumpN] sections, in file order. */
+	/* [dumpN] sections, in file order: each section header starts one
+	 * (its entries share the section string). */
 	for (int i = 0; i < ini->n; i++) {
 		const char *sect = ini->e[i].sect;
 		struct dump *dp;
-		bool seen = false;
 		const struct ini_ent *e;
 
-		if (strncasecmp(sect, "dump", 4))
+		if (strncasecmp(sect, "dump", 4) ||
+		    (i && ini->e[i - 1].sect == sect))
 			continue;
-		for (int j = 0; j < i; j++)
-			if (!strcasecmp(ini->e[j].sect, sect))
-				seen = true;
-		if (seen)
-			continue;
+		if (d->ndumps == MAX_DUMPS) {
+			pr_err("%s: %s: more than %d memory dumps", s->label,
+			       file, MAX_DUMPS);
+			return -EBADMSG;
+		}
 		if (d->ndumps == cap) {
 			int nc = cap ? cap * 2 : 4;
 			struct dump *nd = realloc(d->dumps, nc * sizeof(*nd));
@@ -312,15 +335,17 @@ static int device_load(struct css *s, const char *file, struct device *d)
 		}
 		dp = &d->dumps[d->ndumps];
 		memset(dp, 0, sizeof(*dp));
-		dp->file = ini_str(ini, sect, "file");
-		dp->space = ini_str(ini, sect, "space");
+		e = ini_get_at(ini, i, "file");
+		dp->file = e ? e->val : NULL;
+		e = ini_get_at(ini, i, "space");
+		dp->space = e ? e->val : NULL;
 		if (!dp->file || !safe_name(dp->file)) {
 			pr_err("%s: %s: [%s]: %s file name '%s'", s->label,
 			       file, sect, dp->file ? "unsafe" : "no",
 			       dp->file ? dp->file : "");
 			return -EBADMSG;
 		}
-		e = ini_get(ini, sect, "address");
+		e = ini_get_at(ini, i, "address");
 		if (!e) {
 			pr_err("%s: %s: [%s]: no address", s->label, file,
 			       sect);
@@ -328,11 +353,11 @@ static int device_load(struct css *s, const char *file, struct device *d)
 		}
 		if (parse_u64(s, file, e->line, "address", e->val, &dp->addr))
 			return -EBADMSG;
-		e = ini_get(ini, sect, "offset");
+		e = ini_get_at(ini, i, "offset");
 		if (e &&
 		    parse_u64(s, file, e->line, "offset", e->val, &dp->offset))
 			return -EBADMSG;
-		e = ini_get(ini, sect, "length");
+		e = ini_get_at(ini, i, "length");
 		if (e) {
 			if (parse_u64(s, file, e->line, "length", e->val,
 				      &dp->length))

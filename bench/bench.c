@@ -2147,6 +2147,196 @@ static void case_cs_decode(void)
 	       (unsigned long long)st.ranges);
 }
 
+/* ---- tracefs capture: mmap recorder vs read() vs perf record ------------ */
+
+/* A marker writer: bursts of trace_marker writes with short sleeps. */
+static pid_t tc_marker_child(void)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		int fd = open("/sys/kernel/tracing/trace_marker", O_WRONLY);
+		char buf[64];
+
+		if (fd < 0)
+			_exit(1);
+		for (unsigned long i = 0;; i++) {
+			int n = snprintf(buf, sizeof(buf), "bench-mark %lu", i);
+
+			if (write(fd, buf, (size_t)n) < 0)
+				_exit(1);
+			if (i % 20 == 19)
+				usleep(1000);
+		}
+	}
+	return pid;
+}
+
+static double self_cpu_s(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+	       (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+}
+
+struct tc_res {
+	double cpu_s, mb;
+	uint64_t events, lost;
+};
+
+/* perfring record --tracefs in this process: its CPU time, data, loss. */
+static uint32_t tc_subbuf; /* BENCH_SUBBUF bytes; 0: instance default */
+
+static int tc_ours(bool no_mmap, double secs, struct tc_res *r)
+{
+	static const char *const ev[] = { "sched:sched_switch",
+					  "ftrace:print" };
+	static struct perfring_tracefs_stats st = { .sz = sizeof(st) };
+	PERFRING_OPTS(perfring_tracefs_opts, o, .events = ev, .nr_events = 2,
+		      .output = "/tmp/perfring-bench-tc.dat", .all_cpus = true,
+		      .duration = secs, .control_fd = -1, .buffer_percent = -1,
+		      .no_mmap = no_mmap, .subbuf_bytes = tc_subbuf);
+	double c0 = self_cpu_s();
+	int err = perfring_record_tracefs(&o, &st);
+
+	r->cpu_s = self_cpu_s() - c0;
+	unlink("/tmp/perfring-bench-tc.dat");
+	r->mb = (double)st.bytes / 1e6;
+	r->events = st.events;
+	r->lost = st.lost;
+	return err;
+}
+
+static int tc_perf(double secs, struct tc_res *r)
+{
+	char f[] = "/tmp/perfring-bench-tc-perf.data", s[32];
+	char *argv[] = { "perf",  "record", "-q",
+			 "-a",	  "-e",	    "sched:sched_switch",
+			 "-o",	  f,	    "--",
+			 "sleep", s,	    NULL };
+	struct stat sb;
+	int rc;
+
+	snprintf(s, sizeof(s), "%.2f", secs);
+	rc = run_measured(argv, &r->cpu_s, NULL);
+	perf_counts(f, &r->events, &r->lost);
+	r->mb = stat(f, &sb) ? 0 : (double)sb.st_size / 1e6;
+	unlink(f);
+	return rc;
+}
+
+/* Marginal cost: a long run minus a short one (start-up, metadata). */
+static void tc_diff(struct tc_res *l, const struct tc_res *s)
+{
+	l->cpu_s -= s->cpu_s;
+	l->mb -= s->mb;
+	l->events -= l->events > s->events ? s->events : l->events;
+}
+
+static double tc_med3(double a, double b, double c)
+{
+	double v[3] = { a, b, c };
+
+	qsort(v, 3, sizeof(v[0]), cmp_double);
+	return v[1];
+}
+
+/* ms of recorder CPU per MB of events, and us per event. */
+static double tc_ms_mb(const struct tc_res *r)
+{
+	return r->mb > 0 ? r->cpu_s * 1e3 / r->mb : 0.0;
+}
+
+static double tc_us_ev(const struct tc_res *r)
+{
+	return r->events ? r->cpu_s * 1e6 / (double)r->events : 0.0;
+}
+
+/*
+ * The same load (pingpong context switches and a trace_marker writer) for
+ * each recorder in turn, three rounds, medians: the mmap recorder, the
+ * read() recorder (same code, trace_pipe_raw read() page by page as
+ * trace-cmd's classic path), perf record of sched_switch.  The marginal
+ * cost: a 3 s run minus a 0.3 s run (start-up, kallsyms, metadata).
+ */
+static void case_tracefs_capture(void)
+{
+	const double secs = 3, short_secs = 0.3;
+	struct tc_res m[3], rd[3], p[3], s;
+	uint64_t lost[3] = { 0 };
+	char pp[PATH_MAX];
+	char *gen[] = { workload("pingpong", pp, sizeof(pp)), "0", NULL };
+	const char *sb = getenv("BENCH_SUBBUF");
+	pid_t g, mk;
+
+	tc_subbuf = sb ? (uint32_t)strtoul(sb, NULL, 0) : 0;
+	if (access("/sys/kernel/tracing/instances", W_OK)) {
+		printf("bench tracefs-capture error=no-tracefs\n");
+		return;
+	}
+	if (posix_spawn(&g, gen[0], NULL, NULL, gen, environ)) {
+		printf("bench tracefs-capture error=no-generator path=%s\n",
+		       gen[0]);
+		return;
+	}
+	mk = tc_marker_child();
+	usleep(200000);
+	for (int i = 0; i < 3; i++) {
+		if (tc_ours(false, short_secs, &s) ||
+		    tc_ours(false, secs, &m[i])) {
+			printf("bench tracefs-capture error=record-failed\n");
+			goto out;
+		}
+		tc_diff(&m[i], &s);
+		lost[0] += m[i].lost;
+		if (tc_ours(true, short_secs, &s) ||
+		    tc_ours(true, secs, &rd[i])) {
+			printf("bench tracefs-capture error=record-failed\n");
+			goto out;
+		}
+		tc_diff(&rd[i], &s);
+		lost[1] += rd[i].lost;
+		tc_perf(short_secs, &s);
+		tc_perf(secs, &p[i]);
+		tc_diff(&p[i], &s);
+		lost[2] += p[i].lost;
+	}
+	{
+		double mm = tc_med3(tc_ms_mb(&m[0]), tc_ms_mb(&m[1]),
+				    tc_ms_mb(&m[2]));
+		double rm = tc_med3(tc_ms_mb(&rd[0]), tc_ms_mb(&rd[1]),
+				    tc_ms_mb(&rd[2]));
+		double pm = tc_med3(tc_ms_mb(&p[0]), tc_ms_mb(&p[1]),
+				    tc_ms_mb(&p[2]));
+
+		printf("bench tracefs-capture mmap_ms_per_mb=%.3f read_ms_per_mb=%.3f perf_ms_per_mb=%.3f ratio_read=%.2f ratio_perf=%.2f mmap_us_per_ev=%.3f read_us_per_ev=%.3f perf_us_per_ev=%.3f mmap_lost=%llu read_lost=%llu perf_lost=%llu mmap_events=%llu read_events=%llu perf_events=%llu subbuf=%u secs=%.0f rounds=3\n",
+		       mm, rm, pm, rm > 0 ? mm / rm : 0.0,
+		       pm > 0 ? mm / pm : 0.0,
+		       tc_med3(tc_us_ev(&m[0]), tc_us_ev(&m[1]),
+			       tc_us_ev(&m[2])),
+		       tc_med3(tc_us_ev(&rd[0]), tc_us_ev(&rd[1]),
+			       tc_us_ev(&rd[2])),
+		       tc_med3(tc_us_ev(&p[0]), tc_us_ev(&p[1]),
+			       tc_us_ev(&p[2])),
+		       (unsigned long long)lost[0], (unsigned long long)lost[1],
+		       (unsigned long long)lost[2],
+		       (unsigned long long)(m[0].events + m[1].events +
+					    m[2].events),
+		       (unsigned long long)(rd[0].events + rd[1].events +
+					    rd[2].events),
+		       (unsigned long long)(p[0].events + p[1].events +
+					    p[2].events),
+		       tc_subbuf ? tc_subbuf : 4096, secs);
+	}
+out:
+	kill(mk, SIGKILL);
+	waitpid(mk, NULL, 0);
+	kill(g, SIGKILL);
+	waitpid(g, NULL, 0);
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(void);
@@ -2166,6 +2356,7 @@ static const struct {
 	{ "script-vs-perf", case_script_vs_perf },
 	{ "cs-decode", case_cs_decode },
 	{ "aux-replay", case_aux_replay },
+	{ "tracefs-capture", case_tracefs_capture },
 	{ "emit-vs-lttng", case_emit_vs_lttng },
 	{ "app-sustained", case_app_sustained },
 };

@@ -964,6 +964,59 @@ PERFRING_API int perfring_trace_dat_stats(const char *path, FILE *out);
 /* The file's sections, and every page and event with its offset. */
 PERFRING_API int perfring_trace_dat_dump(const char *path, FILE *out);
 
+/* -- user-space sub-buffer rings (the same design in a program) -- */
+
+/* struct trace_buffer_meta (linux/trace_mmap.h), 80 bytes. */
+struct perfring_subbuf_meta {
+	uint32_t meta_page_size, meta_struct_len, subbuf_size, nr_subbufs;
+	struct {
+		uint64_t lost_events; /* always 0, as the kernel's */
+		uint32_t id; /* the sub-buffer the reader owns */
+		uint32_t read; /* bytes of it consumed */
+	} reader;
+	uint64_t flags, entries, overrun, read, reserved1, reserved2;
+};
+
+/* Event id of perfring_subbuf_message() events ("perfring:message"). */
+#define PERFRING_SUBBUF_MESSAGE_ID 60000
+
+struct perfring_subbuf;
+
+/*
+ * A ring of @nr_subbufs (>= 3) sub-buffers of @subbuf_size bytes (a power
+ * of two, 4 KiB..1 MiB) in the kernel's ftrace page format, with a meta
+ * page; one writer (thread) per ring.  @overwrite: a full ring overwrites
+ * its oldest page (counted in overrun) instead of dropping new events.
+ */
+PERFRING_API int perfring_subbuf_create(uint32_t subbuf_size,
+					uint32_t nr_subbufs, bool overwrite,
+					struct perfring_subbuf **out);
+PERFRING_API void perfring_subbuf_destroy(struct perfring_subbuf *r);
+/* One event of @size payload bytes at time @ts (ns, not decreasing).
+ * -ENOSPC: dropped (ring full, no overwrite); -E2BIG: too large. */
+PERFRING_API int perfring_subbuf_write(struct perfring_subbuf *r, uint64_t ts,
+				       const void *data, uint32_t size);
+/* A text event "perfring:message" (trace-cmd report prints it). */
+PERFRING_API int perfring_subbuf_message(struct perfring_subbuf *r, uint64_t ts,
+					 int pid, const char *msg);
+/* The GET_READER operation: afterwards meta->reader says which sub-buffer
+ * the reader owns and how many bytes of it are valid. */
+PERFRING_API int perfring_subbuf_get_reader(struct perfring_subbuf *r);
+PERFRING_API const struct perfring_subbuf_meta *
+perfring_subbuf_meta(const struct perfring_subbuf *r);
+PERFRING_API const void *perfring_subbuf_page(const struct perfring_subbuf *r,
+					      uint32_t id);
+/* Events refused because the ring was full (producer/consumer mode). */
+PERFRING_API uint64_t perfring_subbuf_dropped(const struct perfring_subbuf *r);
+/*
+ * Drains @nr rings (one per "CPU" of the file) through GET_READER into a
+ * trace.dat at @path that trace-cmd report prints (perfring:message
+ * events decoded).  Returns the events written or -errno.
+ */
+PERFRING_API int perfring_subbuf_save(struct perfring_subbuf *const *rings,
+				      int nr, const char *path);
+/* ==== end of tracefs / sub-buffer rings ==== */
+
 #ifdef __cplusplus
 }
 #endif

@@ -337,11 +337,70 @@ static void ring_overwrite(void)
 	       (unsigned long long)c.lost_pages);
 }
 
+/* Two user rings saved as trace.dat: trace-cmd report prints every
+ * message, in time order across the two "CPUs", and perfring script the
+ * same lines. */
+static void ring_save(void)
+{
+	struct perfring_subbuf *r[2];
+	const char *dir = test_tmpdir("subbuf");
+	char path[256], cmd[600], line[512], ours[600];
+	int n = 0, err;
+	FILE *f, *o;
+
+	snprintf(path, sizeof(path), "%s/ring.dat", dir);
+	for (int i = 0; i < 2; i++)
+		CHECK(!perfring_subbuf_create(8192, 4, i == 1, &r[i]),
+		      "create");
+	for (int i = 0; i < 300; i++) {
+		char msg[64];
+
+		snprintf(msg, sizeof(msg), "hello %d from ring %d", i, i & 1);
+		CHECK(!perfring_subbuf_message(
+			      r[i & 1], 1000000000ull + (uint64_t)i * 1000,
+			      4242 + (i & 1), msg),
+		      "message %d", i);
+	}
+	err = perfring_subbuf_save(r, 2, path);
+	CHECK(err == 300, "save: %d", err);
+	snprintf(cmd, sizeof(cmd), "trace-cmd report -i %s 2>&1", path);
+	f = popen(cmd, "r");
+	CHECK(f, "popen");
+	snprintf(ours, sizeof(ours), "%s/ours.txt", dir);
+	o = fopen(ours, "w");
+	CHECK(o && !perfring_trace_dat_script(path, o), "script");
+	fclose(o);
+	o = fopen(ours, "r");
+	CHECK(o, "open %s", ours);
+	while (fgets(line, sizeof(line), f)) {
+		char want[64], mine[512];
+
+		if (!strncmp(line, "cpus=", 5))
+			continue;
+		snprintf(want, sizeof(want),
+			 "message:              hello %d from ring %d\n", n,
+			 n & 1);
+		CHECK(strstr(line, want), "trace-cmd line %d: %s", n, line);
+		CHECK(strstr(line, n & 1 ? "[001]" : "[000]"), "cpu: %s", line);
+		CHECK(fgets(mine, sizeof(mine), o) && !strcmp(mine, line),
+		      "perfring script differs at %d: %s", n, line);
+		n++;
+	}
+	CHECK(pclose(f) == 0, "trace-cmd report failed (installed?)");
+	CHECK_EQ(n, 300);
+	fclose(o);
+	perfring_subbuf_destroy(r[0]);
+	perfring_subbuf_destroy(r[1]);
+	printf("user rings into trace.dat: trace-cmd report prints all %d: ok\n",
+	       n);
+}
+
 int main(void)
 {
 	parser();
 	ring_basics();
 	ring_drop();
 	ring_overwrite();
+	ring_save();
 	return 0;
 }

@@ -30,7 +30,7 @@ struct obuf {
 
 static void ob_put(struct obuf *b, const void *d, size_t n)
 {
-	if (b->err)
+	if (b->err || !n)
 		return;
 	if (n > b->cap - b->len) {
 		size_t cap = b->cap ? b->cap : 65536;
@@ -75,7 +75,6 @@ static void ob_str(struct obuf *b, const char *s)
 struct tdat_wcpu {
 	int fd;
 	uint64_t size;
-	bool direct;
 };
 
 struct tdat_writer {
@@ -91,7 +90,7 @@ static int make_temp(const char *path, int cpu, struct tdat_wcpu *wc)
 {
 	size_t n = strlen(path) + 32;
 	char *tmp = malloc(n);
-	int fd, fl;
+	int fd;
 
 	if (!tmp)
 		return -ENOMEM;
@@ -109,10 +108,6 @@ static int make_temp(const char *path, int cpu, struct tdat_wcpu *wc)
 	unlink(tmp);
 	free(tmp);
 	wc->fd = fd;
-	fl = fcntl(fd, F_GETFL);
-	/* Pages go from the kernel's mapping to the disk without a copy in
-	 * the page cache where the file system takes O_DIRECT. */
-	wc->direct = fl >= 0 && !fcntl(fd, F_SETFL, fl | O_DIRECT);
 	return 0;
 }
 
@@ -186,24 +181,14 @@ int tdat_writer_page(struct tdat_writer *w, int cpu, const void *page)
 	if (cpu < 0 || cpu >= w->nr_cpus)
 		return -EINVAL;
 	wc = &w->cpu[cpu];
-	if (wc->direct) {
-		ssize_t r = pwrite(wc->fd, page, w->page_size, (off_t)wc->size);
-
-		if (r == (ssize_t)w->page_size)
-			goto done;
-		/* Not for this file system or this memory: buffered. */
-		wc->direct = false;
-		fcntl(wc->fd, F_SETFL, fcntl(wc->fd, F_GETFL) & ~O_DIRECT);
-	}
-	if (lseek(wc->fd, (off_t)wc->size, SEEK_SET) < 0)
-		return -errno;
+	/* Straight from the caller's memory (the kernel's mapping for
+	 * completed sub-buffers): no copy in user space. */
 	err = write_all(wc->fd, page, w->page_size);
 	if (err) {
 		pr_err("trace.dat: writing cpu%d data: %s", cpu,
 		       strerror(-err));
 		return err;
 	}
-done:
 	wc->size += w->page_size;
 	w->bytes += w->page_size;
 	return 0;

@@ -819,3 +819,95 @@ out:
 	}
 	return err;
 }
+
+/* ---- user-space sub-buffer rings into trace.dat ------------------------- */
+
+/* The texts tracefs gives for the page and event headers (events/
+ * header_page, events/header_event), the data size following the page. */
+static const char ring_header_page[] =
+	"\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n"
+	"\tfield: local_t commit;\toffset:8;\tsize:8;\tsigned:1;\n"
+	"\tfield: int overwrite;\toffset:8;\tsize:1;\tsigned:1;\n"
+	"\tfield: char data;\toffset:16;\tsize:%u;\tsigned:0;\n";
+static const char ring_header_event[] = "# compressed entry header\n"
+					"\ttype_len    :    5 bits\n"
+					"\ttime_delta  :   27 bits\n"
+					"\tarray       :   32 bits\n"
+					"\n"
+					"\tpadding     : type == 29\n"
+					"\ttime_extend : type == 30\n"
+					"\ttime_stamp : type == 31\n"
+					"\tdata max type_len  == 28\n";
+static const char ring_message_format[] =
+	"name: message\n"
+	"ID: %d\n"
+	"format:\n"
+	"\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
+	"\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
+	"\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
+	"\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n"
+	"\n"
+	"\tfield:char msg[];\toffset:8;\tsize:0;\tsigned:0;\n"
+	"\n"
+	"print fmt: \"%%s\", REC->msg\n";
+
+static int ring_sink(void *ctx, int cpu, const void *page)
+{
+	return tdat_writer_page(ctx, cpu, page);
+}
+
+int perfring_subbuf_save(struct perfring_subbuf *const *rings, int nr,
+			 const char *path)
+{
+	char hp[512], fmt[1024];
+	struct tdat_blob ev;
+	struct tdat_system sys = { .name = "perfring",
+				   .events = &ev,
+				   .nr_events = 1 };
+	struct tdat_meta m = { .systems = &sys,
+			       .nr_systems = 1,
+			       .trace_clock = "local global [mono]\n" };
+	struct tdat_writer *w;
+	uint32_t sbs;
+	int64_t events = 0;
+	int err = 0;
+
+	if (!rings || nr <= 0 || nr > PERFRING_TRACEFS_MAX_CPUS || !path)
+		return -EINVAL;
+	sbs = perfring_subbuf_meta(rings[0])->subbuf_size;
+	for (int i = 1; i < nr; i++)
+		if (perfring_subbuf_meta(rings[i])->subbuf_size != sbs)
+			return -EINVAL;
+	err = tdat_writer_open(path, sbs, nr, &w);
+	if (err)
+		return err;
+	for (int i = 0; i < nr && !err; i++) {
+		struct tfs_cpu c;
+		int r;
+
+		err = tfs_cpu_attach_ring(&c, (struct subbuf_ring *)rings[i],
+					  i);
+		if (err)
+			break;
+		r = tfs_cpu_consume(&c, true, ring_sink, w);
+		if (r < 0)
+			err = r;
+		events += (int64_t)c.events;
+		tfs_cpu_close(&c);
+	}
+	if (err) {
+		tdat_writer_abort(w);
+		return err;
+	}
+	snprintf(hp, sizeof(hp), ring_header_page, sbs - SUBBUF_HDR_SIZE);
+	snprintf(fmt, sizeof(fmt), ring_message_format,
+		 PERFRING_SUBBUF_MESSAGE_ID);
+	m.header_page = (struct tdat_blob){ NULL, hp, strlen(hp) };
+	m.header_event = (struct tdat_blob){ NULL, ring_header_event,
+					     sizeof(ring_header_event) - 1 };
+	ev = (struct tdat_blob){ "perfring", fmt, strlen(fmt) };
+	err = tdat_writer_finish(w, &m, NULL);
+	if (err)
+		return err;
+	return events > INT32_MAX ? INT32_MAX : (int)events;
+}

@@ -542,3 +542,65 @@ out:
 	ring_unlock(r);
 	return 0;
 }
+
+/* ---- public wrappers ------------------------------------------------------ */
+
+int perfring_subbuf_create(uint32_t subbuf_size, uint32_t nr_subbufs,
+			   bool overwrite, struct perfring_subbuf **out)
+{
+	return subbuf_ring_create(subbuf_size, nr_subbufs,
+				  overwrite ? SUBBUF_RING_OVERWRITE : 0,
+				  (struct subbuf_ring **)out);
+}
+
+void perfring_subbuf_destroy(struct perfring_subbuf *r)
+{
+	subbuf_ring_destroy((struct subbuf_ring *)r);
+}
+
+int perfring_subbuf_write(struct perfring_subbuf *r, uint64_t ts,
+			  const void *data, uint32_t size)
+{
+	return subbuf_ring_write((struct subbuf_ring *)r, ts, data, size);
+}
+
+int perfring_subbuf_message(struct perfring_subbuf *r, uint64_t ts, int pid,
+			    const char *msg)
+{
+	uint8_t buf[SUBBUF_SMALL_DATA_MAX * 4];
+	size_t len = strlen(msg);
+	uint16_t type = PERFRING_SUBBUF_MESSAGE_ID;
+
+	if (len > sizeof(buf) - 9)
+		len = sizeof(buf) - 9;
+	/* The common header of every trace event, then the text. */
+	memcpy(buf, &type, 2);
+	buf[2] = 0; /* flags */
+	buf[3] = 0; /* preempt count */
+	memcpy(buf + 4, &pid, 4);
+	memcpy(buf + 8, msg, len);
+	buf[8 + len] = 0;
+	return subbuf_ring_write((struct subbuf_ring *)r, ts, buf,
+				 (uint32_t)(9 + len));
+}
+
+int perfring_subbuf_get_reader(struct perfring_subbuf *r)
+{
+	return subbuf_ring_get_reader((struct subbuf_ring *)r);
+}
+
+const struct perfring_subbuf_meta *
+perfring_subbuf_meta(const struct perfring_subbuf *r)
+{
+	return (const void *)subbuf_ring_meta((const struct subbuf_ring *)r);
+}
+
+const void *perfring_subbuf_page(const struct perfring_subbuf *r, uint32_t id)
+{
+	return subbuf_ring_page((const struct subbuf_ring *)r, id);
+}
+
+uint64_t perfring_subbuf_dropped(const struct perfring_subbuf *r)
+{
+	return subbuf_ring_dropped((const struct subbuf_ring *)r);
+}

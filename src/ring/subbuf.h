@@ -18,6 +18,9 @@
 #include <stdint.h>
 #include "internal.h"
 
+_Static_assert(sizeof(struct perfring_subbuf_meta) == 80,
+	       "struct trace_buffer_meta is 80 bytes");
+
 #define SUBBUF_HDR_SIZE 16u
 #define SUBBUF_MISSED_EVENTS (1ull << 31)
 #define SUBBUF_MISSED_STORED (1ull << 30)

@@ -236,7 +236,7 @@ int perfring_cs_decode(const struct perfring_cs_opts *o, FILE *out,
 
 #define MAX_BINS 4096
 #define MAX_MAPS (1u << 20)
-#define MAX_SYMDIR_FILES 100000
+#define MAX_SYMDIR_FILES 200000
 
 /* A file the trace ran in: its bytes (mapped) and PT_LOAD segments. */
 struct bin {
@@ -284,6 +284,8 @@ struct itr {
 	bool raw_cpu[1024]; /* AUX records flagged CORESIGHT_FORMAT_RAW */
 	int16_t hw_id[1024]; /* AUX_OUTPUT_HW_ID trace IDs per CPU + 1 */
 	int64_t cur_pid[128]; /* context ID per trace ID (-1: unknown) */
+	unsigned search_budget; /* directory entries --symdir searches may
+				   read, for all binaries together */
 	struct dsos dsos;
 	bool dsos_ok;
 	struct tid_state ts[128];
@@ -470,9 +472,10 @@ static bool symdir_search(struct bin *b, const char *dir, const char *base,
 
 	if (depth > 8 || !(d = opendir(dir)))
 		return false;
-	while (!found && (de = readdir(d)) != NULL && (*budget)--) {
+	while (!found && *budget && (de = readdir(d)) != NULL) {
 		char path[PATH_MAX];
 
+		(*budget)--;
 		if (de->d_name[0] == '.')
 			continue;
 		if (snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) >=
@@ -531,8 +534,6 @@ static void bin_find(struct itr *it, struct bin *b)
 	if (b->name[0] == '[' || !*base)
 		return; /* [vdso], [kernel.kallsyms]: no file */
 	if (it->symdir) {
-		unsigned budget = MAX_SYMDIR_FILES;
-
 		if (snprintf(path, sizeof(path), "%s/%s", it->symdir, b->name) <
 			    (int)sizeof(path) &&
 		    bin_try(b, path))
@@ -543,7 +544,7 @@ static void bin_find(struct itr *it, struct bin *b)
 			    (int)sizeof(path) &&
 		    bin_try(b, path))
 			return;
-		if (symdir_search(b, it->symdir, base, 0, &budget))
+		if (symdir_search(b, it->symdir, base, 0, &it->search_budget))
 			return;
 	}
 	if (bin_try(b, b->name))
@@ -765,6 +766,7 @@ static int itr_open(struct itr *it, const char *path, const char *symdir)
 	memset(it, 0, sizeof(*it));
 	for (int i = 0; i < 128; i++)
 		it->cur_pid[i] = -1;
+	it->search_budget = MAX_SYMDIR_FILES;
 	it->symdir = symdir;
 	ret = prd_open(path, &it->pf);
 	if (ret < 0)

@@ -14,13 +14,15 @@
  *   app_emit rate THREADS MEV_S SECS
  *       THREADS threads emit for SECS seconds at MEV_S million events per
  *       second in all (0: as fast as they can), each checking the clock
- *       every 1024 events and sleeping when ahead; prints "events=E lost=L secs=S mev_s=R" (R:
- *       events attempted per second)
+ *       every 1024 events and sleeping when ahead; prints "events=E
+ *       lost=L attempted=A secs=S mev_s=R cpu_s=C" (R: events attempted
+ *       per second, C: this process's CPU time)
  */
 #define _GNU_SOURCE
 #include <perfring.h>
 #include <pthread.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -114,6 +116,7 @@ static void *producer(void *arg)
 static int rate_case(unsigned int threads, double mev_s, double secs)
 {
 	struct perfring_app_stats st = { .sz = sizeof(st) };
+	struct rusage ru;
 	pthread_t tid[64];
 	uint64_t total = 0, t0, t1;
 
@@ -133,10 +136,15 @@ static int rate_case(unsigned int threads, double mev_s, double secs)
 	for (unsigned int i = 0; i < threads; i++)
 		total += attempted[i];
 	perfring_app_stats(&st);
-	printf("events=%llu lost=%llu attempted=%llu secs=%.3f mev_s=%.3f active=%d\n",
+	getrusage(RUSAGE_SELF, &ru);
+	printf("events=%llu lost=%llu attempted=%llu secs=%.3f mev_s=%.3f cpu_s=%.3f active=%d\n",
 	       (unsigned long long)st.events, (unsigned long long)st.lost,
 	       (unsigned long long)total, (double)(t1 - t0) / 1e9,
-	       (double)total / ((double)(t1 - t0) / 1e3), perfring_app_active);
+	       (double)total / ((double)(t1 - t0) / 1e3),
+	       (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+		       (double)ru.ru_stime.tv_sec +
+		       (double)ru.ru_stime.tv_usec / 1e6,
+	       perfring_app_active);
 	return 0;
 }
 

@@ -1558,6 +1558,10 @@ static char **app_env(char *const add[])
 	return v;
 }
 
+/* CPU seconds of the last run_capture()'s process and its waited-for
+ * children. */
+static double capture_cpu_s;
+
 /*
  * Runs @argv (PATH searched) with app_env(@add), its standard output into
  * @out (NUL-terminated, cut at @len), standard error to /dev/null, killed
@@ -1569,6 +1573,7 @@ static int run_capture(char *const argv[], char *const add[], char *out,
 	posix_spawn_file_actions_t fa;
 	uint64_t deadline = now_ns() + (uint64_t)timeout_s * 1000000000ull;
 	char **env = app_env(add);
+	struct rusage ru;
 	size_t got = 0;
 	int pfd[2], status, err;
 	pid_t pid;
@@ -1613,8 +1618,11 @@ static int run_capture(char *const argv[], char *const add[], char *out,
 		}
 	}
 	close(pfd[0]);
-	if (waitpid(pid, &status, 0) != pid)
+	if (wait4(pid, &status, 0, &ru) != pid)
 		return -1;
+	capture_cpu_s =
+		(double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+		(double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
 	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
@@ -1878,7 +1886,7 @@ static int lttng_once(const char *app, const char *n, char *res, size_t len)
  *   ours_first_ms, lttng_first_ms: the first event, outside the timed
  *             loop (ours makes and prefaults the thread's ring)
  *   load1     the load average when the case started
- * Median of 3 each; ratio = ours_ns / lttng_ns.
+ * Median of 3 each, the two sides alternating; ratio = ours_ns / lttng_ns.
  */
 static void case_emit_vs_lttng(void)
 {
@@ -1921,6 +1929,7 @@ static void case_emit_vs_lttng(void)
 				break;
 		}
 	}
+	/* interleaved, so that both sides see the same machine load */
 	for (int i = 0; i < REPS; i++) {
 		if (app_record(emit_args, ring, NULL, out, sizeof(out)) ||
 		    key_value(out, "active=") != 1) {
@@ -1932,13 +1941,13 @@ static void case_emit_vs_lttng(void)
 		ofirst[i] = key_value(out, "first_ms=");
 		if (key_value(out, "lost=") > ol)
 			ol = key_value(out, "lost=");
-	}
-	for (int i = 0; i < REPS && !lerr; i++) {
+		if (lerr)
+			continue;
 		if (lttng_once(lt, n, res, sizeof(res))) {
 			lerr = strstr(res, "error=") ?
 				       strstr(res, "error=") + 6 :
 				       "lttng-failed";
-			break;
+			continue;
 		}
 		lns[i] = key_value(res, "ns=");
 		lfirst[i] = key_value(res, "first_ms=");
@@ -1966,12 +1975,15 @@ static void case_emit_vs_lttng(void)
  * a bisection between 0 and max_mev_s, the rate of the whole pipeline with
  * PERFRING_MODE=block (the producers wait for room instead of dropping),
  * measured first.  mev_s is the achieved rate of the best lossless trial;
- * free_mev_s/free_lost_pct: unlimited producers that drop when full.
+ * free_mev_s/free_lost_pct: unlimited producers that drop when full;
+ * recorder_cpu_ns_per_ev: the recorder's CPU time per event written in the
+ * block trial (what bounds mev_s when the recorder has a CPU to itself).
  * Rings of BENCH_APP_RING (16M) per thread.
  */
 static double sustained_trial(unsigned int threads, double rate,
 			      const char *mode, const char *ring,
-			      const char *secs, double *lost, double *attempted)
+			      const char *secs, double *lost, double *attempted,
+			      double *rec_ns)
 {
 	char app[PATH_MAX], t[16], r[32], out[4096];
 	char *args[] = { app, "rate", t, r, (char *)secs, NULL };
@@ -1984,6 +1996,9 @@ static double sustained_trial(unsigned int threads, double rate,
 		return -1;
 	*lost = key_value(out, "lost=");
 	*attempted = key_value(out, "attempted=");
+	/* the recorder's CPU: its process and the app's, less the app's */
+	*rec_ns = (capture_cpu_s - key_value(out, "cpu_s=")) * 1e9 /
+		  key_value(out, "events=");
 	return key_value(out, "mev_s=");
 }
 
@@ -1996,13 +2011,13 @@ static void case_app_sustained(void)
 	double load = load1();
 
 	for (unsigned int threads = 1; threads <= 2; threads++) {
-		double lost, att, max, fr, flost, fatt, lo = 0, hi;
+		double lost, att, max, fr, flost, fatt, lo = 0, hi, rns, fns;
 		int trials = 0;
 
 		max = sustained_trial(threads, 0, "block", ring, secs, &lost,
-				      &att);
+				      &att, &rns);
 		fr = sustained_trial(threads, 0, NULL, ring, secs, &flost,
-				     &fatt);
+				     &fatt, &fns);
 		if (max <= 0 || fr <= 0) {
 			printf("bench app-sustained threads=%u error=record-failed\n",
 			       threads);
@@ -2015,7 +2030,7 @@ static void case_app_sustained(void)
 			double mid = (lo + hi) / 2, got;
 
 			got = sustained_trial(threads, mid, NULL, ring, secs,
-					      &lost, &att);
+					      &lost, &att, &fns);
 			if (got < 0)
 				break;
 			if (lost == 0 && got >= 0.97 * mid)
@@ -2023,9 +2038,9 @@ static void case_app_sustained(void)
 			else
 				hi = mid;
 		}
-		printf("bench app-sustained threads=%u mev_s=%.1f max_mev_s=%.1f free_mev_s=%.1f free_lost_pct=%.1f ring=%s trial_s=%s trials=%d out=/dev/shm load1=%.2f baseline=block\n",
+		printf("bench app-sustained threads=%u mev_s=%.1f max_mev_s=%.1f free_mev_s=%.1f free_lost_pct=%.1f recorder_cpu_ns_per_ev=%.0f ring=%s trial_s=%s trials=%d out=/dev/shm load1=%.2f baseline=block\n",
 		       threads, lo, max, fr,
-		       fatt > 0 ? 100.0 * flost / fatt : 0.0, ring, secs,
+		       fatt > 0 ? 100.0 * flost / fatt : 0.0, rns, ring, secs,
 		       trials + 2, load);
 	}
 }

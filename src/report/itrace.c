@@ -249,6 +249,7 @@ struct bin {
 	uint8_t build_id[20];
 	uint8_t build_id_size; /* from the perf.data */
 	bool looked_up;
+	bool has_syms; /* the file defines symbols */
 	struct dso *dso; /* symbols (report) */
 	/* inject */
 	struct cnt_map *ranges, *branches;
@@ -370,6 +371,33 @@ static size_t elf_build_id_of(Elf *e, uint8_t *id)
 	return 0;
 }
 
+/* Whether .symtab or .dynsym define any symbol (a stripped binary may
+ * have none: then no symbol table is loaded for it). */
+static bool elf_has_defined_syms(Elf *e)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(e, scn)) != NULL) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) ||
+		    (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) ||
+		    !sh.sh_entsize)
+			continue;
+		d = elf_getdata(scn, NULL);
+		for (size_t i = 1; d && i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+
+			if (gelf_getsym(d, (int)i, &sym) && sym.st_name &&
+			    sym.st_shndx != SHN_UNDEF &&
+			    sym.st_shndx < SHN_LORESERVE)
+				return true;
+		}
+	}
+	return false;
+}
+
 /* Maps @path; fills the segments and build-id.  0 or -errno. */
 static int bin_load_file(struct bin *b, const char *path, uint8_t *id,
 			 size_t *id_len)
@@ -414,6 +442,7 @@ static int bin_load_file(struct bin *b, const char *path, uint8_t *id,
 		b->nr_segs++;
 	}
 	*id_len = elf_build_id_of(e, id);
+	b->has_syms = elf_has_defined_syms(e);
 	elf_end(e);
 	if (b->data)
 		munmap((void *)b->data, b->size);
@@ -458,7 +487,10 @@ static bool bin_try(struct bin *b, const char *path)
 		memcpy(b->build_id, id, n);
 		b->build_id_size = (uint8_t)n;
 	}
-	b->path = strdup(path);
+	/* Absolute: the symbol tables take only absolute file names. */
+	b->path = realpath(path, NULL);
+	if (!b->path)
+		b->path = strdup(path);
 	return b->path != NULL;
 }
 
@@ -1128,7 +1160,9 @@ static struct dso *bin_dso(struct itr *it, struct bin *b)
 		it->dsos_ok = true;
 	}
 	bin_find(it, b);
-	n = b->path ? b->path : b->name;
+	if (!b->path || !b->has_syms)
+		return NULL; /* not found, or stripped of every symbol */
+	n = b->path;
 	b->dso = dsos_findnew(&it->dsos, n, strlen(n));
 	return b->dso;
 }

@@ -281,6 +281,17 @@ for i, s in enumerate(snaps):
 print("snapshots: %s ranges, each a contiguous run of the full decode" % [len(s) for s in snaps])
 PY
 
+# Symbols: the same binary with function symbols added (same build-id).
+"$cli" report --itrace -i "$etm/perf_etm.data" --symdir "$data/simpleperf-etm-syms" -q >"$tmp/report" ||
+	fail "report --itrace with symbols: exit $?"
+sed -n 6p "$tmp/report" | grep -q '903       202  etm_test_loop  \[\.\] hot_loop$' ||
+	fail "report --itrace: hot_loop is not first: $(sed -n 6,8p "$tmp/report")"
+"$cli" script --itrace --no-disasm -i "$etm/perf_etm.data" --symdir "$data/simpleperf-etm-syms" -q |
+	grep -q 'range 0x582b2b108c-0x582b2b10a4 insns 6 <other+0x0>$' || fail "script --itrace: no symbol+offset"
+"$cli" inject -q -i "$etm/perf_etm.data" --symdir "$data/simpleperf-etm-syms" -o "$tmp/inject8" &&
+	cmp -s "$etm/perf_inject.data" "$tmp/inject8" || fail "inject with the symbol-bearing binary differs"
+echo "symbols: report and script name hot_loop/other"
+
 # Damaged perf.data: clear error, no crash.
 head -c 9000 "$etm/perf_etm.data" >"$tmp/trunc.data"
 "$cli" dump --aux -i "$tmp/trunc.data" >/dev/null 2>"$tmp/err" && fail "truncated perf.data: exit 0"

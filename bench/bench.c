@@ -1660,6 +1660,8 @@ static double median3(double *v)
 	return v[REPS / 2];
 }
 
+static double app_out_bytes; /* size of the last app_record()'s file */
+
 /* One `perfring record -o APP_OUT -- app_emit ARGS` with @ring bytes per
  * ring and PERFRING_MODE @mode (NULL: none); the app's line into @out. */
 static int app_record(char *const app_args[], const char *ring,
@@ -1667,6 +1669,7 @@ static int app_record(char *const app_args[], const char *ring,
 {
 	char *argv[16], rs[64], md[64], *add[3] = { NULL, NULL, NULL };
 	int n = 0, a = 0, ret;
+	struct stat st;
 
 	argv[n++] = (char *)cli_path();
 	argv[n++] = "record";
@@ -1684,6 +1687,7 @@ static int app_record(char *const app_args[], const char *ring,
 		add[1] = md;
 	}
 	ret = run_capture(argv, add, out, len, 120);
+	app_out_bytes = stat(APP_OUT, &st) == 0 ? (double)st.st_size : 0;
 	unlink(APP_OUT);
 	return ret;
 }
@@ -1977,7 +1981,10 @@ static void case_emit_vs_lttng(void)
  * measured first.  mev_s is the achieved rate of the best lossless trial;
  * free_mev_s/free_lost_pct: unlimited producers that drop when full;
  * recorder_cpu_ns_per_ev: the recorder's CPU time per event written in the
- * block trial (what bounds mev_s when the recorder has a CPU to itself).
+ * block trial (what bounds mev_s when the recorder has a CPU to itself);
+ * tmpfs_write_gb_s: plain write()s into a new /dev/shm file, and
+ * write_bound_mev_s: that divided by the perf.data bytes per event, the
+ * ceiling for any recorder writing this format there.
  * Rings of BENCH_APP_RING (16M) per thread.
  */
 static double sustained_trial(unsigned int threads, double rate,
@@ -2002,6 +2009,34 @@ static double sustained_trial(unsigned int threads, double rate,
 	return key_value(out, "mev_s=");
 }
 
+/* GB/s of write() in 2 MiB pieces into a new file on /dev/shm (what the
+ * recorder does): the ceiling of any recorder writing there. */
+static double tmpfs_write_gbs(void)
+{
+	const char *f = "/dev/shm/perfring-bench-write";
+	const size_t chunk = 2u << 20, total = 512u << 20;
+	char *buf = malloc(chunk);
+	uint64_t t0;
+	size_t done = 0;
+	int fd;
+
+	if (!buf)
+		return 0;
+	memset(buf, 0x5a, chunk);
+	unlink(f);
+	fd = open(f, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	t0 = now_ns();
+	while (fd >= 0 && done < total &&
+	       write(fd, buf, chunk) == (ssize_t)chunk)
+		done += chunk;
+	t0 = now_ns() - t0;
+	if (fd >= 0)
+		close(fd);
+	unlink(f);
+	free(buf);
+	return done == total ? (double)total / (double)t0 : 0;
+}
+
 static void case_app_sustained(void)
 {
 	const char *ring_env = getenv("BENCH_APP_RING");
@@ -2012,10 +2047,12 @@ static void case_app_sustained(void)
 
 	for (unsigned int threads = 1; threads <= 2; threads++) {
 		double lost, att, max, fr, flost, fatt, lo = 0, hi, rns, fns;
+		double sample, wr = tmpfs_write_gbs();
 		int trials = 0;
 
 		max = sustained_trial(threads, 0, "block", ring, secs, &lost,
 				      &att, &rns);
+		sample = max > 0 && att > 0 ? app_out_bytes / att : 0;
 		fr = sustained_trial(threads, 0, NULL, ring, secs, &flost,
 				     &fatt, &fns);
 		if (max <= 0 || fr <= 0) {
@@ -2038,9 +2075,10 @@ static void case_app_sustained(void)
 			else
 				hi = mid;
 		}
-		printf("bench app-sustained threads=%u mev_s=%.1f max_mev_s=%.1f free_mev_s=%.1f free_lost_pct=%.1f recorder_cpu_ns_per_ev=%.0f ring=%s trial_s=%s trials=%d out=/dev/shm load1=%.2f baseline=block\n",
+		printf("bench app-sustained threads=%u mev_s=%.1f max_mev_s=%.1f free_mev_s=%.1f free_lost_pct=%.1f recorder_cpu_ns_per_ev=%.0f file_bytes_per_ev=%.1f tmpfs_write_gb_s=%.2f write_bound_mev_s=%.1f ring=%s trial_s=%s trials=%d out=/dev/shm load1=%.2f baseline=block\n",
 		       threads, lo, max, fr,
-		       fatt > 0 ? 100.0 * flost / fatt : 0.0, rns, ring, secs,
+		       fatt > 0 ? 100.0 * flost / fatt : 0.0, rns, sample, wr,
+		       sample > 0 ? wr * 1e3 / sample : 0.0, ring, secs,
 		       trials + 2, load);
 	}
 }

@@ -348,6 +348,14 @@ struct perfring_aux_output {
 PERFRING_API int perfring_aux_output_begin(struct perfring_aux_output *h,
 					   struct perfring_aux *aux);
 
+/*
+ * Free AUX bytes as the writer sees them now, without the side effects of
+ * perfring_aux_output_begin() (which disables a full area): for a writer
+ * that prefers to wait rather than lose trace.  Overwrite areas: the
+ * area's size.  Writer side.
+ */
+PERFRING_API int64_t perfring_aux_space(struct perfring_aux *aux);
+
 /* perf_aux_output_flag(): ORs PERF_AUX_FLAG_* (TRUNCATED, PARTIAL,
  * COLLISION) into the record end() writes. */
 PERFRING_API void perfring_aux_output_flag(struct perfring_aux_output *h,

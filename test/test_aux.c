@@ -210,6 +210,9 @@ static void test_full(void)
 	CHECK(woken(r), "not woken at the watermark");
 	CHECK_EQ(perfring_aux_wait_prepare(a), 1);
 
+	/* The space query has no side effect. */
+	CHECK_EQ(perfring_aux_space(a), (int64_t)(2 * page - wpos));
+	CHECK(!perfring_aux_disabled(a), "space query disabled the area");
 	/* A driver with more trace than space: it writes what fits, flags
 	 * TRUNCATED, and counts the rest as lost. */
 	CHECK_EQ(perfring_aux_output_begin(&h, a), 0);
@@ -240,6 +243,8 @@ static void test_full(void)
 	/* Full without a truncation flag: begin finds no space, disables
 	 * the writer and wakes the reader, as perf_aux_output_begin(). */
 	woken(r);
+	CHECK_EQ(perfring_aux_space(a), 0);
+	CHECK(!perfring_aux_disabled(a), "space query disabled the area");
 	CHECK_EQ(perfring_aux_output_begin(&h, a), -ENOSPC);
 	CHECK(perfring_aux_disabled(a), "no space disables");
 	CHECK(woken(r), "no space wakes");

@@ -608,6 +608,14 @@ static int drain_aux(struct rec *R, struct rbuf *b, bool *any)
 					return ret;
 				perfring_aux_read_end(b->sb.aux, len);
 				off += len;
+				/* Re-enabled as soon as there is room. */
+				if (perfring_aux_disabled(b->sb.aux)) {
+					ret = R->itr->ops->read_finish(R->itr,
+								       &b->sb);
+					if (ret)
+						return ret;
+					R->st.enables++;
+				}
 			}
 			*any = true;
 		} else if (n) {

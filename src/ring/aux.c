@@ -373,6 +373,19 @@ PERFRING_API int perfring_aux_output_begin(struct perfring_aux_output *h,
 	return 0;
 }
 
+PERFRING_API int64_t perfring_aux_space(struct perfring_aux *a)
+{
+	uint64_t used;
+
+	if (!a || a->kernel || !a->ext)
+		return -EINVAL;
+	if (a->overwrite)
+		return (int64_t)a->size;
+	/* (L): as in perfring_aux_output_begin. */
+	used = a->w_head - smp_load_acquire(&a->pc->aux_tail);
+	return used >= a->size ? 0 : (int64_t)(a->size - used);
+}
+
 PERFRING_API void perfring_aux_output_flag(struct perfring_aux_output *h,
 					   uint64_t flags)
 {

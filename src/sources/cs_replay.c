@@ -627,8 +627,11 @@ static bool play_chunk(struct replay *r, const struct pr_replay_chunk *c)
 
 		if (!checkpoint(r))
 			return false;
-		/* No rate: no loss, so room for the PERF_RECORD_AUX too. */
-		if (!r->rate && perfring_ring_space(b->ring) < 256) {
+		/* No rate: no loss, so room for the PERF_RECORD_AUX too, and
+		 * wait for AUX space rather than truncate (begin would
+		 * disable a full area, as the kernel does). */
+		if (!r->rate && (perfring_ring_space(b->ring) < 256 ||
+				 perfring_aux_space(b->aux) == 0)) {
 			nap(r, b);
 			continue;
 		}

@@ -1887,6 +1887,8 @@ static int lttng_once(const char *app, const char *n, char *res, size_t len)
  *             "Discarded events" (worst of the runs)
  *   tsc_ns    perfring_clock_fast_ns() alone, N calls in the same app
  *   idle_ns   perfring_emit() with no recorder
+ *   nodrain_ns perfring_emit() into a session no recorder reads, rings
+ *             large enough for every event: the emit path alone
  *   ours_first_ms, lttng_first_ms: the first event, outside the timed
  *             loop (ours makes and prefaults the thread's ring)
  *   load1     the load average when the case started
@@ -1900,7 +1902,8 @@ static void case_emit_vs_lttng(void)
 	char n[32];
 	char *emit_args[] = { app, "emit", n, NULL };
 	double idle[REPS], ours[REPS], tsc[REPS], lns[REPS], ol = 0, ll = 0;
-	double ofirst[REPS], lfirst[REPS], trace_mb = 0, load = load1();
+	double ofirst[REPS], lfirst[REPS], nodrain[REPS], trace_mb = 0;
+	double load = load1();
 	unsigned int mib = 64;
 	const char *lerr = NULL;
 
@@ -1932,6 +1935,26 @@ static void case_emit_vs_lttng(void)
 			if (key_value(out, "lost=") == 0 || mib >= 1024)
 				break;
 		}
+	}
+	/* a session no recorder reads: the emit path alone (the ring holds
+	 * every event) */
+	for (int i = 0; i < REPS; i++) {
+		char sdir[] = "/dev/shm/perfring-bench-session-XXXXXX";
+		char senv[PATH_MAX + 32], renv[64];
+		char *add[] = { senv, renv, NULL };
+
+		if (!mkdtemp(sdir)) {
+			printf("bench emit-vs-lttng error=mkdtemp\n");
+			return;
+		}
+		snprintf(senv, sizeof(senv), "PERFRING_SESSION=%s", sdir);
+		snprintf(renv, sizeof(renv), "PERFRING_RING_SIZE=%s", ring);
+		if (run_capture(emit_args, add, out, sizeof(out), 120) ||
+		    key_value(out, "active=") != 1)
+			nodrain[i] = -1;
+		else
+			nodrain[i] = key_value(out, "ns=");
+		nftw(sdir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
 	}
 	/* interleaved, so that both sides see the same machine load */
 	for (int i = 0; i < REPS; i++) {
@@ -1965,10 +1988,11 @@ static void case_emit_vs_lttng(void)
 		       median3(ofirst), load, lerr);
 		return;
 	}
-	printf("bench emit-vs-lttng ours_ns=%.2f lttng_ns=%.2f ours_lost=%.0f lttng_lost=%.0f ratio=%.3f tsc_ns=%.2f idle_ns=%.2f ring=%s lttng_subbuf=8x4M ours_first_ms=%.1f lttng_first_ms=%.3f events=%s lttng_trace_mb=%.0f out=/dev/shm load1=%.2f stat=median\n",
+	printf("bench emit-vs-lttng ours_ns=%.2f lttng_ns=%.2f ours_lost=%.0f lttng_lost=%.0f ratio=%.3f tsc_ns=%.2f idle_ns=%.2f nodrain_ns=%.2f ring=%s lttng_subbuf=8x4M ours_first_ms=%.1f lttng_first_ms=%.3f events=%s lttng_trace_mb=%.0f out=/dev/shm load1=%.2f stat=median\n",
 	       median3(ours), median3(lns), ol, ll,
-	       median3(ours) / median3(lns), median3(tsc), median3(idle), ring,
-	       median3(ofirst), median3(lfirst), n, trace_mb, load);
+	       median3(ours) / median3(lns), median3(tsc), median3(idle),
+	       median3(nodrain), ring, median3(ofirst), median3(lfirst), n,
+	       trace_mb, load);
 }
 
 /*

@@ -32,10 +32,14 @@ import os, sys, time
 n = int(sys.argv[1])
 nap = len(sys.argv) < 3
 fd = os.open("/sys/kernel/tracing/trace_marker", os.O_WRONLY)
+t0 = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
 for i in range(n):
     os.write(fd, b"perfring-mark-%d-%d" % (os.getpid(), i))
+    if i == 0:
+        t1 = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
     if nap and i % 50 == 49:
         time.sleep(0.001)
+print("first-marker-between %d %d" % (t0, t1))
 '
 
 # summary FIELD: a key=value of the record summary line.
@@ -107,6 +111,25 @@ grep -q 'mmap consumer' "$tmp/rec.err" || skip "the kernel has no memory-mapped 
 check basic "$tmp/a.dat" 400
 [ "$(summary zero_copy_pages)" -gt 0 ] || fail "basic: no page written straight from the mapping"
 grep -q 'clock mono' "$tmp/stats.txt" || fail "basic: not recorded with the mono clock"
+# The first marker's time lies between the writer's CLOCK_MONOTONIC
+# readings around it (trace-cmd prints microseconds, rounded).
+read -r _ t0 t1 < <(grep first-marker-between "$tmp/rec.out")
+ts=$(grep -m1 'perfring-mark-[0-9]*-0$' "$tmp/tc.ev" | sed 's/.*\] *\([0-9]*\)\.\([0-9]*\):.*/\1\2/')
+[ -n "$ts" ] && [ -n "$t0" ] || fail "basic: no time to compare"
+[ $((ts * 1000 + 500)) -ge "$t0" ] && [ $((ts * 1000 - 500)) -le "$t1" ] ||
+	fail "basic: first marker at ${ts}us, not within CLOCK_MONOTONIC [$t0, $t1] ns"
+echo "basic: timestamps are CLOCK_MONOTONIC (${ts}us in [$t0, $t1] ns)"
+
+# 1b. Without -a only the command's tasks (set_event_pid + event-fork in
+# the instance): every sched_switch has on one side a task that did not
+# exist before the recording (the command or a child of it).
+ls /proc | grep -E '^[0-9]+$' | sort >"$tmp/before"
+record cmdonly -e sched:sched_switch -e ftrace:print -o "$tmp/a2.dat" -- python3 -c "$marker_py" 200
+check cmdonly "$tmp/a2.dat" 200
+grep 'sched_switch:' "$tmp/tc.ev" | sed 's/.*sched_switch: *//; s/.*:\([0-9]*\) \[[0-9]*\] [A-Z+]* ==> .*:\([0-9]*\) \[.*/\1 \2/' >"$tmp/pairs"
+other=$(awk 'NR == FNR { old[$1] = 1; next } ($1 in old || $1 == 0) && ($2 in old || $2 == 0)' "$tmp/before" "$tmp/pairs" | wc -l)
+[ "$other" = 0 ] || fail "cmdonly: $other sched_switch events between tasks that are not the command's"
+[ "$(cat $T/set_event_pid)" = "" ] || fail "cmdonly: the top-level set_event_pid was changed"
 
 # 2. 8K sub-buffers: the file's page size follows.
 record subbuf8k -e sched:sched_switch -e ftrace:print -a --subbuf-size 8 -o "$tmp/b.dat" -- python3 -c "$marker_py" 300

@@ -440,6 +440,68 @@ static void test_damaged_ini(void)
 	vfs_free(&v);
 }
 
+/*
+ * ETMv3 and PTM decoders (no real trace of theirs here): created from
+ * register values, fed ETMv4 frames as foreign data, raw and framed; they
+ * must resync and never crash.
+ */
+static void test_etmv3_ptm(void)
+{
+	struct vfs v = { 0 };
+	struct vfile *tr;
+
+	load_juno(&v);
+	tr = vfs_get(&v, "cstrace.bin");
+	for (int k = 0; k < 4; k++) {
+		struct outbuf ob = { 0 };
+		bool raw = k & 1;
+		struct csd *d;
+		FILE *f = fopen("/dev/null", "w");
+
+		ob.cap = OB_SIZE + OB_SLACK;
+		ob.p = malloc(ob.cap);
+		ob.f = f;
+		d = csd_new(!raw, OCSD_DFRMTR_FRAME_MEM_ALIGN,
+			    CSD_DECODE | CSD_PRINT_ELEMS | CSD_PRINT_RAW_PKTS,
+			    &ob);
+		CHECK(d && f && ob.p, "setup");
+		if (k < 2) {
+			ocsd_etmv3_cfg c3 = { .reg_idr = 0x4114F253,
+					      .reg_ctrl = 0x1000,
+					      .reg_ccer = 0,
+					      .reg_trc_id = 0x10,
+					      .arch_ver = ARCH_V7,
+					      .core_prof = profile_CortexA };
+
+			CHECK_EQ(csd_add_etmv3(d, &c3), 0);
+		} else {
+			ocsd_ptm_cfg cp = { .reg_idr = 0x411CF312,
+					    .reg_ctrl = 0x1000,
+					    .reg_ccer = 0,
+					    .reg_trc_id = 0x10,
+					    .arch_ver = ARCH_V7,
+					    .core_prof = profile_CortexA };
+
+			CHECK_EQ(csd_add_ptm(d, &cp), 0);
+		}
+		CHECK_EQ(csd_add_mem(d, 0xFFFFFFC000081000ull,
+				     vfs_get(&v, "kernel_dump.bin")->data,
+				     vfs_get(&v, "kernel_dump.bin")->len,
+				     OCSD_MEM_SPACE_ANY),
+			 0);
+		CHECK_EQ(csd_feed(d, tr->data, tr->len), 0);
+		CHECK_EQ(csd_eot(d), 0);
+		CHECK_EQ(csd_stats(d)->bytes, tr->len);
+		CHECK(csd_stats(d)->packets > 0, "%s %s: no packets",
+		      k < 2 ? "etmv3" : "ptm", raw ? "raw" : "framed");
+		csd_free(d);
+		ob_flush(&ob);
+		free(ob.p);
+		fclose(f);
+	}
+	vfs_free(&v);
+}
+
 static void test_core_names(void)
 {
 	ocsd_arch_version_t a;
@@ -562,6 +624,7 @@ int main(void)
 	test_juno_chunking();
 	test_damaged_trace();
 	test_damaged_ini();
+	test_etmv3_ptm();
 	test_perf_data_damage();
 	printf("cs decode: snapshots, chunking, damage: ok\n");
 	return 0;

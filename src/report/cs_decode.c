@@ -187,6 +187,38 @@ static void pkt_mon(const void *ctx, ocsd_datapath_op_t op,
 		d->cb_err = ob->err;
 }
 
+/*
+ * The element as OpenCSD's printer may safely index its name tables with:
+ * its decoders can hand out fields they never set (the ETMv3 decoder's PE
+ * context ISA on bad trace), which its own toString() then uses as array
+ * indexes.  Valid elements are returned as they are (same text).
+ */
+static const ocsd_generic_trace_elem *
+elem_for_str(const ocsd_generic_trace_elem *el, ocsd_generic_trace_elem *safe)
+{
+	bool isa_bad = (unsigned)el->isa > (unsigned)ocsd_isa_unknown;
+	bool on_bad = el->elem_type == OCSD_GEN_TRC_ELEM_TRACE_ON &&
+		      (unsigned)el->trace_on_reason > TRACE_ON_EX_DEBUG;
+	bool mark_bad = el->elem_type == OCSD_GEN_TRC_ELEM_SYNC_MARKER &&
+			el->sync_marker.type != ELEM_MARKER_TS;
+	bool sw_bad = el->elem_type == OCSD_GEN_TRC_ELEM_SWTRACE &&
+		      el->sw_trace_info.swt_payload_pkt_bitsize &&
+		      !el->ptr_extended_data;
+
+	if (!isa_bad && !on_bad && !mark_bad && !sw_bad)
+		return el;
+	*safe = *el;
+	if (isa_bad)
+		safe->isa = ocsd_isa_unknown;
+	if (on_bad)
+		safe->trace_on_reason = TRACE_ON_NORMAL;
+	if (mark_bad)
+		safe->sync_marker.type = ELEM_MARKER_TS;
+	if (sw_bad)
+		safe->sw_trace_info.swt_payload_pkt_bitsize = 0;
+	return safe;
+}
+
 static ocsd_datapath_resp_t elem_in(const void *ctx, ocsd_trc_index_t idx,
 				    uint8_t id,
 				    const ocsd_generic_trace_elem *el)
@@ -210,12 +242,13 @@ static ocsd_datapath_resp_t elem_in(const void *ctx, ocsd_trc_index_t idx,
 	}
 	if (d->ob && (d->flags & CSD_PRINT_ELEMS)) {
 		struct outbuf *ob = d->ob;
+		ocsd_generic_trace_elem safe;
 
 		put_idx_id(ob, idx, id);
 		ob_puts(ob, "; ");
 		d->str[0] = 0;
-		if (ocsd_gen_elem_str(el, d->str, (int)sizeof(d->str)) !=
-		    OCSD_OK)
+		if (ocsd_gen_elem_str(elem_for_str(el, &safe), d->str,
+				      (int)sizeof(d->str)) != OCSD_OK)
 			snprintf(d->str, sizeof(d->str), "(element type %d)",
 				 (int)el->elem_type);
 		ob_puts(ob, d->str);

@@ -81,6 +81,25 @@ if command -v trc_pkt_lister >/dev/null; then
 	lines "$tmp/out" | cmp -s "$tmp/ref" - || fail "raw: differs from trc_pkt_lister"
 fi
 echo "raw trace: $(wc -l <"$tmp/raw_el") elements as from the frames"
+# The raw stream recorded into a perf.data, its PERF_RECORD_AUX flagged
+# CORESIGHT_FORMAT_RAW (0x100) as TRBE drivers do: dump --aux decodes it
+# unformatted (the packets of the raw snapshot, then the padding byte).
+"$cli" record -q --replay-cs "$tmp/raw" -o "$tmp/raw.data" >/dev/null 2>&1 || fail "record --replay-cs of the raw snapshot"
+off=$("$cli" dump -i "$tmp/raw.data" 2>/dev/null | awk '/PERF_RECORD_AUX offset/ { print $3; exit }')
+[ -n "$off" ] || fail "raw: no PERF_RECORD_AUX in the recording"
+python3 - "$tmp/raw.data" "$off" <<'PY'
+import struct, sys
+p, off = sys.argv[1], int(sys.argv[2], 16)
+d = bytearray(open(p, 'rb').read())
+assert struct.unpack_from('<I', d, off)[0] == 11  # PERF_RECORD_AUX
+struct.pack_into('<Q', d, off + 24, struct.unpack_from('<Q', d, off + 24)[0] | 0x100)
+open(p, 'wb').write(d)
+PY
+"$cli" dump --aux -i "$tmp/raw.data" >"$tmp/out" 2>"$tmp/err" || fail "dump --aux of raw AUX data: $(cat "$tmp/err")"
+grep -q 'CoreSight raw trace data' "$tmp/out" || fail "raw AUX data not decoded as raw"
+"$cli" decode --snapshot "$tmp/raw" -q | grep '^Idx' >"$tmp/ref"
+grep '^Idx' "$tmp/out" | head -n "$(wc -l <"$tmp/ref")" | cmp -s "$tmp/ref" - || fail "raw AUX data: packets differ from the raw snapshot's"
+echo "raw AUX data (FORMAT_RAW flag): packets as the raw snapshot's"
 
 # ETE decoder (the a57 source declared as ETE: its ETMv4 trace decodes the
 # same); OpenCSD's C API has no ETE packet callback, its printer is used.

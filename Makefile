@@ -139,7 +139,7 @@ uninstall:
 
 # Exported symbols must be exactly the map's.
 check-abi: $(SHLIB)
-	@nm -D --defined-only $(SHLIB) | awk '$$2 == "T" {sub(/@.*/, "", $$3); print $$3}' | sort > $(B)/abi.syms
+	@nm -D --defined-only $(SHLIB) | awk '$$2 ~ /^[TDBR]$$/ {sub(/@.*/, "", $$3); print $$3}' | sort > $(B)/abi.syms
 	@grep -o 'perfring_[a-z_0-9]*' src/libperfring.map | sort > $(B)/abi.map
 	@diff -u $(B)/abi.map $(B)/abi.syms && echo "abi: exported symbols match src/libperfring.map"
 

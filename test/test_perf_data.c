@@ -1021,7 +1021,8 @@ static void test_misuse(void)
 	CHECK_EQ(pd_writer_write(w, bad, 8), -EINVAL); /* not started */
 	CHECK_EQ(pd_writer_add_attr(w, &a, NULL, NULL, 0), 0);
 	CHECK_EQ(pd_writer_start(w), 0);
-	CHECK_EQ(pd_writer_add_attr(w, &b, NULL, NULL, 0), -EBUSY);
+	/* an event added while recording must have ids (two events) */
+	CHECK_EQ(pd_writer_add_attr(w, &b, NULL, NULL, 0), -EINVAL);
 	CHECK_EQ(pd_writer_write(w, bad, 8), -EINVAL);
 	CHECK_EQ(pd_writer_data_bytes(w), 0);
 	CHECK_EQ(pd_writer_finish_round(w), 0); /* nothing to end */
@@ -1036,6 +1037,38 @@ static void test_misuse(void)
 	CHECK(strstr(out, "# hostname : "), "%s", out);
 	free(out);
 	printf("misuse: refused as expected; an empty recording opens cleanly\n");
+
+	/* events added while recording (application events): written with
+	 * the others after the features, perf finds them by name */
+	fd = open_new("late.data", path);
+	{
+		static const uint64_t clock_ids[] = { ID_CLOCK0 };
+		static const uint64_t late_ids[] = { ID_FAULTS };
+
+		CHECK_EQ(pd_writer_open(fd, false, 0, NULL, &w), 0);
+		CHECK_EQ(pd_writer_add_attr(w, &a, "early-clock", clock_ids, 1),
+			 0);
+		CHECK_EQ(pd_writer_start(w), 0);
+		b.sample_id_all = 0; /* must match the first: refused */
+		CHECK_EQ(pd_writer_add_attr(w, &b, "bad", late_ids, 1),
+			 -EINVAL);
+		b.sample_id_all = 1;
+		CHECK_EQ(pd_writer_add_attr(w, &b, "late-faults", late_ids, 1),
+			 0);
+		CHECK_EQ(pd_writer_finish_round(w), 0);
+		CHECK_EQ(pd_writer_close(w), 0);
+	}
+	close(fd);
+	out = run(PERF " report --header-only -i %s", path);
+	no_complaints(out, "perf report --header-only (late event)");
+	CHECK(strstr(out, "name = early-clock") &&
+		      strstr(out, "name = late-faults"),
+	      "late event missing: %s", out);
+	free(out);
+	out = run(PERF " report --stats -i %s", path);
+	no_complaints(out, "perf report --stats (late event)");
+	free(out);
+	printf("an event added while recording: perf reads both attrs\n");
 }
 
 int main(int argc, char **argv)

@@ -73,18 +73,18 @@ static int on_write(void *ctx, const void *buf, size_t len)
 			uint16_t type;
 
 			CHECK(h.type == PERF_RECORD_SAMPLE, "type %u", h.type);
-			memcpy(&pid, r + 24, 4);
-			memcpy(&tid, r + 28, 4);
-			memcpy(&raw, r + 56, 4);
-			memcpy(&type, r + 60, 2);
+			memcpy(&pid, r + 16, 4);
+			memcpy(&tid, r + 20, 4);
+			memcpy(&raw, r + 40, 4);
+			memcpy(&type, r + 44, 2);
 			CHECK(pid == (uint32_t)getpid(), "pid %u", pid);
-			CHECK(60 + raw == h.size, "raw size %u of %u", raw,
+			CHECK(44 + raw == h.size, "raw size %u of %u", raw,
 			      h.size);
 			s->samples++;
 			if (type == s->tick_id) {
 				struct tick t;
 
-				memcpy(&t, r + 68, sizeof(t));
+				memcpy(&t, r + 52, sizeof(t));
 				CHECK(t.thread < THREADS, "thread %llu",
 				      (unsigned long long)t.thread);
 				CHECK(t.value == t.seq * 7 + t.thread,
@@ -108,12 +108,12 @@ static int on_write(void *ctx, const void *buf, size_t len)
 				char want[32];
 
 				CHECK(type == s->msg_id, "event id %u", type);
-				memcpy(&seq, r + 68, 4);
-				memcpy(&loc, r + 72, 4);
+				memcpy(&seq, r + 52, 4);
+				memcpy(&loc, r + 56, 4);
 				snprintf(want, sizeof(want), "m%u", seq);
 				CHECK((loc & 0xffff) + (loc >> 16) <= raw &&
 					      (loc >> 16) == strlen(want) + 1 &&
-					      !memcmp(r + 60 + (loc & 0xffff),
+					      !memcmp(r + 44 + (loc & 0xffff),
 						      want, strlen(want) + 1),
 				      "string of msg %u", seq);
 				s->msgs++;

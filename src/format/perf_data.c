@@ -1230,6 +1230,21 @@ static int check_records(struct pd_writer *w, const unsigned char *p,
 	return 0;
 }
 
+static bool mid_record(const struct pd_writer *w)
+{
+	return w->hdr_have || w->rec_left;
+}
+
+PR_HIDDEN int pd_writer_write_whole(struct pd_writer *w, const void *buf,
+				    size_t len)
+{
+	if (!w || (len && !buf) || !w->started || mid_record(w))
+		return -EINVAL;
+	if (w->err)
+		return w->err;
+	return len ? append(w, buf, len) : 0;
+}
+
 PR_HIDDEN int pd_writer_write(struct pd_writer *w, const void *buf, size_t len)
 {
 	int ret;
@@ -1246,11 +1261,6 @@ PR_HIDDEN int pd_writer_write(struct pd_writer *w, const void *buf, size_t len)
 	if (ret)
 		return ret;
 	return append(w, buf, len);
-}
-
-static bool mid_record(const struct pd_writer *w)
-{
-	return w->hdr_have || w->rec_left;
 }
 
 PR_HIDDEN int pd_writer_write_auxtrace(struct pd_writer *w, const void *rec,

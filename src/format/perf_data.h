@@ -94,6 +94,10 @@ int pd_writer_write_auxtrace(struct pd_writer *w, const void *rec,
 			     const void *data1, size_t len1, const void *data2,
 			     size_t len2);
 
+/* pd_writer_write() for a caller that built the records itself (whole,
+ * sizes right: not walked again); only between records. */
+int pd_writer_write_whole(struct pd_writer *w, const void *buf, size_t len);
+
 /* Ends a round: writes PERF_RECORD_FINISHED_ROUND and flushes; the file is
  * valid up to here even if a later write fails.  Returns 0 or -errno. */
 int pd_writer_finish_round(struct pd_writer *w);

@@ -419,7 +419,7 @@ static int app_new_event(void *ctx, const struct app_event_desc *d,
 	a.type = PERF_TYPE_TRACEPOINT;
 	a.config = d->id;
 	a.sample_type = APP_SAMPLE_TYPE;
-	a.sample_period = 1;
+	a.sample_period = 1; /* no PERIOD in the samples: perf takes this */
 	a.sample_id_all = 1;
 	a.use_clockid = 1;
 	a.clockid = CLOCK_MONOTONIC;
@@ -431,7 +431,8 @@ static int app_new_event(void *ctx, const struct app_event_desc *d,
 static int app_write(void *ctx, const void *buf, size_t len)
 {
 	struct session *s = ctx;
-	int err = pd_writer_write(s->w, buf, len);
+	/* app_session built these records: whole, sizes right */
+	int err = pd_writer_write_whole(s->w, buf, len);
 
 	if (!err)
 		s->st.bytes += len;

@@ -27,7 +27,7 @@
 #define EVENTS_FILE_MAX (4u << 20) /* bytes read from one events file */
 #define OUT_FLUSH (1u << 20)
 #define GONE_CHECK_NS (200 * 1000 * 1000ull)
-#define SAMPLE_HDR 60 /* header .. raw_size of an app sample */
+#define SAMPLE_HDR 44 /* header .. raw_size of an app sample */
 #define LOST_SIZE 56 /* PERF_RECORD_LOST + TID TIME CPU IDENTIFIER */
 
 struct app_ring {
@@ -404,20 +404,18 @@ static int convert_event(struct app_session *s, struct app_ring *r,
 
 		memcpy(o, &ph, 8);
 		put64(o + 8, APP_SAMPLE_ID(d->id)); /* IDENTIFIER */
-		put64(o + 16, 0); /* IP */
-		put32(o + 24, (uint32_t)r->pid); /* TID: pid, tid */
-		put32(o + 28, h.tid);
-		put64(o + 32, h.time); /* TIME */
-		put32(o + 40, h.cpu); /* CPU, res */
-		put32(o + 44, 0);
-		put64(o + 48, 1); /* PERIOD */
-		put32(o + 56, raw); /* RAW size, then the raw data */
-		memcpy(o + 60, &common_type, 2);
-		o[62] = 0; /* common_flags */
-		o[63] = 0; /* common_preempt_count */
-		put32(o + 64, h.tid); /* common_pid */
-		memcpy(o + 68, pl, plen);
-		put32(o + 68 + plen, 0);
+		put32(o + 16, (uint32_t)r->pid); /* TID: pid, tid */
+		put32(o + 20, h.tid);
+		put64(o + 24, h.time); /* TIME */
+		put32(o + 32, h.cpu); /* CPU, res */
+		put32(o + 36, 0);
+		put32(o + 40, raw); /* RAW size, then the raw data */
+		memcpy(o + 44, &common_type, 2);
+		o[46] = 0; /* common_flags */
+		o[47] = 0; /* common_preempt_count */
+		put32(o + 48, h.tid); /* common_pid */
+		memcpy(o + 52, pl, plen);
+		put32(o + 52 + plen, 0);
 	}
 	s->out_len += total;
 	s->st.events++;

@@ -15,12 +15,13 @@
 
 struct app_session;
 
-/* sample_type of the samples an app session produces; the recorder's
- * kernel events use the same trailer (TID TIME CPU IDENTIFIER). */
-#define APP_SAMPLE_TYPE                                              \
-	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | \
-	 PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD |   \
-	 PERF_SAMPLE_RAW)
+/* sample_type of the samples an app session produces: no IP or PERIOD
+ * (nothing to say there; the attr's sample_period stands for it), so a
+ * 3 x u64 event is an 80-byte sample.  The recorder's kernel events use
+ * the same trailer (TID TIME CPU IDENTIFIER), as perf requires. */
+#define APP_SAMPLE_TYPE                                                \
+	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | \
+	 PERF_SAMPLE_CPU | PERF_SAMPLE_RAW)
 /* The sample id of event id n (perf's ids from the kernel are small). */
 #define APP_SAMPLE_ID(n) ((1ull << 62) | (n))
 

@@ -775,7 +775,8 @@ static int load_elf(struct dso *dso, struct elf_file *run)
 		/* PLT entries went in unsorted, after the fixups. */
 		for (size_t i = 0; i < sv.nr; i++)
 			sv.v[i].idx = (uint32_t)i;
-		qsort(sv.v, sv.nr, sizeof(*sv.v), rawsym_cmp);
+		if (sv.nr) /* qsort(NULL, 0) is undefined */
+			qsort(sv.v, sv.nr, sizeof(*sv.v), rawsym_cmp);
 		err = symvec_install(&sv, dso);
 	}
 	symvec_free(&sv);

@@ -143,7 +143,7 @@ check-abi: $(SHLIB)
 	@grep -o 'perfring_[a-z_0-9]*' src/libperfring.map | sort > $(B)/abi.map
 	@diff -u $(B)/abi.map $(B)/abi.syms && echo "abi: exported symbols match src/libperfring.map"
 
-FORMAT_FILES := $(wildcard include/*.h include/*/*.h src/*/*.[ch] tools/*.c examples/*.c test/*.[ch] bench/*.c fuzz/*.c)
+FORMAT_FILES := $(wildcard include/*.h include/*/*.h src/*/*.[ch] tools/*.c examples/*.c test/*.[ch] test/apps/*.c bench/*.c fuzz/*.c)
 format:
 	clang-format -i $(FORMAT_FILES)
 format-check:

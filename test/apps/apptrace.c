@@ -142,7 +142,8 @@ static void *worker(void *arg)
 			scribble_own_ring();
 		if (thread == 0 && seq == snapshot_at) {
 			if (perfring_app_snapshot())
-				fprintf(stderr, "apptrace: snapshot request failed\n");
+				fprintf(stderr,
+					"apptrace: snapshot request failed\n");
 			usleep(200 * 1000);
 		}
 		if (rate && seq % 64 == 63)

@@ -123,6 +123,17 @@ ts=$(grep -m1 'perfring-mark-[0-9]*-0$' "$tmp/tc.ev" | sed 's/.*\] *\([0-9]*\)\.
 	fail "basic: first marker at ${ts}us, not within CLOCK_MONOTONIC [$t0, $t1] ns"
 echo "basic: timestamps are CLOCK_MONOTONIC (${ts}us in [$t0, $t1] ns)"
 
+# 1a. The same file as version 7 (trace-cmd convert: zstd, and none):
+# perfring script still prints what trace-cmd report prints.
+for comp in any none; do
+	trace-cmd convert --compression $comp -i "$tmp/a.dat" -o "$tmp/a7.dat" >/dev/null 2>&1 || fail "trace-cmd convert --compression $comp failed"
+	trace-cmd report -i "$tmp/a7.dat" 2>/dev/null | tail -n +2 >"$tmp/tc7.txt"
+	"$cli" script -i "$tmp/a7.dat" >"$tmp/ours7.txt" || fail "v7 ($comp): perfring script failed"
+	[ -s "$tmp/tc7.txt" ] && cmp -s "$tmp/tc7.txt" "$tmp/ours7.txt" || fail "v7 ($comp): perfring script differs from trace-cmd report"
+	grep -q '^trace.dat version 7' <("$cli" stats -i "$tmp/a7.dat") || fail "v7 ($comp): stats"
+done
+echo "v7: zstd and uncompressed conversions read as trace-cmd reads them"
+
 # 1b. Without -a only the command's tasks (set_event_pid + event-fork in
 # the instance): every sched_switch has on one side a task that did not
 # exist before the recording (the command or a child of it).

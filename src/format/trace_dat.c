@@ -15,10 +15,14 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zstd.h>
 #include "trace_dat.h"
 
 #define TDAT_MAX_CPUS 4096
 #define TDAT_MAX_PAGE (1u << 27)
+#define TDAT_MAX_SECTION (64u << 20) /* uncompressed section */
+#define TDAT_MAX_CPU_DATA (1ull << 30) /* uncompressed CPU data */
+#define TDAT_MAX_CHUNK (32u << 20) /* one compressed chunk, uncompressed */
 
 /* ---- growable buffer ------------------------------------------------------ */
 
@@ -477,19 +481,462 @@ static void parse_clock(struct tdat_file *f, const uint8_t *d, size_t n)
 	f->trace_clock[len] = 0;
 }
 
+/* Keeps a buffer the reader made (a decompressed section or CPU data). */
+static int own(struct tdat_file *f, void *p)
+{
+	void **n = realloc(f->owned, (f->nr_owned + 1) * sizeof(*n));
+
+	if (!n) {
+		free(p);
+		return -ENOMEM;
+	}
+	f->owned = n;
+	n[f->nr_owned++] = p;
+	return 0;
+}
+
+static int parse_header_info(struct tdat_file *f, struct cur *c)
+{
+	expect(c, "header_page", 12);
+	get_blob(c, 8, "header_page", &f->header_page);
+	expect(c, "header_event", 13);
+	get_blob(c, 8, "header_event", &f->header_event);
+	return c->err;
+}
+
+static int parse_ftrace(struct tdat_file *f, struct cur *c)
+{
+	uint32_t n = (uint32_t)get(c, 4, "ftrace format count");
+
+	if (c->err)
+		return c->err;
+	if (n > (c->size - c->pos) / 8) {
+		pr_err("trace.dat: %u ftrace formats at offset %zu do not fit the file",
+		       n, c->pos - 4);
+		return -EBADMSG;
+	}
+	free(f->ftrace);
+	f->ftrace = calloc(n ? n : 1, sizeof(*f->ftrace));
+	if (!f->ftrace)
+		return -ENOMEM;
+	f->nr_ftrace = n;
+	for (uint32_t i = 0; i < n; i++) {
+		f->ftrace[i].name = "ftrace";
+		get_blob(c, 8, "ftrace format", &f->ftrace[i]);
+	}
+	return c->err;
+}
+
+static int parse_systems(struct tdat_file *f, struct cur *c)
+{
+	uint32_t n = (uint32_t)get(c, 4, "system count");
+
+	if (c->err)
+		return c->err;
+	if (n > (c->size - c->pos) / 5) {
+		pr_err("trace.dat: %u systems at offset %zu do not fit the file",
+		       n, c->pos - 4);
+		return -EBADMSG;
+	}
+	for (uint32_t s = 0; s < n && !c->err; s++) {
+		const char *sys = get_str(c, "system name");
+		uint32_t ne = (uint32_t)get(c, 4, "event count");
+		struct tdat_blob *nb;
+
+		if (c->err)
+			break;
+		if (ne > (c->size - c->pos) / 8) {
+			pr_err("trace.dat: %u events of %s at offset %zu do not fit the file",
+			       ne, sys, c->pos - 4);
+			return -EBADMSG;
+		}
+		nb = realloc(f->events,
+			     (f->nr_events + ne + 1) * sizeof(*f->events));
+		if (!nb)
+			return -ENOMEM;
+		f->events = nb;
+		for (uint32_t i = 0; i < ne; i++) {
+			struct tdat_blob *b = &f->events[f->nr_events++];
+
+			b->name = sys;
+			get_blob(c, 8, "event format", b);
+		}
+	}
+	return c->err;
+}
+
+static bool frame_size_ok(const uint8_t *p, uint32_t csz, uint32_t usz)
+{
+	unsigned long long fs = ZSTD_getFrameContentSize(p, csz);
+
+	/* trace-cmd's frames do not record their size: then only the
+	 * decompression can tell. */
+	return fs == ZSTD_CONTENTSIZE_UNKNOWN || fs == usz;
+}
+
+/*
+ * A version 7 section at @off with id @want: @out walks its content, in
+ * the file (offsets in messages are file offsets) or, compressed,
+ * decompressed into a buffer the file keeps.
+ */
+static int section(struct tdat_file *f, uint64_t off, uint16_t want,
+		   struct cur *out)
+{
+	struct cur c = { .p = f->map, .size = f->size };
+	uint16_t id, flags;
+	uint64_t sz;
+
+	if (off > f->size) {
+		pr_err("trace.dat: section offset %" PRIu64
+		       " is past the end of the file (%zu bytes)",
+		       off, f->size);
+		return -EBADMSG;
+	}
+	c.pos = (size_t)off;
+	id = (uint16_t)get(&c, 2, "section id");
+	flags = (uint16_t)get(&c, 2, "section flags");
+	get(&c, 4, "section description");
+	sz = get(&c, 8, "section size");
+	if (c.err)
+		return c.err;
+	if (id != want) {
+		pr_err("trace.dat: section at offset %" PRIu64
+		       " has id %u, expected %u",
+		       off, id, want);
+		return -EBADMSG;
+	}
+	if (!need(&c, sz, "section data"))
+		return c.err;
+	if (flags & 1) {
+		uint32_t csz, usz;
+		size_t r;
+		void *buf;
+
+		if (!f->compressed) {
+			pr_err("trace.dat: section at offset %" PRIu64
+			       " is compressed in a file without compression",
+			       off);
+			return -EBADMSG;
+		}
+		c.size = c.pos + (size_t)sz;
+		csz = (uint32_t)get(&c, 4, "compressed size");
+		usz = (uint32_t)get(&c, 4, "uncompressed size");
+		if (!need(&c, csz, "compressed section"))
+			return c.err;
+		if (usz > TDAT_MAX_SECTION ||
+		    !frame_size_ok(c.p + c.pos, csz, usz)) {
+			pr_err("trace.dat: section at offset %" PRIu64
+			       ": %u bytes uncompressed claimed, not what its zstd frame holds",
+			       off, usz);
+			return -EBADMSG;
+		}
+		buf = malloc(usz ? usz : 1);
+		if (!buf || own(f, buf))
+			return -ENOMEM;
+		r = ZSTD_decompress(buf, usz, c.p + c.pos, csz);
+		if (ZSTD_isError(r) || r != usz) {
+			pr_err("trace.dat: section at offset %" PRIu64
+			       " does not decompress to %u bytes (%s)",
+			       off, usz,
+			       ZSTD_isError(r) ? ZSTD_getErrorName(r) :
+						 "short");
+			return -EBADMSG;
+		}
+		*out = (struct cur){ .p = buf, .size = usz };
+		return 0;
+	}
+	*out = (struct cur){ .p = f->map,
+			     .size = c.pos + (size_t)sz,
+			     .pos = c.pos };
+	return 0;
+}
+
+/* CPU data of a compressed file: chunks of { u32 csize, u32 usize, data }. */
+
+/* CPU data of a compressed file: u32 count, then chunks of { u32 csize,
+ * u32 usize, data }, decompressed one after the other into a buffer that
+ * grows only by what did decompress. */
+static int cpu_chunks(struct tdat_file *f, uint32_t cpu)
+{
+	struct tdat_cpu *tc = &f->cpus[cpu];
+	/* trace-cmd 3.1 records the size after the u32 chunk count. */
+	uint64_t end = tc->offset + tc->size + 4 < f->size ?
+			       tc->offset + tc->size + 4 :
+			       f->size;
+	struct cur c = { .p = f->map,
+			 .size = (size_t)end,
+			 .pos = (size_t)tc->offset };
+	uint32_t n = (uint32_t)get(&c, 4, "chunk count");
+	size_t total = 0, cap = 0;
+	uint8_t *buf = NULL, *nb;
+	int err;
+
+	if (c.err)
+		return c.err;
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t csz = (uint32_t)get(&c, 4, "chunk compressed size");
+		uint32_t usz = (uint32_t)get(&c, 4, "chunk size");
+		size_t r;
+
+		if (!need(&c, csz, "chunk data")) {
+			err = c.err;
+			goto fail;
+		}
+		if (usz > TDAT_MAX_CHUNK ||
+		    !frame_size_ok(c.p + c.pos, csz, usz) ||
+		    total + usz > TDAT_MAX_CPU_DATA) {
+			pr_err("trace.dat: cpu%u chunk at offset %zu: %u bytes claimed, not what it holds or too many",
+			       cpu, c.pos - 8, usz);
+			err = -EBADMSG;
+			goto fail;
+		}
+		if (total + usz > cap) {
+			cap = (total + usz) * 2;
+			nb = realloc(buf, cap);
+			if (!nb) {
+				err = -ENOMEM;
+				goto fail;
+			}
+			buf = nb;
+		}
+		r = ZSTD_decompress(buf + total, usz, c.p + c.pos, csz);
+		if (ZSTD_isError(r) || r != usz) {
+			pr_err("trace.dat: cpu%u chunk at offset %zu does not decompress to %u bytes",
+			       cpu, c.pos - 8, usz);
+			err = -EBADMSG;
+			goto fail;
+		}
+		c.pos += csz;
+		total += usz;
+	}
+	if (!buf && !(buf = malloc(1)))
+		return -ENOMEM;
+	err = own(f, buf);
+	if (err)
+		return err;
+	tc->data = buf;
+	tc->size = total;
+	return 0;
+fail:
+	free(buf);
+	return err;
+}
+
+/* Options (both versions): the ones the reader uses. */
+static int parse_options(struct tdat_file *f, struct cur *c, uint64_t *next,
+			 uint64_t sec[22], const uint8_t **buffer,
+			 uint32_t *buffer_len)
+{
+	*next = 0;
+	for (;;) {
+		uint16_t id;
+		uint32_t sz;
+		size_t at;
+
+		if (f->version == 7 && c->pos == c->size)
+			return 0; /* a section may end without DONE */
+		id = (uint16_t)get(c, 2, "option id");
+		if (c->err)
+			return c->err;
+		if (id == TDAT_OPT_DONE && f->version == 6)
+			return 0;
+		sz = (uint32_t)get(c, 4, "option size");
+		if (!need(c, sz, "option data"))
+			return c->err;
+		at = c->pos;
+		c->pos += sz;
+		if (id == TDAT_OPT_DONE) {
+			if (sz >= 8)
+				memcpy(next, c->p + at, 8);
+			return 0;
+		}
+		if (id == TDAT_OPT_TRACECLOCK)
+			parse_clock(f, c->p + at, sz);
+		if (id == TDAT_OPT_CPUCOUNT && sz >= 4) {
+			memcpy(&f->cpucount, c->p + at, 4);
+			f->have_cpucount = true;
+		}
+		if (id >= 16 && id <= 21 && sz >= 8)
+			memcpy(&sec[id], c->p + at, 8);
+		/* The top instance's buffer (name ""), else the first. */
+		if (id == TDAT_OPT_BUFFER && sz > 9 &&
+		    (!*buffer || c->p[at + 8] == 0)) {
+			*buffer = c->p + at;
+			*buffer_len = sz;
+		}
+	}
+}
+
+/* BUFFER: u64 section, name, clock, [u32 page size,] u32 n, n x
+ * { u32 cpu, u64 offset, u64 size }. */
+static int parse_buffer(struct tdat_file *f, const uint8_t *d, uint32_t len)
+{
+	struct cur c = { .p = d, .size = len };
+	const char *clock;
+	uint32_t n, max = 0;
+	size_t left;
+
+	get(&c, 8, "buffer section");
+	get_str(&c, "buffer name");
+	clock = get_str(&c, "buffer clock");
+	if (c.err)
+		return c.err;
+	if (!f->trace_clock[0] && strlen(clock) < sizeof(f->trace_clock))
+		strcpy(f->trace_clock, clock);
+	left = c.size - c.pos;
+	if (left >= 8 && (left - 8) % 20 == 0) {
+		uint32_t ps = (uint32_t)get(&c, 4, "buffer page size");
+
+		if (ps != f->page_size) {
+			pr_err("trace.dat: buffer page size %u differs from the file's %u",
+			       ps, f->page_size);
+			return -EBADMSG;
+		}
+	}
+	n = (uint32_t)get(&c, 4, "buffer cpu count");
+	if (c.err)
+		return c.err;
+	if (n > TDAT_MAX_CPUS || n > (c.size - c.pos) / 20) {
+		pr_err("trace.dat: buffer option with %u CPUs does not fit", n);
+		return -EBADMSG;
+	}
+	f->nr_cpus = f->have_cpucount && f->cpucount <= TDAT_MAX_CPUS &&
+				     f->cpucount > 0 ?
+			     f->cpucount :
+			     1;
+	for (uint32_t i = 0, p = (uint32_t)c.pos; i < n; i++, p += 20) {
+		uint32_t cpu;
+
+		memcpy(&cpu, d + p, 4);
+		if (cpu >= TDAT_MAX_CPUS) {
+			pr_err("trace.dat: buffer option names cpu %u", cpu);
+			return -EBADMSG;
+		}
+		if (cpu + 1 > max)
+			max = cpu + 1;
+	}
+	if (max > f->nr_cpus)
+		f->nr_cpus = max;
+	f->cpus = calloc(f->nr_cpus, sizeof(*f->cpus));
+	if (!f->cpus)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t cpu = (uint32_t)get(&c, 4, "cpu id");
+		uint64_t off = get(&c, 8, "cpu data offset");
+		uint64_t sz = get(&c, 8, "cpu data size");
+
+		if (c.err)
+			return c.err;
+		f->cpus[cpu].offset = off;
+		f->cpus[cpu].size = sz;
+	}
+	return 0;
+}
+
+static int check_cpus(struct tdat_file *f)
+{
+	for (uint32_t i = 0; i < f->nr_cpus; i++) {
+		struct tdat_cpu *tc = &f->cpus[i];
+		int err;
+
+		if (!tc->size)
+			continue;
+		if (tc->offset > f->size || tc->size > f->size - tc->offset) {
+			pr_err("trace.dat: cpu%u data (%" PRIu64
+			       " bytes at %" PRIu64
+			       ") is past the end of the file (%zu bytes)",
+			       i, tc->size, tc->offset, f->size);
+			return -EBADMSG;
+		}
+		tc->data = f->map + tc->offset;
+		if (f->compressed) {
+			err = cpu_chunks(f, i);
+			if (err)
+				return err;
+		}
+	}
+	return 0;
+}
+
+static int parse_v7(struct tdat_file *f, struct cur *c)
+{
+	const char *comp = get_str(c, "compression name");
+	const uint8_t *buffer = NULL;
+	uint64_t sec[22] = { 0 }, off;
+	uint32_t buffer_len = 0;
+	struct cur s;
+	int err, n = 0;
+
+	get_str(c, "compression version");
+	off = get(c, 8, "options offset");
+	if (c->err)
+		return c->err;
+	if (strcmp(comp, "none") && strcmp(comp, "zstd")) {
+		pr_err("trace.dat: compression %s is not supported (none, zstd)",
+		       comp);
+		return -EPROTO;
+	}
+	f->compressed = strcmp(comp, "none") != 0;
+	f->options_offset = off;
+	while (off) {
+		if (++n > 64) {
+			pr_err("trace.dat: more than 64 options sections (a loop?)");
+			return -EBADMSG;
+		}
+		err = section(f, off, 0, &s);
+		if (!err)
+			err = parse_options(f, &s, &off, sec, &buffer,
+					    &buffer_len);
+		if (err)
+			return err;
+	}
+	if (!sec[16] || !buffer) {
+		pr_err("trace.dat: version 7 file without %s",
+		       !sec[16] ? "a header info section" : "a BUFFER option");
+		return -EBADMSG;
+	}
+	err = section(f, sec[16], 16, &s);
+	if (!err)
+		err = parse_header_info(f, &s);
+	if (!err && sec[17] && !(err = section(f, sec[17], 17, &s)))
+		err = parse_ftrace(f, &s);
+	if (!err && sec[18] && !(err = section(f, sec[18], 18, &s)))
+		err = parse_systems(f, &s);
+	if (!err && sec[19] && !(err = section(f, sec[19], 19, &s))) {
+		get_blob(&s, 4, "kallsyms", &f->kallsyms);
+		err = s.err;
+	}
+	if (!err && sec[20] && !(err = section(f, sec[20], 20, &s))) {
+		get_blob(&s, 4, "printk formats", &f->printk);
+		err = s.err;
+	}
+	if (!err && sec[21] && !(err = section(f, sec[21], 21, &s))) {
+		get_blob(&s, 8, "saved cmdlines", &f->cmdlines);
+		err = s.err;
+	}
+	if (!err)
+		err = parse_buffer(f, buffer, buffer_len);
+	if (!err)
+		err = check_cpus(f);
+	return err;
+}
+
 static int parse(struct tdat_file *f)
 {
 	struct cur c = { .p = f->map, .size = f->size };
+	uint64_t next, sec[22];
+	const uint8_t *buffer = NULL;
+	uint32_t buffer_len;
 	const char *ver;
-	uint32_t n;
+	int err;
 
 	expect(&c, TDAT_MAGIC, TDAT_MAGIC_LEN);
 	ver = get_str(&c, "version");
 	if (c.err)
 		return c.err;
 	f->version = atoi(ver);
-	if (f->version != 6) {
-		pr_err("trace.dat: version %s is not supported (this reader reads version 6: convert with trace-cmd convert --file-version 6)",
+	if (f->version != 6 && f->version != 7) {
+		pr_err("trace.dat: version %s is not supported (6 and 7 are)",
 		       ver);
 		return -EPROTO;
 	}
@@ -511,58 +958,17 @@ static int parse(struct tdat_file *f)
 		       f->page_size, c.pos - 4);
 		return -EBADMSG;
 	}
-	expect(&c, "header_page", 12);
-	get_blob(&c, 8, "header_page", &f->header_page);
-	expect(&c, "header_event", 13);
-	get_blob(&c, 8, "header_event", &f->header_event);
-	n = (uint32_t)get(&c, 4, "ftrace format count");
 	if (c.err)
 		return c.err;
-	if (n > (c.size - c.pos) / 8) {
-		pr_err("trace.dat: %u ftrace formats at offset %zu do not fit the file",
-		       n, c.pos - 4);
-		return -EBADMSG;
-	}
-	f->ftrace = calloc(n ? n : 1, sizeof(*f->ftrace));
-	if (!f->ftrace)
-		return -ENOMEM;
-	f->nr_ftrace = n;
-	for (uint32_t i = 0; i < n; i++) {
-		f->ftrace[i].name = "ftrace";
-		get_blob(&c, 8, "ftrace format", &f->ftrace[i]);
-	}
-	n = (uint32_t)get(&c, 4, "system count");
-	if (c.err)
-		return c.err;
-	if (n > (c.size - c.pos) / 5) {
-		pr_err("trace.dat: %u systems at offset %zu do not fit the file",
-		       n, c.pos - 4);
-		return -EBADMSG;
-	}
-	for (uint32_t s = 0; s < n && !c.err; s++) {
-		const char *sys = get_str(&c, "system name");
-		uint32_t ne = (uint32_t)get(&c, 4, "event count");
-		struct tdat_blob *nb;
-
-		if (c.err)
-			break;
-		if (ne > (c.size - c.pos) / 8) {
-			pr_err("trace.dat: %u events of %s at offset %zu do not fit the file",
-			       ne, sys, c.pos - 4);
-			return -EBADMSG;
-		}
-		nb = realloc(f->events,
-			     (f->nr_events + ne + 1) * sizeof(*f->events));
-		if (!nb)
-			return -ENOMEM;
-		f->events = nb;
-		for (uint32_t i = 0; i < ne; i++) {
-			struct tdat_blob *b = &f->events[f->nr_events++];
-
-			b->name = sys;
-			get_blob(&c, 8, "event format", b);
-		}
-	}
+	if (f->version == 7)
+		return parse_v7(f, &c);
+	err = parse_header_info(f, &c);
+	if (!err)
+		err = parse_ftrace(f, &c);
+	if (!err)
+		err = parse_systems(f, &c);
+	if (err)
+		return err;
 	get_blob(&c, 4, "kallsyms", &f->kallsyms);
 	get_blob(&c, 4, "printk formats", &f->printk);
 	get_blob(&c, 8, "saved cmdlines", &f->cmdlines);
@@ -576,27 +982,9 @@ static int parse(struct tdat_file *f)
 	}
 	f->options_offset = c.pos;
 	expect(&c, "options  ", 10);
-	for (;;) {
-		uint16_t id = (uint16_t)get(&c, 2, "option id");
-		uint32_t sz;
-		size_t at;
-
-		if (c.err)
-			return c.err;
-		if (id == TDAT_OPT_DONE)
-			break;
-		sz = (uint32_t)get(&c, 4, "option size");
-		if (!need(&c, sz, "option data"))
-			return c.err;
-		at = c.pos;
-		if (id == TDAT_OPT_TRACECLOCK)
-			parse_clock(f, c.p + at, sz);
-		if (id == TDAT_OPT_CPUCOUNT && sz >= 4) {
-			memcpy(&f->cpucount, c.p + at, 4);
-			f->have_cpucount = true;
-		}
-		c.pos += sz;
-	}
+	err = parse_options(f, &c, &next, sec, &buffer, &buffer_len);
+	if (err)
+		return err;
 	f->data_offset = c.pos;
 	if (need(&c, 10, "data kind") &&
 	    !memcmp(c.p + c.pos, "latency  ", 10)) {
@@ -616,24 +1004,12 @@ static int parse(struct tdat_file *f)
 	if (!f->cpus)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < f->nr_cpus; i++) {
-		size_t at = c.pos;
-
 		f->cpus[i].offset = get(&c, 8, "cpu data offset");
 		f->cpus[i].size = get(&c, 8, "cpu data size");
 		if (c.err)
 			return c.err;
-		if (f->cpus[i].size &&
-		    (f->cpus[i].offset > f->size ||
-		     f->cpus[i].size > f->size - f->cpus[i].offset)) {
-			pr_err("trace.dat: cpu%u data (%" PRIu64
-			       " bytes at %" PRIu64
-			       ", entry at offset %zu) is past the end of the file (%zu bytes)",
-			       i, f->cpus[i].size, f->cpus[i].offset, at,
-			       f->size);
-			return -EBADMSG;
-		}
 	}
-	return 0;
+	return check_cpus(f);
 }
 
 int tdat_open_mem(const void *buf, size_t size, struct tdat_file **out)
@@ -695,6 +1071,9 @@ void tdat_close(struct tdat_file *f)
 	free(f->ftrace);
 	free(f->events);
 	free(f->cpus);
+	for (size_t i = 0; i < f->nr_owned; i++)
+		free(f->owned[i]);
+	free(f->owned);
 	free(f);
 }
 

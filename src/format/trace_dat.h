@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * trace.dat, version 6 (trace-cmd's Documentation/trace-cmd/
- * trace-cmd.dat.v6.5.txt): writer and reader.
+ * trace-cmd.dat.v6.5.txt): writer and reader; the reader also reads
+ * version 7 (trace-cmd.dat.v7.5.txt: sections found through options,
+ * uncompressed or zstd, the BUFFER option with trace-cmd 3.1's page size).
  *
  *   "\027\010\104tracing" "6\0" u8 endian (0 LE), u8 sizeof(long), u32 page
  *   "header_page\0" u64 len + text, "header_event\0" u64 len + text
@@ -85,8 +87,9 @@ PR_HIDDEN uint64_t tdat_writer_bytes(const struct tdat_writer *w);
 /* ---- reader ---------------------------------------------------------- */
 
 struct tdat_cpu {
-	uint64_t offset;
-	uint64_t size;
+	uint64_t offset; /* in the file */
+	uint64_t size; /* bytes at data (uncompressed) */
+	const uint8_t *data; /* in the mapping, or decompressed */
 };
 
 struct tdat_file {
@@ -109,6 +112,9 @@ struct tdat_file {
 	bool have_cpucount;
 	uint32_t cpucount;
 	bool owned_map; /* tdat_close() unmaps */
+	bool compressed; /* version 7 with zstd */
+	void **owned; /* decompressed buffers */
+	size_t nr_owned;
 };
 
 /*

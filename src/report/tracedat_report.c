@@ -171,10 +171,10 @@ static int rd_open(struct rd *r, const char *path, bool want_tep)
 
 		c->f = r->f;
 		c->cpu = (int)i;
-		c->base = r->f->map + r->f->cpus[i].offset;
+		c->base = r->f->cpus[i].data;
 		c->size =
 			r->f->cpus[i].size / r->f->page_size * r->f->page_size;
-		if (!r->f->cpus[i].size)
+		if (!r->f->cpus[i].size || !c->base)
 			c->size = 0;
 	}
 	if (!want_tep)
@@ -388,8 +388,8 @@ int perfring_trace_dat_stats(const char *path, FILE *out)
 		if (c->err && !err)
 			err = c->err;
 	}
-	fprintf(out, "trace.dat version 6, page size %u, %u CPUs, clock %s\n",
-		r.f->page_size, r.f->nr_cpus,
+	fprintf(out, "trace.dat version %d, page size %u, %u CPUs, clock %s\n",
+		r.f->version, r.f->page_size, r.f->nr_cpus,
 		r.f->trace_clock[0] ? r.f->trace_clock : "(not recorded)");
 	fprintf(out,
 		"  cpu     events      pages        bytes  lost-pages  lost(stored)\n");

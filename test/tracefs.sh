@@ -179,6 +179,18 @@ wait $pid || fail "sigint: exit status $? after SIGINT: $(cat "$tmp/rec.err")"
 no_instance $pid sigint
 check sigint "$tmp/e.dat" 0
 
+# 5b. A recorder killed with SIGKILL leaves its instance; the next one
+# removes it (its pid is gone).
+"$cli" record --tracefs -e sched:sched_switch -o "$tmp/k.dat" 2>/dev/null &
+pid=$!
+sleep 0.5
+kill -KILL $pid
+wait $pid 2>/dev/null
+ls $T/instances | grep -qx "perfring-$pid" || fail "sigkill: no instance left to clean (test broken)"
+record afterkill -e sched:sched_switch -o "$tmp/k2.dat" -- true
+no_instance $pid afterkill
+echo "sigkill: the next recording removed the stale instance perfring-$pid"
+
 # 6. Errors: an unknown event, an ftrace event other than print.
 for bad in nosuch:event ftrace:function; do
 	"$cli" record --tracefs -e $bad -o "$tmp/f.dat" -- true 2>"$tmp/rec.err" &

@@ -652,6 +652,41 @@ static void free_meta(struct metabuf *mb)
 
 /* ---- the recording ---------------------------------------------------- */
 
+/*
+ * Instances named perfring-<pid> whose recorder is gone (killed with
+ * SIGKILL: nothing could remove them) are removed.  One still in use
+ * cannot be: rmdir fails while its buffers are open.
+ */
+static void remove_stale(const char *root)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 300];
+	struct dirent *e;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "%s/instances", root);
+	d = opendir(dir);
+	if (!d)
+		return;
+	while ((e = readdir(d)) != NULL) {
+		char *end;
+		long pid;
+
+		if (strncmp(e->d_name, "perfring-", 9))
+			continue;
+		pid = strtol(e->d_name + 9, &end, 10);
+		if (*end || end == e->d_name + 9 || pid <= 0 ||
+		    pid == (long)getpid())
+			continue;
+		if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		if (!rmdir(path))
+			pr_info("tracefs: removed %s, left by a recorder that was killed",
+				path);
+	}
+	closedir(d);
+}
+
 int perfring_record_tracefs(const struct perfring_tracefs_opts *o,
 			    struct perfring_tracefs_stats *st)
 {
@@ -688,6 +723,7 @@ int perfring_record_tracefs(const struct perfring_tracefs_opts *o,
 		snprintf(name, sizeof(name), "perfring-%d", (int)getpid());
 	snprintf(st->instance, sizeof(st->instance), "%s", name);
 
+	remove_stale(s.root);
 	err = tfs_instance_create(&s.ti, s.root, name);
 	if (err)
 		return err;

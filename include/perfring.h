@@ -948,6 +948,7 @@ struct perfring_tracefs_opts {
 	double duration; /* seconds without a command (0: until 'q') */
 	const char *tracefs; /* mount point (default /sys/kernel/tracing) */
 	const char *instance; /* instance name (default "perfring-<pid>") */
+	const char *cpu_list; /* -C "0,2-3": only these CPUs (tracing_cpumask) */
 };
 
 /*

@@ -145,6 +145,12 @@ other=$(awk 'NR == FNR { old[$1] = 1; next } ($1 in old || $1 == 0) && ($2 in ol
 [ "$other" = 0 ] || fail "cmdonly: $other sched_switch events between tasks that are not the command's"
 [ "$(cat $T/set_event_pid)" = "" ] || fail "cmdonly: the top-level set_event_pid was changed"
 
+# 1c. -C 1: only CPU 1 (the instance's tracing_cpumask).
+record cpu1 -e sched:sched_switch -e ftrace:print -a -C 1 -o "$tmp/a3.dat" -- python3 -c "$marker_py" 200
+check cpu1 "$tmp/a3.dat" 0
+[ "$(grep -vc '\[001\]' "$tmp/tc.ev")" = 0 ] || fail "cpu1: events of other CPUs: $(grep -v '\[001\]' "$tmp/tc.ev" | head -2)"
+"$cli" record --tracefs -e sched:sched_switch -C 99 -o "$tmp/bad.dat" -- true 2>/dev/null && fail "-C 99 accepted"
+
 # 2. 8K sub-buffers: the file's page size follows.
 record subbuf8k -e sched:sched_switch -e ftrace:print -a --subbuf-size 8 -o "$tmp/b.dat" -- python3 -c "$marker_py" 300
 grep -q '8192-byte sub-buffers' "$tmp/rec.err" || fail "subbuf8k: $(head -1 "$tmp/rec.err")"

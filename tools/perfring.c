@@ -463,6 +463,7 @@ static int cmd_record_tracefs(int argc, char **argv)
 		{ "tracefs", no_argument, NULL, OPT_TRACEFS },
 		{ "event", required_argument, NULL, 'e' },
 		{ "all-cpus", no_argument, NULL, 'a' },
+		{ "cpu", required_argument, NULL, 'C' },
 		{ "mmap-pages", required_argument, NULL, 'm' },
 		{ "buffer-size", required_argument, NULL, 'm' },
 		{ "subbuf-size", required_argument, NULL, OPT_SUBBUF },
@@ -482,7 +483,7 @@ static int cmd_record_tracefs(int argc, char **argv)
 	int c, err, nev = 0;
 	char *end;
 
-	while ((c = getopt_long(argc, argv, "+e:am:o:qD:h", opts, NULL)) !=
+	while ((c = getopt_long(argc, argv, "+e:aC:m:o:qD:h", opts, NULL)) !=
 	       -1) {
 		switch (c) {
 		case OPT_TRACEFS:
@@ -494,6 +495,9 @@ static int cmd_record_tracefs(int argc, char **argv)
 			break;
 		case 'a':
 			to.all_cpus = true;
+			break;
+		case 'C':
+			to.cpu_list = optarg;
 			break;
 		case 'm':
 			to.buffer_bytes = parse_mmap(optarg);
@@ -533,7 +537,7 @@ static int cmd_record_tracefs(int argc, char **argv)
 					  optarg);
 			break;
 		case 'h':
-			printf("usage: %s record --tracefs -e SYS:EVENT [-e ...] [-a] [-m SIZE]\n"
+			printf("usage: %s record --tracefs -e SYS:EVENT [-e ...] [-a] [-C CPUS] [-m SIZE]\n"
 			       "                [--subbuf-size SIZE] [--buffer-percent N] [--no-mmap]\n"
 			       "                [-o trace.dat] [-q] [--duration SECS] [-- COMMAND [ARGS]]\n",
 			       prog);

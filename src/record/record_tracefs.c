@@ -45,6 +45,7 @@ struct tsess {
 	struct tdat_writer *w;
 	uint32_t subbuf_size;
 	bool want_print;
+	bool on[PERFRING_TRACEFS_MAX_CPUS]; /* CPUs recorded */
 	pid_t child;
 	int go_fd, err_fd, pidfd;
 	int write_err;
@@ -332,7 +333,11 @@ static void fill_stats(struct tsess *s, bool final)
 
 static int drain(struct tsess *s, int cpu, bool final)
 {
-	int r = tfs_cpu_consume(&s->cpus[cpu], final, sink, s);
+	int r;
+
+	if (!s->on[cpu])
+		return 0;
+	r = tfs_cpu_consume(&s->cpus[cpu], final, sink, s);
 
 	if (r < 0)
 		return s->write_err ? s->write_err : r;
@@ -652,6 +657,57 @@ static void free_meta(struct metabuf *mb)
 
 /* ---- the recording ---------------------------------------------------- */
 
+/* -C "0,2-3": marks the CPUs and sets the instance's tracing_cpumask. */
+static int select_cpus(struct tsess *s, const char *list)
+{
+	uint32_t mask[PERFRING_TRACEFS_MAX_CPUS / 32] = { 0 };
+	char txt[PERFRING_TRACEFS_MAX_CPUS / 32 * 9 + 1], *end;
+	const char *p = list;
+	int groups = (s->nr_cpus + 31) / 32, n = 0;
+
+	if (!list) {
+		for (int i = 0; i < s->nr_cpus; i++)
+			s->on[i] = true;
+		return 0;
+	}
+	while (*p) {
+		long a = strtol(p, &end, 10), b = a;
+
+		if (end == p || a < 0)
+			goto bad;
+		p = end;
+		if (*p == '-') {
+			b = strtol(p + 1, &end, 10);
+			if (end == p + 1 || b < a)
+				goto bad;
+			p = end;
+		}
+		if (b >= s->nr_cpus) {
+			pr_err("tracefs: -C %s: this machine has CPUs 0-%d",
+			       list, s->nr_cpus - 1);
+			return -EINVAL;
+		}
+		for (long i = a; i <= b; i++) {
+			s->on[i] = true;
+			mask[i / 32] |= 1u << (i % 32);
+		}
+		if (*p == ',')
+			p++;
+		else if (*p)
+			goto bad;
+	}
+	if (!mask[0] && !memchr(s->on, 1, sizeof(s->on)))
+		goto bad;
+	/* Most significant group first, comma separated (cpumask format). */
+	for (int g = groups - 1; g >= 0; g--)
+		n += snprintf(txt + n, sizeof(txt) - (size_t)n, "%s%08x",
+			      g == groups - 1 ? "" : ",", mask[g]);
+	return tfs_write(&s->ti, "tracing_cpumask", txt, true);
+bad:
+	pr_err("tracefs: -C takes a CPU list like 0,2-3: %s", list);
+	return -EINVAL;
+}
+
 /*
  * Instances named perfring-<pid> whose recorder is gone (killed with
  * SIGKILL: nothing could remove them) are removed.  One still in use
@@ -696,7 +752,7 @@ int perfring_record_tracefs(const struct perfring_tracefs_opts *o,
 	char name[64], *const *argv;
 	const char *out;
 	bool map, all;
-	int err, nopen = 0;
+	int err, nopen = 0, first = -1;
 
 	if (!o || o->sz < sizeof(size_t) || !st ||
 	    st->sz < sizeof(struct perfring_tracefs_stats))
@@ -741,18 +797,26 @@ int perfring_record_tracefs(const struct perfring_tracefs_opts *o,
 		err = -ENOMEM;
 		goto out;
 	}
+	err = select_cpus(&s, OPTS_GET(o, cpu_list, NULL));
+	if (err)
+		goto out;
 	for (; nopen < s.nr_cpus; nopen++) {
+		if (!s.on[nopen]) {
+			s.cpus[nopen].fd = -1; /* not recorded */
+			continue;
+		}
 		err = tfs_cpu_open(&s.cpus[nopen], s.ti.path, nopen, map,
 				   s.subbuf_size);
 		if (err)
 			goto out;
 		if (s.cpus[nopen].mapped)
 			s.subbuf_size = s.cpus[nopen].subbuf_size;
+		first = first < 0 ? nopen : first;
 	}
-	st->mapped = s.cpus[0].mapped;
-	for (int i = 1; i < s.nr_cpus; i++)
-		if (s.cpus[i].mapped != st->mapped ||
-		    s.cpus[i].subbuf_size != s.subbuf_size) {
+	st->mapped = s.cpus[first].mapped;
+	for (int i = first + 1; i < s.nr_cpus; i++)
+		if (s.on[i] && (s.cpus[i].mapped != st->mapped ||
+				s.cpus[i].subbuf_size != s.subbuf_size)) {
 			pr_err("tracefs: CPUs disagree on the buffer layout");
 			err = -EPROTO;
 			goto out;

@@ -923,6 +923,9 @@ struct perfring_tracefs_stats {
 	int child_status; /* wait status of the command, or -1 */
 	char instance[64]; /* the tracefs instance used */
 	struct perfring_tracefs_cpu_stats cpu[PERFRING_TRACEFS_MAX_CPUS];
+	/* CPU time of the capture itself (the drain loop and the last
+	 * drains), without the set-up and the trace.dat headers. */
+	uint64_t capture_cpu_ns;
 };
 
 typedef void (*perfring_tracefs_progress_fn)(

@@ -51,6 +51,15 @@ struct tsess {
 	int write_err;
 };
 
+/* CPU time of the process (the recorder is one thread). */
+static uint64_t cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 static uint64_t now_ms(void)
 {
 	struct timespec ts;
@@ -753,6 +762,7 @@ int perfring_record_tracefs(const struct perfring_tracefs_opts *o,
 	const char *out;
 	bool map, all;
 	int err, nopen = 0, first = -1;
+	uint64_t cpu0;
 
 	if (!o || o->sz < sizeof(size_t) || !st ||
 	    st->sz < sizeof(struct perfring_tracefs_stats))
@@ -860,6 +870,7 @@ int perfring_record_tracefs(const struct perfring_tracefs_opts *o,
 			goto out;
 		}
 	}
+	cpu0 = cpu_ns();
 	err = record_loop(&s);
 	tfs_write(&s.ti, "tracing_on", "0", false);
 	if (!err) {
@@ -871,6 +882,7 @@ int perfring_record_tracefs(const struct perfring_tracefs_opts *o,
 		}
 	}
 	fill_stats(&s, true);
+	st->capture_cpu_ns = cpu_ns() - cpu0;
 	if (!err) {
 		struct metabuf mb;
 

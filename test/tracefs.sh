@@ -146,7 +146,7 @@ other=$(awk 'NR == FNR { old[$1] = 1; next } ($1 in old || $1 == 0) && ($2 in ol
 [ "$(cat $T/set_event_pid)" = "" ] || fail "cmdonly: the top-level set_event_pid was changed"
 
 # 1c. -C 1: only CPU 1 (the instance's tracing_cpumask).
-record cpu1 -e sched:sched_switch -e ftrace:print -a -C 1 -o "$tmp/a3.dat" -- python3 -c "$marker_py" 200
+record cpu1 -e sched:sched_switch -e ftrace:print -a -C 1 -o "$tmp/a3.dat" -- taskset -c 1 python3 -c "$marker_py" 200
 check cpu1 "$tmp/a3.dat" 0
 [ "$(grep -vc '\[001\]' "$tmp/tc.ev")" = 0 ] || fail "cpu1: events of other CPUs: $(grep -v '\[001\]' "$tmp/tc.ev" | head -2)"
 "$cli" record --tracefs -e sched:sched_switch -C 99 -o "$tmp/bad.dat" -- true 2>/dev/null && fail "-C 99 accepted"

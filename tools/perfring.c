@@ -412,6 +412,27 @@ static void on_signal(int sig)
 	errno = saved;
 }
 
+/*
+ * The recorders' control pipe: SIGINT/SIGTERM write 'q' (stop), SIGUSR2
+ * 's' (snapshot) when @snapshots.  Returns the read end, or -1.
+ */
+static int control_setup(bool snapshots)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+
+	if (pipe2(control_pipe, O_CLOEXEC | O_NONBLOCK)) {
+		perror("pipe");
+		return -1;
+	}
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	if (snapshots)
+		sigaction(SIGUSR2, &sa, NULL);
+	return control_pipe[0];
+}
+
 static void record_progress(const struct perfring_record_stats *st, void *ctx)
 {
 	(void)ctx;
@@ -549,19 +570,9 @@ static int cmd_record_tracefs(int argc, char **argv)
 	to.events = events;
 	to.nr_events = nev;
 	to.argv = optind < argc ? &argv[optind] : NULL;
-	if (pipe2(control_pipe, O_CLOEXEC | O_NONBLOCK)) {
-		perror("pipe");
+	to.control_fd = control_setup(false);
+	if (to.control_fd < 0)
 		return 1;
-	}
-	to.control_fd = control_pipe[0];
-	{
-		struct sigaction sa = { .sa_handler = on_signal };
-
-		sigemptyset(&sa.sa_mask);
-		sa.sa_flags = SA_RESTART;
-		sigaction(SIGINT, &sa, NULL);
-		sigaction(SIGTERM, &sa, NULL);
-	}
 	if (!quiet && isatty(STDERR_FILENO))
 		to.progress = tracefs_progress;
 	err = perfring_record_tracefs(&to, &st);
@@ -769,20 +780,9 @@ static int cmd_record_aux(int argc, char **argv, int full_argc,
 			  argv[optind]);
 	o.cmdline_argc = full_argc;
 	o.cmdline_argv = full_argv;
-	if (pipe2(control_pipe, O_CLOEXEC | O_NONBLOCK)) {
-		perror("pipe");
+	o.control_fd = control_setup(true);
+	if (o.control_fd < 0)
 		return 1;
-	}
-	o.control_fd = control_pipe[0];
-	{
-		struct sigaction sa = { .sa_handler = on_signal };
-
-		sigemptyset(&sa.sa_mask);
-		sa.sa_flags = SA_RESTART;
-		sigaction(SIGINT, &sa, NULL);
-		sigaction(SIGTERM, &sa, NULL);
-		sigaction(SIGUSR2, &sa, NULL);
-	}
 	if (!quiet && isatty(STDERR_FILENO))
 		o.progress = aux_progress;
 	err = perfring_record_aux(&o, &st);
@@ -923,20 +923,9 @@ static int cmd_record_perf(int argc, char **argv, int full_argc,
 	ro.argv = optind < argc ? &argv[optind] : NULL;
 	ro.cmdline_argc = full_argc;
 	ro.cmdline_argv = full_argv;
-	if (pipe2(control_pipe, O_CLOEXEC | O_NONBLOCK)) {
-		perror("pipe");
+	ro.control_fd = control_setup(true);
+	if (ro.control_fd < 0)
 		return 1;
-	}
-	ro.control_fd = control_pipe[0];
-	{
-		struct sigaction sa = { .sa_handler = on_signal };
-
-		sigemptyset(&sa.sa_mask);
-		sa.sa_flags = SA_RESTART;
-		sigaction(SIGINT, &sa, NULL);
-		sigaction(SIGTERM, &sa, NULL);
-		sigaction(SIGUSR2, &sa, NULL);
-	}
 	if (!quiet && isatty(STDERR_FILENO) && ro.output &&
 	    strcmp(ro.output, "-")) {
 		ro.progress = record_progress;

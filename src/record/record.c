@@ -29,6 +29,7 @@
 #include "../ring/internal.h"
 #include "../sources/app_session.h"
 #include "../sources/perf_event.h"
+#include "child.h"
 #include "synth.h"
 
 #define MAX_CPUS 4096
@@ -263,56 +264,32 @@ static int parse_tids(const char *list, bool whole_process, pid_t *tids,
 /* Forks the command stopped before exec, as perf's workload does. */
 static int start_child(struct session *s, char *const *argv)
 {
-	const char *app_dir = s->app ? app_session_dir(s->app) : NULL;
-	int go[2], errp[2];
+	struct held_child c;
+	int err;
 
-	if (pipe2(go, O_CLOEXEC) || pipe2(errp, O_CLOEXEC))
-		return -errno;
-	s->child = fork();
-	if (s->child < 0)
-		return -errno;
-	if (s->child == 0) {
-		char c;
-		int e;
-
-		close(go[1]);
-		close(errp[0]);
-		if (read(go[0], &c, 1) != 1)
-			_exit(127); /* the recorder gave up */
-		/* The program's events go to our session (libperfring). */
-		if (app_dir)
-			setenv(PERFRING_SESSION_ENV, app_dir, 1);
-		execvp(argv[0], argv);
-		e = errno;
-		if (write(errp[1], &e, sizeof(e)) < 0)
-			_exit(127);
-		_exit(127);
-	}
-	close(go[0]);
-	close(errp[1]);
-	s->go_fd = go[1];
-	s->err_fd = errp[0];
-	s->pidfd = (int)syscall(SYS_pidfd_open, s->child, 0);
+	/* The program's events go to our session (libperfring). */
+	err = held_child_start(&c, argv, PERFRING_SESSION_ENV,
+			       s->app ? app_session_dir(s->app) : NULL);
+	if (err)
+		return err;
+	s->child = c.pid;
+	s->go_fd = c.go_fd;
+	s->err_fd = c.err_fd;
+	s->pidfd = c.pidfd;
 	return 0;
 }
 
 static int release_child(struct session *s, char *const *argv)
 {
-	int e = 0;
-	ssize_t n;
+	struct held_child c = { .pid = s->child,
+				.go_fd = s->go_fd,
+				.err_fd = s->err_fd,
+				.pidfd = s->pidfd };
+	int err = held_child_release(&c, argv);
 
-	if (write(s->go_fd, "g", 1) != 1)
-		return -errno;
-	close(s->go_fd);
-	s->go_fd = -1;
-	n = read(s->err_fd, &e, sizeof(e)); /* EOF: exec worked */
-	close(s->err_fd);
-	s->err_fd = -1;
-	if (n == (ssize_t)sizeof(e)) {
-		pr_err("cannot run '%s': %s", argv[0], strerror(e));
-		return -e;
-	}
-	return 0;
+	s->go_fd = c.go_fd;
+	s->err_fd = c.err_fd;
+	return err;
 }
 
 /* The side-band records perf needs to name threads and map addresses. */

@@ -27,6 +27,7 @@
 #include <unistd.h>
 #include "../format/trace_dat.h"
 #include "../sources/tracefs.h"
+#include "child.h"
 
 #define OPTS_HAS(o, f) \
 	((o)->sz >= offsetof(__typeof__(*(o)), f) + sizeof((o)->f))
@@ -218,47 +219,18 @@ static int setup_instance(struct tsess *s)
 	return enable_events(s);
 }
 
-/* Forks the command stopped before exec, as record.c does. */
+/* Forks the command held before exec (child.c). */
 static int start_child(struct tsess *s, char *const *argv)
 {
-	int go[2], errp[2];
+	struct held_child c;
+	int err = held_child_start(&c, argv, NULL, NULL);
 
-	if (pipe2(go, O_CLOEXEC))
-		return -errno;
-	if (pipe2(errp, O_CLOEXEC)) {
-		close(go[0]);
-		close(go[1]);
-		return -errno;
-	}
-	s->child = fork();
-	if (s->child < 0) {
-		int err = -errno;
-
-		close(go[0]);
-		close(go[1]);
-		close(errp[0]);
-		close(errp[1]);
+	if (err)
 		return err;
-	}
-	if (s->child == 0) {
-		char c;
-		int e;
-
-		close(go[1]);
-		close(errp[0]);
-		if (read(go[0], &c, 1) != 1)
-			_exit(127);
-		execvp(argv[0], argv);
-		e = errno;
-		if (write(errp[1], &e, sizeof(e)) < 0)
-			_exit(127);
-		_exit(127);
-	}
-	close(go[0]);
-	close(errp[1]);
-	s->go_fd = go[1];
-	s->err_fd = errp[0];
-	s->pidfd = (int)syscall(SYS_pidfd_open, s->child, 0);
+	s->child = c.pid;
+	s->go_fd = c.go_fd;
+	s->err_fd = c.err_fd;
+	s->pidfd = c.pidfd;
 	return 0;
 }
 
@@ -855,20 +827,16 @@ int perfring_record_tracefs(const struct perfring_tracefs_opts *o,
 	if (err)
 		goto out;
 	if (argv) {
-		int e = 0;
+		struct held_child c = { .pid = s.child,
+					.go_fd = s.go_fd,
+					.err_fd = s.err_fd,
+					.pidfd = s.pidfd };
 
-		if (write(s.go_fd, "g", 1) != 1) {
-			err = -errno;
+		err = held_child_release(&c, argv);
+		s.go_fd = c.go_fd;
+		s.err_fd = c.err_fd;
+		if (err)
 			goto out;
-		}
-		close(s.go_fd);
-		s.go_fd = -1;
-		if (read(s.err_fd, &e, sizeof(e)) == (ssize_t)sizeof(e)) {
-			pr_err("tracefs: cannot run %s: %s", argv[0],
-			       strerror(e));
-			err = -e;
-			goto out;
-		}
 	}
 	cpu0 = cpu_ns();
 	err = record_loop(&s);

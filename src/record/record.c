@@ -720,6 +720,9 @@ PERFRING_API int perfring_record(const struct perfring_record_opts *o,
 	if (err)
 		return err;
 	app_on = !OPTS_GET(o, no_app, false) && !s.pipe;
+	/* A pipe cannot take attrs and formats that appear while recording. */
+	if (s.pipe && argv && !OPTS_GET(o, no_app, false))
+		pr_info("-o -: application events (libperfring) are not recorded in perf's pipe format; write a file for them");
 	if (app_on && argv) {
 		err = app_session_create(&app_cb, &s.app);
 		if (err)

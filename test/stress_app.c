@@ -200,7 +200,11 @@ static void run(const char *mode)
 	      (unsigned long long)s.samples, (unsigned long long)st.events);
 	/* Every tick the threads wrote arrived or was counted lost. */
 	CHECK(s.ticks + s.holes <= expect_ticks, "ticks");
-	CHECK(st.live_rings == 0, "%u rings not released", st.live_rings);
+	/* Thread rings go with their threads; the shared ring stays mapped
+	 * by the process after perfring_app_stop() (a racing emitter may
+	 * still hold it), drained but not released. */
+	CHECK(st.live_rings == (strcmp(mode, "shared") ? 0u : 1u),
+	      "%u rings not released", st.live_rings);
 	app_session_close(sess);
 }
 

@@ -72,6 +72,7 @@ static unsigned int app_flags;
 static int block_timeout_ms = 10;
 static uint64_t generation; /* bumped by every start and stop */
 static struct perfring_ring *shared_ring;
+static char shared_dir[PATH_MAX]; /* the session it was made in */
 static pthread_key_t thread_key;
 static bool key_made;
 static struct app_thread *threads; /* live threads that emitted */
@@ -695,10 +696,15 @@ PERFRING_API int perfring_app_start(const struct perfring_app_opts *o)
 	for (struct perfring_event *ev = events; !err && ev; ev = ev->next)
 		if (!ev->ready)
 			err = publish_event(ev);
-	if (!err && (flags & PERFRING_APP_SHARED)) {
+	/* A shared ring of an earlier start in this session is reused; one
+	 * of another session stays mapped (see perfring_app_stop()). */
+	if (!err && (flags & PERFRING_APP_SHARED) &&
+	    !(shared_ring && !strcmp(shared_dir, session_dir))) {
 		snprintf(path, sizeof(path), "%d-shared", (int)getpid());
 		err = create_ring(path, PERFRING_MODE_MULTI_PRODUCER,
 				  &shared_ring);
+		if (!err)
+			strcpy(shared_dir, session_dir);
 	}
 	if (err) {
 		if (events_fd >= 0)
@@ -732,11 +738,13 @@ PERFRING_API void perfring_app_stop(void)
 		perfring_ring_destroy(me.ring);
 		me.ring = NULL;
 	}
-	if (shared_ring) {
+	/*
+	 * The shared ring stays mapped: another thread may be inside an
+	 * emit that passed the active check just before this stop.  A later
+	 * start in the same session reuses it.
+	 */
+	if (shared_ring)
 		perfring_ring_flush(shared_ring);
-		perfring_ring_destroy(shared_ring);
-		shared_ring = NULL;
-	}
 	for (struct perfring_event *ev = events; ev; ev = ev->next)
 		ev->ready = false;
 	if (events_fd >= 0)

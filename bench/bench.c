@@ -2275,7 +2275,7 @@ static int tc_ours(bool no_mmap, double secs, struct tc_res *r)
 					  "ftrace:print" };
 	static struct perfring_tracefs_stats st = { .sz = sizeof(st) };
 	PERFRING_OPTS(perfring_tracefs_opts, o, .events = ev, .nr_events = 2,
-		      .output = "/tmp/perfring-bench-tc.dat", .all_cpus = true,
+		      .output = "/dev/shm/perfring-bench-tc.dat", .all_cpus = true,
 		      .duration = secs, .control_fd = -1, .buffer_percent = -1,
 		      .no_mmap = no_mmap, .subbuf_bytes = tc_subbuf);
 	int err = perfring_record_tracefs(&o, &st);
@@ -2283,7 +2283,7 @@ static int tc_ours(bool no_mmap, double secs, struct tc_res *r)
 	/* the capture's own CPU (drain loop and last drains), as the
 	 * recorder measured it: set-up and file headers left out */
 	r->cpu_s = (double)st.capture_cpu_ns / 1e9;
-	unlink("/tmp/perfring-bench-tc.dat");
+	unlink("/dev/shm/perfring-bench-tc.dat");
 	r->mb = (double)st.bytes / 1e6;
 	r->events = st.events;
 	r->lost = st.lost;
@@ -2292,7 +2292,7 @@ static int tc_ours(bool no_mmap, double secs, struct tc_res *r)
 
 static int tc_perf(double secs, struct tc_res *r)
 {
-	char f[] = "/tmp/perfring-bench-tc-perf.data", s[32];
+	char f[] = "/dev/shm/perfring-bench-tc-perf.data", s[32];
 	char *argv[] = { "perf",  "record", "-q",
 			 "-a",	  "-e",	    "sched:sched_switch",
 			 "-o",	  f,	    "--",

@@ -15,22 +15,7 @@
 #include "auxtrace.h"
 #include "perf_reader.h"
 #include "../ring/internal.h"
-
-static uint64_t ld64(const unsigned char *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-static uint32_t ld32(const unsigned char *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
+#include "load.h"
 
 static unsigned long long ull(uint64_t v)
 {

@@ -61,6 +61,7 @@
 #include <unistd.h>
 #include "perf_reader.h"
 #include "../ring/internal.h"
+#include "load.h"
 
 #define PRD_MAGIC 0x32454c4946524550ull /* "PERFILE2" */
 #define PRD_MAGIC_SWAPPED 0x50455246494c4532ull
@@ -199,30 +200,6 @@ struct prd_file {
 };
 
 /* ---- little helpers ---- */
-
-static uint16_t ld16(const unsigned char *p)
-{
-	uint16_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-static uint32_t ld32(const unsigned char *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-static uint64_t ld64(const unsigned char *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
 
 static unsigned int popcount64(uint64_t x)
 {

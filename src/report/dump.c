@@ -21,6 +21,7 @@
 #include <string.h>
 #include "report.h"
 #include "../format/perf_reader.h"
+#include "../format/load.h"
 
 struct dump {
 	FILE *out;
@@ -30,30 +31,6 @@ struct dump {
 static unsigned long long ull(uint64_t v)
 {
 	return (unsigned long long)v;
-}
-
-static uint16_t ld16(const unsigned char *p)
-{
-	uint16_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-static uint32_t ld32(const unsigned char *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-static uint64_t ld64(const unsigned char *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
 }
 
 /* A string field at @at of a record whose own fields end at @end. */

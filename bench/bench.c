@@ -2275,9 +2275,10 @@ static int tc_ours(bool no_mmap, double secs, struct tc_res *r)
 					  "ftrace:print" };
 	static struct perfring_tracefs_stats st = { .sz = sizeof(st) };
 	PERFRING_OPTS(perfring_tracefs_opts, o, .events = ev, .nr_events = 2,
-		      .output = "/dev/shm/perfring-bench-tc.dat", .all_cpus = true,
-		      .duration = secs, .control_fd = -1, .buffer_percent = -1,
-		      .no_mmap = no_mmap, .subbuf_bytes = tc_subbuf);
+		      .output = "/dev/shm/perfring-bench-tc.dat",
+		      .all_cpus = true, .duration = secs, .control_fd = -1,
+		      .buffer_percent = -1, .no_mmap = no_mmap,
+		      .subbuf_bytes = tc_subbuf);
 	int err = perfring_record_tracefs(&o, &st);
 
 	/* the capture's own CPU (drain loop and last drains), as the

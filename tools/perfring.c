@@ -53,6 +53,17 @@ static void die_usage(const char *fmt, const char *arg)
 }
 
 /* Sizes like perf's -m: a number with an optional B/K/M/G suffix. */
+/* --duration: seconds, more than 0. */
+static double parse_seconds(const char *arg)
+{
+	char *end;
+	double v = strtod(arg, &end);
+
+	if (end == arg || *end || !(v > 0))
+		die_usage("--duration takes seconds: %s", arg);
+	return v;
+}
+
 static uint64_t parse_size(const char *s, const char *what)
 {
 	char *end;
@@ -552,10 +563,7 @@ static int cmd_record_tracefs(int argc, char **argv)
 			quiet = true;
 			break;
 		case 'D':
-			to.duration = strtod(optarg, &end);
-			if (*end || to.duration <= 0)
-				die_usage("--duration takes seconds: %s",
-					  optarg);
+			to.duration = parse_seconds(optarg);
 			break;
 		case 'h':
 			printf("usage: %s record --tracefs -e SYS:EVENT [-e ...] [-a] [-C CPUS] [-m SIZE]\n"
@@ -755,10 +763,7 @@ static int cmd_record_aux(int argc, char **argv, int full_argc,
 			o.cs_header_version = atoi(optarg);
 			break;
 		case 'D':
-			o.duration = strtod(optarg, &end);
-			if (*end || o.duration <= 0)
-				die_usage("--duration takes seconds: %s",
-					  optarg);
+			o.duration = parse_seconds(optarg);
 			break;
 		case 'q':
 			quiet = true;
@@ -902,10 +907,7 @@ static int cmd_record_perf(int argc, char **argv, int full_argc,
 			quiet = true;
 			break;
 		case 'D':
-			ro.duration = strtod(optarg, &end);
-			if (*end || ro.duration <= 0)
-				die_usage("--duration takes seconds: %s",
-					  optarg);
+			ro.duration = parse_seconds(optarg);
 			break;
 		case 'h':
 			printf("usage: %s record [-e EVENT]... [-a] [-C CPUS] [-p PID] [-t TID] [--per-thread]\n"

@@ -1667,10 +1667,7 @@ PERFRING_API int perfring_export(const struct perfring_export_opts *opts,
 		       e.width);
 		return -EINVAL;
 	}
-	e.ob.cap = OB_SIZE + OB_SLACK;
-	e.ob.p = malloc(e.ob.cap);
-	e.ob.f = out;
-	if (!e.ob.p)
+	if (ob_init(&e.ob, out))
 		return -ENOMEM;
 	err = machine_init(&e.m);
 	if (err) {

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define OB_SIZE (1u << 20)
@@ -23,6 +24,16 @@ struct outbuf {
 	FILE *f;
 	int err; /* sticky -errno of the first failed write */
 };
+
+/* Allocates the buffer for @f (NULL: a scratch buffer never flushed to a
+ * file).  Returns 0 or -ENOMEM. */
+static inline int ob_init(struct outbuf *ob, FILE *f)
+{
+	ob->cap = OB_SIZE + OB_SLACK;
+	ob->p = malloc(ob->cap);
+	ob->f = f;
+	return ob->p ? 0 : -ENOMEM;
+}
 
 static inline void ob_flush(struct outbuf *ob)
 {

@@ -1023,16 +1023,12 @@ PERFRING_API int perfring_report(const struct perfring_report_opts *opts,
 	err = parse_sort(r, r->sort_given ? r->o.sort : "comm,dso,sym");
 	if (err)
 		goto out_free;
-	r->tb.cap = OB_SIZE + OB_SLACK;
-	r->tb.p = malloc(r->tb.cap);
-	if (!r->tb.p) {
-		err = -ENOMEM;
+	err = ob_init(&r->tb, NULL);
+	if (err)
 		goto out_free;
-	}
-	r->ob.cap = OB_SIZE + OB_SLACK;
-	r->ob.p = malloc(r->ob.cap);
-	r->ob.f = out;
-	err = r->ob.p ? machine_init(&r->m) : -ENOMEM;
+	err = ob_init(&r->ob, out);
+	if (!err)
+		err = machine_init(&r->m);
 	if (err)
 		goto out_free;
 	err = prd_open(r->o.input ? r->o.input : "perf.data", &r->f);

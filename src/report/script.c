@@ -671,10 +671,9 @@ PERFRING_API int perfring_script(const struct perfring_script_opts *opts,
 		if (err)
 			goto out_free;
 	}
-	sc->ob.cap = OB_SIZE + OB_SLACK;
-	sc->ob.p = malloc(sc->ob.cap);
-	sc->ob.f = out;
-	err = sc->ob.p ? machine_init(&sc->m) : -ENOMEM;
+	err = ob_init(&sc->ob, out);
+	if (!err)
+		err = machine_init(&sc->m);
 	if (err)
 		goto out_free;
 	err = prd_open(sc->o.input ? sc->o.input : "perf.data", &sc->f);

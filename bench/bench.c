@@ -57,6 +57,7 @@
 #include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
@@ -2418,6 +2419,207 @@ out:
 	waitpid(g, NULL, 0);
 }
 
+/*
+ * tracefs-get-reader: what one 4 KiB sub-buffer costs the consumer in the
+ * kernel, by the two ways of taking it, with the writer idle: the
+ * instance's CPU 0 buffer is filled with trace_marker events of PAYLOAD
+ * bytes, then drained by TRACE_MMAP_IOCTL_GET_READER on the mapping
+ * (get_reader_us: CPU per call) and, refilled, by read() of
+ * trace_pipe_raw (read_us: CPU per 4 KiB read, the copy included);
+ * write_us: write() of one sub-buffer into a new /dev/shm file.
+ * Kernel 6.x's GET_READER advances the reader over every event of the
+ * page it hands out (rb_advance_reader), read() swaps a full page out
+ * whole: the first grows with events_per_page.  ratio_floor =
+ * (get_reader + write) / (read + write): the lowest ratio_read an mmap
+ * recorder can reach against a read() recorder here, both writing their
+ * pages to a file.  Thread CPU time, median of 3.
+ */
+#define GR_INST "/sys/kernel/tracing/instances/perfring-bench-gr"
+
+static int gr_put(const char *file, const char *val)
+{
+	char path[PATH_MAX];
+	int fd, ret = 0;
+
+	snprintf(path, sizeof(path), GR_INST "/%s", file);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, val, strlen(val)) < 0)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+/* Fills CPU 0's buffer (this thread is pinned there) with markers. */
+static int gr_fill(size_t payload, unsigned long count)
+{
+	char buf[2048];
+	int fd;
+
+	if (gr_put("tracing_on", "1"))
+		return -1;
+	fd = open(GR_INST "/trace_marker", O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	memset(buf, 'x', sizeof(buf));
+	for (unsigned long i = 0; i < count; i++) {
+		int n = snprintf(buf, 24, "m%lu", i);
+
+		buf[n] = 'x';
+		if (write(fd, buf, payload) < 0)
+			break;
+	}
+	close(fd);
+	return gr_put("tracing_on", "0");
+}
+
+struct gr_res {
+	double get_reader_us, read_us, write_us, events_per_page;
+};
+
+static int gr_once(size_t payload, struct gr_res *r)
+{
+	const char *pipe = GR_INST "/per_cpu/cpu0/trace_pipe_raw";
+	const char *file = "/dev/shm/perfring-bench-gr";
+	unsigned long count = (8ul << 20) / (payload + 16) + 1000;
+	uint64_t io = 0, wr = 0, t, pages = 0, rpages = 0, entries;
+	unsigned char *page = malloc(4096);
+	uint32_t last = UINT32_MAX;
+	int fd, out;
+
+	if (!page || gr_fill(payload, count))
+		goto fail;
+	fd = open(pipe, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	out = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0 || out < 0)
+		goto fail;
+	{
+		/* struct trace_buffer_meta: meta_page_size@0, subbuf_size@8,
+		 * nr_subbufs@12, reader.id@24, reader.read@28, read@56 */
+		const volatile unsigned char *meta =
+			mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
+		uint32_t mps, sbs, nr, id, rd;
+		const unsigned char *data;
+		uint64_t read0;
+
+		if (meta == MAP_FAILED)
+			goto fail;
+		memcpy(&mps, (const void *)meta, 4);
+		memcpy(&sbs, (const void *)(meta + 8), 4);
+		memcpy(&nr, (const void *)(meta + 12), 4);
+		memcpy(&read0, (const void *)(meta + 56), 8);
+		data = mmap(NULL, (size_t)sbs * nr, PROT_READ, MAP_SHARED, fd,
+			    mps);
+		if (data == MAP_FAILED || sbs != 4096)
+			goto fail;
+		for (;;) {
+			t = thread_cpu_ns();
+			if (ioctl(fd, 0x5220 /* TRACE_MMAP_IOCTL_GET_READER */))
+				break;
+			io += thread_cpu_ns() - t;
+			memcpy(&id, (const void *)(meta + 24), 4);
+			memcpy(&rd, (const void *)(meta + 28), 4);
+			if (!rd || id == last || id >= nr)
+				break;
+			last = id;
+			t = thread_cpu_ns();
+			if (write(out, data + (size_t)id * sbs, sbs) != sbs)
+				break;
+			wr += thread_cpu_ns() - t;
+			pages++;
+		}
+		/* meta->read: events consumed, counted since the instance
+		 * was made */
+		memcpy(&entries, (const void *)(meta + 56), 8);
+		entries -= read0;
+		munmap((void *)data, (size_t)sbs * nr);
+		munmap((void *)meta, 4096);
+	}
+	close(fd);
+	close(out);
+	unlink(file);
+	r->get_reader_us = pages ? (double)io / 1e3 / (double)pages : 0;
+	r->write_us = pages ? (double)wr / 1e3 / (double)pages : 0;
+	r->events_per_page = pages ? (double)entries / (double)pages : 0;
+	/* the same events again, taken by read() */
+	if (gr_fill(payload, count))
+		goto fail;
+	fd = open(pipe, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		goto fail;
+	io = 0;
+	for (;;) {
+		ssize_t n;
+
+		t = thread_cpu_ns();
+		n = read(fd, page, 4096);
+		io += thread_cpu_ns() - t;
+		if (n <= 0)
+			break;
+		rpages++;
+	}
+	close(fd);
+	free(page);
+	r->read_us = rpages ? (double)io / 1e3 / (double)rpages : 0;
+	return pages && rpages ? 0 : -1;
+fail:
+	free(page);
+	return -1;
+}
+
+static void case_tracefs_get_reader(void)
+{
+	static const size_t payloads[] = { 12, 100, 1000 };
+	cpu_set_t old;
+
+	if (mkdir(GR_INST, 0755) && errno != EEXIST) {
+		printf("bench tracefs-get-reader error=no-tracefs-instance\n");
+		return;
+	}
+	sched_getaffinity(0, sizeof(old), &old);
+	pin(0);
+	if (gr_put("buffer_size_kb", "8192") ||
+	    gr_put("buffer_subbuf_size_kb", "4"))
+		printf("bench tracefs-get-reader error=instance-setup\n");
+	else
+		for (size_t k = 0; k < sizeof(payloads) / sizeof(*payloads);
+		     k++) {
+			struct gr_res r[REPS];
+			double g[REPS], rd[REPS], w[REPS], e[REPS];
+			int i;
+
+			for (i = 0; i < REPS; i++) {
+				if (gr_once(payloads[k], &r[i]))
+					break;
+				g[i] = r[i].get_reader_us;
+				rd[i] = r[i].read_us;
+				w[i] = r[i].write_us;
+				e[i] = r[i].events_per_page;
+			}
+			if (i < REPS) {
+				printf("bench tracefs-get-reader payload=%zu error=drain-failed\n",
+				       payloads[k]);
+				continue;
+			}
+			printf("bench tracefs-get-reader payload=%zu events_per_page=%.0f get_reader_us=%.2f read_us=%.2f write_us=%.2f ratio_floor=%.2f subbuf=4096 stat=median\n",
+			       payloads[k], median3(e), median3(g), median3(rd),
+			       median3(w),
+			       (median3(g) + median3(w)) /
+				       (median3(rd) + median3(w)));
+		}
+	rmdir(GR_INST);
+	sched_setaffinity(0, sizeof(old), &old);
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(void);
@@ -2438,6 +2640,7 @@ static const struct {
 	{ "cs-decode", case_cs_decode },
 	{ "aux-replay", case_aux_replay },
 	{ "tracefs-capture", case_tracefs_capture },
+	{ "tracefs-get-reader", case_tracefs_get_reader },
 	{ "emit-vs-lttng", case_emit_vs_lttng },
 	{ "app-sustained", case_app_sustained },
 };

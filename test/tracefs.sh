@@ -197,6 +197,38 @@ record afterkill -e sched:sched_switch -o "$tmp/k2.dat" -- true
 no_instance $pid afterkill
 echo "sigkill: the next recording removed the stale instance perfring-$pid"
 
+# 5c. Other programs' writes to the top-level trace_marker are never
+# refused because of us: the kernel fails them (EBADF) while an instance
+# that copies them has tracing off, so a recorder copies markers only
+# while it records.  A bystander writes markers all along while
+# recorders start and stop.
+python3 - "$tmp/by.count" <<'PY' &
+import os, sys, time
+fd = os.open("/sys/kernel/tracing/trace_marker", os.O_WRONLY)
+ok = bad = 0
+end = time.time() + 4
+while time.time() < end:
+    try:
+        os.write(fd, b"perfring-bystander")
+        ok += 1
+    except OSError:
+        bad += 1
+    if (ok + bad) % 100 == 0:
+        time.sleep(0.0005)
+open(sys.argv[1], "w").write("%d %d\n" % (ok, bad))
+PY
+wpid=$!
+sleep 0.2
+for i in 1 2 3 4 5 6; do
+	"$cli" record --tracefs -e ftrace:print -e sched:sched_switch -a \
+		-o "$tmp/by.dat" -- sleep 0.2 2>"$tmp/rec.err" ||
+		fail "bystander: recording $i failed: $(cat "$tmp/rec.err")"
+done
+wait $wpid
+read -r ok bad <"$tmp/by.count"
+[ "$bad" = 0 ] || fail "bystander: $bad of $((ok + bad)) trace_marker writes refused while recorders started and stopped"
+echo "bystander: $ok trace_marker writes while 6 recorders started and stopped, none refused"
+
 # 6. Errors: an unknown event, an ftrace event other than print.
 for bad in nosuch:event ftrace:function; do
 	"$cli" record --tracefs -e $bad -o "$tmp/f.dat" -- true 2>"$tmp/rec.err" &

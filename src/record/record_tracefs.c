@@ -158,11 +158,25 @@ static int enable_events(struct tsess *s)
 		if (err)
 			return err;
 	}
-	if (s->want_print &&
-	    tfs_write(&s->ti, "options/copy_trace_marker", "1", false))
+	return 0;
+}
+
+/*
+ * Writes to the top-level trace_marker are copied into the instance
+ * (ftrace:print) only while it records: the kernel fails every such write,
+ * anyone's, with EBADF while an instance that copies them has tracing off.
+ * So the copy is switched on after tracing_on=1 and off before
+ * tracing_on=0.
+ */
+static void copy_markers(struct tsess *s, bool on)
+{
+	if (!s->want_print)
+		return;
+	if (tfs_write(&s->ti, "options/copy_trace_marker", on ? "1" : "0",
+		      false) &&
+	    on)
 		pr_warn("tracefs: this kernel has no copy_trace_marker option: only writes to %s/trace_marker are recorded",
 			s->ti.path);
-	return 0;
 }
 
 static int setup_instance(struct tsess *s)
@@ -826,6 +840,7 @@ int perfring_record_tracefs(const struct perfring_tracefs_opts *o,
 	err = tfs_write(&s.ti, "tracing_on", "1", true);
 	if (err)
 		goto out;
+	copy_markers(&s, true);
 	if (argv) {
 		struct held_child c = { .pid = s.child,
 					.go_fd = s.go_fd,
@@ -840,6 +855,7 @@ int perfring_record_tracefs(const struct perfring_tracefs_opts *o,
 	}
 	cpu0 = cpu_ns();
 	err = record_loop(&s);
+	copy_markers(&s, false);
 	tfs_write(&s.ti, "tracing_on", "0", false);
 	if (!err) {
 		for (int i = 0; i < s.nr_cpus; i++) {

@@ -90,6 +90,9 @@ int tfs_instance_remove(struct tfs_instance *ti)
 
 	if (!ti->created)
 		return 0;
+	/* first: with tracing off, an instance that copies the top-level
+	 * trace_marker makes the kernel fail everyone's marker writes */
+	tfs_write(ti, "options/copy_trace_marker", "0", false);
 	tfs_write(ti, "tracing_on", "0", false);
 	tfs_write(ti, "events/enable", "0", false);
 	tfs_write(ti, "set_event_pid", "", false);

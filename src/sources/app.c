@@ -46,12 +46,18 @@
 struct perfring_event {
 	struct app_event_desc d;
 	uint32_t hdr_size; /* record bytes without string/bytes contents */
+	/* the len the fast path takes: fixed_size while ready and with no
+	 * string/bytes fields, else UINT32_MAX (READ_ONCE/WRITE_ONCE) */
+	uint32_t fast_len;
 	bool ready; /* has its id (session started) */
 	struct perfring_event *next;
 };
 
 struct app_thread {
 	struct perfring_ring *ring;
+	/* ring when the fast path may write to it (forward, single
+	 * producer, TSC clock), else NULL */
+	struct perfring_ring *fast_ring;
 	pid_t tid;
 	bool failed; /* ring creation failed: do not retry on every event */
 	bool listed; /* in the threads list (its counts are summed) */
@@ -190,6 +196,8 @@ static int publish_event(struct perfring_event *ev)
 	if (write(events_fd, line, (size_t)len) != len)
 		return errno ? -errno : -EIO;
 	ev->ready = true;
+	WRITE_ONCE(ev->fast_len,
+		   ev->d.nr_dyn ? UINT32_MAX : (uint32_t)ev->d.fixed_size);
 	return 0;
 }
 
@@ -199,6 +207,7 @@ static void thread_exit(void *arg)
 {
 	(void)arg;
 	pthread_mutex_lock(&app_lock);
+	me.fast_ring = NULL;
 	if (me.ring) {
 		perfring_ring_destroy(me.ring);
 		me.ring = NULL;
@@ -286,6 +295,7 @@ static __attribute__((noinline, cold)) struct perfring_ring *thread_ring(void)
 	}
 	if (me.ring && me.gen != gen) {
 		/* A ring of an earlier session (stop, then start again). */
+		me.fast_ring = NULL;
 		perfring_ring_destroy(me.ring);
 		me.ring = NULL;
 		me.failed = false;
@@ -312,6 +322,12 @@ static __attribute__((noinline, cold)) struct perfring_ring *thread_ring(void)
 		me.failed = true;
 	} else {
 		me.gen = gen;
+		/* the clock was set up before tracing started (K) */
+		me.fast_ring = me.ring->sp_fast &&
+					       ring_clk.source !=
+						       PERFRING_CLOCK_SYSCALL ?
+				       me.ring :
+				       NULL;
 	}
 	pthread_mutex_unlock(&app_lock);
 	return me.ring;
@@ -509,35 +525,46 @@ PERFRING_API int perfring_event_write(struct perfring_event *ev,
 				      const struct perfring_var *vars,
 				      unsigned int nvars)
 {
-	struct perfring_output h;
+	struct perfring_ring *r = me.fast_ring;
 
 	/*
 	 * Fast path: integers only, this thread's forward ring of this
-	 * session with room by the cached tail, the TSC clock ready.  No
-	 * call, so no stack frame; anything else is event_write_slow().
-	 * K: the acquire pairs with the release in perfring_app_start().
+	 * session (me.fast_ring is set only with the TSC clock; the
+	 * generation changes at every stop) with room by the cached tail.
+	 * It loads few values so that it stays short; anything else is
+	 * event_write_slow(), which also takes perfring_app_active (K).
 	 */
-	if (likely(ev && len == ev->d.fixed_size && !(nvars | ev->d.nr_dyn) &&
-		   smp_load_acquire(&perfring_app_active) && ev->ready &&
-		   me.ring && me.gen == READ_ONCE(generation) &&
-		   /* the clock was set up before tracing started (K) */
-		   ring_clk.source != PERFRING_CLOCK_SYSCALL &&
-		   ring_fast_reserve(&h, me.ring, ev->hdr_size))) {
-		struct perfring_app_record *r = h.data;
+	if (likely(r && ev && len == READ_ONCE(ev->fast_len) && !nvars &&
+		   me.gen == READ_ONCE(generation))) {
+		uint32_t size = ev->hdr_size;
+		uint64_t head = r->p_head;
 
-		r->header.type = PERFRING_RECORD_APP_EVENT;
-		r->header.misc = 0;
-		r->header.size = (uint16_t)ev->hdr_size;
-		r->time = tsc_to_ns(read_tsc(), ring_clk.mult, ring_clk.shift,
-				    ring_clk.zero) +
-			  (uint64_t)ring_clk.mono_offset;
-		r->event_id = (uint16_t)ev->d.id;
-		r->cpu = current_cpu();
-		r->tid = (uint32_t)me.tid;
-		copy_fields((unsigned char *)(r + 1), fixed, len);
-		ring_fast_commit(&h);
-		count_event();
-		return 0;
+		if (likely(!READ_ONCE(r->ext->paused) && !r->p_lost &&
+			   size <= r->max_record &&
+			   head + size - r->p_tail_cache <= r->size)) {
+			struct perfring_app_record *rec =
+				(void *)(r->data + (head & r->mask));
+
+			rec->header.type = PERFRING_RECORD_APP_EVENT;
+			rec->header.misc = 0;
+			rec->header.size = (uint16_t)size;
+			rec->time = tsc_to_ns(read_tsc(), ring_clk.mult,
+					      ring_clk.shift, ring_clk.zero) +
+				    (uint64_t)ring_clk.mono_offset;
+			rec->event_id = (uint16_t)ev->d.id;
+			rec->cpu = current_cpu();
+			rec->tid = (uint32_t)me.tid;
+			copy_fields((unsigned char *)(rec + 1), fixed, len);
+			head += size;
+			/* (B): the record before data_head; pairs with (C)
+			 * in the reader, as in ring_fast_commit(). */
+			smp_store_release(&r->pc->data_head, head);
+			r->p_head = head;
+			if (unlikely((int64_t)(head - r->p_next_check) >= 0))
+				ring_sp_check(r, head);
+			count_event();
+			return 0;
+		}
 	}
 	return event_write_slow(ev, fixed, len, vars, nvars);
 }
@@ -558,6 +585,7 @@ PERFRING_API int perfring_event_declare(const char *provider, const char *name,
 	ev = calloc(1, sizeof(*ev));
 	if (!ev)
 		return -ENOMEM;
+	ev->fast_len = UINT32_MAX; /* not ready: the slow path */
 	why = app_desc_parse_decl(provider, name, fields ? fields : "", &ev->d);
 	if (why) {
 		pr_err("app: event %s:%s: %s", provider ? provider : "(null)",
@@ -734,6 +762,7 @@ PERFRING_API void perfring_app_stop(void)
 	WRITE_ONCE(perfring_app_active, 0);
 	WRITE_ONCE(generation, generation + 1);
 	/* Other threads' rings go when they exit or emit next; ours now. */
+	me.fast_ring = NULL;
 	if (me.ring) {
 		perfring_ring_destroy(me.ring);
 		me.ring = NULL;
@@ -745,8 +774,10 @@ PERFRING_API void perfring_app_stop(void)
 	 */
 	if (shared_ring)
 		perfring_ring_flush(shared_ring);
-	for (struct perfring_event *ev = events; ev; ev = ev->next)
+	for (struct perfring_event *ev = events; ev; ev = ev->next) {
 		ev->ready = false;
+		WRITE_ONCE(ev->fast_len, UINT32_MAX);
+	}
 	if (events_fd >= 0)
 		close(events_fd);
 	events_fd = -1;

@@ -149,6 +149,11 @@ other=$(awk 'NR == FNR { old[$1] = 1; next } ($1 in old || $1 == 0) && ($2 in ol
 record cpu1 -e sched:sched_switch -e ftrace:print -a -C 1 -o "$tmp/a3.dat" -- taskset -c 1 python3 -c "$marker_py" 200
 check cpu1 "$tmp/a3.dat" 0
 [ "$(grep -vc '\[001\]' "$tmp/tc.ev")" = 0 ] || fail "cpu1: events of other CPUs: $(grep -v '\[001\]' "$tmp/tc.ev" | head -2)"
+# With ftrace:print, a marker written on a CPU not recorded is not refused
+# (the kernel fails it for everyone if the copying instance masks that CPU).
+"$cli" record --tracefs -e ftrace:print -C 1 -o "$tmp/a4.dat" -- taskset -c 0 \
+	sh -c 'echo perfring-cpu0 > /sys/kernel/tracing/trace_marker' 2>"$tmp/rec.err" ||
+	fail "cpu1: a trace_marker write on CPU 0 was refused while recording -C 1: $(tail -3 "$tmp/rec.err")"
 "$cli" record --tracefs -e sched:sched_switch -C 99 -o "$tmp/bad.dat" -- true 2>/dev/null && fail "-C 99 accepted"
 
 # 2. 8K sub-buffers: the file's page size follows.

@@ -290,6 +290,10 @@ static void fill_stats(struct tsess *s, bool final)
 		struct tfs_cpu *c = &s->cpus[i];
 		struct perfring_tracefs_cpu_stats *cs = &st->cpu[i];
 
+		/* not recorded (-C): with ftrace:print its buffer runs
+		 * anyway (see select_cpus) but is neither read nor counted */
+		if (!s->on[i])
+			continue;
 		if (final) {
 			tfs_cpu_update_counts(c);
 			if (!c->mapped) {
@@ -652,7 +656,13 @@ static void free_meta(struct metabuf *mb)
 
 /* ---- the recording ---------------------------------------------------- */
 
-/* -C "0,2-3": marks the CPUs and sets the instance's tracing_cpumask. */
+/*
+ * -C "0,2-3": marks the CPUs and sets the instance's tracing_cpumask,
+ * except with ftrace:print: the kernel refuses every top-level
+ * trace_marker write (anyone's) made on a CPU that an instance copying
+ * them does not record.  Then all CPUs record into the instance and only
+ * the chosen ones are read; the others' buffers overwrite themselves.
+ */
 static int select_cpus(struct tsess *s, const char *list)
 {
 	uint32_t mask[PERFRING_TRACEFS_MAX_CPUS / 32] = { 0 };
@@ -693,6 +703,8 @@ static int select_cpus(struct tsess *s, const char *list)
 	}
 	if (!mask[0] && !memchr(s->on, 1, sizeof(s->on)))
 		goto bad;
+	if (s->want_print)
+		return 0;
 	/* Most significant group first, comma separated (cpumask format). */
 	for (int g = groups - 1; g >= 0; g--)
 		n += snprintf(txt + n, sizeof(txt) - (size_t)n, "%s%08x",

@@ -13,6 +13,25 @@
 
 PR_HIDDEN void ring_sp_check(struct perfring_ring *r, uint64_t head);
 
+/* Room for @size bytes at @head of a sp_fast ring: not paused, no loss
+ * waiting to be reported, and space by the cached tail. */
+static inline bool ring_sp_room(const struct perfring_ring *r, uint64_t head,
+				size_t size)
+{
+	return !READ_ONCE(r->ext->paused) && !r->p_lost &&
+	       head + size - r->p_tail_cache <= r->size;
+}
+
+/* Publishes the records up to @end of a sp_fast ring. */
+static inline void ring_sp_publish(struct perfring_ring *r, uint64_t end)
+{
+	/* (B): the record before data_head; pairs with (C) in the reader. */
+	smp_store_release(&r->pc->data_head, end);
+	r->p_head = end;
+	if (unlikely((int64_t)(end - r->p_next_check) >= 0))
+		ring_sp_check(r, end);
+}
+
 static inline bool ring_fast_reserve(struct perfring_output *h,
 				     struct perfring_ring *r, size_t size)
 {
@@ -22,8 +41,7 @@ static inline bool ring_fast_reserve(struct perfring_output *h,
 		     size - 8 > (size_t)r->max_record - 8))
 		return false;
 	head = r->p_head;
-	if (unlikely(READ_ONCE(r->ext->paused) || r->p_lost ||
-		     head + size - r->p_tail_cache > r->size))
+	if (unlikely(!ring_sp_room(r, head, size)))
 		return false;
 	h->ring = r;
 	h->size = (uint32_t)size;
@@ -35,13 +53,7 @@ static inline bool ring_fast_reserve(struct perfring_output *h,
 
 static inline void ring_fast_commit(struct perfring_output *h)
 {
-	struct perfring_ring *r = h->ring;
-
-	/* (B): the record before data_head; pairs with (C) in the reader. */
-	smp_store_release(&r->pc->data_head, h->end);
-	r->p_head = h->end;
-	if (unlikely((int64_t)(h->end - r->p_next_check) >= 0))
-		ring_sp_check(r, h->end);
+	ring_sp_publish(h->ring, h->end);
 }
 
 #endif

@@ -323,11 +323,9 @@ static __attribute__((noinline, cold)) struct perfring_ring *thread_ring(void)
 	} else {
 		me.gen = gen;
 		/* the clock was set up before tracing started (K) */
-		me.fast_ring = me.ring->sp_fast &&
-					       ring_clk.source !=
-						       PERFRING_CLOCK_SYSCALL ?
-				       me.ring :
-				       NULL;
+		if (me.ring->sp_fast &&
+		    ring_clk.source != PERFRING_CLOCK_SYSCALL)
+			me.fast_ring = me.ring;
 	}
 	pthread_mutex_unlock(&app_lock);
 	return me.ring;
@@ -539,9 +537,8 @@ PERFRING_API int perfring_event_write(struct perfring_event *ev,
 		uint32_t size = ev->hdr_size;
 		uint64_t head = r->p_head;
 
-		if (likely(!READ_ONCE(r->ext->paused) && !r->p_lost &&
-			   size <= r->max_record &&
-			   head + size - r->p_tail_cache <= r->size)) {
+		if (likely(size <= r->max_record &&
+			   ring_sp_room(r, head, size))) {
 			struct perfring_app_record *rec =
 				(void *)(r->data + (head & r->mask));
 
@@ -555,13 +552,7 @@ PERFRING_API int perfring_event_write(struct perfring_event *ev,
 			rec->cpu = current_cpu();
 			rec->tid = (uint32_t)me.tid;
 			copy_fields((unsigned char *)(rec + 1), fixed, len);
-			head += size;
-			/* (B): the record before data_head; pairs with (C)
-			 * in the reader, as in ring_fast_commit(). */
-			smp_store_release(&r->pc->data_head, head);
-			r->p_head = head;
-			if (unlikely((int64_t)(head - r->p_next_check) >= 0))
-				ring_sp_check(r, head);
+			ring_sp_publish(r, head + size); /* (B) */
 			count_event();
 			return 0;
 		}

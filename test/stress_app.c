@@ -137,6 +137,13 @@ static void *emitter(void *arg)
 		struct tick t = { seq, thread, seq * 7 + thread };
 
 		perfring_emit(ev_tick, &t, sizeof(t));
+		if (seq == 1) /* the thread's ring is there: the fast path */
+			CHECK(perfring_event_write(ev_tick, &t, 8, NULL, 0) ==
+					      -EINVAL &&
+				      perfring_event_write(ev_tick, &t,
+							   sizeof(t), NULL,
+							   1) == -EINVAL,
+			      "a wrong size or string count was taken");
 		if (seq % 64 == 0) {
 			uint32_t m = (uint32_t)seq;
 			struct perfring_var v[2] = { { text, 0 }, { text, 1 } };

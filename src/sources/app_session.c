@@ -25,7 +25,6 @@
 
 #define NR_IDS (APP_LAST_ID + 1 - PERFRING_APP_FIRST_ID)
 #define EVENTS_FILE_MAX (4u << 20) /* bytes read from one events file */
-#define OUT_FLUSH (1u << 20)
 #define GONE_CHECK_NS (200 * 1000 * 1000ull)
 #define SAMPLE_HDR 44 /* header .. raw_size of an app sample */
 #define LOST_SIZE 56 /* PERF_RECORD_LOST + TID TIME CPU IDENTIFIER */

@@ -396,11 +396,7 @@ static uint32_t resolve_chain(struct report *r, struct thread *t,
 		struct addr_loc al;
 
 		if (ip >= PERF_CONTEXT_MAX) {
-			cpumode = ip == PERF_CONTEXT_KERNEL ?
-					  PERF_RECORD_MISC_KERNEL :
-				  ip == PERF_CONTEXT_USER ?
-					  PERF_RECORD_MISC_USER :
-					  PERF_RECORD_MISC_HYPERVISOR;
+			cpumode = callchain_context_cpumode(ip);
 			continue;
 		}
 		machine_resolve(&r->m, t, cpumode, ip, true, &al);

@@ -445,11 +445,7 @@ static void print_callchain(struct script *sc, struct thread *t,
 		struct addr_loc al;
 
 		if (ip >= PERF_CONTEXT_MAX) {
-			cpumode = ip == PERF_CONTEXT_KERNEL ?
-					  PERF_RECORD_MISC_KERNEL :
-				  ip == PERF_CONTEXT_USER ?
-					  PERF_RECORD_MISC_USER :
-					  PERF_RECORD_MISC_HYPERVISOR;
+			cpumode = callchain_context_cpumode(ip);
 			continue;
 		}
 		entries++;

@@ -103,4 +103,13 @@ const char *machine_kernel_symbol(void *machine, uint64_t *addr,
 /* Whether perf would keep a callchain (known context markers only). */
 bool callchain_valid(const uint64_t *ips, uint64_t nr, unsigned max_entries);
 
+/* The cpumode of the entries after a callchain context marker
+ * (PERF_CONTEXT_KERNEL, _USER, _HV: what callchain_valid() accepts). */
+static inline uint8_t callchain_context_cpumode(uint64_t marker)
+{
+	return marker == PERF_CONTEXT_KERNEL ? PERF_RECORD_MISC_KERNEL :
+	       marker == PERF_CONTEXT_USER   ? PERF_RECORD_MISC_USER :
+					       PERF_RECORD_MISC_HYPERVISOR;
+}
+
 #endif

@@ -5,7 +5,9 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -13,6 +15,7 @@
 #include <unistd.h>
 
 #include "cs_snapshot.h"
+#include "../sources/cs_ini.h"
 #include "../ring/internal.h"
 
 #define INI_MAX (1u << 20) /* bytes of one .ini file */
@@ -23,19 +26,6 @@
 #define MAX_DUMPS 256 /* per device */
 #define TRACE_MAX (1ull << 32) /* bytes of one trace buffer */
 #define DUMP_MAX (1ull << 30) /* bytes of one memory dump file */
-
-/* One "key=value" line of an .ini file, with its section. */
-struct ini_ent {
-	const char *sect, *key, *val;
-	int line;
-};
-
-struct ini {
-	char *text; /* the file, cut into strings */
-	struct ini_ent *e;
-	int n;
-	char *name;
-};
 
 struct reg {
 	const char *name; /* before any "(...)" */
@@ -50,7 +40,7 @@ struct dump {
 };
 
 struct device {
-	struct ini ini;
+	struct cs_ini ini;
 	const char *name, *cls, *type;
 	struct reg *regs;
 	int nregs;
@@ -81,7 +71,7 @@ struct css {
 	css_read_fn rd;
 	void *ctx;
 	char *label;
-	struct ini snap, trace;
+	struct cs_ini snap, trace;
 	struct device *dev;
 	int ndev;
 	struct buffer buf[MAX_BUFFERS];
@@ -97,25 +87,13 @@ struct css {
 	size_t ini_bytes; /* read so far (INI_TOTAL_MAX) */
 };
 
-static char *trim(char *s, char *end)
-{
-	while (s < end && (*s == ' ' || *s == '\t'))
-		s++;
-	while (end > s &&
-	       (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\r'))
-		end--;
-	*end = 0;
-	return s;
-}
-
 /* Reads and parses one .ini file. */
-static int ini_load(struct css *s, const char *name, struct ini *ini)
+static int ini_load(struct css *s, const char *name, struct cs_ini *ini)
 {
 	uint8_t *data = NULL;
 	size_t len = 0;
-	const char *sect = "";
-	char *p, *end;
-	int line = 0, cap = 0, ret;
+	char label[PATH_MAX + 256], *text;
+	int ret;
 
 	memset(ini, 0, sizeof(*ini));
 	ini->name = strdup(name);
@@ -134,108 +112,13 @@ static int ini_load(struct css *s, const char *name, struct ini *ini)
 		return -EBADMSG;
 	}
 	s->ini_bytes += len;
-	if (memchr(data, 0, len)) {
-		pr_err("%s: %s: a NUL byte at offset %zu: not an .ini file",
-		       s->label, name,
-		       (size_t)((uint8_t *)memchr(data, 0, len) - data));
-		free(data);
-		return -EBADMSG;
-	}
-	ini->text = realloc(data, len + 1);
-	if (!ini->text) {
+	text = realloc(data, len + 1);
+	if (!text) {
 		free(data);
 		return -ENOMEM;
 	}
-	ini->text[len] = 0;
-	p = ini->text;
-	end = p + len;
-	while (p < end) {
-		char *nl = memchr(p, '\n', (size_t)(end - p));
-		char *le = nl ? nl : end, *l, *eq;
-
-		line++;
-		l = trim(p, le);
-		p = nl ? nl + 1 : end;
-		if (!*l || *l == ';' || *l == '#')
-			continue;
-		if (*l == '[') {
-			char *cb = strchr(l, ']');
-
-			if (!cb) {
-				pr_err("%s: %s:%d: section name without ']'",
-				       s->label, name, line);
-				return -EBADMSG;
-			}
-			*cb = 0;
-			sect = trim(l + 1, cb);
-			continue;
-		}
-		eq = strchr(l, '=');
-		if (!eq) {
-			pr_err("%s: %s:%d: neither [section] nor key=value",
-			       s->label, name, line);
-			return -EBADMSG;
-		}
-		if (ini->n == INI_MAX_ENTRIES) {
-			pr_err("%s: %s: more than %d entries", s->label, name,
-			       INI_MAX_ENTRIES);
-			return -EBADMSG;
-		}
-		if (ini->n == cap) {
-			int nc = cap ? cap * 2 : 64;
-			struct ini_ent *ne = realloc(ini->e, nc * sizeof(*ne));
-
-			if (!ne)
-				return -ENOMEM;
-			ini->e = ne;
-			cap = nc;
-		}
-		*eq = 0;
-		ini->e[ini->n].sect = sect;
-		ini->e[ini->n].key = trim(l, eq);
-		ini->e[ini->n].val = trim(eq + 1, eq + 1 + strlen(eq + 1));
-		ini->e[ini->n].line = line;
-		ini->n++;
-	}
-	return 0;
-}
-
-static void ini_free(struct ini *ini)
-{
-	free(ini->text);
-	free(ini->e);
-	free(ini->name);
-	memset(ini, 0, sizeof(*ini));
-}
-
-static const struct ini_ent *ini_get(const struct ini *ini, const char *sect,
-				     const char *key)
-{
-	for (int i = 0; i < ini->n; i++)
-		if (!strcasecmp(ini->e[i].sect, sect) &&
-		    !strcasecmp(ini->e[i].key, key))
-			return &ini->e[i];
-	return NULL;
-}
-
-/* @key among the entries of the section instance starting at entry @i. */
-static const struct ini_ent *ini_get_at(const struct ini *ini, int i,
-					const char *key)
-{
-	const char *sect = ini->e[i].sect;
-
-	for (; i < ini->n && ini->e[i].sect == sect; i++)
-		if (!strcasecmp(ini->e[i].key, key))
-			return &ini->e[i];
-	return NULL;
-}
-
-static const char *ini_str(const struct ini *ini, const char *sect,
-			   const char *key)
-{
-	const struct ini_ent *e = ini_get(ini, sect, key);
-
-	return e ? e->val : NULL;
+	snprintf(label, sizeof(label), "%s: %s", s->label, name);
+	return cs_ini_parse(ini, text, len, label, INI_MAX_ENTRIES);
 }
 
 static int parse_u64(const struct css *s, const char *file, int line,
@@ -278,14 +161,14 @@ static bool safe_name(const char *n)
 
 static int device_load(struct css *s, const char *file, struct device *d)
 {
-	struct ini *ini = &d->ini;
+	struct cs_ini *ini = &d->ini;
 	int ret = ini_load(s, file, ini), cap = 0;
 
 	if (ret < 0)
 		return ret;
-	d->name = ini_str(ini, "device", "name");
-	d->cls = ini_str(ini, "device", "class");
-	d->type = ini_str(ini, "device", "type");
+	d->name = cs_ini_str(ini, "device", "name");
+	d->cls = cs_ini_str(ini, "device", "class");
+	d->type = cs_ini_str(ini, "device", "type");
 	if (!d->name || !*d->name) {
 		pr_err("%s: %s: no [device] name", s->label, file);
 		return -EBADMSG;
@@ -296,7 +179,7 @@ static int device_load(struct css *s, const char *file, struct device *d)
 	if (!d->regs)
 		return -ENOMEM;
 	for (int i = 0; i < ini->n; i++) {
-		const struct ini_ent *e = &ini->e[i];
+		const struct cs_ini_ent *e = &ini->e[i];
 
 		if (!strcasecmp(e->sect, "regs")) {
 			char *par = strchr(e->key, '(');
@@ -314,7 +197,7 @@ static int device_load(struct css *s, const char *file, struct device *d)
 	for (int i = 0; i < ini->n; i++) {
 		const char *sect = ini->e[i].sect;
 		struct dump *dp;
-		const struct ini_ent *e;
+		const struct cs_ini_ent *e;
 
 		if (strncasecmp(sect, "dump", 4) ||
 		    (i && ini->e[i - 1].sect == sect))
@@ -335,9 +218,9 @@ static int device_load(struct css *s, const char *file, struct device *d)
 		}
 		dp = &d->dumps[d->ndumps];
 		memset(dp, 0, sizeof(*dp));
-		e = ini_get_at(ini, i, "file");
+		e = cs_ini_get_at(ini, i, "file");
 		dp->file = e ? e->val : NULL;
-		e = ini_get_at(ini, i, "space");
+		e = cs_ini_get_at(ini, i, "space");
 		dp->space = e ? e->val : NULL;
 		if (!dp->file || !safe_name(dp->file)) {
 			pr_err("%s: %s: [%s]: %s file name '%s'", s->label,
@@ -345,7 +228,7 @@ static int device_load(struct css *s, const char *file, struct device *d)
 			       dp->file ? dp->file : "");
 			return -EBADMSG;
 		}
-		e = ini_get_at(ini, i, "address");
+		e = cs_ini_get_at(ini, i, "address");
 		if (!e) {
 			pr_err("%s: %s: [%s]: no address", s->label, file,
 			       sect);
@@ -353,11 +236,11 @@ static int device_load(struct css *s, const char *file, struct device *d)
 		}
 		if (parse_u64(s, file, e->line, "address", e->val, &dp->addr))
 			return -EBADMSG;
-		e = ini_get_at(ini, i, "offset");
+		e = cs_ini_get_at(ini, i, "offset");
 		if (e &&
 		    parse_u64(s, file, e->line, "offset", e->val, &dp->offset))
 			return -EBADMSG;
-		e = ini_get_at(ini, i, "length");
+		e = cs_ini_get_at(ini, i, "length");
 		if (e) {
 			if (parse_u64(s, file, e->line, "length", e->val,
 				      &dp->length))
@@ -374,13 +257,13 @@ void css_free(struct css *s)
 	if (!s)
 		return;
 	for (int i = 0; i < s->ndev; i++) {
-		ini_free(&s->dev[i].ini);
+		cs_ini_free(&s->dev[i].ini);
 		free(s->dev[i].regs);
 		free(s->dev[i].dumps);
 	}
 	free(s->dev);
-	ini_free(&s->snap);
-	ini_free(&s->trace);
+	cs_ini_free(&s->snap);
+	cs_ini_free(&s->trace);
 	free(s->srcbuf);
 	free(s->coresrc);
 	for (int i = 0; i < s->nfiles; i++) {
@@ -426,7 +309,7 @@ int css_parse(css_read_fn rd, void *ctx, const char *label, struct css **out)
 		goto fail;
 	/* Devices. */
 	for (int i = 0; i < s->snap.n; i++) {
-		const struct ini_ent *e = &s->snap.e[i];
+		const struct cs_ini_ent *e = &s->snap.e[i];
 		struct device *nd;
 
 		if (strcasecmp(e->sect, "device_list"))
@@ -464,7 +347,7 @@ int css_parse(css_read_fn rd, void *ctx, const char *label, struct css **out)
 		}
 	}
 	/* Trace metadata. */
-	meta = ini_str(&s->snap, "trace", "metadata");
+	meta = cs_ini_str(&s->snap, "trace", "metadata");
 	if (!meta) {
 		pr_err("%s: snapshot.ini: no [trace] metadata: no trace",
 		       s->label);
@@ -482,7 +365,7 @@ int css_parse(css_read_fn rd, void *ctx, const char *label, struct css **out)
 		goto fail;
 	{
 		const char *list =
-			ini_str(&s->trace, "trace_buffers", "buffers");
+			cs_ini_str(&s->trace, "trace_buffers", "buffers");
 		char *copy, *tok, *save = NULL;
 
 		if (!list) {
@@ -498,7 +381,7 @@ int css_parse(css_read_fn rd, void *ctx, const char *label, struct css **out)
 		}
 		for (tok = strtok_r(copy, ",", &save); tok;
 		     tok = strtok_r(NULL, ",", &save)) {
-			char *t = trim(tok, tok + strlen(tok));
+			char *t = cs_ini_trim(tok, tok + strlen(tok));
 			struct buffer *b;
 
 			if (!*t)
@@ -510,9 +393,9 @@ int css_parse(css_read_fn rd, void *ctx, const char *label, struct css **out)
 				break;
 			}
 			b = &s->buf[s->nbuf];
-			b->name = ini_str(&s->trace, t, "name");
-			b->file = ini_str(&s->trace, t, "file");
-			b->format = ini_str(&s->trace, t, "format");
+			b->name = cs_ini_str(&s->trace, t, "name");
+			b->file = cs_ini_str(&s->trace, t, "file");
+			b->format = cs_ini_str(&s->trace, t, "format");
 			if (!b->name || !b->file || !safe_name(b->file)) {
 				pr_err("%s: %s: buffer section [%s]: %s",
 				       s->label, meta, t,
@@ -542,7 +425,7 @@ int css_parse(css_read_fn rd, void *ctx, const char *label, struct css **out)
 		goto fail;
 	}
 	for (int i = 0; i < s->trace.n; i++) {
-		const struct ini_ent *e = &s->trace.e[i];
+		const struct cs_ini_ent *e = &s->trace.e[i];
 
 		if (!strcasecmp(e->sect, "source_buffers")) {
 			s->srcbuf[s->nsrcbuf].a = e->key;

@@ -32,43 +32,14 @@
 #include <time.h>
 #include <unistd.h>
 #include "source.h"
+#include "cs_ini.h"
 #include "../ring/internal.h"
 
 #define INI_MAX (1u << 20)
+#define INI_MAX_ENTRIES 65536
 #define TRACE_MAX (1ull << 32)
 
 /* ---- ini files ---- */
-
-struct ini_kv {
-	char *section, *key, *val;
-	int line;
-};
-
-struct ini {
-	char *text;
-	struct ini_kv *kv;
-	size_t n;
-	char path[PATH_MAX];
-};
-
-static void ini_free(struct ini *f)
-{
-	free(f->text);
-	free(f->kv);
-	memset(f, 0, sizeof(*f));
-}
-
-static char *trim(char *s)
-{
-	char *e;
-
-	while (isspace((unsigned char)*s))
-		s++;
-	e = s + strlen(s);
-	while (e > s && isspace((unsigned char)e[-1]))
-		*--e = 0;
-	return s;
-}
 
 static int read_small(const char *path, char **out, size_t *len, size_t max)
 {
@@ -111,82 +82,23 @@ static int read_small(const char *path, char **out, size_t *len, size_t max)
 	return 0;
 }
 
-static int ini_load(const char *path, struct ini *f)
+static int ini_load(const char *path, struct cs_ini *f)
 {
-	char *p, *section = "";
-	size_t len, cap = 0;
-	int ret, line = 0;
+	size_t len;
+	char *text;
+	int ret;
 
 	memset(f, 0, sizeof(*f));
-	snprintf(f->path, sizeof(f->path), "%s", path);
-	ret = read_small(path, &f->text, &len, INI_MAX);
+	ret = read_small(path, &text, &len, INI_MAX);
 	if (ret)
 		return ret;
-	if (memchr(f->text, 0, len)) {
-		pr_err("%s: binary data in an ini file", path);
-		ini_free(f);
-		return -EBADMSG;
-	}
-	p = f->text;
-	while (p && *p) {
-		char *nl = strchr(p, '\n'), *s, *eq;
-
-		if (nl)
-			*nl = 0;
-		line++;
-		s = trim(p);
-		p = nl ? nl + 1 : NULL;
-		if (!*s || *s == ';' || *s == '#')
-			continue;
-		if (*s == '[') {
-			char *e = strchr(s, ']');
-
-			if (!e) {
-				pr_err("%s:%d: section header without ']'",
-				       path, line);
-				ini_free(f);
-				return -EBADMSG;
-			}
-			*e = 0;
-			section = trim(s + 1);
-			continue;
-		}
-		eq = strchr(s, '=');
-		if (!eq) {
-			pr_err("%s:%d: line is neither [section] nor key=value",
-			       path, line);
-			ini_free(f);
-			return -EBADMSG;
-		}
-		*eq = 0;
-		if (f->n == cap) {
-			size_t ncap = cap ? 2 * cap : 32;
-			void *nk = realloc(f->kv, ncap * sizeof(*f->kv));
-
-			if (!nk) {
-				ini_free(f);
-				return -ENOMEM;
-			}
-			f->kv = nk;
-			cap = ncap;
-		}
-		f->kv[f->n].section = section;
-		f->kv[f->n].key = trim(s);
-		f->kv[f->n].val = trim(eq + 1);
-		f->kv[f->n].line = line;
-		f->n++;
-	}
-	return 0;
-}
-
-static const char *ini_get(const struct ini *f, const char *section,
-			   const char *key)
-{
-	for (size_t i = 0; i < f->n; i++)
-		if (!strcasecmp(f->kv[i].section, section) &&
-		    !strcasecmp(f->kv[i].key, key))
-			return f->kv[i].val;
-	return NULL;
+	ret = cs_ini_parse(f, text, len, path, INI_MAX_ENTRIES);
+	f->name = strdup(path);
+	if (!ret && !f->name)
+		ret = -ENOMEM;
+	if (ret)
+		cs_ini_free(f);
+	return ret;
 }
 
 /* A file named in an ini file, relative to the snapshot directory. */
@@ -205,27 +117,28 @@ static int join_path(char *out, size_t cap, const char *dir, const char *name)
 /* ---- snapshot directory ---- */
 
 struct dev {
-	struct ini ini;
+	struct cs_ini ini;
 	const char *name, *class, *type;
 };
 
-static int reg_value(const struct ini *f, const char *reg, uint64_t *v,
+static int reg_value(const struct cs_ini *f, const char *reg, uint64_t *v,
 		     bool *found)
 {
 	size_t n = strlen(reg);
 
-	for (size_t i = 0; i < f->n; i++) {
-		const struct ini_kv *kv = &f->kv[i];
+	for (int i = 0; i < f->n; i++) {
+		const struct cs_ini_ent *kv = &f->e[i];
 		char *end;
 
-		if (strcasecmp(kv->section, "regs") ||
+		if (strcasecmp(kv->sect, "regs") ||
 		    strncasecmp(kv->key, reg, n) ||
 		    (kv->key[n] && kv->key[n] != '('))
 			continue;
 		errno = 0;
 		*v = strtoull(kv->val, &end, 0);
-		if (errno || end == kv->val || *trim(end)) {
-			pr_err("%s:%d: register %s: bad value \"%s\"", f->path,
+		if (errno || end == kv->val ||
+		    *cs_ini_trim(end, end + strlen(end))) {
+			pr_err("%s:%d: register %s: bad value \"%s\"", f->name,
 			       kv->line, kv->key, kv->val);
 			return -EBADMSG;
 		}
@@ -271,7 +184,7 @@ static int etm_regs(const struct dev *d, struct pr_cs_etm_cpu *c)
 			return ret;
 		if (!found && i < 2) {
 			pr_err("%s: %s device %s has no %s register",
-			       d->ini.path, d->type, d->name, names[i]);
+			       d->ini.name, d->type, d->name, names[i]);
 			return -EBADMSG;
 		}
 	}
@@ -322,7 +235,7 @@ static int load_trace(const char *path, void **data, uint64_t *size)
 int pr_replay_load_snapshot(const char *dir, int cpu, uint64_t chunk,
 			    struct pr_replay_desc *d)
 {
-	struct ini snap = { 0 }, trace = { 0 };
+	struct cs_ini snap = { 0 }, trace = { 0 };
 	struct dev *devs = NULL;
 	size_t nr_devs = 0;
 	const char *meta, *buffer = NULL;
@@ -345,12 +258,12 @@ int pr_replay_load_snapshot(const char *dir, int cpu, uint64_t chunk,
 		ret = -ENOMEM;
 		goto out;
 	}
-	for (size_t i = 0; i < snap.n; i++) {
+	for (int i = 0; i < snap.n; i++) {
 		struct dev *dv;
 
-		if (strcasecmp(snap.kv[i].section, "device_list"))
+		if (strcasecmp(snap.e[i].sect, "device_list"))
 			continue;
-		ret = join_path(path, sizeof(path), dir, snap.kv[i].val);
+		ret = join_path(path, sizeof(path), dir, snap.e[i].val);
 		if (ret)
 			goto out;
 		dv = &devs[nr_devs];
@@ -358,17 +271,17 @@ int pr_replay_load_snapshot(const char *dir, int cpu, uint64_t chunk,
 		if (ret)
 			goto out;
 		nr_devs++;
-		dv->name = ini_get(&dv->ini, "device", "name");
-		dv->class = ini_get(&dv->ini, "device", "class");
-		dv->type = ini_get(&dv->ini, "device", "type");
+		dv->name = cs_ini_str(&dv->ini, "device", "name");
+		dv->class = cs_ini_str(&dv->ini, "device", "class");
+		dv->type = cs_ini_str(&dv->ini, "device", "type");
 		if (!dv->name || !dv->class || !dv->type) {
 			pr_err("%s: [device] needs name, class and type",
-			       dv->ini.path);
+			       dv->ini.name);
 			ret = -EBADMSG;
 			goto out;
 		}
 	}
-	meta = ini_get(&snap, "trace", "metadata");
+	meta = cs_ini_str(&snap, "trace", "metadata");
 	if (!meta) {
 		pr_err("%s/snapshot.ini: no [trace] metadata= (no trace in this snapshot)",
 		       dir);
@@ -388,33 +301,33 @@ int pr_replay_load_snapshot(const char *dir, int cpu, uint64_t chunk,
 		ret = -ENOMEM;
 		goto out;
 	}
-	for (size_t i = 0; i < trace.n; i++) {
-		const struct ini_kv *kv = &trace.kv[i];
+	for (int i = 0; i < trace.n; i++) {
+		const struct cs_ini_ent *kv = &trace.e[i];
 		struct pr_cs_etm_cpu *c = &d->etm[d->nr_etm];
 		const struct dev *src = NULL;
 		const char *buf_name;
 
-		if (strcasecmp(kv->section, "core_trace_sources"))
+		if (strcasecmp(kv->sect, "core_trace_sources"))
 			continue;
 		for (size_t k = 0; k < nr_devs; k++)
 			if (!strcmp(devs[k].name, kv->val))
 				src = &devs[k];
 		if (!src) {
 			pr_err("%s:%d: trace source %s of core %s: no such device",
-			       trace.path, kv->line, kv->val, kv->key);
+			       trace.name, kv->line, kv->val, kv->key);
 			ret = -EBADMSG;
 			goto out;
 		}
 		if (kind_of_type(src->type, &c->kind)) {
 			pr_warn("%s: %s is a %s, not an ETM/PTM/ETE: left out",
-				trace.path, src->name, src->type);
+				trace.name, src->name, src->type);
 			continue;
 		}
 		c->cpu = (uint32_t)cpu_number(kv->key, nr);
 		ret = etm_regs(src, c);
 		if (ret)
 			goto out;
-		buf_name = ini_get(&trace, "source_buffers", src->name);
+		buf_name = cs_ini_str(&trace, "source_buffers", src->name);
 		if (buf_name && !buffer)
 			buffer = buf_name;
 		d->nr_etm++;
@@ -422,13 +335,13 @@ int pr_replay_load_snapshot(const char *dir, int cpu, uint64_t chunk,
 	}
 	if (!d->nr_etm) {
 		pr_err("%s: no core has an ETM, PTM or ETE trace source",
-		       trace.path);
+		       trace.name);
 		ret = -EBADMSG;
 		goto out;
 	}
 	if (!buffer) {
 		pr_err("%s: no [source_buffers] entry names the ETMs' buffer",
-		       trace.path);
+		       trace.name);
 		ret = -EBADMSG;
 		goto out;
 	}
@@ -436,23 +349,23 @@ int pr_replay_load_snapshot(const char *dir, int cpu, uint64_t chunk,
 	{
 		const char *file = NULL, *fmt = NULL;
 
-		for (size_t i = 0; i < trace.n && !file; i++)
-			if (!strcasecmp(trace.kv[i].key, "name") &&
-			    !strcmp(trace.kv[i].val, buffer)) {
-				file = ini_get(&trace, trace.kv[i].section,
-					       "file");
-				fmt = ini_get(&trace, trace.kv[i].section,
-					      "format");
+		for (int i = 0; i < trace.n && !file; i++)
+			if (!strcasecmp(trace.e[i].key, "name") &&
+			    !strcmp(trace.e[i].val, buffer)) {
+				file = cs_ini_str(&trace, trace.e[i].sect,
+						  "file");
+				fmt = cs_ini_str(&trace, trace.e[i].sect,
+						 "format");
 			}
 		if (!file) {
-			pr_err("%s: buffer %s has no file=", trace.path,
+			pr_err("%s: buffer %s has no file=", trace.name,
 			       buffer);
 			ret = -EBADMSG;
 			goto out;
 		}
 		if (fmt && strcasecmp(fmt, "coresight"))
 			pr_warn("%s: buffer %s has format %s (played as is)",
-				trace.path, buffer, fmt);
+				trace.name, buffer, fmt);
 		ret = join_path(path, sizeof(path), dir, file);
 		if (!ret)
 			ret = load_trace(path, &data, &size);
@@ -484,10 +397,10 @@ int pr_replay_load_snapshot(const char *dir, int cpu, uint64_t chunk,
 	ret = 0;
 out:
 	for (size_t k = 0; k < nr_devs; k++)
-		ini_free(&devs[k].ini);
+		cs_ini_free(&devs[k].ini);
 	free(devs);
-	ini_free(&snap);
-	ini_free(&trace);
+	cs_ini_free(&snap);
+	cs_ini_free(&trace);
 	if (ret)
 		pr_replay_desc_free(d);
 	return ret;

@@ -458,41 +458,8 @@ static int dir_read(void *ctx, const char *name, size_t max, uint8_t **data,
 		    size_t *len)
 {
 	struct css *s = ctx;
-	struct stat st;
-	uint8_t *p;
-	size_t got = 0;
-	int fd = openat(s->dirfd, name, O_RDONLY | O_CLOEXEC);
 
-	*data = NULL;
-	*len = 0;
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return -EINVAL;
-	}
-	if ((uint64_t)st.st_size > max) {
-		close(fd);
-		return -EFBIG;
-	}
-	p = malloc(st.st_size ? (size_t)st.st_size : 1);
-	if (!p) {
-		close(fd);
-		return -ENOMEM;
-	}
-	while (got < (size_t)st.st_size) {
-		ssize_t n = read(fd, p + got, (size_t)st.st_size - got);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-	}
-	close(fd);
-	*data = p;
-	*len = got;
-	return 0;
+	return cs_read_file(s->dirfd, name, max, (char **)data, len);
 }
 
 int css_open_dir(const char *dir, struct css **out)

@@ -4,12 +4,57 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cs_ini.h"
 #include "../ring/internal.h"
+
+PR_HIDDEN int cs_read_file(int dirfd, const char *name, size_t max, char **data,
+			   size_t *len)
+{
+	struct stat st;
+	size_t got = 0;
+	char *p;
+	int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
+
+	*data = NULL;
+	*len = 0;
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EINVAL;
+	}
+	if ((uint64_t)st.st_size > max) {
+		close(fd);
+		return -EFBIG;
+	}
+	p = malloc((size_t)st.st_size + 1);
+	if (!p) {
+		close(fd);
+		return -ENOMEM;
+	}
+	while (got < (size_t)st.st_size) {
+		ssize_t n = read(fd, p + got, (size_t)st.st_size - got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	close(fd);
+	p[got] = 0;
+	*data = p;
+	*len = got;
+	return 0;
+}
 
 PR_HIDDEN char *cs_ini_trim(char *s, char *end)
 {

@@ -24,6 +24,15 @@ struct cs_ini {
 };
 
 /*
+ * Reads the regular file @name (relative to @dirfd, or AT_FDCWD) of at
+ * most @max bytes into a malloc()ed block of *len + 1 bytes, NUL-ended.
+ * Returns 0, -EINVAL (not a regular file), -EFBIG (larger than @max),
+ * -ENOMEM or open()'s -errno; logs nothing.
+ */
+int cs_read_file(int dirfd, const char *name, size_t max, char **data,
+		 size_t *len);
+
+/*
  * Parses @text (@len bytes in a malloc()ed block of @len + 1, taken over
  * even on failure) into @ini.  @label names the file in messages; at most
  * @max_entries keys.  Returns 0, -EBADMSG (a NUL byte, a line that is

@@ -43,43 +43,16 @@
 
 static int read_small(const char *path, char **out, size_t *len, size_t max)
 {
-	struct stat st;
-	char *buf;
-	ssize_t n;
-	size_t got = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int ret = cs_read_file(AT_FDCWD, path, max, out, len);
 
-	if (fd < 0) {
-		int err = -errno;
-
-		pr_err("%s: %s", path, strerror(errno));
-		return err;
-	}
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
-	    (uint64_t)st.st_size > max) {
+	if (ret == -EINVAL || ret == -EFBIG) {
 		pr_err("%s: not a regular file of at most %zu bytes", path,
 		       max);
-		close(fd);
 		return -EINVAL;
 	}
-	buf = malloc((size_t)st.st_size + 1);
-	if (!buf) {
-		close(fd);
-		return -ENOMEM;
-	}
-	while (got < (size_t)st.st_size) {
-		n = read(fd, buf + got, (size_t)st.st_size - got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-	}
-	close(fd);
-	buf[got] = 0;
-	*out = buf;
-	*len = got;
-	return 0;
+	if (ret)
+		pr_err("%s: %s", path, strerror(-ret));
+	return ret;
 }
 
 static int ini_load(const char *path, struct cs_ini *f)

@@ -58,10 +58,7 @@ struct session {
 	struct pd_writer *w;
 	int out_fd;
 	bool pipe;
-	pid_t child;
-	int pidfd;
-	int go_fd; /* write end: releases the command */
-	int err_fd; /* read end: exec errno from the command */
+	struct held_child cmd; /* the command (pid 0: none) */
 	int epfd;
 	uint64_t first_time, last_time;
 	int err; /* first write error */
@@ -261,35 +258,12 @@ static int parse_tids(const char *list, bool whole_process, pid_t *tids,
 	return n ? n : -EINVAL;
 }
 
-/* Forks the command stopped before exec, as perf's workload does. */
+/* Forks the command stopped before exec, as perf's workload does; the
+ * program's events go to our session (libperfring). */
 static int start_child(struct session *s, char *const *argv)
 {
-	struct held_child c;
-	int err;
-
-	/* The program's events go to our session (libperfring). */
-	err = held_child_start(&c, argv, PERFRING_SESSION_ENV,
-			       s->app ? app_session_dir(s->app) : NULL);
-	if (err)
-		return err;
-	s->child = c.pid;
-	s->go_fd = c.go_fd;
-	s->err_fd = c.err_fd;
-	s->pidfd = c.pidfd;
-	return 0;
-}
-
-static int release_child(struct session *s, char *const *argv)
-{
-	struct held_child c = { .pid = s->child,
-				.go_fd = s->go_fd,
-				.err_fd = s->err_fd,
-				.pidfd = s->pidfd };
-	int err = held_child_release(&c, argv);
-
-	s->go_fd = c.go_fd;
-	s->err_fd = c.err_fd;
-	return err;
+	return held_child_start(&s->cmd, argv, PERFRING_SESSION_ENV,
+				s->app ? app_session_dir(s->app) : NULL);
 }
 
 /* The side-band records perf needs to name threads and map addresses. */
@@ -517,9 +491,9 @@ static int loop(struct session *s)
 		ev.data.u32 = UINT32_MAX - 1;
 		epoll_ctl(s->epfd, EPOLL_CTL_ADD, ctl, &ev);
 	}
-	if (s->pidfd >= 0) {
+	if (s->cmd.pidfd >= 0) {
 		ev.data.u32 = UINT32_MAX;
-		epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->pidfd, &ev);
+		epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->cmd.pidfd, &ev);
 	}
 	if (s->app) {
 		ev.data.u32 = UINT32_MAX - 2;
@@ -589,12 +563,12 @@ static void session_close(struct session *s)
 	pe_evlist_close(&s->track_el);
 	if (s->epfd >= 0)
 		close(s->epfd);
-	if (s->pidfd >= 0)
-		close(s->pidfd);
-	if (s->go_fd >= 0)
-		close(s->go_fd);
-	if (s->err_fd >= 0)
-		close(s->err_fd);
+	if (s->cmd.pidfd >= 0)
+		close(s->cmd.pidfd);
+	if (s->cmd.go_fd >= 0)
+		close(s->cmd.go_fd);
+	if (s->cmd.err_fd >= 0)
+		close(s->cmd.err_fd);
 	if (s->out_fd >= 0 && s->out_fd != STDOUT_FILENO)
 		close(s->out_fd);
 }
@@ -623,7 +597,7 @@ PERFRING_API int perfring_record(const struct perfring_record_opts *o,
 	if (!o || o->sz < offsetof(struct perfring_record_opts, events) +
 				  sizeof(o->events))
 		return -EINVAL;
-	s.out_fd = s.pidfd = s.go_fd = s.err_fd = s.epfd = -1;
+	s.out_fd = s.cmd.pidfd = s.cmd.go_fd = s.cmd.err_fd = s.epfd = -1;
 	s.st.sz = sizeof(s.st);
 	s.st.child_status = -1;
 	evs = OPTS_GET(o, events, NULL);
@@ -733,7 +707,7 @@ PERFRING_API int perfring_record(const struct perfring_record_opts *o,
 		if (err)
 			goto out;
 		if (on_exec)
-			tids_buf[0] = s.child;
+			tids_buf[0] = s.cmd.pid;
 	}
 	err = pe_evlist_open(&s.el, cpus, nr_cpus, tids, nr_tids, data_bytes,
 			     s.overwrite);
@@ -779,7 +753,7 @@ PERFRING_API int perfring_record(const struct perfring_record_opts *o,
 			for (int i = 0; i < nr_tids && !err; i++)
 				err = synth_process(&sy, tids[i]);
 		else if (!err && argv)
-			err = synth_process(&sy, s.child);
+			err = synth_process(&sy, s.cmd.pid);
 		if (!err)
 			err = pd_writer_finish_round(s.w);
 		s.st.records += sy.records;
@@ -802,7 +776,7 @@ PERFRING_API int perfring_record(const struct perfring_record_opts *o,
 		pe_evlist_enable(&s.el, true);
 	}
 	if (argv) {
-		err = release_child(&s, argv);
+		err = held_child_release(&s.cmd, argv);
 		if (err)
 			goto out;
 	}
@@ -818,18 +792,18 @@ PERFRING_API int perfring_record(const struct perfring_record_opts *o,
 	if (!err)
 		err = s.err;
 out:
-	if (s.go_fd >= 0) { /* never released: let it go away */
-		close(s.go_fd);
-		s.go_fd = -1;
+	if (s.cmd.go_fd >= 0) { /* never released: let it go away */
+		close(s.cmd.go_fd);
+		s.cmd.go_fd = -1;
 	}
-	if (s.child > 0) {
+	if (s.cmd.pid > 0) {
 		/* Stopped first (error, Ctrl-C, --duration): end the command
 		 * as perf does, then collect it. */
-		if (waitpid(s.child, &status, WNOHANG) == s.child) {
+		if (waitpid(s.cmd.pid, &status, WNOHANG) == s.cmd.pid) {
 			s.st.child_status = status;
 		} else {
-			kill(s.child, SIGTERM);
-			if (waitpid(s.child, &status, 0) == s.child)
+			kill(s.cmd.pid, SIGTERM);
+			if (waitpid(s.cmd.pid, &status, 0) == s.cmd.pid)
 				s.st.child_status = status;
 		}
 	}

@@ -47,8 +47,7 @@ struct tsess {
 	uint32_t subbuf_size;
 	bool want_print;
 	bool on[PERFRING_TRACEFS_MAX_CPUS]; /* CPUs recorded */
-	pid_t child;
-	int go_fd, err_fd, pidfd;
+	struct held_child cmd; /* the command (pid 0: none) */
 	int write_err;
 };
 
@@ -233,21 +232,6 @@ static int setup_instance(struct tsess *s)
 	return enable_events(s);
 }
 
-/* Forks the command held before exec (child.c). */
-static int start_child(struct tsess *s, char *const *argv)
-{
-	struct held_child c;
-	int err = held_child_start(&c, argv, NULL, NULL);
-
-	if (err)
-		return err;
-	s->child = c.pid;
-	s->go_fd = c.go_fd;
-	s->err_fd = c.err_fd;
-	s->pidfd = c.pidfd;
-	return 0;
-}
-
 static int sink(void *ctx, int cpu, const void *page)
 {
 	struct tsess *s = ctx;
@@ -365,9 +349,9 @@ static int record_loop(struct tsess *s)
 		pfd[n].fd = ctl;
 		pfd[n++].events = POLLIN;
 	}
-	if (s->pidfd >= 0) {
+	if (s->cmd.pidfd >= 0) {
 		pid_i = n;
-		pfd[n].fd = s->pidfd;
+		pfd[n].fd = s->cmd.pidfd;
 		pfd[n++].events = POLLIN;
 	}
 	while (!stop) {
@@ -398,12 +382,13 @@ static int record_loop(struct tsess *s)
 		}
 		if (pid_i >= 0 && (pfd[pid_i].revents & POLLIN))
 			stop = true;
-		if (s->child > 0 && s->pidfd < 0) {
+		if (s->cmd.pid > 0 && s->cmd.pidfd < 0) {
 			int status;
 
-			if (waitpid(s->child, &status, WNOHANG) == s->child) {
+			if (waitpid(s->cmd.pid, &status, WNOHANG) ==
+			    s->cmd.pid) {
 				s->st->child_status = status;
-				s->child = 0;
+				s->cmd.pid = 0;
 				stop = true;
 			}
 		}
@@ -753,9 +738,9 @@ static void remove_stale(const char *root)
 int perfring_record_tracefs(const struct perfring_tracefs_opts *o,
 			    struct perfring_tracefs_stats *st)
 {
-	struct tsess s = {
-		.o = o, .st = st, .go_fd = -1, .err_fd = -1, .pidfd = -1
-	};
+	struct tsess s = { .o = o,
+			   .st = st,
+			   .cmd = { .go_fd = -1, .err_fd = -1, .pidfd = -1 } };
 	char name[64], *const *argv;
 	const char *out;
 	bool map, all;
@@ -833,7 +818,7 @@ int perfring_record_tracefs(const struct perfring_tracefs_opts *o,
 	if (err)
 		goto out;
 	if (argv) {
-		err = start_child(&s, argv);
+		err = held_child_start(&s.cmd, argv, NULL, NULL);
 		if (err) {
 			pr_err("tracefs: cannot start %s: %s", argv[0],
 			       strerror(-err));
@@ -842,7 +827,7 @@ int perfring_record_tracefs(const struct perfring_tracefs_opts *o,
 		if (!all) {
 			char pid[32];
 
-			snprintf(pid, sizeof(pid), "%d", (int)s.child);
+			snprintf(pid, sizeof(pid), "%d", (int)s.cmd.pid);
 			tfs_write(&s.ti, "options/event-fork", "1", false);
 			err = tfs_write(&s.ti, "set_event_pid", pid, true);
 			if (err)
@@ -854,14 +839,7 @@ int perfring_record_tracefs(const struct perfring_tracefs_opts *o,
 		goto out;
 	copy_markers(&s, true);
 	if (argv) {
-		struct held_child c = { .pid = s.child,
-					.go_fd = s.go_fd,
-					.err_fd = s.err_fd,
-					.pidfd = s.pidfd };
-
-		err = held_child_release(&c, argv);
-		s.go_fd = c.go_fd;
-		s.err_fd = c.err_fd;
+		err = held_child_release(&s.cmd, argv);
 		if (err)
 			goto out;
 	}
@@ -892,28 +870,29 @@ int perfring_record_tracefs(const struct perfring_tracefs_opts *o,
 		free_meta(&mb);
 	}
 out:
-	if (s.child > 0) {
+	if (s.cmd.pid > 0) {
 		int status;
 
-		if (s.go_fd >= 0) {
+		if (s.cmd.go_fd >= 0) {
 			/* Never started: it exits when the pipe closes. */
-			close(s.go_fd);
-			s.go_fd = -1;
-		} else if (waitpid(s.child, &status, WNOHANG) == 0) {
-			kill(s.child, SIGTERM);
+			close(s.cmd.go_fd);
+			s.cmd.go_fd = -1;
+		} else if (waitpid(s.cmd.pid, &status, WNOHANG) == 0) {
+			kill(s.cmd.pid, SIGTERM);
 		} else {
 			st->child_status = status;
-			s.child = 0;
+			s.cmd.pid = 0;
 		}
-		if (s.child > 0 && waitpid(s.child, &status, 0) == s.child)
+		if (s.cmd.pid > 0 &&
+		    waitpid(s.cmd.pid, &status, 0) == s.cmd.pid)
 			st->child_status = status;
 	}
-	if (s.go_fd >= 0)
-		close(s.go_fd);
-	if (s.err_fd >= 0)
-		close(s.err_fd);
-	if (s.pidfd >= 0)
-		close(s.pidfd);
+	if (s.cmd.go_fd >= 0)
+		close(s.cmd.go_fd);
+	if (s.cmd.err_fd >= 0)
+		close(s.cmd.err_fd);
+	if (s.cmd.pidfd >= 0)
+		close(s.cmd.pidfd);
 	if (s.w)
 		tdat_writer_abort(s.w);
 	for (int i = 0; i < nopen; i++)

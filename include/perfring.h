@@ -54,6 +54,25 @@ typedef void (*perfring_log_fn)(enum perfring_log_level level, const char *msg,
 PERFRING_API void perfring_set_log(perfring_log_fn fn, void *ctx,
 				   enum perfring_log_level max);
 
+/* ---- output files ----------------------------------------------------- */
+
+#define PERFRING_FILE_KEEP_OLD 0x1u /* an existing file becomes <path>.old */
+#define PERFRING_FILE_SEEKABLE 0x2u /* a regular file only, opened O_RDWR */
+
+/*
+ * Creates the output file @path the way every perfring output is created:
+ * O_CREAT|O_EXCL|O_NOFOLLOW with mode 0600, O_CLOEXEC.  An existing regular
+ * file is renamed to "<path>.old" (PERFRING_FILE_KEEP_OLD) or removed
+ * first; a symbolic link at @path is refused (-ELOOP) whatever it points
+ * to, a directory too (-EISDIR).  An existing FIFO or character device
+ * (/dev/null, a named pipe) is opened as it is, unless
+ * PERFRING_FILE_SEEKABLE (-ESPIPE) or it belongs to another user than the
+ * caller and root (-EPERM).  A process re-creating the path while it is
+ * being created only makes the attempt start over (a few times, then
+ * -EEXIST).  Returns the descriptor or -errno; the log says why.
+ */
+PERFRING_API int perfring_file_create(const char *path, unsigned int flags);
+
 /* ---- options ---------------------------------------------------------- */
 
 /* Declares opts struct NAME of TYPE with .sz set and the given fields. */

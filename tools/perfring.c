@@ -1202,6 +1202,7 @@ static int cmd_export(int argc, char **argv)
 		      .format = "chrome");
 	const char *outpath = "-";
 	FILE *out = stdout;
+	bool made_file = false;
 	char *end;
 	unsigned long w;
 	int c, err;
@@ -1242,18 +1243,27 @@ static int cmd_export(int argc, char **argv)
 	if (optind < argc)
 		die_usage("unexpected argument '%s'", argv[optind]);
 	if (strcmp(outpath, "-")) {
-		out = fopen(outpath, "w");
+		/* A new file (0600), never through a symbolic link; a FIFO
+		 * or /dev/null as it is.  The library says why it refuses. */
+		int fd = perfring_file_create(outpath, 0);
+		struct stat st;
+
+		out = fd >= 0 ? fdopen(fd, "w") : NULL;
 		if (!out) {
-			fprintf(stderr, "%s: export: cannot create %s: %s\n",
-				prog, outpath, strerror(errno));
+			if (fd >= 0) {
+				fprintf(stderr, "%s: export: %s: %s\n", prog,
+					outpath, strerror(errno));
+				close(fd);
+			}
 			return 1;
 		}
+		made_file = !fstat(fd, &st) && S_ISREG(st.st_mode);
 	}
 	err = perfring_export(&eo, out);
 	if (out != stdout && fclose(out) && !err)
 		err = -errno;
 	/* Nothing usable was written (damage keeps what came before it). */
-	if (err && err != -EBADMSG && out != stdout)
+	if (err && err != -EBADMSG && made_file)
 		unlink(outpath);
 	if (err == -EPIPE && out == stdout)
 		return 0; /* the reader went away (| head) */

@@ -24,6 +24,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "../format/out_file.h"
 #include "../format/perf_data.h"
 #include "../format/tracing_data.h"
 #include "../ring/internal.h"
@@ -338,24 +339,10 @@ static int open_output(struct session *s)
 		s->pipe = true;
 		return 0;
 	}
-	{
-		struct stat st;
-		char old[PATH_MAX];
-
-		/* Keep the previous file as perf does. */
-		if (stat(out, &st) == 0 && S_ISREG(st.st_mode) &&
-		    snprintf(old, sizeof(old), "%s.old", out) <
-			    (int)sizeof(old))
-			rename(out, old);
-	}
-	s->out_fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (s->out_fd < 0) {
-		int err = -errno;
-
-		pr_err("cannot create %s: %s", out, strerror(-err));
-		return err;
-	}
-	return 0;
+	/* The previous file is kept as .old, as perf does; never through
+	 * a symbolic link, always a new file (0600). */
+	s->out_fd = out_file_open(out, OUT_FILE_KEEP_OLD | OUT_FILE_SEEKABLE);
+	return s->out_fd < 0 ? s->out_fd : 0;
 }
 
 /* A new application event: its attr joins the file's. */

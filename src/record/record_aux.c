@@ -39,6 +39,7 @@
 #include "../ring/internal.h"
 #include "../sources/source.h"
 #include "../sources/perf_event.h"
+#include "../format/out_file.h"
 #include "../format/perf_data.h"
 #include "../format/perf_reader.h"
 #include "../format/auxtrace.h"
@@ -1003,22 +1004,28 @@ have_source:
 
 	/* The file. */
 	/*
-	 * No O_TRUNC: an existing file's pages are written over (on tmpfs
-	 * that saves allocating and zeroing every page, the most expensive
-	 * part of writing there) and the writer truncates the file to its
-	 * end at close; a recording that fails before the start empties it.
+	 * The previous file is kept as .old (as perf does) and the one
+	 * before it is written over: on tmpfs that saves allocating and
+	 * zeroing every page, the most expensive part of writing there; the
+	 * writer truncates the file to its end at close.
 	 */
 	if (!strcmp(output, "-")) {
 		/* perf's pipe format on standard output (no index). */
 		R.out_fd = dup(STDOUT_FILENO);
 		R.pipe = true;
+		if (R.out_fd < 0) {
+			ret = -errno;
+			pr_err("%s: %s", output, strerror(errno));
+			goto out;
+		}
 	} else {
-		R.out_fd = open(output, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
-	}
-	if (R.out_fd < 0) {
-		ret = -errno;
-		pr_err("%s: %s", output, strerror(errno));
-		goto out;
+		R.out_fd = out_file_open(output, OUT_FILE_KEEP_OLD |
+							 OUT_FILE_REUSE_OLD |
+							 OUT_FILE_SEEKABLE);
+		if (R.out_fd < 0) {
+			ret = R.out_fd;
+			goto out;
+		}
 	}
 	ret = pd_writer_open(R.out_fd, R.pipe, OPT(o, cmdline_argc, 0),
 			     OPT(o, cmdline_argv, NULL), &R.w);

@@ -19,6 +19,7 @@
 
 #include "../ring/internal.h"
 #include "../format/auxtrace.h"
+#include "../format/out_file.h"
 #include "../format/perf_reader.h"
 #include "cs_decode.h"
 #include "cs_snapshot.h"
@@ -1605,10 +1606,15 @@ int perfring_inject(const struct perfring_itrace_opts *o, const char *output,
 			ret = inject_flush(&it.ts[i]);
 	}
 	if (!ret) {
-		f = strcmp(output, "-") ? fopen(output, "w") : stdout;
-		if (!f) {
+		int fd = -1;
+
+		if (!strcmp(output, "-"))
+			f = stdout;
+		else if ((fd = out_file_open(output, 0)) < 0)
+			ret = fd;
+		else if (!(f = fdopen(fd, "w"))) {
 			ret = -errno;
-			pr_err("inject: %s: %s", output, strerror(errno));
+			close(fd);
 		}
 	}
 	/* Binaries in path order, as simpleperf sorts them. */

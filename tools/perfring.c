@@ -424,12 +424,14 @@ static void on_signal(int sig)
 }
 
 /*
- * The recorders' control pipe: SIGINT/SIGTERM write 'q' (stop), SIGUSR2
- * 's' (snapshot) when @snapshots.  Returns the read end, or -1.
+ * The recorders' control pipe: SIGINT/SIGTERM/SIGHUP write 'q' (stop: the
+ * recording ends and its file is completed), SIGUSR2 's' (snapshot) when
+ * @snapshots.  SIGHUP stays ignored when it was (nohup: a recording that
+ * must outlive its terminal).  Returns the read end, or -1.
  */
 static int control_setup(bool snapshots)
 {
-	struct sigaction sa = { .sa_handler = on_signal };
+	struct sigaction sa = { .sa_handler = on_signal }, old;
 
 	if (pipe2(control_pipe, O_CLOEXEC | O_NONBLOCK)) {
 		perror("pipe");
@@ -439,6 +441,8 @@ static int control_setup(bool snapshots)
 	sa.sa_flags = SA_RESTART;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	if (!sigaction(SIGHUP, NULL, &old) && old.sa_handler != SIG_IGN)
+		sigaction(SIGHUP, &sa, NULL);
 	if (snapshots)
 		sigaction(SIGUSR2, &sa, NULL);
 	return control_pipe[0];

@@ -19,9 +19,11 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/inotify.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "app_session.h"
+#include "stale.h"
 
 #define NR_IDS (APP_LAST_ID + 1 - PERFRING_APP_FIRST_ID)
 #define EVENTS_FILE_MAX (4u << 20) /* bytes read from one events file */
@@ -50,6 +52,7 @@ struct events_file {
 struct app_session {
 	char dir[PATH_MAX];
 	bool own; /* we made the directory: remove it at close */
+	int lock_fd; /* own: the directory, flock(LOCK_EX) while we live */
 	int epfd, ino_fd;
 	struct app_ring *rings;
 	struct events_file *efiles;
@@ -668,7 +671,7 @@ static struct app_session *session_alloc(void)
 	struct app_session *s = calloc(1, sizeof(*s));
 
 	if (s)
-		s->epfd = s->ino_fd = -1;
+		s->epfd = s->ino_fd = s->lock_fd = -1;
 	return s;
 }
 
@@ -683,6 +686,7 @@ PR_HIDDEN int app_session_create(const struct app_session_cb *cb,
 		return -ENOMEM;
 	if (!tmp || !*tmp || strlen(tmp) > PATH_MAX - 32)
 		tmp = app_runtime_dir();
+	app_session_reclaim_stale(tmp); /* killed recorders' directories */
 	snprintf(s->dir, sizeof(s->dir), "%s/perfring-XXXXXX", tmp);
 	if (!mkdtemp(s->dir)) {
 		err = -errno;
@@ -692,6 +696,12 @@ PR_HIDDEN int app_session_create(const struct app_session_cb *cb,
 		return err;
 	}
 	s->own = true;
+	/* Held for the whole session: a directory nobody holds is stale
+	 * (app_session_reclaim_stale()). */
+	s->lock_fd =
+		open(s->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (s->lock_fd < 0 || flock(s->lock_fd, LOCK_EX) < 0)
+		pr_warn("app: cannot lock %s: %s", s->dir, strerror(errno));
 	return session_start(s, cb, out);
 }
 
@@ -848,6 +858,8 @@ PR_HIDDEN void app_session_close(struct app_session *s)
 			closedir(d);
 		rmdir(s->dir);
 	}
+	if (s->lock_fd >= 0)
+		close(s->lock_fd);
 	free(s->out);
 	free(s);
 }

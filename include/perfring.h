@@ -945,6 +945,17 @@ struct perfring_tracefs_stats {
 	/* CPU time of the capture itself (the drain loop and the last
 	 * drains), without the set-up and the trace.dat headers. */
 	uint64_t capture_cpu_ns;
+	/*
+	 * Writing the file failed (a full disk): the first error (-errno),
+	 * 0 if none.  Recording stopped there; the file is kept, cut at the
+	 * last complete page, and the figures above count what is in it.
+	 * (Fields from here on are filled when st->sz covers them.)
+	 */
+	int write_error;
+	/* events the kernel recorded that are not in the file because of
+	 * write_error (taken but not written, or left in its buffer) */
+	uint64_t unsaved_events;
+	uint64_t unsaved_pages; /* pages taken from the kernel, not written */
 };
 
 typedef void (*perfring_tracefs_progress_fn)(
@@ -977,7 +988,13 @@ struct perfring_tracefs_opts {
  * Records tracepoints through a private tracefs instance (made, set to the
  * mono clock, removed at the end, also after errors) into a trace.dat
  * (version 6, page size = sub-buffer size) that trace-cmd report reads.
- * Returns 0 or -errno (logged); @st (st->sz set) gets the summary.
+ * The instance is named perfring-<pid>-<start time of the process>;
+ * instances of that form (and the older perfring-<pid>) whose process is
+ * gone are removed first, with a warning.  The output is created as
+ * perfring_file_create() does with PERFRING_FILE_KEEP_OLD.  Returns 0 or
+ * -errno (logged); @st (st->sz set) gets the summary.  A failed write
+ * (st->write_error) returns that error with the file kept and @st filled:
+ * it holds everything up to its last complete page.
  */
 PERFRING_API int perfring_record_tracefs(const struct perfring_tracefs_opts *o,
 					 struct perfring_tracefs_stats *st);

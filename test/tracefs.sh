@@ -10,9 +10,15 @@ cli=${PERFRING_CLI:-build/perfring}
 fail() { echo "FAILED: $*" >&2; exit 1; }
 skip() { echo "SKIP: $*" >&2; exit 77; }
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-cli=$(realpath "$cli")
 T=/sys/kernel/tracing
+fake=()
+cleanup() {
+	for i in "${fake[@]}"; do rmdir "$T/instances/$i" 2>/dev/null; done
+	mountpoint -q "$tmp/full" 2>/dev/null && umount "$tmp/full"
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+cli=$(realpath "$cli")
 command -v trace-cmd >/dev/null || fail "trace-cmd is not installed (.ci/run installs it)"
 command -v python3 >/dev/null || fail "python3 is not installed"
 [ -w $T/instances ] || skip "no writable tracefs at $T (not root?)"
@@ -20,7 +26,7 @@ command -v python3 >/dev/null || fail "python3 is not installed"
 # No instance of ours may be left behind.
 no_instance() {
 	local left
-	left=$(ls $T/instances | grep -E "^perfring-$1\$" || true)
+	left=$(ls $T/instances | grep -E "^perfring-$1(-[0-9]+)?\$" || true)
 	[ -z "$left" ] || fail "$2: instance $left left behind"
 }
 
@@ -41,6 +47,22 @@ for i in range(n):
         time.sleep(0.001)
 print("first-marker-between %d %d" % (t0, t1))
 '
+
+# wait_instance PID: waits until recorder PID has made its instance
+# (perfring-PID-<start time>) and turned tracing on; prints its name.
+wait_instance() {
+	local inst
+	for _ in $(seq 400); do
+		inst=$(ls $T/instances | grep -E "^perfring-$1-[0-9]+\$" || true)
+		if [ -n "$inst" ] && [ "$(cat "$T/instances/$inst/tracing_on" 2>/dev/null)" = 1 ]; then
+			echo "$inst"
+			return 0
+		fi
+		kill -0 "$1" 2>/dev/null || return 1
+		sleep 0.05
+	done
+	return 1
+}
 
 # summary FIELD: a key=value of the record summary line.
 summary() { sed -n "s/.*[[ ]$1=\([0-9]*\).*/\1/p" "$tmp/rec.err" | tail -1; }
@@ -180,27 +202,64 @@ counted=$(sed -n 's/^CPU:[0-9]* \[\([0-9]*\) EVENTS DROPPED\]$/\1/p' "$tmp/tc.tx
 [ "$counted" -le "$lost" ] || fail "loss: pages say $counted dropped, the summary $lost"
 echo "loss: $lost lost, $drops dropped marks ($counted counted in pages)"
 
-# 5. SIGINT ends a recording without a command; the file is complete.
-"$cli" record --tracefs -e sched:sched_switch -o "$tmp/e.dat" 2>"$tmp/rec.err" &
+# 5. SIGINT, and SIGHUP (a closed terminal), end a recording without a
+# command; the file is complete.  Under nohup (SIGHUP ignored) SIGHUP
+# does not stop it.
+for sig in INT HUP; do
+	env --default-signal=HUP "$cli" record --tracefs -e sched:sched_switch -o "$tmp/e.dat" 2>"$tmp/rec.err" &
+	pid=$!
+	wait_instance $pid >/dev/null || fail "sig$sig: instance perfring-$pid-* not made: $(cat "$tmp/rec.err")"
+	kill -$sig $pid
+	wait $pid || fail "sig$sig: exit status $? after SIG$sig: $(cat "$tmp/rec.err")"
+	no_instance $pid sig$sig
+	check sig$sig "$tmp/e.dat" 0
+done
+env --ignore-signal=HUP "$cli" record --tracefs -e sched:sched_switch -o "$tmp/e.dat" 2>"$tmp/rec.err" &
 pid=$!
-sleep 1
-ls $T/instances | grep -qx "perfring-$pid" || fail "sigint: instance perfring-$pid not made"
+wait_instance $pid >/dev/null || fail "nohup: instance not made: $(cat "$tmp/rec.err")"
+ign=$(awk '/^SigIgn:/ { print $2 }' /proc/$pid/status)
+((0x$ign & 1)) || fail "nohup: the recorder does not ignore SIGHUP (SigIgn $ign)"
+# Ignored, SIGHUP changes nothing: SIGINT then ends it cleanly (a SIGHUP
+# with its default action would have ended it with status 129).
+kill -HUP $pid
 kill -INT $pid
-wait $pid || fail "sigint: exit status $? after SIGINT: $(cat "$tmp/rec.err")"
-no_instance $pid sigint
-check sigint "$tmp/e.dat" 0
+wait $pid || fail "nohup: exit status $? after SIGHUP and SIGINT"
+no_instance $pid nohup
 
 # 5b. A recorder killed with SIGKILL leaves its instance; the next one
-# removes it (its pid is gone).
+# removes it and says so.  The pid and the process's start time are in
+# the name: an instance whose pid lives but started at another time (a
+# reused pid) is stale too; one whose process lives (a recorder running
+# beside) is left alone, and so are names that are not ours.
 "$cli" record --tracefs -e sched:sched_switch -o "$tmp/k.dat" 2>/dev/null &
 pid=$!
-sleep 0.5
+killed=$(wait_instance $pid) || fail "sigkill: instance not made"
 kill -KILL $pid
 wait $pid 2>/dev/null
-ls $T/instances | grep -qx "perfring-$pid" || fail "sigkill: no instance left to clean (test broken)"
+[ -d "$T/instances/$killed" ] || fail "sigkill: no instance left to clean (test broken)"
+"$cli" record --tracefs -e sched:sched_switch -o "$tmp/live.dat" 2>"$tmp/live.err" &
+live=$!
+live_inst=$(wait_instance $live) || fail "live recorder: instance not made: $(cat "$tmp/live.err")"
+grep -q "removed tracefs instance $killed left by a recorder that was killed (pid $pid)" "$tmp/live.err" ||
+	fail "sigkill: the next recorder did not say it removed $killed: $(cat "$tmp/live.err")"
+[ -d "$T/instances/$killed" ] && fail "sigkill: $killed still there"
+me_start=$(sed 's/.*) //' /proc/$$/stat | awk '{ print $20 }')
+fake=("perfring-$$-1" "perfring-$$-$me_start" "perfring-x$$")
+for i in "${fake[@]}"; do mkdir "$T/instances/$i" || fail "cannot make instance $i"; done
 record afterkill -e sched:sched_switch -o "$tmp/k2.dat" -- true
-no_instance $pid afterkill
-echo "sigkill: the next recording removed the stale instance perfring-$pid"
+grep -q "removed tracefs instance perfring-$$-1 left by a recorder that was killed (pid $$)" "$tmp/rec.err" ||
+	fail "reused pid: perfring-$$-1 (pid $$ lives, started at $me_start) not removed: $(cat "$tmp/rec.err")"
+[ -d "$T/instances/perfring-$$-1" ] && fail "reused pid: perfring-$$-1 still there"
+for i in "$live_inst" "perfring-$$-$me_start" "perfring-x$$"; do
+	[ -d "$T/instances/$i" ] || fail "a live or foreign instance $i was removed"
+done
+grep "removed tracefs instance" "$tmp/rec.err" | grep -v "perfring-$$-1 " && fail "afterkill removed more than the stale instance"
+kill -INT $live
+wait $live || fail "live recorder: exit status $? after a second recorder ran: $(cat "$tmp/live.err")"
+no_instance $live live
+cp "$tmp/live.err" "$tmp/rec.err"
+check live "$tmp/live.dat" 0
+echo "sigkill: the next recording removed $killed and a reused-pid instance, left a live recorder's and foreign ones"
 
 # 5c. Other programs' writes to the top-level trace_marker are never
 # refused because of us: the kernel fails them (EBADF) while an instance
@@ -233,6 +292,51 @@ wait $wpid
 read -r ok bad <"$tmp/by.count"
 [ "$bad" = 0 ] || fail "bystander: $bad of $((ok + bad)) trace_marker writes refused while recorders started and stopped"
 echo "bystander: $ok trace_marker writes while 6 recorders started and stopped, none refused"
+
+# 5d. A full disk: recording stops, the file keeps every page written
+# before (cut at the last complete one, metadata first), trace-cmd report
+# and perfring script read it, and the summary's figures are the file's.
+# A tmpfs of our own just larger than the metadata (kallsyms is most of
+# it) fills up with markers from one writer pinned to CPU 0.
+mkdir "$tmp/full"
+kb=$(($(wc -c </proc/kallsyms) / 1024 + 3072))
+mount -t tmpfs -o size=${kb}k perfring-test-full "$tmp/full" || fail "diskfull: cannot mount a tmpfs"
+timeout 120 "$cli" record --tracefs -e ftrace:print -a -o "$tmp/full/t.dat" -- \
+	taskset -c 0 python3 -c "$marker_py" 100000000 nonap 2>"$tmp/rec.err" >/dev/null &
+pid=$!
+wait $pid
+rc=$?
+no_instance $pid diskfull
+[ $rc = 1 ] || fail "diskfull: exit status $rc, not 1: $(tail -3 "$tmp/rec.err")"
+grep -q "writing $tmp/full/t.dat failed (No space left on device): recording stopped" "$tmp/rec.err" ||
+	fail "diskfull: no message naming the file and the error: $(tail -3 "$tmp/rec.err")"
+[ -e "$tmp/full/t.dat.old" ] && fail "diskfull: made a .old out of nothing"
+ev=$(summary events) pages=$(summary pages) ent=$(summary kernel_entries) lost=$(summary lost)
+unsaved=$(sed -n 's/.* \([0-9]*\) events the kernel recorded are not in it.*/\1/p' "$tmp/rec.err")
+[ "$ev" -gt 0 ] && [ "$unsaved" -gt 0 ] || fail "diskfull: $ev events kept, $unsaved not written"
+[ $((ev + unsaved + lost)) = "$ent" ] || fail "diskfull: $ev kept + $unsaved not written + $lost lost != $ent kernel entries"
+trace-cmd report -i "$tmp/full/t.dat" >"$tmp/tc.txt" 2>"$tmp/tc.err" || fail "diskfull: trace-cmd report: $(head -3 "$tmp/tc.err")"
+[ -s "$tmp/tc.err" ] && fail "diskfull: trace-cmd report warns: $(head -3 "$tmp/tc.err")"
+tc=$(grep -vc -e '^cpus=' -e 'EVENTS DROPPED\]$' "$tmp/tc.txt")
+[ "$tc" = "$ev" ] || fail "diskfull: trace-cmd report shows $tc events, the summary says $ev"
+"$cli" script -i "$tmp/full/t.dat" >"$tmp/ours.txt" 2>"$tmp/ours.err" || fail "diskfull: perfring script: $(cat "$tmp/ours.err")"
+tail -n +2 "$tmp/tc.txt" | cmp -s - "$tmp/ours.txt" || fail "diskfull: perfring script differs from trace-cmd report"
+"$cli" stats -i "$tmp/full/t.dat" >"$tmp/stats.txt" || fail "diskfull: perfring stats"
+grep -q "^total: $ev events" "$tmp/stats.txt" || fail "diskfull: perfring stats: $(grep total "$tmp/stats.txt")"
+fpages=$(awk '$1 ~ /^[0-9]+$/ && NF == 6 { s += $3 } END { print s + 0 }' "$tmp/stats.txt")
+[ "$fpages" = "$pages" ] || fail "diskfull: the file has $fpages pages, the summary says $pages"
+# The writer's markers are all there from the first, without a hole.
+mpid=$(grep -o 'perfring-mark-[0-9]*-0$' "$tmp/tc.txt" | head -1 | cut -d- -f3)
+grep -o "perfring-mark-$mpid-[0-9]*\$" "$tmp/tc.txt" | sed 's/.*-//' >"$tmp/seq"
+n=$(wc -l <"$tmp/seq")
+if [ "$lost" = 0 ]; then
+	[ "$n" -gt 1000 ] && seq 0 $((n - 1)) | cmp -s - "$tmp/seq" || fail "diskfull: the writer's $n markers are not 0..$((n - 1)) in order"
+else
+	# the kernel dropped some (counted): in order, starting at 0
+	[ "$n" -gt 1000 ] && sort -n -c "$tmp/seq" && [ "$(head -1 "$tmp/seq")" = 0 ] || fail "diskfull: the writer's markers are out of order"
+fi
+umount "$tmp/full"
+echo "diskfull: kept $ev events in $pages pages ($n markers 0..$((n - 1))), $unsaved not written, the file reads as the summary says"
 
 # 6. Errors: an unknown event, an ftrace event other than print.
 for bad in nosuch:event ftrace:function; do

@@ -590,7 +590,9 @@ static int cmd_record_tracefs(int argc, char **argv)
 	err = perfring_record_tracefs(&to, &st);
 	if (to.progress)
 		fprintf(stderr, "\r\033[K");
-	if (!quiet && !err) {
+	/* A failed write (a full disk) kept the file up to its last page:
+	 * the figures say what is in it. */
+	if (!quiet && (!err || (st.write_error && st.file_bytes))) {
 		fprintf(stderr,
 			"[ perfring record: instance %s, %s consumer, %u-byte sub-buffers, woken up %" PRIu64
 			" times ]\n",
@@ -620,6 +622,18 @@ static int cmd_record_tracefs(int argc, char **argv)
 				" events (%" PRIu64
 				" pages marked): use a larger -m or a lower --buffer-percent.\n",
 				st.lost, st.lost_pages);
+	}
+	if (err && st.write_error && st.file_bytes) {
+		fprintf(stderr,
+			"%s: record --tracefs: writing %s failed (%s): recording stopped; it keeps %" PRIu64
+			" events in %" PRIu64 " pages (%.3f MB); %" PRIu64
+			" events the kernel recorded are not in it (%" PRIu64
+			" pages could not be written)\n",
+			prog, to.output ? to.output : "trace.dat",
+			strerror(-st.write_error), st.events, st.pages,
+			(double)st.file_bytes / 1e6, st.unsaved_events,
+			st.unsaved_pages);
+		return 1;
 	}
 	if (err) {
 		fprintf(stderr, "%s: record --tracefs: %s\n", prog,

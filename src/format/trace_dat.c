@@ -16,6 +16,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zstd.h>
+#include "../ring/subbuf.h"
+#include "out_file.h"
 #include "trace_dat.h"
 
 #define TDAT_MAX_CPUS 4096
@@ -76,9 +78,15 @@ static void ob_str(struct obuf *b, const char *s)
 
 /* ---- writer ----------------------------------------------------------------- */
 
+/* Pieces the CPU data is moved in at the end (each freed in the temporary
+ * file as it lands in the output). */
+#define TDAT_JOIN_CHUNK (4u << 20)
+
 struct tdat_wcpu {
 	int fd;
-	uint64_t size;
+	uint64_t size; /* complete pages in the temporary file */
+	uint64_t kept; /* bytes in the output after finish */
+	struct tdat_cut cut; /* left out by the join */
 };
 
 struct tdat_writer {
@@ -87,6 +95,10 @@ struct tdat_writer {
 	int nr_cpus;
 	uint32_t page_size;
 	uint64_t bytes;
+	uint64_t prefix_len; /* metadata written by tdat_writer_begin() */
+	uint64_t reserved_end; /* the output's allocated bytes from the start */
+	uint64_t file_bytes;
+	int err; /* first failed page write (sticky) */
 	struct tdat_wcpu *cpu;
 };
 
@@ -99,6 +111,7 @@ static int make_temp(const char *path, int cpu, struct tdat_wcpu *wc)
 	if (!tmp)
 		return -ENOMEM;
 	snprintf(tmp, n, "%s.cpu%d.XXXXXX", path, cpu);
+	/* mkostemp: O_CREAT|O_EXCL, mode 0600, a name nobody can predict. */
 	fd = mkostemp(tmp, O_CLOEXEC);
 	if (fd < 0) {
 		int err = -errno;
@@ -116,7 +129,7 @@ static int make_temp(const char *path, int cpu, struct tdat_wcpu *wc)
 }
 
 int tdat_writer_open(const char *path, uint32_t page_size, int nr_cpus,
-		     struct tdat_writer **out)
+		     unsigned int out_flags, struct tdat_writer **out)
 {
 	struct tdat_writer *w;
 	int err;
@@ -139,11 +152,10 @@ int tdat_writer_open(const char *path, uint32_t page_size, int nr_cpus,
 	}
 	for (int i = 0; i < nr_cpus; i++)
 		w->cpu[i].fd = -1;
-	w->out_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	w->out_fd = out_file_open(path, (out_flags & OUT_FILE_KEEP_OLD) |
+						OUT_FILE_SEEKABLE);
 	if (w->out_fd < 0) {
-		err = -errno;
-		pr_err("trace.dat: cannot create %s: %s", path,
-		       strerror(errno));
+		err = w->out_fd;
 		goto fail;
 	}
 	for (int i = 0; i < nr_cpus; i++) {
@@ -155,6 +167,33 @@ int tdat_writer_open(const char *path, uint32_t page_size, int nr_cpus,
 	return 0;
 fail:
 	tdat_writer_abort(w);
+	return err;
+}
+
+static int pwrite_all(int fd, const void *p, size_t n, uint64_t off,
+		      size_t *done)
+{
+	const uint8_t *b = p;
+	size_t got = 0;
+	int err = 0;
+
+	while (got < n) {
+		ssize_t r = pwrite(fd, b + got, n - got, (off_t)(off + got));
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			err = -errno;
+			break;
+		}
+		if (r == 0) {
+			err = -EIO;
+			break;
+		}
+		got += (size_t)r;
+	}
+	if (done)
+		*done = got;
 	return err;
 }
 
@@ -184,18 +223,32 @@ int tdat_writer_page(struct tdat_writer *w, int cpu, const void *page)
 
 	if (cpu < 0 || cpu >= w->nr_cpus)
 		return -EINVAL;
+	if (w->err)
+		return w->err;
 	wc = &w->cpu[cpu];
 	/* Straight from the caller's memory (the kernel's mapping for
 	 * completed sub-buffers): no copy in user space. */
 	err = write_all(wc->fd, page, w->page_size);
 	if (err) {
-		pr_err("trace.dat: writing cpu%d data: %s", cpu,
-		       strerror(-err));
+		/* A page written in part is dropped; every later page too,
+		 * or the file would have a hole no mark tells of. */
+		if (ftruncate(wc->fd, (off_t)wc->size) ||
+		    lseek(wc->fd, (off_t)wc->size, SEEK_SET) < 0)
+			pr_debug("trace.dat: cannot cut cpu%d's data back",
+				 cpu);
+		pr_err("trace.dat: writing cpu%d data (temporary file beside %s): %s: the data stops here, what was written is kept",
+		       cpu, w->path, strerror(-err));
+		w->err = err;
 		return err;
 	}
 	wc->size += w->page_size;
 	w->bytes += w->page_size;
 	return 0;
+}
+
+int tdat_writer_error(const struct tdat_writer *w)
+{
+	return w->err;
 }
 
 uint64_t tdat_writer_bytes(const struct tdat_writer *w)
@@ -216,45 +269,20 @@ static void put_option(struct obuf *b, uint16_t id, const void *d, uint32_t n)
 	ob_put(b, d, n);
 }
 
-static int copy_data(int in, int out, uint64_t size, uint64_t out_off)
+static uint64_t round_up(uint64_t v, uint64_t to)
 {
-	loff_t ioff = 0, ooff = (loff_t)out_off;
-	static char buf[1 << 16];
-
-	while (size) {
-		ssize_t r = copy_file_range(
-			in, &ioff, out, &ooff,
-			size > (1u << 30) ? (1u << 30) : size, 0);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		size -= (uint64_t)r;
-	}
-	/* Fallback (other file systems, kernels without the call). */
-	while (size) {
-		size_t n = size > sizeof(buf) ? sizeof(buf) : size;
-		ssize_t r = pread(in, buf, n, ioff);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return r < 0 ? -errno : -EIO;
-		if (pwrite(out, buf, (size_t)r, ooff) != r)
-			return -errno ? -errno : -EIO;
-		ioff += r;
-		ooff += r;
-		size -= (uint64_t)r;
-	}
-	return 0;
+	return (v + to - 1) / to * to;
 }
 
-int tdat_writer_finish(struct tdat_writer *w, const struct tdat_meta *m,
-		       uint64_t *bytes)
+static size_t opt_len(const char *s, size_t none)
+{
+	return s ? strlen(s) + 1 : none;
+}
+
+int tdat_writer_begin(struct tdat_writer *w, const struct tdat_meta *m)
 {
 	struct obuf b = { 0 };
-	uint64_t off;
+	uint64_t tail;
 	int err;
 
 	ob_put(&b, TDAT_MAGIC, TDAT_MAGIC_LEN);
@@ -280,89 +308,343 @@ int tdat_writer_finish(struct tdat_writer *w, const struct tdat_meta *m,
 	ob_put(&b, m->kallsyms.data, m->kallsyms.len);
 	ob_u32(&b, (uint32_t)m->printk.len);
 	ob_put(&b, m->printk.data, m->printk.len);
-	put_blob64(&b, &m->cmdlines);
-	ob_u32(&b, (uint32_t)w->nr_cpus);
-	ob_put(&b, "options  ", 10);
-	{
-		uint32_t n = (uint32_t)w->nr_cpus;
-
-		put_option(&b, TDAT_OPT_CPUCOUNT, &n, 4);
-	}
-	if (m->trace_clock)
-		put_option(&b, TDAT_OPT_TRACECLOCK, m->trace_clock,
-			   (uint32_t)strlen(m->trace_clock) + 1);
-	if (m->uname)
-		put_option(&b, TDAT_OPT_UNAME, m->uname,
-			   (uint32_t)strlen(m->uname) + 1);
-	if (m->cpustat)
-		put_option(&b, TDAT_OPT_CPUSTAT, m->cpustat,
-			   (uint32_t)strlen(m->cpustat) + 1);
-	put_option(&b, TDAT_OPT_VERSION, "perfring", 9);
-	ob_u16(&b, TDAT_OPT_DONE);
-	ob_put(&b, "flyrecord", 10);
-	off = b.len + 16 * (uint64_t)w->nr_cpus;
-	off = (off + w->page_size - 1) / w->page_size * w->page_size;
-	for (int i = 0; i < w->nr_cpus; i++) {
-		ob_u64(&b, w->cpu[i].size ? off : 0);
-		ob_u64(&b, w->cpu[i].size);
-		off += w->cpu[i].size;
-	}
 	if (b.err) {
-		err = b.err;
-		goto out;
+		free(b.p);
+		return b.err;
 	}
-	err = write_all(w->out_fd, b.p, b.len);
+	err = pwrite_all(w->out_fd, b.p, b.len, 0, NULL);
+	w->prefix_len = b.len;
+	free(b.p);
 	if (err)
 		goto werr;
-	off = (b.len + w->page_size - 1) / w->page_size * w->page_size;
-	for (int i = 0; i < w->nr_cpus; i++) {
-		err = copy_data(w->cpu[i].fd, w->out_fd, w->cpu[i].size, off);
-		if (err)
-			goto werr;
-		off += w->cpu[i].size;
-	}
-	/* The last CPU may have no data: the file still ends page-aligned. */
-	if (ftruncate(w->out_fd, (off_t)off)) {
-		err = -errno;
+	/*
+	 * Room for what finish writes in front of the data: saved_cmdlines
+	 * at its largest, the options (the statistics' numbers grow: twice
+	 * their length now), the table; and the padding to the first page.
+	 */
+	tail = 8 +
+	       (m->cmdlines_max > m->cmdlines.len ? m->cmdlines_max :
+						    m->cmdlines.len) +
+	       4 + 10 + 8 * 6 + 4 + opt_len(m->trace_clock, 4096) +
+	       opt_len(m->uname, 1024) +
+	       2 * opt_len(m->cpustat, 1024 * (size_t)w->nr_cpus) + 9 + 2 + 10 +
+	       16 * (uint64_t)w->nr_cpus;
+	w->reserved_end = round_up(w->prefix_len + tail + 4096, w->page_size);
+	err = -posix_fallocate(w->out_fd, (off_t)w->prefix_len,
+			       (off_t)(w->reserved_end - w->prefix_len));
+	if (err)
 		goto werr;
-	}
-	if (bytes)
-		*bytes = off;
-	if (close(w->out_fd)) {
-		w->out_fd = -1;
-		err = -errno;
-		goto werr;
-	}
-	w->out_fd = -1;
-	free(b.p);
-	for (int i = 0; i < w->nr_cpus; i++)
-		close(w->cpu[i].fd);
-	free(w->cpu);
-	free(w->path);
-	free(w);
 	return 0;
 werr:
-	pr_err("trace.dat: writing %s: %s", w->path, strerror(-err));
-out:
-	free(b.p);
-	tdat_writer_abort(w);
+	pr_err("trace.dat: writing the metadata to %s: %s", w->path,
+	       strerror(-err));
 	return err;
 }
 
-void tdat_writer_abort(struct tdat_writer *w)
+/* Everything finish writes in front of the data, with the table's
+ * entries as @w says now.  Returns where the table starts in @b. */
+static size_t build_tail(struct obuf *b, const struct tdat_writer *w,
+			 const struct tdat_meta *m, size_t cmdlines_len)
+{
+	size_t table;
+
+	ob_u64(b, cmdlines_len);
+	ob_put(b, m->cmdlines.data, cmdlines_len);
+	ob_u32(b, (uint32_t)w->nr_cpus);
+	ob_put(b, "options  ", 10);
+	{
+		uint32_t n = (uint32_t)w->nr_cpus;
+
+		put_option(b, TDAT_OPT_CPUCOUNT, &n, 4);
+	}
+	if (m->trace_clock)
+		put_option(b, TDAT_OPT_TRACECLOCK, m->trace_clock,
+			   (uint32_t)strlen(m->trace_clock) + 1);
+	if (m->uname)
+		put_option(b, TDAT_OPT_UNAME, m->uname,
+			   (uint32_t)strlen(m->uname) + 1);
+	if (m->cpustat)
+		put_option(b, TDAT_OPT_CPUSTAT, m->cpustat,
+			   (uint32_t)strlen(m->cpustat) + 1);
+	put_option(b, TDAT_OPT_VERSION, "perfring", 9);
+	ob_u16(b, TDAT_OPT_DONE);
+	ob_put(b, "flyrecord", 10);
+	table = b->len;
+	for (int i = 0; i < w->nr_cpus; i++) {
+		ob_u64(b, 0);
+		ob_u64(b, 0);
+	}
+	return table;
+}
+
+/* Counts the events of whole pages (damaged pages count as pages). */
+static void count_pages(const uint8_t *p, size_t len, uint32_t page_size,
+			struct tdat_cut *c)
+{
+	for (size_t off = 0; off + page_size <= len; off += page_size) {
+		struct subbuf_page_info pi;
+		struct subbuf_iter it;
+		struct subbuf_event ev;
+
+		c->pages++;
+		if (subbuf_page_info(p + off, page_size, &pi))
+			continue;
+		c->bytes += pi.commit;
+		c->marked += pi.missed ? 1 : 0;
+		subbuf_iter_init(&it, p + off + SUBBUF_HDR_SIZE, pi.commit,
+				 pi.time_stamp);
+		while (subbuf_iter_next(&it, &ev) > 0)
+			c->events++;
+	}
+}
+
+/* The pages of @wc from @from to its end, still in its temporary file,
+ * counted as left out. */
+static void count_cut(struct tdat_writer *w, struct tdat_wcpu *wc,
+		      uint64_t from, uint8_t **bufp)
+{
+	if (!*bufp)
+		*bufp = malloc(TDAT_JOIN_CHUNK);
+	while (from < wc->size) {
+		uint8_t *buf = *bufp;
+		size_t n = wc->size - from > TDAT_JOIN_CHUNK ?
+				   TDAT_JOIN_CHUNK :
+				   (size_t)(wc->size - from);
+		ssize_t r = buf ? pread(wc->fd, buf, n, (off_t)from) : -1;
+
+		if (r < 0 && buf && errno == EINTR)
+			continue;
+		if (r <= 0 || (size_t)r < w->page_size) {
+			/* unreadable: pages without their events */
+			wc->cut.pages += (wc->size - from) / w->page_size;
+			return;
+		}
+		r -= r % w->page_size;
+		count_pages(buf, (size_t)r, w->page_size, &wc->cut);
+		from += (uint64_t)r;
+	}
+}
+
+/* Frees [from, to) of a temporary file already in the output. */
+static void punch(int fd, uint64_t from, uint64_t to)
+{
+	if (to > from)
+		fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+			  (off_t)from, (off_t)(to - from));
+}
+
+/*
+ * Moves @wc's pages to @off in the output.  copy_file_range() first (a
+ * copy in the kernel, or shared extents); when it cannot (a full disk),
+ * each chunk is read, freed in the temporary file and written, which
+ * needs no free space.  On failure the CPU is cut at its last complete
+ * page and the rest counted.  Returns 0 or the error that cut it.
+ */
+static int join_cpu(struct tdat_writer *w, struct tdat_wcpu *wc, uint64_t off,
+		    uint8_t **buf)
+{
+	uint64_t done = 0, freed = 0;
+	int err = 0;
+
+	while (done < wc->size) {
+		size_t n = wc->size - done > TDAT_JOIN_CHUNK ?
+				   TDAT_JOIN_CHUNK :
+				   (size_t)(wc->size - done);
+		loff_t in = (loff_t)done, o = (loff_t)(off + done);
+		size_t wrote;
+		ssize_t r;
+
+		r = copy_file_range(wc->fd, &in, w->out_fd, &o, n, 0);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r > 0) {
+			done += (uint64_t)r;
+			punch(wc->fd, freed,
+			      done / w->page_size * w->page_size);
+			freed = done / w->page_size * w->page_size;
+			continue;
+		}
+		/* Whole pages from here. */
+		done = freed;
+		n = wc->size - done > TDAT_JOIN_CHUNK ?
+			    TDAT_JOIN_CHUNK :
+			    (size_t)(wc->size - done);
+		if (!*buf && !(*buf = malloc(TDAT_JOIN_CHUNK))) {
+			err = -ENOMEM;
+			break;
+		}
+		r = pread(wc->fd, *buf, n, (off_t)done);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r != (ssize_t)n) {
+			err = r < 0 ? -errno : -EIO;
+			break;
+		}
+		punch(wc->fd, done, done + n);
+		freed = done + n;
+		err = pwrite_all(w->out_fd, *buf, n, off + done, &wrote);
+		if (err) {
+			/* What did not land is only in memory now. */
+			wrote -= wrote % w->page_size;
+			count_pages(*buf + wrote, n - wrote, w->page_size,
+				    &wc->cut);
+			done += wrote;
+			count_cut(w, wc, freed, buf);
+			wc->kept = done;
+			return err;
+		}
+		done += n;
+	}
+	if (err) {
+		count_cut(w, wc, done, buf);
+		wc->kept = done;
+		return err;
+	}
+	wc->kept = wc->size;
+	return 0;
+}
+
+static bool no_space(int err)
+{
+	return err == -ENOSPC || err == -EDQUOT || err == -EFBIG;
+}
+
+int tdat_writer_finish(struct tdat_writer *w, const struct tdat_meta *m)
+{
+	struct obuf b = { 0 };
+	size_t table, cmdl = m->cmdlines.len;
+	uint64_t off, end;
+	uint8_t *buf = NULL;
+	int err, cut_err = 0;
+
+	table = build_tail(&b, w, m, cmdl);
+	if (b.err) {
+		err = b.err;
+		goto bad;
+	}
+	err = pwrite_all(w->out_fd, b.p, b.len, w->prefix_len, NULL);
+	if (no_space(err) && w->prefix_len + b.len > w->reserved_end) {
+		/* saved_cmdlines outgrew the room kept for it: only names
+		 * of tasks are lost, at a line boundary. */
+		size_t fixed = b.len - cmdl,
+		       room = (size_t)(w->reserved_end - w->prefix_len);
+		const char *c = m->cmdlines.data;
+
+		cmdl = room > fixed ? room - fixed : 0;
+		while (cmdl && c[cmdl - 1] != '\n')
+			cmdl--;
+		pr_warn("trace.dat: %s: no room for all of saved_cmdlines: %zu of %zu bytes kept (task names)",
+			w->path, cmdl, m->cmdlines.len);
+		b.len = 0;
+		table = build_tail(&b, w, m, cmdl);
+		err = b.err ? b.err :
+			      pwrite_all(w->out_fd, b.p, b.len, w->prefix_len,
+					 NULL);
+	}
+	if (err)
+		goto bad;
+	off = round_up(w->prefix_len + b.len, w->page_size);
+	end = off;
+	for (int i = 0; i < w->nr_cpus; i++) {
+		struct tdat_wcpu *wc = &w->cpu[i];
+		uint64_t o = wc->size ? off : 0;
+
+		/* After a cut, the rest is not even tried: it would only
+		 * fail again and lose more time. */
+		if (cut_err) {
+			count_cut(w, wc, 0, &buf);
+			wc->kept = 0;
+		} else {
+			err = join_cpu(w, wc, off, &buf);
+			if (err) {
+				cut_err = err;
+				pr_err("trace.dat: writing cpu%d data into %s: %s: %" PRIu64
+				       " pages (%" PRIu64
+				       " events) and the CPUs after it left out",
+				       i, w->path, strerror(-err),
+				       wc->cut.pages, wc->cut.events);
+			}
+		}
+		o = wc->kept ? o : 0;
+		memcpy(b.p + table + 16 * (size_t)i, &o, 8);
+		memcpy(b.p + table + 16 * (size_t)i + 8, &wc->kept, 8);
+		off += wc->kept;
+		if (wc->kept)
+			end = off;
+	}
+	free(buf);
+	/* The table, last: it says what is there (in allocated room). */
+	err = pwrite_all(w->out_fd, b.p + table, 16 * (size_t)w->nr_cpus,
+			 w->prefix_len + table, NULL);
+	if (err)
+		goto bad;
+	/* The last CPU may have no data: the file still ends page-aligned. */
+	if (ftruncate(w->out_fd, (off_t)end)) {
+		err = -errno;
+		goto bad;
+	}
+	w->file_bytes = end;
+	err = close(w->out_fd) ? -errno : 0;
+	w->out_fd = -1;
+	if (err)
+		goto bad;
+	free(b.p);
+	for (int i = 0; i < w->nr_cpus; i++) {
+		close(w->cpu[i].fd);
+		w->cpu[i].fd = -1;
+	}
+	if (w->err)
+		return w->err;
+	return cut_err;
+bad:
+	pr_err("trace.dat: writing %s: %s: the file is removed", w->path,
+	       strerror(-err));
+	free(b.p);
+	if (w->out_fd >= 0)
+		close(w->out_fd);
+	w->out_fd = -1;
+	unlink(w->path);
+	return err;
+}
+
+uint64_t tdat_writer_cpu_result(const struct tdat_writer *w, int cpu,
+				struct tdat_cut *cut)
+{
+	const struct tdat_wcpu *wc = &w->cpu[cpu];
+
+	*cut = wc->cut;
+	return wc->kept / w->page_size;
+}
+
+uint64_t tdat_writer_file_bytes(const struct tdat_writer *w)
+{
+	return w->file_bytes;
+}
+
+void tdat_writer_free(struct tdat_writer *w)
 {
 	if (!w)
 		return;
 	for (int i = 0; w->cpu && i < w->nr_cpus; i++)
 		if (w->cpu[i].fd >= 0)
 			close(w->cpu[i].fd);
-	if (w->out_fd >= 0) {
+	if (w->out_fd >= 0)
 		close(w->out_fd);
-		unlink(w->path);
-	}
 	free(w->cpu);
 	free(w->path);
 	free(w);
+}
+
+void tdat_writer_abort(struct tdat_writer *w)
+{
+	if (!w)
+		return;
+	if (w->out_fd >= 0) {
+		close(w->out_fd);
+		w->out_fd = -1;
+		unlink(w->path);
+	}
+	tdat_writer_free(w);
 }
 
 /* ---- reader ----------------------------------------------------------------- */

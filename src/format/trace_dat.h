@@ -20,6 +20,19 @@
  * and joins them with copy_file_range() at the end (a copy inside the
  * kernel).  O_DIRECT was measured: each 4 KiB write became a synchronous
  * disk request and the recorder used 3x the CPU and lost events.
+ *
+ * Order of writes, so that a full disk cuts the data but never the
+ * metadata: tdat_writer_begin() writes everything up to printk_formats
+ * into the output at the start and allocates room for the rest
+ * (saved_cmdlines, options, the flyrecord table: their size is bounded).
+ * A failed page write stops the data there (sticky; the partial page is
+ * dropped).  tdat_writer_finish() writes the rest into the allocated room,
+ * then moves each CPU's pages into the file chunk by chunk, freeing the
+ * temporary file's chunk as it goes (FALLOC_FL_PUNCH_HOLE) and, when the
+ * disk is full, reading the chunk, freeing it and writing it: the move
+ * needs no free space.  A CPU whose pages cannot all be moved is cut at
+ * its last complete page, the table says what is there, and the pages
+ * and events left out are counted (tdat_writer_cpu_result()).
  */
 #ifndef PERFRING_FORMAT_TRACE_DAT_H
 #define PERFRING_FORMAT_TRACE_DAT_H
@@ -66,19 +79,56 @@ struct tdat_meta {
 	const char *trace_clock; /* contents of trace_clock, or NULL */
 	const char *uname; /* or NULL */
 	const char *cpustat; /* per_cpu stats text for all CPUs, or NULL */
+	/* Bytes saved_cmdlines may grow to by the end (room is kept for
+	 * them at the start; 0: its length at the start). */
+	size_t cmdlines_max;
 };
 
 struct tdat_writer;
 
-/* Opens @path for writing with per-CPU temporary files beside it. */
+/*
+ * Creates @path (out_file_open() with @out_flags: OUT_FILE_KEEP_OLD or 0)
+ * with per-CPU temporary files beside it.
+ */
 PR_HIDDEN int tdat_writer_open(const char *path, uint32_t page_size,
-			       int nr_cpus, struct tdat_writer **out);
-/* Appends one page (page_size bytes) of @cpu. */
+			       int nr_cpus, unsigned int out_flags,
+			       struct tdat_writer **out);
+/*
+ * Writes the metadata up to printk_formats (the fields that do not change
+ * while recording) and allocates room for the rest, sized from @meta's
+ * cmdlines (cmdlines_max), trace_clock, uname and cpustat.
+ */
+PR_HIDDEN int tdat_writer_begin(struct tdat_writer *w,
+				const struct tdat_meta *meta);
+/* Appends one page (page_size bytes) of @cpu.  After a failed write every
+ * later call returns that error without writing. */
 PR_HIDDEN int tdat_writer_page(struct tdat_writer *w, int cpu,
 			       const void *page);
-/* Writes the metadata and the CPU data into the output; frees @w. */
+/* The first failed page write, or 0. */
+PR_HIDDEN int tdat_writer_error(const struct tdat_writer *w);
+/*
+ * Writes the rest of the metadata (cmdlines, options: the fields of @meta
+ * that tdat_writer_begin() did not write) and the CPU data into the output
+ * and closes it.  Returns 0, or the first write error when data had to be
+ * left out (the file is kept, complete up to its last page: see
+ * tdat_writer_cpu_result()), or an error after which the file could not
+ * be made readable (it is removed).  @w stays valid: free it with
+ * tdat_writer_free().
+ */
 PR_HIDDEN int tdat_writer_finish(struct tdat_writer *w,
-				 const struct tdat_meta *meta, uint64_t *bytes);
+				 const struct tdat_meta *meta);
+/* What the join left out of a CPU's data (whole pages). */
+struct tdat_cut {
+	uint64_t pages, events, bytes; /* bytes: the pages' event data */
+	uint64_t marked; /* pages marked "events missed before this" */
+};
+/* After finish: the pages of @cpu in the file; @cut gets what of it the
+ * join could not write (a failed page write counts in neither). */
+PR_HIDDEN uint64_t tdat_writer_cpu_result(const struct tdat_writer *w, int cpu,
+					  struct tdat_cut *cut);
+/* After finish: the size of the file. */
+PR_HIDDEN uint64_t tdat_writer_file_bytes(const struct tdat_writer *w);
+PR_HIDDEN void tdat_writer_free(struct tdat_writer *w);
 /* Drops everything (temporary files and output); frees @w. */
 PR_HIDDEN void tdat_writer_abort(struct tdat_writer *w);
 /* Bytes of page data written so far. */

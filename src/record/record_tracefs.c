@@ -25,7 +25,9 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "../format/out_file.h"
 #include "../format/trace_dat.h"
+#include "../sources/stale.h"
 #include "../sources/tracefs.h"
 #include "child.h"
 
@@ -518,14 +520,60 @@ static int read_opt(const char *path, char **out, size_t *len, size_t max)
 	return err;
 }
 
+/* Per-CPU statistics, "CPU: n" then the stats file, as trace-cmd. */
+static void read_cpustat(struct tsess *s, struct metabuf *mb)
+{
+	char path[PATH_MAX];
+	size_t cap = 0, used = 0;
+
+	free(mb->cpustat);
+	mb->cpustat = NULL;
+	for (int i = 0; i < s->nr_cpus; i++) {
+		char *t, *n;
+		size_t tl;
+
+		snprintf(path, sizeof(path), "%s/per_cpu/cpu%d/stats",
+			 s->ti.path, i);
+		if (tfs_read_file(path, 65536, &t, &tl))
+			continue;
+		if (used + tl + 32 > cap) {
+			cap = (used + tl + 32) * 2;
+			n = realloc(mb->cpustat, cap);
+			if (!n) {
+				free(t);
+				break;
+			}
+			mb->cpustat = n;
+		}
+		used += (size_t)snprintf(mb->cpustat + used, cap - used,
+					 "CPU: %d\n%s", i, t);
+		free(t);
+	}
+	mb->m.cpustat = mb->cpustat;
+}
+
+/* What changes while recording, read again at the end: the task names
+ * and the per-CPU statistics. */
+static void refresh_meta(struct tsess *s, struct metabuf *mb)
+{
+	char path[PATH_MAX];
+	size_t len;
+
+	free(mb->cmdl);
+	snprintf(path, sizeof(path), "%s/saved_cmdlines", s->root);
+	read_opt(path, &mb->cmdl, &len, TABLE_MAX);
+	mb->m.cmdlines = (struct tdat_blob){ NULL, mb->cmdl, len };
+	read_cpustat(s, mb);
+}
+
 static int build_meta(struct tsess *s, struct metabuf *mb)
 {
 	const char *const *ev = OPTS_GET(s->o, events, NULL);
 	int nr = OPTS_GET(s->o, nr_events, 0);
-	char path[PATH_MAX], sys[128], name[128];
+	char path[PATH_MAX], sys[128], name[128], *txt;
 	struct utsname u;
 	struct dirent *e;
-	size_t len, cap = 0, used = 0;
+	size_t len;
 	DIR *d;
 	int err;
 
@@ -587,29 +635,17 @@ static int build_meta(struct tsess *s, struct metabuf *mb)
 			 u.nodename, u.release, u.version);
 		mb->m.uname = mb->uname;
 	}
-	/* Per-CPU statistics, "CPU: n" then the stats file, as trace-cmd. */
-	for (int i = 0; i < s->nr_cpus; i++) {
-		char *t, *n;
-		size_t tl;
+	read_cpustat(s, mb);
+	/* Room for saved_cmdlines at its largest is kept in the file: at
+	 * most saved_cmdlines_size lines of "<pid> <comm>\n". */
+	snprintf(path, sizeof(path), "%s/saved_cmdlines_size", s->root);
+	if (!read_opt(path, &txt, &len, 4096)) {
+		unsigned long long lines = strtoull(txt, NULL, 10);
 
-		snprintf(path, sizeof(path), "%s/per_cpu/cpu%d/stats",
-			 s->ti.path, i);
-		if (tfs_read_file(path, 65536, &t, &tl))
-			continue;
-		if (used + tl + 32 > cap) {
-			cap = (used + tl + 32) * 2;
-			n = realloc(mb->cpustat, cap);
-			if (!n) {
-				free(t);
-				break;
-			}
-			mb->cpustat = n;
-		}
-		used += (size_t)snprintf(mb->cpustat + used, cap - used,
-					 "CPU: %d\n%s", i, t);
-		free(t);
+		mb->m.cmdlines_max =
+			lines < TABLE_MAX / 24 ? (size_t)lines * 24 : TABLE_MAX;
+		free(txt);
 	}
-	mb->m.cpustat = mb->cpustat;
 	mb->m.ftrace = mb->ftrace;
 	mb->m.nr_ftrace = mb->nr_ftrace;
 	mb->m.systems = mb->sys;
@@ -701,11 +737,13 @@ bad:
 }
 
 /*
- * Instances named perfring-<pid> whose recorder is gone (killed with
- * SIGKILL: nothing could remove them) are removed.  One still in use
- * cannot be: rmdir fails while its buffers are open.
+ * Instances perfring-<pid>-<start> (and perfring-<pid> of older versions)
+ * whose recorder is gone: killed with SIGKILL, nothing could remove them.
+ * The start time in the name tells a reused pid from the recorder; one
+ * whose recorder lives is never touched (and could not be removed: rmdir
+ * fails while its buffers are open).  Other names are not ours.
  */
-static void remove_stale(const char *root)
+static void reclaim_instances(const char *root)
 {
 	char dir[PATH_MAX], path[PATH_MAX + 300];
 	struct dirent *e;
@@ -716,43 +754,97 @@ static void remove_stale(const char *root)
 	if (!d)
 		return;
 	while ((e = readdir(d)) != NULL) {
+		unsigned long long start = 0, now;
 		char *end;
 		long pid;
+		int err;
 
 		if (strncmp(e->d_name, "perfring-", 9))
 			continue;
+		errno = 0;
 		pid = strtol(e->d_name + 9, &end, 10);
-		if (*end || end == e->d_name + 9 || pid <= 0 ||
-		    pid == (long)getpid())
+		if (end == e->d_name + 9 || pid <= 0 || errno)
 			continue;
-		if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+		if (*end == '-') {
+			char *p = end + 1;
+
+			start = strtoull(p, &end, 10);
+			if (end == p || *end || !start)
+				continue;
+		} else if (*end) {
+			continue;
+		}
+		if (pid == (long)getpid())
+			continue;
+		err = proc_start_ticks((pid_t)pid, &now);
+		if (!err && (!start || now == start))
+			continue; /* its recorder lives */
+		if (err && err != -ESRCH)
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
 		if (!rmdir(path))
-			pr_info("tracefs: removed %s, left by a recorder that was killed",
-				path);
+			pr_warn("tracefs: removed tracefs instance %s left by a recorder that was killed (pid %ld)",
+				e->d_name, pid);
+		else
+			pr_warn("tracefs: cannot remove instance %s left by a recorder that was killed (pid %ld): %s",
+				e->d_name, pid, strerror(errno));
 	}
 	closedir(d);
 }
 
-int perfring_record_tracefs(const struct perfring_tracefs_opts *o,
-			    struct perfring_tracefs_stats *st)
+/*
+ * A write failed (a full disk) and the file was kept: the figures become
+ * what is in it.  The join may have left pages out; the kernel's counters
+ * say how many of its events never got into the file.
+ */
+static void stats_after_cut(struct tsess *s, int write_error)
+{
+	struct perfring_tracefs_stats *st = s->st;
+
+	st->write_error = write_error;
+	for (int i = 0; i < s->nr_cpus; i++) {
+		struct perfring_tracefs_cpu_stats *cs = &st->cpu[i];
+		struct tdat_cut cut;
+		uint64_t kernel;
+
+		if (!s->on[i])
+			continue;
+		cs->pages = tdat_writer_cpu_result(s->w, i, &cut);
+		cs->events -= cut.events < cs->events ? cut.events : cs->events;
+		cs->bytes -= cut.bytes < cs->bytes ? cut.bytes : cs->bytes;
+		cs->lost_pages -= cut.marked < cs->lost_pages ? cut.marked :
+								cs->lost_pages;
+		st->unsaved_pages += cut.pages + s->cpus[i].unsaved_pages;
+		/* consumed from the buffer, and still in it */
+		kernel = stat_field(s->ti.path, i, "read events") +
+			 stat_field(s->ti.path, i, "entries");
+		if (kernel > cs->events)
+			st->unsaved_events += kernel - cs->events;
+	}
+	st->events = st->pages = st->bytes = st->lost_pages = 0;
+	for (int i = 0; i < s->nr_cpus; i++) {
+		st->events += st->cpu[i].events;
+		st->pages += st->cpu[i].pages;
+		st->bytes += st->cpu[i].bytes;
+		st->lost_pages += st->cpu[i].lost_pages;
+	}
+}
+
+static int record_tracefs(const struct perfring_tracefs_opts *o,
+			  struct perfring_tracefs_stats *st)
 {
 	struct tsess s = { .o = o,
 			   .st = st,
 			   .cmd = { .go_fd = -1, .err_fd = -1, .pidfd = -1 } };
+	struct metabuf mb;
 	char name[64], *const *argv;
+	unsigned long long start;
 	const char *out;
 	bool map, all;
 	int err, nopen = 0, first = -1;
 	uint64_t cpu0;
 
-	if (!o || o->sz < sizeof(size_t) || !st ||
-	    st->sz < sizeof(struct perfring_tracefs_stats))
-		return -EINVAL;
-	memset(st, 0, sizeof(*st));
-	st->sz = sizeof(*st);
-	st->child_status = -1;
+	memset(&mb, 0, sizeof(mb));
 	s.root = OPTS_GET(o, tracefs, NULL);
 	if (!s.root)
 		s.root = TFS_DEFAULT_ROOT;
@@ -768,11 +860,14 @@ int perfring_record_tracefs(const struct perfring_tracefs_opts *o,
 	map = !OPTS_GET(o, no_mmap, false);
 	if (OPTS_GET(o, instance, NULL))
 		snprintf(name, sizeof(name), "%s", o->instance);
+	else if (!proc_start_ticks(getpid(), &start))
+		snprintf(name, sizeof(name), "perfring-%d-%llu", (int)getpid(),
+			 start);
 	else
 		snprintf(name, sizeof(name), "perfring-%d", (int)getpid());
 	snprintf(st->instance, sizeof(st->instance), "%s", name);
 
-	remove_stale(s.root);
+	reclaim_instances(s.root);
 	err = tfs_instance_create(&s.ti, s.root, name);
 	if (err)
 		return err;
@@ -814,7 +909,15 @@ int perfring_record_tracefs(const struct perfring_tracefs_opts *o,
 			err = -EPROTO;
 			goto out;
 		}
-	err = tdat_writer_open(out, s.subbuf_size, s.nr_cpus, &s.w);
+	/* The metadata first: a disk that fills up later cuts the data,
+	 * never the formats that make it readable. */
+	err = build_meta(&s, &mb);
+	if (err)
+		goto out;
+	err = tdat_writer_open(out, s.subbuf_size, s.nr_cpus, OUT_FILE_KEEP_OLD,
+			       &s.w);
+	if (!err)
+		err = tdat_writer_begin(s.w, &mb.m);
 	if (err)
 		goto out;
 	if (argv) {
@@ -857,19 +960,21 @@ int perfring_record_tracefs(const struct perfring_tracefs_opts *o,
 	}
 	fill_stats(&s, true);
 	st->capture_cpu_ns = cpu_ns() - cpu0;
-	if (!err) {
-		struct metabuf mb;
+	/* A failed write (a full disk) keeps what was written. */
+	if (!err || (s.write_err && err == s.write_err)) {
+		int ferr;
 
-		memset(&mb, 0, sizeof(mb));
-		err = build_meta(&s, &mb);
-		if (!err)
-			err = tdat_writer_finish(s.w, &mb.m, &st->file_bytes);
-		else
-			tdat_writer_abort(s.w);
+		refresh_meta(&s, &mb);
+		ferr = tdat_writer_finish(s.w, &mb.m);
+		st->file_bytes = tdat_writer_file_bytes(s.w);
+		if (ferr && st->file_bytes)
+			stats_after_cut(&s, ferr);
+		err = err ? err : ferr;
+		tdat_writer_free(s.w);
 		s.w = NULL;
-		free_meta(&mb);
 	}
 out:
+	free_meta(&mb);
 	if (s.cmd.pid > 0) {
 		int status;
 
@@ -904,6 +1009,31 @@ out:
 		if (!err)
 			err = rerr;
 	}
+	return err;
+}
+
+/* The figures go to the caller's @st as far as its st->sz reaches (the
+ * fields from write_error on came later). */
+int perfring_record_tracefs(const struct perfring_tracefs_opts *o,
+			    struct perfring_tracefs_stats *st)
+{
+	struct perfring_tracefs_stats *full;
+	size_t sz;
+	int err;
+
+	if (!o || o->sz < sizeof(size_t) || !st ||
+	    st->sz < offsetof(struct perfring_tracefs_stats, write_error))
+		return -EINVAL;
+	sz = st->sz < sizeof(*full) ? st->sz : sizeof(*full);
+	full = calloc(1, sizeof(*full));
+	if (!full)
+		return -ENOMEM;
+	full->sz = sizeof(*full);
+	full->child_status = -1;
+	err = record_tracefs(o, full);
+	full->sz = sz;
+	memcpy(st, full, sz);
+	free(full);
 	return err;
 }
 
@@ -965,9 +1095,18 @@ int perfring_subbuf_save(struct perfring_subbuf *const *rings, int nr,
 	for (int i = 1; i < nr; i++)
 		if (perfring_subbuf_meta(rings[i])->subbuf_size != sbs)
 			return -EINVAL;
-	err = tdat_writer_open(path, sbs, nr, &w);
+	snprintf(hp, sizeof(hp), ring_header_page, sbs - SUBBUF_HDR_SIZE);
+	snprintf(fmt, sizeof(fmt), ring_message_format,
+		 PERFRING_SUBBUF_MESSAGE_ID);
+	m.header_page = (struct tdat_blob){ NULL, hp, strlen(hp) };
+	m.header_event = (struct tdat_blob){ NULL, ring_header_event,
+					     sizeof(ring_header_event) - 1 };
+	ev = (struct tdat_blob){ "perfring", fmt, strlen(fmt) };
+	/* A program's own file: replaced, not kept as .old. */
+	err = tdat_writer_open(path, sbs, nr, 0, &w);
 	if (err)
 		return err;
+	err = tdat_writer_begin(w, &m);
 	for (int i = 0; i < nr && !err; i++) {
 		struct tfs_cpu c;
 		int r;
@@ -982,18 +1121,14 @@ int perfring_subbuf_save(struct perfring_subbuf *const *rings, int nr,
 		events += (int64_t)c.events;
 		tfs_cpu_close(&c);
 	}
-	if (err) {
+	/* A failed write (a full disk) keeps the pages written before it:
+	 * the rings are drained, they exist nowhere else. */
+	if (err && (err != tdat_writer_error(w))) {
 		tdat_writer_abort(w);
 		return err;
 	}
-	snprintf(hp, sizeof(hp), ring_header_page, sbs - SUBBUF_HDR_SIZE);
-	snprintf(fmt, sizeof(fmt), ring_message_format,
-		 PERFRING_SUBBUF_MESSAGE_ID);
-	m.header_page = (struct tdat_blob){ NULL, hp, strlen(hp) };
-	m.header_event = (struct tdat_blob){ NULL, ring_header_event,
-					     sizeof(ring_header_event) - 1 };
-	ev = (struct tdat_blob){ "perfring", fmt, strlen(fmt) };
-	err = tdat_writer_finish(w, &m, NULL);
+	err = tdat_writer_finish(w, &m);
+	tdat_writer_free(w);
 	if (err)
 		return err;
 	return events > INT32_MAX ? INT32_MAX : (int)events;

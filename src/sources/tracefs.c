@@ -28,7 +28,9 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
+#include <linux/magic.h>
 #include "tracefs.h"
 
 int tfs_instance_create(struct tfs_instance *ti, const char *root,
@@ -45,6 +47,16 @@ int tfs_instance_create(struct tfs_instance *ti, const char *root,
 	n = snprintf(ti->path, sizeof(ti->path), "%s/instances/%s", root, name);
 	if (n < 0 || (size_t)n >= sizeof(ti->path))
 		return -ENAMETOOLONG;
+	{
+		/* The recorder (root) makes and writes files under @root:
+		 * only in the kernel's tracefs. */
+		struct statfs sf;
+
+		if (statfs(root, &sf) < 0 || sf.f_type != TRACEFS_MAGIC) {
+			pr_err("tracefs: %s is not a tracefs mount", root);
+			return -ENOTSUP;
+		}
+	}
 	if (mkdir(ti->path, 0755)) {
 		int err = -errno;
 
@@ -66,7 +78,8 @@ int tfs_write(const struct tfs_instance *ti, const char *rel, const char *val,
 	n = snprintf(path, sizeof(path), "%s/%s", ti->path, rel);
 	if (n < 0 || (size_t)n >= sizeof(path))
 		return -ENAMETOOLONG;
-	fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	/* tracefs has no links: one here is not the kernel's file. */
+	fd = open(path, O_WRONLY | O_TRUNC | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
 		err = -errno;
 	} else {
@@ -335,11 +348,19 @@ int tfs_account_page(struct tfs_cpu *c, const void *page)
 	return 0;
 }
 
+/* A page counts once the sink took it: the figures say what is in the
+ * file, never what failed to get there. */
 static int hand_out(struct tfs_cpu *c, const void *page, tfs_page_fn fn,
 		    void *ctx)
 {
+	int err = fn(ctx, c->cpu, page);
+
+	if (err < 0) {
+		c->unsaved_pages++;
+		return err;
+	}
 	tfs_account_page(c, page);
-	return fn(ctx, c->cpu, page);
+	return err;
 }
 
 /*
@@ -462,8 +483,8 @@ int tfs_cpu_consume(struct tfs_cpu *c, bool final, tfs_page_fn fn, void *ctx)
 			 * since the ioctl) are final too; the next call only
 			 * moves the kernel's read position over them. */
 			if (c->written == 0) {
-				c->zero_copy_pages++;
 				err = hand_out(c, page, fn, ctx);
+				c->zero_copy_pages += err >= 0;
 			} else {
 				err = hand_out_part(c, page, c->written,
 						    pi.commit, fn, ctx);

@@ -71,6 +71,7 @@ struct tfs_cpu {
 	uint64_t lost_stored; /* sum of stored missed counts */
 	uint64_t ioctls;
 	uint64_t zero_copy_pages; /* handed out straight from the mapping */
+	uint64_t unsaved_pages; /* taken from the kernel, refused by the sink */
 	uint64_t entries, overrun, kread; /* meta page at the end */
 };
 

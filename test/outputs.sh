@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Output files and what killed recorders leave behind.
+# Output files, a full disk, and what killed recorders leave behind.
 #
 # Every file perfring writes (perf.data of record and record --replay-cs,
 # trace.dat of record --tracefs, export, inject) is a new file, mode 0600
@@ -7,7 +7,8 @@
 # existing file in place (a hard link or a prepared file stays as it was);
 # a record output's predecessor is kept as .old, perf's way.  Oracles: the
 # link target's bytes and mode, stat, and perf report / trace-cmd report
-# on what was written.  Then SIGHUP ends a perf recording and an AUX
+# on what was written.  A record --tracefs that fills a tmpfs of its own
+# keeps what it wrote, readable, and says what is and is not in it.  Then SIGHUP ends a perf recording and an AUX
 # recording cleanly, and the session directories of killed recorders are
 # reclaimed by the next recording (said on stderr) while those of live
 # recorders, live programs and other users stay.
@@ -20,8 +21,10 @@ fail() { echo "FAILED: $*" >&2; exit 1; }
 skip() { echo "SKIP: $*" >&2; exit 77; }
 tmp=$(mktemp -d)
 bg=()
+mounted=
 cleanup() {
 	for p in "${bg[@]}"; do kill -9 "$p" 2>/dev/null; done
+	[ -n "$mounted" ] && umount "$mounted"
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -116,6 +119,62 @@ if [ -w $T/instances ]; then
 		[ -s tc.err ] && fail "trace-cmd report $f warns: $(cat tc.err)"
 	done
 	echo "record --tracefs: link refused, t.dat.old kept, new file 0600, both read by trace-cmd"
+
+	# A full disk: recording stops, the file keeps every page written
+	# before (cut at the last complete one, metadata first), trace-cmd
+	# report and perfring script read it, and the summary's figures are
+	# the file's.  A tmpfs of our own just larger than the metadata
+	# (kallsyms is most of it) fills up with trace_marker lines of one
+	# writer pinned to CPU 0.
+	mkdir full
+	kb=$(($(wc -c </proc/kallsyms) / 1024 + 3072))
+	mount -t tmpfs -o size=${kb}k perfring-test-full "$tmp/full" || fail "diskfull: cannot mount a tmpfs"
+	mounted=$tmp/full
+	timeout 120 "$cli" record --tracefs -e ftrace:print -a -o "$tmp/full/t.dat" -- taskset -c 0 python3 -c '
+import os
+fd = os.open("/sys/kernel/tracing/trace_marker", os.O_WRONLY)
+i = 0
+while True:
+    os.write(fd, b"perfring-full-%d-%d" % (os.getpid(), i))
+    i += 1
+' 2>full.err >/dev/null &
+	pid=$!
+	wait $pid
+	rc=$?
+	ls $T/instances | grep -qE "^perfring-$pid-" && fail "diskfull: instance left"
+	[ $rc = 1 ] || fail "diskfull: exit status $rc, not 1: $(tail -3 full.err)"
+	grep -q "writing $tmp/full/t.dat failed (No space left on device): recording stopped" full.err ||
+		fail "diskfull: no message naming the file and the error: $(tail -3 full.err)"
+	[ -e full/t.dat.old ] && fail "diskfull: made a .old out of nothing"
+	# summary FIELD: a key=value of the summary line
+	summary() { sed -n "s/.*[[ ]$1=\([0-9]*\).*/\1/p" full.err | tail -1; }
+	ev=$(summary events) pages=$(summary pages) ent=$(summary kernel_entries) lost=$(summary lost)
+	unsaved=$(sed -n 's/.* \([0-9]*\) events the kernel recorded are not in it.*/\1/p' full.err)
+	[ "$ev" -gt 0 ] && [ "$unsaved" -gt 0 ] || fail "diskfull: $ev events kept, $unsaved not written"
+	[ $((ev + unsaved + lost)) = "$ent" ] || fail "diskfull: $ev kept + $unsaved not written + $lost lost != $ent kernel entries"
+	trace-cmd report -i full/t.dat >tc.txt 2>tc.err || fail "diskfull: trace-cmd report: $(head -3 tc.err)"
+	[ -s tc.err ] && fail "diskfull: trace-cmd report warns: $(head -3 tc.err)"
+	tc=$(grep -vc -e '^cpus=' -e 'EVENTS DROPPED\]$' tc.txt)
+	[ "$tc" = "$ev" ] || fail "diskfull: trace-cmd report shows $tc events, the summary says $ev"
+	"$cli" script -i full/t.dat >ours.txt 2>ours.err || fail "diskfull: perfring script: $(cat ours.err)"
+	tail -n +2 tc.txt | cmp -s - ours.txt || fail "diskfull: perfring script differs from trace-cmd report"
+	"$cli" stats -i full/t.dat >stats.txt || fail "diskfull: perfring stats"
+	grep -q "^total: $ev events" stats.txt || fail "diskfull: perfring stats: $(grep total stats.txt)"
+	fpages=$(awk '$1 ~ /^[0-9]+$/ && NF == 6 { s += $3 } END { print s + 0 }' stats.txt)
+	[ "$fpages" = "$pages" ] || fail "diskfull: the file has $fpages pages, the summary says $pages"
+	# The writer's lines are all there from the first, without a hole
+	# (in order, from the first, if the kernel dropped some: counted).
+	mpid=$(grep -o 'perfring-full-[0-9]*-0$' tc.txt | head -1 | cut -d- -f3)
+	grep -o "perfring-full-$mpid-[0-9]*\$" tc.txt | sed 's/.*-//' >seq.txt
+	n=$(wc -l <seq.txt)
+	if [ "$lost" = 0 ]; then
+		[ "$n" -gt 1000 ] && seq 0 $((n - 1)) | cmp -s - seq.txt || fail "diskfull: the writer's $n lines are not 0..$((n - 1)) in order"
+	else
+		[ "$n" -gt 1000 ] && sort -n -c seq.txt && [ "$(head -1 seq.txt)" = 0 ] || fail "diskfull: the writer's lines are out of order"
+	fi
+	umount "$tmp/full"
+	mounted=
+	echo "diskfull: kept $ev events in $pages pages ($n lines 0..$((n - 1))), $unsaved not written, the file reads as the summary says"
 else
 	echo "record --tracefs: no writable tracefs, not tried"
 fi

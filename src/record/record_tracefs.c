@@ -815,18 +815,31 @@ static void stats_after_cut(struct tsess *s, int write_error)
 		cs->lost_pages -= cut.marked < cs->lost_pages ? cut.marked :
 								cs->lost_pages;
 		st->unsaved_pages += cut.pages + s->cpus[i].unsaved_pages;
-		/* consumed from the buffer, and still in it */
+		/*
+		 * The kernel's counters from its stats file: the meta page
+		 * was last updated by the last GET_READER, and there was no
+		 * final drain.  Consumed from the buffer, and still in it:
+		 */
 		kernel = stat_field(s->ti.path, i, "read events") +
 			 stat_field(s->ti.path, i, "entries");
 		if (kernel > cs->events)
 			st->unsaved_events += kernel - cs->events;
+		cs->kernel_read = stat_field(s->ti.path, i, "read events");
+		cs->lost = stat_field(s->ti.path, i, "overrun") +
+			   stat_field(s->ti.path, i, "commit overrun") +
+			   stat_field(s->ti.path, i, "dropped events");
+		cs->entries = kernel + stat_field(s->ti.path, i, "overrun");
 	}
 	st->events = st->pages = st->bytes = st->lost_pages = 0;
+	st->lost = st->entries = st->kernel_read = 0;
 	for (int i = 0; i < s->nr_cpus; i++) {
 		st->events += st->cpu[i].events;
 		st->pages += st->cpu[i].pages;
 		st->bytes += st->cpu[i].bytes;
 		st->lost_pages += st->cpu[i].lost_pages;
+		st->lost += st->cpu[i].lost;
+		st->entries += st->cpu[i].entries;
+		st->kernel_read += st->cpu[i].kernel_read;
 	}
 }
 

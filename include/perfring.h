@@ -575,6 +575,23 @@ struct perfring_record_stats {
 	uint64_t app_corrupt; /* damaged records or ranges skipped */
 	uint32_t app_rings; /* application rings drained */
 	uint32_t app_event_types; /* distinct application events */
+	/*
+	 * Application loss, in two kinds a program cannot mix up.  app_lost
+	 * above is what the programs *claim* (the sum of their LOST records,
+	 * saturating at 2^64-1); app_lost_implausible counts LOST records
+	 * claiming more than 2^40 events.  The rest the recorder *measured*:
+	 */
+	uint64_t app_lost_implausible;
+	uint64_t app_corrupt_bytes; /* bytes skipped as damaged */
+	uint64_t app_dead_reservations; /* never committed by dead producers
+					   of shared rings (1 event each) */
+	uint32_t app_rings_dropped; /* truncated under the recorder */
+	uint32_t app_rings_refused; /* not attached: not a safe ring file */
+	uint64_t app_dropped_bytes; /* what the dropped rings held unread */
+	uint32_t app_rings_over_cap; /* never attached: over app_max_rings */
+	uint32_t app_rings_no_fd; /* never attached: no descriptor left */
+	uint64_t app_unattached_bytes; /* what those held, by their own
+					  control pages */
 };
 
 typedef void (*perfring_progress_fn)(const struct perfring_record_stats *st,
@@ -607,13 +624,21 @@ struct perfring_record_opts {
 	 * its $PERFRING_SESSION) and for -p (the process's session, if it
 	 * has one); no_app turns it off. */
 	bool no_app;
+	/* Most application rings attached at once (0: 4096); the others
+	 * wait for a free slot and are reported lost if they get none. */
+	uint32_t app_max_rings;
 };
 
 /*
  * Records kernel perf events into a perf.data file as perf record does.
  * Returns 0, or -errno (what went wrong is logged); @st (st->sz set) gets
  * the summary either way.  A failed write leaves a file perf opens, holding
- * every complete round.
+ * every complete round.  Application rings are read from programs that may
+ * truncate them: call perfring_sigbus_guard() first (the CLI does; without
+ * it a warning says that such a program can crash the caller).  Their
+ * space is freed only after the round holding their records is written,
+ * so a recorder killed in between leaves them for the next one: at least
+ * once across a recorder crash.
  */
 PERFRING_API int perfring_record(const struct perfring_record_opts *opts,
 				 struct perfring_record_stats *st);

@@ -132,7 +132,14 @@ static inline bool ring_dead(const struct perfring_ring *r)
 			(r->guard && smp_load_acquire(&r->guard->dead)));
 }
 
-/* Logs (once per ring) why the ring is dead; returns -EFAULT. */
+/* enum ring_dead_cause of a dead ring (RING_ALIVE if it is not). */
+static inline uint32_t ring_dead_cause(const struct perfring_ring *r)
+{
+	return r->guard ? smp_load_acquire(&r->guard->dead) : r->dead;
+}
+
+/* Logs (once per ring) why the ring is dead; returns -EFAULT.  A caller
+ * that says it in its own words sets r->dead_logged first. */
 PR_HIDDEN int ring_dead_error(struct perfring_ring *r);
 
 /* Marks the ring dead and puts zero pages over all its mappings. */

@@ -1265,11 +1265,13 @@ static bool env_session(int procfd, char *out, size_t size)
 	return found;
 }
 
-/* The real and file-system uids of the process, from its status. */
-static int proc_uids(int procfd, uid_t *ruid, uid_t *fsuid)
+/* The real and file-system uids of the process, and its thread group
+ * (the process a thread id belongs to), from its status. */
+static int proc_uids(int procfd, uid_t *ruid, uid_t *fsuid, pid_t *tgid)
 {
 	char buf[4096], *p;
 	unsigned int r, e, sv, fs;
+	int tg;
 	ssize_t n;
 	int fd = openat(procfd, "status", O_RDONLY | O_CLOEXEC);
 
@@ -1285,6 +1287,10 @@ static int proc_uids(int procfd, uid_t *ruid, uid_t *fsuid)
 		return -ESRCH;
 	*ruid = r;
 	*fsuid = fs;
+	p = strstr(buf, "\nTgid:");
+	if (!p || sscanf(p + 6, "%d", &tg) != 1)
+		return -ESRCH;
+	*tgid = tg;
 	return 0;
 }
 
@@ -1379,6 +1385,7 @@ PR_HIDDEN int app_session_find(pid_t pid, const struct app_session_cb *cb,
 {
 	struct app_session *s = session_alloc();
 	uid_t ruid, fsuid;
+	pid_t tgid;
 	char proc[64];
 	int procfd, err;
 
@@ -1388,11 +1395,18 @@ PR_HIDDEN int app_session_find(pid_t pid, const struct app_session_cb *cb,
 	 * process's, even if the pid is reused meanwhile. */
 	snprintf(proc, sizeof(proc), "/proc/%d", (int)pid);
 	procfd = open(proc, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (procfd < 0 || proc_uids(procfd, &ruid, &fsuid)) {
+	if (procfd < 0 || proc_uids(procfd, &ruid, &fsuid, &tgid)) {
 		if (procfd >= 0)
 			close(procfd);
 		free(s);
 		return -ESRCH;
+	}
+	if (tgid != pid) {
+		/* Another thread of a process: its session is the
+		 * process's, looked at once, for the process's id. */
+		close(procfd);
+		free(s);
+		return -ENOENT;
 	}
 	if (!env_session(procfd, s->dir, sizeof(s->dir)) ||
 	    !strcmp(s->dir, "self")) {

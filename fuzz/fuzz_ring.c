@@ -14,8 +14,10 @@
  *      words and bytes go into an overwrite-mode ring and the overwrite
  *      reader runs.
  *  (b) As a ring FILE: written into a directory made once, then
- *      perfring_ring_attach() as consumer and as producer, which must refuse
- *      anything malformed cleanly; what it accepts is read (and written).
+ *      perfring_ring_attachat() as consumer and perfring_ring_attach() as
+ *      producer, which must refuse anything malformed cleanly; what they
+ *      accept is read (and written); multi-producer files also go through
+ *      perfring_ring_skip_dead() (hostile commit slots).
  *
  * Oracles besides the sanitizers: reader_begin never reports more than a
  * ring; every record handed out is 8-aligned in size, >= 8 bytes, equal to
@@ -389,7 +391,17 @@ static void file_runs_in_dir(const uint8_t *data, size_t size)
 		       sizeof(wseq));
 	}
 
-	err = perfring_ring_attach(file_path, PERFRING_ROLE_CONSUMER, &r);
+	{
+		/* The consumer through a directory descriptor, as a recorder
+		 * attaches a program's rings. */
+		int dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+		if (dfd < 0)
+			die("open dir");
+		err = perfring_ring_attachat(
+			dfd, "ring", PERFRING_ROLE_CONSUMER, (uid_t)-1, &r);
+		close(dfd);
+	}
 	if (err) {
 		ORACLE(err < 0 && !r);
 	} else {
@@ -397,6 +409,14 @@ static void file_runs_in_dir(const uint8_t *data, size_t size)
 
 		ORACLE(perfring_ring_stats(r, &st) == 0);
 		ORACLE(st.data_size == dsize);
+		ORACLE(perfring_ring_check(r) == 0);
+		/* Hostile slots and reservation head: bounded, in bounds. */
+		if (flags & PERFRING_MODE_MULTI_PRODUCER) {
+			int64_t k = perfring_ring_skip_dead(r);
+
+			ORACLE((k >= 0 && (uint64_t)k <= dsize / 8) ||
+			       k == -EBADMSG);
+		}
 		/*
 		 * An odd write_seq reads as a writer in the middle of a record:
 		 * the overwrite reader waits 200 ms for it before giving up,

@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 #include <perfring/abi.h>
 
 #ifdef __cplusplus
@@ -126,6 +127,24 @@ PERFRING_API int perfring_ring_create(const struct perfring_ring_opts *opts,
 PERFRING_API int perfring_ring_attach(const char *path, enum perfring_role role,
 				      struct perfring_ring **out);
 
+/*
+ * Attaches to the ring @name in the directory @dirfd (AT_FDCWD allowed) as
+ * @role (enum perfring_role), for a directory another user may control:
+ * @name (one path component) and "@name.wake" are never followed if they
+ * are symbolic links, and their type, owner and link count are checked
+ * before they are opened (so a FIFO or device planted under the name is
+ * never opened and nothing blocks): the ring must be a regular file and
+ * the wake-up descriptor a FIFO, both owned by @owner ((uid_t)-1: by the
+ * caller's effective uid, or anyone if that is root) with one link.  Then
+ * every check of perfring_ring_attach() applies.  -ELOOP (symlink),
+ * -EISDIR, -EINVAL (wrong type or layout), -EPERM (owner), -EMLINK (hard
+ * links), -EBUSY, -EPROTO; each refusal is logged with the name and why.
+ * Mappings of an attached ring are covered by perfring_sigbus_guard().
+ */
+PERFRING_API int perfring_ring_attachat(int dirfd, const char *name,
+					unsigned int role, uid_t owner,
+					struct perfring_ring **out);
+
 /* Same as perfring_ring_attach() for a ring passed by descriptor (memfd);
  * @wake_fd is the ring's wake-up descriptor (perfring_ring_wait_fd()). */
 PERFRING_API int perfring_ring_attach_fd(int ring_fd, int wake_fd,
@@ -176,11 +195,67 @@ struct perfring_ring_stats {
 	uint64_t corrupt_events; /* times this reader found corruption */
 	uint32_t flags; /* PERFRING_MODE_* */
 	uint32_t paused;
+	/* Reader warnings: each cause is logged once per ring, then only
+	 * counted here. */
+	uint64_t bad_head_events; /* data_head misaligned or over a ring
+				     from data_tail (reader resynchronised) */
+	uint64_t bad_header_events; /* batches cut at a bad record header */
+	uint64_t unfinished_events; /* overwrite: a writer died mid-record */
+	uint64_t dead_reservations; /* skipped by perfring_ring_skip_dead() */
+	uint64_t read_pos; /* counter this reader has read up to */
+	uint32_t dead; /* 1: the ring file was truncated under the mapping */
 };
 
-/* Fills @st (st->sz must be set). */
+/*
+ * Fills @st (st->sz must be set).  -EFAULT for a dead ring (see
+ * perfring_sigbus_guard()): @st is still filled, with dead = 1 and head
+ * the data_head this reader saw last.
+ */
 PERFRING_API int perfring_ring_stats(const struct perfring_ring *ring,
 				     struct perfring_ring_stats *st);
+
+/*
+ * Protects this process from rings other processes write: a producer that
+ * truncates a ring file (ftruncate) makes every access to the pages past
+ * the new end raise SIGBUS, which kills a reader by default.  Installs,
+ * once for the process (later calls return 0 at once; thread-safe), a
+ * SIGBUS handler that recognises faults in the mappings of rings (and AUX
+ * areas) this process attached with perfring_ring_attach(),
+ * perfring_ring_attachat() or perfring_ring_attach_fd(): it puts
+ * anonymous zero pages over all the ring's mappings and returns, so the
+ * access reads zeros (even through a record pointer the caller holds), and
+ * the ring is dead: every call on it returns -EFAULT and logs once what
+ * happened.  A SIGBUS anywhere else goes to the handler installed before
+ * (or kills the process as the default action does).  The library never
+ * installs it by itself; any consumer of rings that other processes write
+ * must call it (perfring record does).  Under AddressSanitizer run with
+ * ASAN_OPTIONS=allow_user_segv_handler=1 (the default in current
+ * compilers).  Returns 0 or -errno from sigaction().
+ */
+PERFRING_API int perfring_sigbus_guard(void);
+
+/*
+ * Cheap health check for a consumer's round: 0 if the ring file still
+ * covers the mapping; -ENODATA if it shrank (the ring is made dead at once,
+ * before any access can fault; logged); -EFAULT if it is already dead.
+ * Kernel rings: always 0.
+ */
+PERFRING_API int perfring_ring_check(struct perfring_ring *ring);
+
+/*
+ * For the consumer of a PERFRING_MODE_MULTI_PRODUCER ring whose producers
+ * have all gone (no producer lock is held; else -EBUSY): every reservation
+ * between data_head and the reservation head that nobody committed, which
+ * stalls the ring for good, is overwritten with a PERF_RECORD_LOST (lost =
+ * 1; the rest of a larger reservation as LOST records with lost = 0) and
+ * committed, and data_head moves over it, so the committed records after it
+ * become readable.  Adjacent dead reservations with no committed record
+ * between them cannot be told apart and count as one.  Returns the number
+ * of dead reservations skipped (0: none), -EBADMSG if the reservation head
+ * is not within one ring of data_head, -EINVAL (not an MP consumer-only
+ * handle), -EFAULT (dead ring).  Consumer side.
+ */
+PERFRING_API int64_t perfring_ring_skip_dead(struct perfring_ring *ring);
 
 /* ---- producer --------------------------------------------------------- */
 
@@ -519,6 +594,23 @@ struct perfring_record_stats {
 	uint64_t app_corrupt; /* damaged records or ranges skipped */
 	uint32_t app_rings; /* application rings drained */
 	uint32_t app_event_types; /* distinct application events */
+	/*
+	 * Application loss, in two kinds a program cannot mix up.  app_lost
+	 * above is what the programs *claim* (the sum of their LOST records,
+	 * saturating at 2^64-1); app_lost_implausible counts LOST records
+	 * claiming more than 2^40 events.  The rest the recorder *measured*:
+	 */
+	uint64_t app_lost_implausible;
+	uint64_t app_corrupt_bytes; /* bytes skipped as damaged */
+	uint64_t app_dead_reservations; /* never committed by dead producers
+					   of shared rings (1 event each) */
+	uint32_t app_rings_dropped; /* truncated under the recorder */
+	uint32_t app_rings_refused; /* not attached: not a safe ring file */
+	uint64_t app_dropped_bytes; /* what the dropped rings held unread */
+	uint32_t app_rings_over_cap; /* never attached: over app_max_rings */
+	uint32_t app_rings_no_fd; /* never attached: no descriptor left */
+	uint64_t app_unattached_bytes; /* what those held, by their own
+					  control pages */
 };
 
 typedef void (*perfring_progress_fn)(const struct perfring_record_stats *st,
@@ -551,13 +643,21 @@ struct perfring_record_opts {
 	 * its $PERFRING_SESSION) and for -p (the process's session, if it
 	 * has one); no_app turns it off. */
 	bool no_app;
+	/* Most application rings attached at once (0: 4096); the others
+	 * wait for a free slot and are reported lost if they get none. */
+	uint32_t app_max_rings;
 };
 
 /*
  * Records kernel perf events into a perf.data file as perf record does.
  * Returns 0, or -errno (what went wrong is logged); @st (st->sz set) gets
  * the summary either way.  A failed write leaves a file perf opens, holding
- * every complete round.
+ * every complete round.  Application rings are read from programs that may
+ * truncate them: call perfring_sigbus_guard() first (the CLI does; without
+ * it a warning says that such a program can crash the caller).  Their
+ * space is freed only after the round holding their records is written,
+ * so a recorder killed in between leaves them for the next one: at least
+ * once across a recorder crash.
  */
 PERFRING_API int perfring_record(const struct perfring_record_opts *opts,
 				 struct perfring_record_stats *st);

@@ -162,7 +162,8 @@ static void *emitter(void *arg)
 
 static void run(const char *mode)
 {
-	struct app_session_cb cb = { on_new_event, on_write, NULL };
+	struct app_session_cb cb = { .new_event = on_new_event,
+				     .write = on_write };
 	struct app_session_stats st;
 	struct seen s = { 0 };
 	struct app_session *sess;
@@ -190,11 +191,15 @@ static void run(const char *mode)
 			nap_us(100);
 		app_session_finish(sess);
 		CHECK(app_session_drain(sess, false, false) == 0, "drain");
+		/* on_write() has them all: the ring space may go (the
+		 * recorder does this once the round is in the file). */
+		app_session_release(sess);
 	}
 	for (int i = 0; i < THREADS; i++)
 		pthread_join(t[i], NULL);
 	perfring_app_stop();
 	CHECK(app_session_drain(sess, false, true) == 0, "final drain");
+	app_session_release(sess);
 	app_session_stats(sess, &st);
 	printf("%s: %llu ticks, %llu msgs, %llu lost, %llu holes, %u rings, %llu damaged\n",
 	       mode, (unsigned long long)s.ticks, (unsigned long long)s.msgs,

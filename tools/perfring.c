@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -831,6 +832,108 @@ static int cmd_record_aux(int argc, char **argv, int full_argc,
 static int cmd_record_perf(int argc, char **argv, int full_argc,
 			   char **full_argv);
 
+/*
+ * What the recorder needs before it reads rings that traced programs
+ * write (process-wide, so here and not in the library): the SIGBUS guard,
+ * so a program that truncates its ring file cannot kill us, and every
+ * descriptor the hard limit allows, one ring taking two.
+ */
+static void record_prepare(void)
+{
+	struct rlimit rl;
+	int err = perfring_sigbus_guard();
+
+	if (err)
+		fprintf(stderr,
+			"%s: warning: cannot install the SIGBUS guard: %s\n",
+			prog, strerror(-err));
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &rl))
+			fprintf(stderr,
+				"%s: warning: cannot raise the open-file limit: %s\n",
+				prog, strerror(errno));
+	}
+}
+
+/* The application part of the summary: what the programs claim apart
+ * from what the recorder measured, in words. */
+static void app_summary(const struct perfring_record_stats *st)
+{
+	uint64_t unattached =
+		(uint64_t)st->app_rings_over_cap + st->app_rings_no_fd;
+	bool rings_lost = unattached || st->app_rings_dropped;
+	char lost[160];
+
+	if (!st->app_rings && !unattached && !st->app_rings_refused &&
+	    !st->app_rings_dropped)
+		return;
+	if (st->app_lost_implausible)
+		snprintf(lost, sizeof(lost),
+			 "lost: the programs claim %" PRIu64 " (implausible)",
+			 st->app_lost);
+	else if (rings_lost)
+		snprintf(
+			lost, sizeof(lost),
+			"%" PRIu64
+			" lost by the programs' count, more in rings the recorder could not read (below)",
+			st->app_lost);
+	else
+		snprintf(lost, sizeof(lost), "%" PRIu64 " lost", st->app_lost);
+	fprintf(stderr,
+		"[ perfring record: application: %" PRIu64
+		" events of %u types from %u rings, %s, %" PRIu64
+		" damaged ]\n",
+		st->app_events, st->app_event_types, st->app_rings, lost,
+		st->app_corrupt);
+	if (st->app_corrupt || st->app_dead_reservations || rings_lost ||
+	    st->app_rings_refused) {
+		fprintf(stderr,
+			"[ perfring record: application loss the recorder measured:");
+		if (st->app_corrupt)
+			fprintf(stderr,
+				" %" PRIu64
+				" damaged records or ranges (%" PRIu64
+				" bytes) skipped;",
+				st->app_corrupt, st->app_corrupt_bytes);
+		if (st->app_dead_reservations)
+			fprintf(stderr,
+				" %" PRIu64
+				" records reserved and never written by dead producers (1 lost event each, counted above);",
+				st->app_dead_reservations);
+		if (st->app_rings_dropped)
+			fprintf(stderr,
+				" %u rings dropped after their program truncated them (%" PRIu64
+				" bytes unread);",
+				st->app_rings_dropped, st->app_dropped_bytes);
+		if (unattached)
+			fprintf(stderr,
+				" %" PRIu64
+				" rings never read, their events all lost (%u over --app-max-rings, %u for want of file descriptors; %" PRIu64
+				" bytes by their control pages);",
+				unattached, st->app_rings_over_cap,
+				st->app_rings_no_fd, st->app_unattached_bytes);
+		if (st->app_rings_refused)
+			fprintf(stderr,
+				" %u files named like rings refused (unsafe or not rings);",
+				st->app_rings_refused);
+		fprintf(stderr, " ]\n");
+	}
+	if (st->app_lost_implausible)
+		fprintf(stderr,
+			"Warning: %" PRIu64
+			" LOST records claim more events (over 2^40) than a program can emit: the application's loss count is a claim, not a measurement.\n",
+			st->app_lost_implausible);
+	else if (st->app_lost)
+		fprintf(stderr,
+			"Warning: the application dropped %" PRIu64
+			" events (its rings were full): set PERFRING_RING_SIZE larger.\n",
+			st->app_lost);
+	if (rings_lost)
+		fprintf(stderr,
+			"Warning: application events were lost in rings the recorder could not read (see above).\n");
+}
+
 static int cmd_record(int argc, char **argv, int full_argc, char **full_argv)
 {
 	if (wants_aux(argc, argv))
@@ -843,9 +946,15 @@ static int cmd_record(int argc, char **argv, int full_argc, char **full_argv)
 static int cmd_record_perf(int argc, char **argv, int full_argc,
 			   char **full_argv)
 {
-	enum { OPT_PER_THREAD = 256, OPT_OVERWRITE, OPT_NO_APP };
+	enum {
+		OPT_PER_THREAD = 256,
+		OPT_OVERWRITE,
+		OPT_NO_APP,
+		OPT_APP_MAX_RINGS
+	};
 	static const struct option opts[] = {
 		{ "no-app", no_argument, NULL, OPT_NO_APP },
+		{ "app-max-rings", required_argument, NULL, OPT_APP_MAX_RINGS },
 		{ "event", required_argument, NULL, 'e' },
 		{ "all-cpus", no_argument, NULL, 'a' },
 		{ "cpu", required_argument, NULL, 'C' },
@@ -921,6 +1030,15 @@ static int cmd_record_perf(int argc, char **argv, int full_argc,
 		case OPT_NO_APP:
 			ro.no_app = true;
 			break;
+		case OPT_APP_MAX_RINGS: {
+			unsigned long long v = strtoull(optarg, &end, 10);
+
+			if (*end || !v || v > UINT32_MAX)
+				die_usage("--app-max-rings takes a count: %s",
+					  optarg);
+			ro.app_max_rings = (uint32_t)v;
+			break;
+		}
 		case 'q':
 			quiet = true;
 			break;
@@ -930,8 +1048,10 @@ static int cmd_record_perf(int argc, char **argv, int full_argc,
 		case 'h':
 			printf("usage: %s record [-e EVENT]... [-a] [-C CPUS] [-p PID] [-t TID] [--per-thread]\n"
 			       "                [-m PAGES|SIZE] [-F HZ | -c PERIOD] [-g] [-o FILE|-] [--overwrite]\n"
-			       "                [-q] [--duration SECS] [--no-app] [-- COMMAND [ARGS]]\n"
-			       "  a COMMAND (or -p PID) that links libperfring records its own events too\n",
+			       "                [-q] [--duration SECS] [--no-app] [--app-max-rings N]\n"
+			       "                [-- COMMAND [ARGS]]\n"
+			       "  a COMMAND (or -p PID) that links libperfring records its own events too;\n"
+			       "  at most N of its rings (default 4096) are read at once\n",
 			       prog);
 			return 0;
 		default:
@@ -946,6 +1066,7 @@ static int cmd_record_perf(int argc, char **argv, int full_argc,
 	ro.control_fd = control_setup(true);
 	if (ro.control_fd < 0)
 		return 1;
+	record_prepare();
 	if (!quiet && isatty(STDERR_FILENO) && ro.output &&
 	    strcmp(ro.output, "-")) {
 		ro.progress = record_progress;
@@ -975,18 +1096,7 @@ static int cmd_record_perf(int argc, char **argv, int full_argc,
 				" events in %" PRIu64
 				" chunks: use a larger -m or fewer events.\n",
 				st.lost, st.lost_records);
-		if (st.app_rings)
-			fprintf(stderr,
-				"[ perfring record: application: %" PRIu64
-				" events of %u types from %u rings, %" PRIu64
-				" lost, %" PRIu64 " damaged ]\n",
-				st.app_events, st.app_event_types, st.app_rings,
-				st.app_lost, st.app_corrupt);
-		if (st.app_lost)
-			fprintf(stderr,
-				"Warning: the application dropped %" PRIu64
-				" events (its rings were full): set PERFRING_RING_SIZE larger.\n",
-				st.app_lost);
+		app_summary(&st);
 	}
 	if (err)
 		return 1;

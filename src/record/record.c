@@ -39,6 +39,10 @@
 #define DEFAULT_FREQ 4000
 #define POLL_MS 100
 #define APP_ROUND_MS 100 /* shortest round with application rings */
+/* ... unless their rings fill: their space is freed only once the round
+ * holding their records is written, so a full ring ends the round early
+ * (a record delayed longer than this may then show as out of order). */
+#define APP_ROUND_MIN_MS 5
 
 #define OPTS_HAS(o, f) \
 	((o)->sz >= offsetof(__typeof__(*(o)), f) + sizeof((o)->f))
@@ -157,6 +161,28 @@ static int drain(struct session *s, struct pe_buffer *b)
 	return err;
 }
 
+/* The application session's figures into the summary. */
+static void app_stats(struct session *s)
+{
+	struct app_session_stats as;
+
+	app_session_stats(s->app, &as);
+	s->st.app_events = as.events;
+	s->st.app_lost = as.lost;
+	s->st.app_corrupt = as.corrupt;
+	s->st.app_rings = as.rings;
+	s->st.app_event_types = s->app_types;
+	s->st.app_lost_implausible = as.lost_implausible;
+	s->st.app_corrupt_bytes = as.corrupt_bytes;
+	s->st.app_dead_reservations = as.dead_reservations;
+	s->st.app_rings_dropped = as.rings_dropped;
+	s->st.app_rings_refused = as.rings_refused;
+	s->st.app_dropped_bytes = as.dropped_bytes;
+	s->st.app_rings_over_cap = as.rings_over_cap;
+	s->st.app_rings_no_fd = as.rings_no_fd;
+	s->st.app_unattached_bytes = as.unattached_bytes;
+}
+
 /* Drains the forward rings; the overwrite ones too if @snapshot; @final:
  * the last pass (application rings all read and released). */
 static int drain_all(struct session *s, bool snapshot, bool final)
@@ -170,14 +196,8 @@ static int drain_all(struct session *s, bool snapshot, bool final)
 		for (int i = 0; i < s->el.nr_bufs && !err; i++)
 			err = drain(s, &s->el.bufs[i]);
 	if (!err && s->app) {
-		struct app_session_stats as;
-
 		err = app_session_drain(s->app, snapshot, final);
-		/* live figures for the progress line */
-		app_session_stats(s->app, &as);
-		s->st.app_events = as.events;
-		s->st.app_lost = as.lost;
-		s->st.app_rings = as.rings;
+		app_stats(s); /* live figures for the progress line */
 	}
 	if (s->st.bytes != before)
 		s->round_open = true;
@@ -192,12 +212,18 @@ static int drain_all(struct session *s, bool snapshot, bool final)
 	now = s->app ? now_ms() : 0;
 	if (!err && s->round_open &&
 	    (!s->app || final || snapshot ||
-	     now - s->last_round_ms >= APP_ROUND_MS)) {
+	     now - s->last_round_ms >= APP_ROUND_MS ||
+	     (now - s->last_round_ms >= APP_ROUND_MIN_MS &&
+	      app_session_pressed(s->app)))) {
 		err = pd_writer_finish_round(s->w);
 		if (!err) {
 			s->st.rounds++;
 			s->round_open = false;
 			s->last_round_ms = now;
+			/* The round is in the file: the application records
+			 * it holds may leave their rings now, not before. */
+			if (s->app)
+				app_session_release(s->app);
 		}
 	}
 	if (err && !s->err)
@@ -577,9 +603,12 @@ PERFRING_API int perfring_record(const struct perfring_record_opts *o,
 	uint64_t data_bytes;
 	bool all, per_thread, inherit = false, on_exec = false, app_on;
 	static const char *const default_events[] = { "cpu-clock" };
-	const struct app_session_cb app_cb = { .new_event = app_new_event,
-					       .write = app_write,
-					       .ctx = &s };
+	const struct app_session_cb app_cb = {
+		.new_event = app_new_event,
+		.write = app_write,
+		.ctx = &s,
+		.max_rings = OPTS_GET(o, app_max_rings, 0),
+	};
 
 	if (!o || o->sz < offsetof(struct perfring_record_opts, events) +
 				  sizeof(o->events))
@@ -798,11 +827,7 @@ out:
 		struct app_session_stats as;
 
 		app_session_stats(s.app, &as);
-		s.st.app_events = as.events;
-		s.st.app_lost = as.lost;
-		s.st.app_corrupt = as.corrupt;
-		s.st.app_rings = as.rings;
-		s.st.app_event_types = s.app_types;
+		app_stats(&s);
 		s.st.samples += as.events;
 		s.st.records += as.events + as.lost_records;
 		if (as.events &&

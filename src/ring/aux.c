@@ -184,6 +184,7 @@ PERFRING_API int perfring_aux_create(struct perfring_ring *r,
 		return err;
 	}
 	a->pc = writable_pc(r);
+	r->file_len = off + size;
 	ext = a->ext = aux_ext(a->pc);
 	memset(ext, 0, sizeof(*ext));
 	ext->magic = PERFRING_AUX_MAGIC;
@@ -247,6 +248,8 @@ PERFRING_API int perfring_aux_attach(struct perfring_ring *r,
 		free(a);
 		return err;
 	}
+	/* Covered by the SIGBUS guard like the ring's own mappings. */
+	ring_guard_add(r, a->map_base, a->map_len);
 	a->pc = writable_pc(r);
 	a->ext = ext;
 	a->w_head = READ_ONCE(a->pc->aux_head);
@@ -305,6 +308,8 @@ PERFRING_API void perfring_aux_destroy(struct perfring_aux *a)
 {
 	if (!a)
 		return;
+	if (!a->kernel)
+		ring_guard_remove(a->ring, a->map_base);
 	if (a->map_base)
 		munmap(a->map_base, a->map_len);
 	free(a);
@@ -529,6 +534,8 @@ PERFRING_API int64_t perfring_aux_read_begin(struct perfring_aux *a,
 
 	if (!a || !ptr || !len)
 		return -EINVAL;
+	if (ring_dead(a->ring))
+		return ring_dead_error(a->ring);
 	ptr[0] = ptr[1] = NULL;
 	len[0] = len[1] = 0;
 	if (a->overwrite)
@@ -566,6 +573,8 @@ PERFRING_API int perfring_aux_read_end(struct perfring_aux *a, uint64_t bytes)
 {
 	if (!a || a->overwrite)
 		return -EINVAL;
+	if (ring_dead(a->ring))
+		return ring_dead_error(a->ring);
 	if (bytes > READ_ONCE(a->pc->aux_head) - a->r_tail)
 		return -EINVAL;
 	a->r_tail += bytes;
@@ -607,6 +616,8 @@ PERFRING_API int64_t perfring_aux_snapshot(struct perfring_aux *a, void *buf,
 
 	if (!a || (!buf && size))
 		return -EINVAL;
+	if (ring_dead(a->ring))
+		return ring_dead_error(a->ring);
 	/* (O): pairs with the writer's release of aux_head. */
 	head = smp_load_acquire(&a->pc->aux_head);
 	n = head < a->size ? head : a->size;
@@ -631,6 +642,8 @@ PERFRING_API int64_t perfring_aux_snapshot(struct perfring_aux *a, void *buf,
 	 */
 	if (head2 != head)
 		return -EAGAIN;
+	if (ring_dead(a->ring)) /* the copy read the guard's zero pages */
+		return ring_dead_error(a->ring);
 	if (pos)
 		*pos = start;
 	return (int64_t)n;
@@ -642,6 +655,8 @@ PERFRING_API int perfring_aux_wait_prepare(struct perfring_aux *a)
 
 	if (!a)
 		return -EINVAL;
+	if (ring_dead(a->ring))
+		return ring_dead_error(a->ring);
 	if (a->overwrite)
 		return 0;
 	if (perfring_aux_disabled(a))

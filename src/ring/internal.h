@@ -5,6 +5,8 @@
 
 #include <stdint.h>
 #include <stdbool.h>
+#include <sys/stat.h>
+#include <sys/types.h>
 #include "perfring.h"
 #include "barrier.h"
 
@@ -17,6 +19,26 @@ PR_HIDDEN void pr_log(enum perfring_log_level level, const char *fmt, ...)
 #define pr_warn(...) pr_log(PERFRING_LOG_WARN, __VA_ARGS__)
 #define pr_info(...) pr_log(PERFRING_LOG_INFO, __VA_ARGS__)
 #define pr_debug(...) pr_log(PERFRING_LOG_DEBUG, __VA_ARGS__)
+
+/*
+ * The SIGBUS guard's record of one attached ring's mappings (guard.c).  The
+ * signal handler reads it, so it lives in chunks that are never freed and
+ * every field is accessed through barrier.h.
+ */
+#define RING_GUARD_RANGES 6
+enum ring_dead_cause {
+	RING_ALIVE = 0,
+	RING_DEAD_FAULT = 1, /* a bus error in a mapping (guard handler) */
+	RING_DEAD_SHRUNK = 2, /* perfring_ring_check() saw the file shrink */
+};
+
+struct ring_guard_slot {
+	uint32_t state; /* GUARD_FREE, GUARD_BUSY, GUARD_LIVE */
+	uint32_t dead; /* enum ring_dead_cause */
+	uint64_t fault_addr; /* si_addr of the bus error */
+	uint64_t start[RING_GUARD_RANGES];
+	uint64_t len[RING_GUARD_RANGES]; /* 0: unused */
+};
 
 struct perfring_ring {
 	/* Shared memory, as mapped in this process. */
@@ -48,6 +70,11 @@ struct perfring_ring {
 	int wake_wr; /* write end when it differs (anonymous pipe) */
 	int perf_fd; /* kernel rings */
 	size_t page_size;
+	char *name; /* for messages: path, name in its directory, or NULL */
+	uint64_t file_len; /* ring file bytes when mapped (perfring_ring_check) */
+	struct ring_guard_slot *guard; /* attached rings: the guard's record */
+	uint32_t dead; /* enum ring_dead_cause, rings without a guard slot */
+	bool dead_logged;
 
 	/* Producer private state (single producer). */
 	bool sp_fast; /* forward, single producer, watermark wake-ups */
@@ -70,9 +97,92 @@ struct perfring_ring {
 	bool c_in_batch;
 	unsigned char *bounce; /* one wrapped record (kernel rings) */
 	unsigned char *copy; /* overwrite snapshot copy, size bytes */
+	uint64_t c_seen_head; /* data_head at the last reader_begin */
+	bool c_hold; /* data_tail lags c_tail until ring_reader_release() */
 	uint64_t corrupt_bytes;
 	uint64_t corrupt_events;
+	/* Reader warnings: each cause is logged once per ring, then counted. */
+	uint32_t warned; /* 1 << enum ring_warn */
+	uint64_t bad_head_events; /* data_head misaligned or out of range */
+	uint64_t bad_header_events; /* record headers that made no sense */
+	uint64_t unfinished_events; /* overwrite: a writer died mid-record */
+	uint64_t dead_reservations; /* perfring_ring_skip_dead() */
 };
+
+enum ring_warn {
+	RING_WARN_HEAD_ALIGN,
+	RING_WARN_HEAD_RANGE,
+	RING_WARN_HEADER,
+	RING_WARN_OW_HEADER,
+	RING_WARN_OW_UNFINISHED,
+	RING_WARN_DEAD_RESERVATION,
+};
+
+/* How messages name a ring. */
+static inline const char *ring_name(const struct perfring_ring *r)
+{
+	return r->name ? r->name : r->kernel ? "kernel ring" : "ring";
+}
+
+/* True once the ring's file was found truncated under its mapping: its
+ * mappings are anonymous zero pages now and every call fails -EFAULT. */
+static inline bool ring_dead(const struct perfring_ring *r)
+{
+	return unlikely(r->dead ||
+			(r->guard && smp_load_acquire(&r->guard->dead)));
+}
+
+/* enum ring_dead_cause of a dead ring (RING_ALIVE if it is not). */
+static inline uint32_t ring_dead_cause(const struct perfring_ring *r)
+{
+	return r->guard ? smp_load_acquire(&r->guard->dead) : r->dead;
+}
+
+/* Logs (once per ring) why the ring is dead; returns -EFAULT.  A caller
+ * that says it in its own words sets r->dead_logged first. */
+PR_HIDDEN int ring_dead_error(struct perfring_ring *r);
+
+/* Marks the ring dead and puts zero pages over all its mappings. */
+PR_HIDDEN void ring_kill(struct perfring_ring *r, enum ring_dead_cause why);
+
+/* Registers the mappings of an attached ring with the SIGBUS guard
+ * (whether or not the guard is installed); -ENOMEM. */
+PR_HIDDEN int ring_guard_register(struct perfring_ring *r);
+/* Adds or removes one more mapping (an AUX area) of a registered ring. */
+PR_HIDDEN void ring_guard_add(struct perfring_ring *r, void *addr, size_t len);
+PR_HIDDEN void ring_guard_remove(struct perfring_ring *r, void *addr);
+/* Before the ring's mappings go away. */
+PR_HIDDEN void ring_guard_unregister(struct perfring_ring *r);
+/* Whether perfring_sigbus_guard() ran in this process. */
+PR_HIDDEN bool ring_guard_installed(void);
+
+/*
+ * Opens @name in @dirfd (one path component) without following a link and
+ * without opening anything but a @type (S_IFREG, S_IFIFO) object: the type,
+ * the owner (@owner, or (uid_t)-1: ours, anyone's if we are root) and the
+ * link count (1) are checked on an O_PATH descriptor first, then the same
+ * inode is opened with @flags (O_CLOEXEC|O_NOCTTY added; include
+ * O_NONBLOCK).  Returns the descriptor, or -errno with the reason in @why.
+ */
+PR_HIDDEN int ring_openat_checked(int dirfd, const char *name, int flags,
+				  unsigned int type, uid_t owner,
+				  struct stat *st, char *why, size_t why_len);
+
+/* Attaches like perfring_ring_attachat(); @display names the ring in
+ * messages; @quiet: refusals are not logged, their reason goes to @why
+ * (at least 256 bytes) so the caller can log each cause once. */
+PR_HIDDEN int ring_attachat(int dirfd, const char *name, unsigned int role,
+			    uid_t owner, const char *display, char *why,
+			    size_t why_len, struct perfring_ring **out);
+
+/* Ends the batch like perfring_reader_end() but keeps data_tail where it
+ * is: the space is freed by ring_reader_release(), once what was read is
+ * safe elsewhere (the recorder: after the round is written). */
+PR_HIDDEN void ring_reader_end_hold(struct perfring_ring *r);
+PR_HIDDEN void ring_reader_release(struct perfring_ring *r);
+
+/* MP: moves data_head over the committed reservations after it. */
+PR_HIDDEN void ring_mp_advance(struct perfring_ring *r);
 
 PR_HIDDEN void ring_wake_check(struct perfring_ring *r, uint64_t head,
 			       bool force);

@@ -9,7 +9,9 @@
  *  - multi-producer, forward: CAS reservation; commits may finish in any
  *    order, data_head only moves over a committed prefix (commit slots).
  */
+#define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
 #include <unistd.h>
 #include "internal.h"
@@ -220,7 +222,7 @@ static int mp_begin(struct perfring_output *h, struct perfring_ring *r,
  * Moves data_head over every committed reservation that follows it.  Any
  * committer may do this; the CAS keeps data_head monotonic when several do.
  */
-static void mp_advance(struct perfring_ring *r)
+void ring_mp_advance(struct perfring_ring *r)
 {
 	__u64 head = READ_ONCE(r->pc->data_head), pos = head,
 	      e; /* __u64: the CAS below needs data_head's exact type */
@@ -261,7 +263,7 @@ static void mp_end(struct perfring_output *h)
 	 * same barrier in every other committer.
 	 */
 	smp_mb();
-	mp_advance(r);
+	ring_mp_advance(r);
 	head = READ_ONCE(r->pc->data_head);
 	if (unlikely(r->wakeup_mode == PERFRING_WAKE_EVENTS)) {
 		if (atomic_add_return_relaxed(&ext->events, 1) %
@@ -284,6 +286,8 @@ output_begin_slow(struct perfring_output *h, struct perfring_ring *r,
 		return -EINVAL;
 	if (size > r->max_record)
 		return -EINVAL;
+	if (ring_dead(r))
+		return ring_dead_error(r);
 	h->ring = r;
 	h->size = (uint32_t)size;
 	if (!r->mode)
@@ -360,7 +364,7 @@ PERFRING_API int perfring_ring_emit(struct perfring_ring *r, const void *rec,
 PERFRING_API void perfring_ring_flush(struct perfring_ring *r)
 {
 	if (!r || r->kernel || !(r->role & PERFRING_ROLE_PRODUCER) ||
-	    (r->mode & PERFRING_MODE_OVERWRITE))
+	    (r->mode & PERFRING_MODE_OVERWRITE) || ring_dead(r))
 		return;
 	ring_wake_check(r, READ_ONCE(r->pc->data_head), true);
 }
@@ -371,6 +375,8 @@ PERFRING_API int64_t perfring_ring_space(struct perfring_ring *r)
 
 	if (!r || r->kernel || !(r->role & PERFRING_ROLE_PRODUCER))
 		return -EINVAL;
+	if (ring_dead(r))
+		return ring_dead_error(r);
 	if (r->mode & PERFRING_MODE_OVERWRITE)
 		return (int64_t)r->size;
 	/* (A): pairs with (D), the consumer's release of data_tail. */
@@ -383,4 +389,112 @@ PERFRING_API int64_t perfring_ring_space(struct perfring_ring *r)
 	}
 	used = head - tail;
 	return used > r->size ? 0 : (int64_t)(r->size - used);
+}
+
+/* ---- dead producers (the consumer's side of recovery) ---- */
+
+/*
+ * [pos, end) is a reservation nobody will commit: a PERF_RECORD_LOST with
+ * lost 1 at its start, LOST records with lost 0 over the rest (each at most
+ * PERFRING_RECORD_MAX and never shorter than a LOST record, except a
+ * reservation of 8 or 16 bytes, which gets a bare header of that size).
+ */
+static void fill_dead(struct perfring_ring *r, uint64_t pos, uint64_t end)
+{
+	uint64_t left = end - pos, lost = 1;
+
+	while (left) {
+		uint64_t n = left > PERFRING_RECORD_MAX ? PERFRING_RECORD_MAX :
+							  left;
+		struct perfring_lost_record l = {
+			.header = { .type = PERF_RECORD_LOST },
+			.id = r->id,
+		};
+
+		if (left - n && left - n < PERFRING_LOST_RECORD_SIZE)
+			n -= PERFRING_LOST_RECORD_SIZE;
+		l.header.size = (uint16_t)n;
+		l.lost = lost;
+		/* Double mapped: contiguous even across the end (n <= size). */
+		memcpy(r->data + (pos & r->mask), &l,
+		       n < sizeof(l) ? (size_t)n : sizeof(l));
+		pos += n;
+		left -= n;
+		lost = 0;
+	}
+}
+
+PERFRING_API int64_t perfring_ring_skip_dead(struct perfring_ring *r)
+{
+	struct flock fl = { .l_type = F_WRLCK,
+			    .l_whence = SEEK_SET,
+			    .l_start = 0,
+			    .l_len = 1 };
+	uint64_t head, reserved, pos;
+	int64_t dead = 0;
+
+	if (!r || r->kernel || r->role != PERFRING_ROLE_CONSUMER ||
+	    !(r->mode & PERFRING_MODE_MULTI_PRODUCER) || !r->double_mapped)
+		return -EINVAL;
+	if (ring_dead(r))
+		return ring_dead_error(r);
+	/* Any producer's read lock on byte 0 (section 6) means a live one
+	 * may still commit. */
+	if (fcntl(r->fd, F_OFD_GETLK, &fl) < 0)
+		return -errno;
+	if (fl.l_type != F_UNLCK)
+		return -EBUSY;
+	/* (C): pairs with (B); what is published is not ours to touch. */
+	head = smp_load_acquire(&r->pc->data_head);
+	reserved = READ_ONCE(r->ext->reserve_head);
+	if (ring_dead(r))
+		return ring_dead_error(r);
+	if ((head | reserved) & 7 || reserved - head > r->size) {
+		pr_warn("ring %s: reservation head %llu is not within one ring of data_head %llu: dead reservations not skipped",
+			ring_name(r), (unsigned long long)reserved,
+			(unsigned long long)head);
+		return -EBADMSG;
+	}
+	/*
+	 * A slot holds the end of a reservation of this lap committed at its
+	 * start: pos < end <= reserved, 8-aligned.  Anything else is stale
+	 * (older laps end at or before pos) or hostile; either way not a
+	 * commit.  Each step moves pos forward by 8 at least, towards
+	 * reserved, which is within one ring: at most size / 8 slot loads.
+	 */
+	pos = head;
+	while (pos != reserved) {
+		/* G: pairs with the committer's release of its slot. */
+		uint64_t e = smp_load_acquire(
+				 &r->slots[(pos >> 3) & r->nslots_mask]),
+			 next;
+
+		if (!(e & 7) && e - pos - 1 < reserved - pos) {
+			pos = e;
+			continue;
+		}
+		/* Dead: up to the next committed reservation, or the end. */
+		for (next = pos + 8; next != reserved; next += 8) {
+			uint64_t e2 = smp_load_acquire(
+				&r->slots[(next >> 3) & r->nslots_mask]);
+
+			if (!(e2 & 7) && e2 - next - 1 < reserved - next)
+				break;
+		}
+		fill_dead(r, pos, next);
+		/* G: the LOST records before the commit that covers them;
+		 * pairs with the acquire of the slot in ring_mp_advance(). */
+		smp_store_release(&r->slots[(pos >> 3) & r->nslots_mask], next);
+		dead++;
+		pos = next;
+	}
+	if (!dead)
+		return 0;
+	/* H: as every committer, before looking at data_head and slots. */
+	smp_mb();
+	ring_mp_advance(r);
+	r->dead_reservations += (uint64_t)dead;
+	pr_debug("ring %s: %lld reservations of dead producers skipped",
+		 ring_name(r), (long long)dead);
+	return dead;
 }

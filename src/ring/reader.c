@@ -50,6 +50,16 @@ static void corrupt(struct perfring_ring *r, uint64_t bytes)
 	r->corrupt_bytes += bytes;
 }
 
+/* A scribbling producer must not flood the log: each cause once per ring
+ * (then only counted in the ring's stats). */
+static bool first_warning(struct perfring_ring *r, enum ring_warn cause)
+{
+	if (r->warned & (1u << cause))
+		return false;
+	r->warned |= 1u << cause;
+	return true;
+}
+
 /*
  * perf's overwrite_rb_find_range() on a linear copy: records run from the
  * newest one at offset 0; stop at a zero size (memory never written), at a
@@ -68,9 +78,13 @@ static uint64_t ow_find_range(struct perfring_ring *r, const unsigned char *buf,
 		if (hdr.size == 0)
 			break;
 		if (hdr.size & 7) {
-			pr_warn("ring: bad record header at ring offset %llu (overwrite range): size %u",
-				(unsigned long long)((head + evt) & r->mask),
-				hdr.size);
+			if (first_warning(r, RING_WARN_OW_HEADER))
+				pr_warn("ring %s: bad record header at ring offset %llu (overwrite range): size %u (further ones are only counted)",
+					ring_name(r),
+					(unsigned long long)((head + evt) &
+							     r->mask),
+					hdr.size);
+			r->bad_header_events++;
 			corrupt(r, len - evt);
 			break;
 		}
@@ -135,6 +149,12 @@ static int64_t ow_begin(struct perfring_ring *r)
 		if (s1 == s2)
 			break;
 	}
+	if (ring_dead(r)) {
+		/* Truncated under us while copying: the copy is not to be
+		 * trusted (part of it is the guard's zero pages). */
+		r->c_paused_by_us = false;
+		return ring_dead_error(r);
+	}
 	if (!settled) {
 		/* The unfinished record lies just below head, i.e. at the far
 		 * end of a full range: leave the last 64 KiB out. */
@@ -142,8 +162,12 @@ static int64_t ow_begin(struct perfring_ring *r)
 					r->size - PERFRING_RECORD_MAX - 8 :
 					0;
 
-		pr_warn("ring: a producer left a record unfinished; skipping the oldest %llu bytes",
-			(unsigned long long)(len > keep ? len - keep : 0));
+		r->unfinished_events++;
+		if (first_warning(r, RING_WARN_OW_UNFINISHED))
+			pr_warn("ring %s: a producer left a record unfinished; skipping the oldest %llu bytes (further ones are only counted)",
+				ring_name(r),
+				(unsigned long long)(len > keep ? len - keep :
+								  0));
 		if (len > keep)
 			len = keep;
 	}
@@ -168,20 +192,29 @@ PERFRING_API int64_t perfring_reader_begin(struct perfring_ring *r)
 
 	if (!r || !(r->role & PERFRING_ROLE_CONSUMER))
 		return -EINVAL;
+	if (ring_dead(r))
+		return ring_dead_error(r);
 	if (r->c_in_batch)
 		return -EBUSY;
 	if (r->mode & PERFRING_MODE_OVERWRITE)
 		return ow_begin(r);
 	/* (C): pairs with (B), the producer's release of data_head. */
 	head = smp_load_acquire(&r->pc->data_head);
+	if (ring_dead(r)) /* that load hit a truncated page */
+		return ring_dead_error(r);
+	r->c_seen_head = head;
 	if (unlikely((head | r->c_tail) & 7)) {
-		pr_warn("ring: data_head %llu / data_tail %llu not 8-byte aligned; %s",
-			(unsigned long long)head, (unsigned long long)r->c_tail,
-			head & 7 ? "reading nothing until it is" :
-				   "resynchronising at data_head");
+		if (first_warning(r, RING_WARN_HEAD_ALIGN))
+			pr_warn("ring %s: data_head %llu / data_tail %llu not 8-byte aligned; %s (further ones are only counted)",
+				ring_name(r), (unsigned long long)head,
+				(unsigned long long)r->c_tail,
+				head & 7 ? "reading nothing until it is" :
+					   "resynchronising at data_head");
+		r->bad_head_events++;
 		corrupt(r, 0);
 		if (!(head & 7)) {
 			r->c_tail = head;
+			r->c_hold = false;
 			/* (D): pairs with (A); frees the ring. */
 			smp_store_release(&r->pc->data_tail, head);
 		}
@@ -189,11 +222,15 @@ PERFRING_API int64_t perfring_reader_begin(struct perfring_ring *r)
 	}
 	avail = head - r->c_tail;
 	if (avail > r->size) {
-		pr_warn("ring: data_head %llu is not within one ring (%llu bytes) of data_tail %llu; resynchronising at data_head",
-			(unsigned long long)head, (unsigned long long)r->size,
-			(unsigned long long)r->c_tail);
+		if (first_warning(r, RING_WARN_HEAD_RANGE))
+			pr_warn("ring %s: data_head %llu is not within one ring (%llu bytes) of data_tail %llu; resynchronising at data_head (further ones are only counted)",
+				ring_name(r), (unsigned long long)head,
+				(unsigned long long)r->size,
+				(unsigned long long)r->c_tail);
+		r->bad_head_events++;
 		corrupt(r, avail > r->size ? r->size : avail);
 		r->c_tail = head;
+		r->c_hold = false;
 		/* (D): pairs with (A); frees the ring for the producer. */
 		smp_store_release(&r->pc->data_tail, head);
 		return -EBADMSG;
@@ -216,6 +253,12 @@ reader_next_slow(struct perfring_ring *r, const struct perf_event_header **rec)
 	const unsigned char *p;
 	uint64_t rem, off;
 
+	/* A truncated ring reads zeros, which land here: say so, even at
+	 * the end of the batch (the caller's last record may be damaged). */
+	if (ring_dead(r)) {
+		r->c_pos = r->c_end;
+		return ring_dead_error(r);
+	}
 	if (!r->c_in_batch)
 		return 0;
 	rem = r->c_end - r->c_pos;
@@ -236,12 +279,15 @@ reader_next_slow(struct perfring_ring *r, const struct perf_event_header **rec)
 	}
 	if (rem < sizeof(hdr) || hdr.size < sizeof(hdr) || (hdr.size & 7) ||
 	    hdr.size > rem || (r->c_pos & 7)) {
-		pr_warn("ring: bad record header at ring offset %llu (counter %llu): type %u size %u with %llu bytes left; skipping to data_head",
-			(unsigned long long)(r->c_pos & r->mask),
-			(unsigned long long)r->c_pos,
-			rem >= sizeof(hdr) ? hdr.type : 0,
-			rem >= sizeof(hdr) ? hdr.size : 0,
-			(unsigned long long)rem);
+		if (first_warning(r, RING_WARN_HEADER))
+			pr_warn("ring %s: bad record header at ring offset %llu (counter %llu): type %u size %u with %llu bytes left; skipping to data_head (further ones are only counted)",
+				ring_name(r),
+				(unsigned long long)(r->c_pos & r->mask),
+				(unsigned long long)r->c_pos,
+				rem >= sizeof(hdr) ? hdr.type : 0,
+				rem >= sizeof(hdr) ? hdr.size : 0,
+				(unsigned long long)rem);
+		r->bad_header_events++;
 		corrupt(r, rem);
 		r->c_pos = r->c_end;
 		return -EBADMSG;
@@ -293,6 +339,8 @@ PERFRING_API int perfring_reader_range(struct perfring_ring *r,
 
 	if (!r || !ptr || !len)
 		return -EINVAL;
+	if (ring_dead(r))
+		return ring_dead_error(r);
 	if (!r->c_in_batch)
 		return 0;
 	rem = r->c_end - r->c_pos;
@@ -311,22 +359,51 @@ PERFRING_API int perfring_reader_range(struct perfring_ring *r,
 	return 2;
 }
 
-PERFRING_API void perfring_reader_end(struct perfring_ring *r)
+/* Ends the batch; true if data_tail may move to c_tail. */
+static bool reader_end_batch(struct perfring_ring *r)
 {
 	if (!r || !r->c_in_batch)
-		return;
+		return false;
 	r->c_in_batch = false;
 	r->c_end = r->c_pos; /* records not handed out stay for next time */
+	if (ring_dead(r)) {
+		r->c_paused_by_us = false; /* nothing to resume, nowhere */
+		return false;
+	}
 	if (r->mode & PERFRING_MODE_OVERWRITE) {
 		ow_resume(r);
-		return;
+		return false;
 	}
 	if (r->c_pos == r->c_tail)
-		return;
+		return false;
 	r->c_tail = r->c_pos;
+	r->c_hold = true; /* released by the caller, now or later */
+	return true;
+}
+
+PERFRING_API void perfring_reader_end(struct perfring_ring *r)
+{
+	/* Also frees what an earlier ring_reader_end_hold() kept. */
+	reader_end_batch(r);
+	if (r)
+		ring_reader_release(r);
+}
+
+void ring_reader_end_hold(struct perfring_ring *r)
+{
+	reader_end_batch(r);
+}
+
+void ring_reader_release(struct perfring_ring *r)
+{
+	if (!r->c_hold)
+		return;
+	r->c_hold = false;
+	if (ring_dead(r) || (r->mode & PERFRING_MODE_OVERWRITE))
+		return;
 	/* (D): the records are read before the space is freed; pairs with
 	 * (A), the producer's acquire of data_tail. */
-	smp_store_release(&r->pc->data_tail, r->c_pos);
+	smp_store_release(&r->pc->data_tail, r->c_tail);
 }
 
 PERFRING_API int perfring_ring_consume(struct perfring_ring *r,

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +51,8 @@ static struct perfring_ring *ring_alloc(void)
 
 static void ring_unmap(struct perfring_ring *r)
 {
+	/* Out of the SIGBUS guard's registry before the ranges go. */
+	ring_guard_unregister(r);
 	if (r->map_base)
 		munmap(r->map_base, r->map_len);
 	if (r->ctl_rw)
@@ -152,12 +155,34 @@ static void ring_init_private(struct perfring_ring *r)
 		r->c_tail = READ_ONCE(r->pc->data_tail);
 }
 
+/* Where attach refusals go: the log, or a caller's buffer (quiet). */
+struct attach_ctx {
+	const char *what; /* the ring as messages name it */
+	char *why;
+	size_t why_len;
+};
+
+static PR_PRINTF(2, 3) void refuse(const struct attach_ctx *c, const char *fmt,
+				   ...)
+{
+	char msg[400];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (c->why && c->why_len)
+		snprintf(c->why, c->why_len, "%s", msg);
+	else
+		pr_err("%s: %s", c->what, msg);
+}
+
 /*
  * One live producer (exclusive, or shared in MP mode) and one live consumer
  * per ring: open-file-description locks on bytes 0 and 1 of the ring file.
  * They vanish with the process, so a crashed peer never blocks a new one.
  */
-static int ring_lock_roles(struct perfring_ring *r, const char *what)
+static int ring_lock_roles(struct perfring_ring *r, const struct attach_ctx *c)
 {
 	for (int i = 0; i < 2; i++) {
 		int bit = i ? PERFRING_ROLE_CONSUMER : PERFRING_ROLE_PRODUCER;
@@ -175,17 +200,18 @@ static int ring_lock_roles(struct perfring_ring *r, const char *what)
 			int err = errno;
 
 			if (err == EAGAIN || err == EACCES) {
-				pr_err("%s: ring already has a live %s", what,
+				refuse(c, "ring already has a live %s",
 				       i ? "consumer" : "producer");
 				return -EBUSY;
 			}
-			pr_err("%s: cannot lock ring: %s", what, strerror(err));
+			refuse(c, "cannot lock ring: %s", strerror(err));
 			return -err;
 		}
 	}
 	return 0;
 }
 
+/* The FIFO perfring_ring_create() just made beside the ring. */
 static int wake_open_fifo(struct perfring_ring *r, const char *path)
 {
 	char wpath[PATH_MAX];
@@ -342,9 +368,18 @@ PERFRING_API int perfring_ring_create(const struct perfring_ring_opts *opts,
 	 * never the end of a reservation that starts at or after start. */
 	for (uint64_t i = 0; i < commit_size / 8; i++)
 		r->slots[i] = start;
-	err = ring_lock_roles(r, path ? path : "ring");
+	{
+		const struct attach_ctx c = { .what = path ? path : "ring" };
+
+		err = ring_lock_roles(r, &c);
+	}
 	if (err)
 		goto err_unmap;
+	r->file_len = r->page_size + size + commit_size;
+	if (path && !(r->name = strdup(path))) {
+		err = -ENOMEM;
+		goto err_unmap;
+	}
 	/*
 	 * Publishing the magic last: an attacher that reads it sees a fully
 	 * initialised page.  Pairs with smp_load_acquire in ring_check().
@@ -370,11 +405,107 @@ err_free:
 	return err;
 }
 
+static bool owner_ok(uid_t file_uid, uid_t owner)
+{
+	if (owner == (uid_t)-1)
+		return file_uid == geteuid() || geteuid() == 0;
+	return file_uid == owner;
+}
+
+int ring_openat_checked(int dirfd, const char *name, int flags,
+			unsigned int type, uid_t owner, struct stat *st,
+			char *why, size_t why_len)
+{
+	struct stat st2;
+	char proc[64];
+	int pfd, fd, err;
+
+	if (!name || !*name || strchr(name, '/') || !strcmp(name, ".") ||
+	    !strcmp(name, "..")) {
+		snprintf(why, why_len, "not a file name in the directory");
+		return -EINVAL;
+	}
+	/*
+	 * O_PATH opens nothing (no FIFO open that blocks, no device driver's
+	 * open) and, with O_NOFOLLOW, gives the link itself for a symlink:
+	 * everything is decided on the inode before it is really opened.
+	 */
+	pfd = openat(dirfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (pfd < 0) {
+		err = -errno;
+		snprintf(why, why_len, "%s", strerror(-err));
+		return err;
+	}
+	if (fstat(pfd, st) < 0) {
+		err = -errno;
+		snprintf(why, why_len, "cannot stat it: %s", strerror(-err));
+		goto out_path;
+	}
+	if ((st->st_mode & S_IFMT) != type) {
+		if (S_ISLNK(st->st_mode)) {
+			snprintf(why, why_len,
+				 "it is a symbolic link (not followed)");
+			err = -ELOOP;
+		} else if (S_ISDIR(st->st_mode)) {
+			snprintf(why, why_len, "it is a directory");
+			err = -EISDIR;
+		} else {
+			snprintf(why, why_len, "%s",
+				 type == S_IFREG ? "not a regular file" :
+						   "not a FIFO");
+			err = -EINVAL;
+		}
+		goto out_path;
+	}
+	if (!owner_ok(st->st_uid, owner)) {
+		snprintf(why, why_len, "owned by uid %u, not by uid %u",
+			 (unsigned int)st->st_uid,
+			 (unsigned int)(owner == (uid_t)-1 ? geteuid() :
+							     owner));
+		err = -EPERM;
+		goto out_path;
+	}
+	if (st->st_nlink != 1) {
+		/* A hard link would let someone else's file pass for one in
+		 * this directory. */
+		snprintf(why, why_len, "it has %lu links, not 1",
+			 (unsigned long)st->st_nlink);
+		err = -EMLINK;
+		goto out_path;
+	}
+	/* The same inode, whatever the name points at by now. */
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", pfd);
+	fd = open(proc, flags | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0 && errno == ENOENT && access("/proc/self/fd", F_OK))
+		/* No /proc: by name, then compared with what was checked. */
+		fd = openat(dirfd, name,
+			    flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC |
+				    O_NOCTTY);
+	if (fd < 0) {
+		err = -errno;
+		snprintf(why, why_len, "%s", strerror(-err));
+		goto out_path;
+	}
+	if (fstat(fd, &st2) < 0 || st2.st_dev != st->st_dev ||
+	    st2.st_ino != st->st_ino) {
+		snprintf(why, why_len, "it was replaced while being opened");
+		close(fd);
+		err = -EAGAIN;
+		goto out_path;
+	}
+	close(pfd);
+	return fd;
+out_path:
+	close(pfd);
+	return err;
+}
+
 /*
  * Validates a ring file before mapping it: everything the mapping code and
  * the hot paths rely on comes from here, copied into private fields.
  */
-static int ring_check(struct perfring_ring *r, const char *what)
+static int ring_check(struct perfring_ring *r, const struct attach_ctx *c,
+		      uid_t owner)
 {
 	struct perf_event_mmap_page pc;
 	struct perfring_ext ext;
@@ -385,17 +516,17 @@ static int ring_check(struct perfring_ring *r, const char *what)
 	if (fstat(r->fd, &st) < 0)
 		return -errno;
 	if (!S_ISREG(st.st_mode)) {
-		pr_err("%s: not a regular file", what);
+		refuse(c, "not a regular file");
 		return -EINVAL;
 	}
-	if (st.st_uid != geteuid() && geteuid() != 0) {
-		pr_err("%s: owned by uid %u, not by us", what,
+	if (!owner_ok(st.st_uid, owner)) {
+		refuse(c, "owned by uid %u, not by us",
 		       (unsigned int)st.st_uid);
 		return -EPERM;
 	}
 	if ((uint64_t)st.st_size < sizeof(pc)) {
-		pr_err("%s: %lld bytes is too small for a ring control page",
-		       what, (long long)st.st_size);
+		refuse(c, "%lld bytes is too small for a ring control page",
+		       (long long)st.st_size);
 		return -EINVAL;
 	}
 	n = pread(r->fd, &pc, sizeof(pc), 0);
@@ -406,49 +537,53 @@ static int ring_check(struct perfring_ring *r, const char *what)
 	smp_rmb();
 	if (ext.magic != PERFRING_MAGIC) {
 		if (ext.magic == 0)
-			pr_err("%s: no perfring magic (not a ring, or still being created)",
-			       what);
+			refuse(c,
+			       "no perfring magic (not a ring, or still being created)");
 		else
-			pr_err("%s: not a perfring ring (magic %#llx at offset %d)",
-			       what, (unsigned long long)ext.magic,
+			refuse(c,
+			       "not a perfring ring (magic %#llx at offset %d)",
+			       (unsigned long long)ext.magic,
 			       PERFRING_EXT_OFFSET);
 		return ext.magic ? -EINVAL : -EAGAIN;
 	}
 	if (ext.abi_version != PERFRING_ABI_VERSION ||
 	    ext.ext_size != sizeof(ext)) {
-		pr_err("%s: ring ABI version %u (ext %u bytes), this library speaks %u (%zu bytes)",
-		       what, ext.abi_version, ext.ext_size,
-		       PERFRING_ABI_VERSION, sizeof(ext));
+		refuse(c,
+		       "ring ABI version %u (ext %u bytes), this library speaks %u (%zu bytes)",
+		       ext.abi_version, ext.ext_size, PERFRING_ABI_VERSION,
+		       sizeof(ext));
 		return -EPROTO;
 	}
 	if (ext.page_size != r->page_size || pc.data_offset != r->page_size) {
-		pr_err("%s: page size %u / data_offset %llu, expected %zu",
-		       what, ext.page_size, (unsigned long long)pc.data_offset,
+		refuse(c, "page size %u / data_offset %llu, expected %zu",
+		       ext.page_size, (unsigned long long)pc.data_offset,
 		       r->page_size);
 		return -EINVAL;
 	}
 	size = pc.data_size;
 	if (!is_pow2(size) || size < r->page_size || size > MAX_DATA_SIZE) {
-		pr_err("%s: data_size %llu is not a power of two of at least one page",
-		       what, (unsigned long long)size);
+		refuse(c,
+		       "data_size %llu is not a power of two of at least one page",
+		       (unsigned long long)size);
 		return -EINVAL;
 	}
 	if (ext.flags & ~PERFRING_MODE_MASK ||
 	    ext.flags == PERFRING_MODE_MASK) {
-		pr_err("%s: unknown mode flags %#x", what, ext.flags);
+		refuse(c, "unknown mode flags %#x", ext.flags);
 		return -EINVAL;
 	}
 	commit = (ext.flags & PERFRING_MODE_MULTI_PRODUCER) ? size : 0;
 	if (ext.commit_size != commit ||
 	    ext.commit_offset != (commit ? r->page_size + size : 0)) {
-		pr_err("%s: commit area %llu@%llu does not match the mode",
-		       what, (unsigned long long)ext.commit_size,
+		refuse(c, "commit area %llu@%llu does not match the mode",
+		       (unsigned long long)ext.commit_size,
 		       (unsigned long long)ext.commit_offset);
 		return -EINVAL;
 	}
 	if ((pc.data_head | pc.data_tail | ext.reserve_head) & 7) {
-		pr_err("%s: data_head %llu / data_tail %llu / reserve_head %llu not 8-byte aligned",
-		       what, (unsigned long long)pc.data_head,
+		refuse(c,
+		       "data_head %llu / data_tail %llu / reserve_head %llu not 8-byte aligned",
+		       (unsigned long long)pc.data_head,
 		       (unsigned long long)pc.data_tail,
 		       (unsigned long long)ext.reserve_head);
 		return -EINVAL;
@@ -458,7 +593,7 @@ static int ring_check(struct perfring_ring *r, const char *what)
 	if ((uint64_t)st.st_size != r->page_size + size + commit &&
 	    !(pc.aux_size && pc.aux_offset == r->page_size + size + commit &&
 	      (uint64_t)st.st_size == pc.aux_offset + pc.aux_size)) {
-		pr_err("%s: file is %lld bytes, the ring needs %llu", what,
+		refuse(c, "file is %lld bytes, the ring needs %llu",
 		       (long long)st.st_size,
 		       (unsigned long long)(r->page_size + size + commit));
 		return -EINVAL;
@@ -466,9 +601,8 @@ static int ring_check(struct perfring_ring *r, const char *what)
 	if (ext.wakeup_mode > PERFRING_WAKE_EVENTS || !ext.watermark ||
 	    ext.watermark > size ||
 	    (ext.wakeup_mode == PERFRING_WAKE_EVENTS && !ext.wakeup_events)) {
-		pr_err("%s: bad wake-up settings (mode %u, watermark %llu)",
-		       what, ext.wakeup_mode,
-		       (unsigned long long)ext.watermark);
+		refuse(c, "bad wake-up settings (mode %u, watermark %llu)",
+		       ext.wakeup_mode, (unsigned long long)ext.watermark);
 		return -EINVAL;
 	}
 	r->size = size;
@@ -478,21 +612,18 @@ static int ring_check(struct perfring_ring *r, const char *what)
 	r->watermark = ext.watermark;
 	r->wakeup_mode = ext.wakeup_mode;
 	r->wakeup_events = ext.wakeup_events;
+	r->file_len = (uint64_t)st.st_size;
 	wake_setup(r);
 	return 0;
 }
 
-static int ring_attach_common(struct perfring_ring *r, const char *what)
+/* Locks the roles and maps a ring ring_check() accepted. */
+static int ring_attach_map(struct perfring_ring *r, const struct attach_ctx *c)
 {
 	bool writable;
 	int err;
 
-	if (r->role < PERFRING_ROLE_PRODUCER || r->role > PERFRING_ROLE_BOTH)
-		return -EINVAL;
-	err = ring_check(r, what);
-	if (err)
-		return err;
-	err = ring_lock_roles(r, what);
+	err = ring_lock_roles(r, c);
 	if (err)
 		return err;
 	/* The overwrite reader maps the ring read-only, as perf does. */
@@ -500,14 +631,29 @@ static int ring_attach_common(struct perfring_ring *r, const char *what)
 		     (r->mode & PERFRING_MODE_OVERWRITE));
 	err = ring_map(r, writable);
 	if (err) {
-		pr_err("%s: cannot map ring: %s", what, strerror(-err));
+		refuse(c, "cannot map ring: %s", strerror(-err));
 		return err;
 	}
+	/* Another process writes this file: a truncation must not kill us. */
+	err = ring_guard_register(r);
+	if (err)
+		return err;
 	ring_init_private(r);
 	/* ring_check() looked at a copy; the mapping may have changed since. */
 	if ((r->p_head | r->c_tail | r->p_tail_cache) & 7) {
-		pr_err("%s: data_head/data_tail not 8-byte aligned", what);
+		refuse(c, "data_head/data_tail not 8-byte aligned");
 		return -EINVAL;
+	}
+	if ((r->role & PERFRING_ROLE_CONSUMER) && READ_ONCE(r->ext->paused)) {
+		/*
+		 * We hold the consumer lock, so the consumer that paused the
+		 * ring is gone (killed between reader_begin and reader_end):
+		 * left paused, the producers would drop everything for good.
+		 */
+		pr_warn("%s: resumed the ring: consumer %u left it paused when it went away",
+			c->what, READ_ONCE(r->ext->consumer_pid));
+		WRITE_ONCE(r->ext->paused, 0u);
+		smp_mb(); /* as perfring_ring_pause() */
 	}
 	if (r->role & PERFRING_ROLE_PRODUCER)
 		WRITE_ONCE(r->ext->producer_pid, (uint32_t)getpid());
@@ -516,29 +662,62 @@ static int ring_attach_common(struct perfring_ring *r, const char *what)
 	return 0;
 }
 
-PERFRING_API int perfring_ring_attach(const char *path, enum perfring_role role,
-				      struct perfring_ring **out)
+static bool role_ok(unsigned int role)
 {
-	struct perfring_ring *r;
-	int err;
+	return role >= PERFRING_ROLE_PRODUCER && role <= PERFRING_ROLE_BOTH;
+}
 
-	if (!path || !out)
-		return -EINVAL;
+int ring_attachat(int dirfd, const char *name, unsigned int role, uid_t owner,
+		  const char *display, char *why, size_t why_len,
+		  struct perfring_ring **out)
+{
+	const struct attach_ctx c = { .what = display ? display : name,
+				      .why = why,
+				      .why_len = why_len };
+	char reason[256], wname[NAME_MAX + 2];
+	struct perfring_ring *r;
+	struct stat st;
+	int err, fd;
+
 	*out = NULL;
+	if (!role_ok(role))
+		return -EINVAL;
 	r = ring_alloc();
 	if (!r)
 		return -ENOMEM;
 	r->role = role;
-	r->fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
-	if (r->fd < 0) {
-		err = -errno;
-		pr_err("%s: cannot open ring: %s", path, strerror(-err));
+	r->name = strdup(c.what);
+	if (!r->name) {
+		err = -ENOMEM;
 		goto err;
 	}
-	err = ring_attach_common(r, path);
+	fd = ring_openat_checked(dirfd, name, O_RDWR | O_NONBLOCK, S_IFREG,
+				 owner, &st, reason, sizeof(reason));
+	if (fd < 0) {
+		err = fd;
+		refuse(&c, "cannot open ring: %s", reason);
+		goto err;
+	}
+	r->fd = fd;
+	err = ring_check(r, &c, owner);
 	if (err)
 		goto err;
-	err = wake_open_fifo(r, path);
+	if (snprintf(wname, sizeof(wname), "%s%s", name, WAKE_SUFFIX) >=
+	    (int)sizeof(wname)) {
+		err = -ENAMETOOLONG;
+		refuse(&c, "name too long for its wake-up FIFO");
+		goto err;
+	}
+	fd = ring_openat_checked(dirfd, wname, O_RDWR | O_NONBLOCK, S_IFIFO,
+				 owner, &st, reason, sizeof(reason));
+	if (fd < 0) {
+		err = fd;
+		refuse(&c, "cannot use wake-up FIFO %s%s: %s", c.what,
+		       WAKE_SUFFIX, reason);
+		goto err;
+	}
+	r->wake_fd = fd;
+	err = ring_attach_map(r, &c);
 	if (err)
 		goto err;
 	*out = r;
@@ -548,10 +727,57 @@ err:
 	return err;
 }
 
+PERFRING_API int perfring_ring_attachat(int dirfd, const char *name,
+					unsigned int role, uid_t owner,
+					struct perfring_ring **out)
+{
+	if (!name || !out)
+		return -EINVAL;
+	return ring_attachat(dirfd, name, role, owner, NULL, NULL, 0, out);
+}
+
+PERFRING_API int perfring_ring_attach(const char *path, enum perfring_role role,
+				      struct perfring_ring **out)
+{
+	const char *slash, *base = path;
+	int dirfd = AT_FDCWD, err;
+
+	if (!path || !out)
+		return -EINVAL;
+	*out = NULL;
+	/* The directory as the caller names it (links and all, as open()
+	 * would), the ring itself without following a link. */
+	slash = strrchr(path, '/');
+	if (slash) {
+		char dir[PATH_MAX];
+		size_t n = (size_t)(slash - path);
+
+		if (n >= sizeof(dir))
+			return -ENAMETOOLONG;
+		memcpy(dir, path, n);
+		dir[n ? n : 1] = 0;
+		if (!n)
+			dir[0] = '/';
+		dirfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (dirfd < 0) {
+			err = -errno;
+			pr_err("%s: cannot open ring: %s", path,
+			       strerror(-err));
+			return err;
+		}
+		base = slash + 1;
+	}
+	err = ring_attachat(dirfd, base, role, (uid_t)-1, path, NULL, 0, out);
+	if (dirfd >= 0)
+		close(dirfd);
+	return err;
+}
+
 PERFRING_API int perfring_ring_attach_fd(int ring_fd, int wake_fd,
 					 enum perfring_role role,
 					 struct perfring_ring **out)
 {
+	const struct attach_ctx c = { .what = "ring fd" };
 	struct perfring_ring *r;
 	char proc[64];
 	int err;
@@ -559,6 +785,8 @@ PERFRING_API int perfring_ring_attach_fd(int ring_fd, int wake_fd,
 	if (ring_fd < 0 || wake_fd < 0 || !out)
 		return -EINVAL;
 	*out = NULL;
+	if (!role_ok(role))
+		return -EINVAL;
 	r = ring_alloc();
 	if (!r)
 		return -ENOMEM;
@@ -573,7 +801,9 @@ PERFRING_API int perfring_ring_attach_fd(int ring_fd, int wake_fd,
 		err = -errno;
 		goto err;
 	}
-	err = ring_attach_common(r, "ring fd");
+	err = ring_check(r, &c, (uid_t)-1);
+	if (!err)
+		err = ring_attach_map(r, &c);
 	if (err)
 		goto err;
 	*out = r;
@@ -627,10 +857,12 @@ PERFRING_API void perfring_ring_destroy(struct perfring_ring *r)
 {
 	if (!r)
 		return;
-	if (r->c_paused_by_us)
+	/* A dead ring's pages are private zeros now: nothing to resume. */
+	if (r->c_paused_by_us && !ring_dead(r))
 		perfring_ring_pause(r, false);
 	if (!r->kernel)
 		ring_unmap(r);
+	free(r->name);
 	if (r->fd >= 0)
 		close(r->fd);
 	if (r->wake_fd >= 0)
@@ -670,6 +902,8 @@ PERFRING_API int perfring_ring_pause(struct perfring_ring *r, bool pause)
 			return -errno;
 		return 0;
 	}
+	if (ring_dead(r))
+		return ring_dead_error(r);
 	/*
 	 * Seen by producers in their next perfring_output_begin().  The full
 	 * barrier orders it before the overwrite reader's loads of write_seq
@@ -684,26 +918,41 @@ PERFRING_API int perfring_ring_stats(const struct perfring_ring *r,
 				     struct perfring_ring_stats *st)
 {
 	struct perfring_ring_stats s = { .sz = sizeof(s) };
+	bool dead;
 	size_t len;
 
 	if (!r || !st || st->sz < offsetof(struct perfring_ring_stats, paused))
 		return -EINVAL;
+	dead = ring_dead(r);
 	s.data_size = r->size;
-	s.head = smp_load_acquire(&r->pc->data_head); /* pairs with (B) */
-	s.tail = READ_ONCE(r->pc->data_tail);
-	if (r->ext) {
-		s.lost_total = READ_ONCE(r->ext->lost_total);
-		s.lost_pending = READ_ONCE(r->ext->lost_pending);
-		s.wakeups = READ_ONCE(r->ext->wakeups);
-		s.paused = READ_ONCE(r->ext->paused);
+	if (dead) {
+		/* The shared page is zeros now: what this reader last saw. */
+		s.head = r->c_seen_head;
+		s.tail = r->c_tail;
+	} else {
+		s.head = smp_load_acquire(
+			&r->pc->data_head); /* pairs with (B) */
+		s.tail = READ_ONCE(r->pc->data_tail);
+		if (r->ext) {
+			s.lost_total = READ_ONCE(r->ext->lost_total);
+			s.lost_pending = READ_ONCE(r->ext->lost_pending);
+			s.wakeups = READ_ONCE(r->ext->wakeups);
+			s.paused = READ_ONCE(r->ext->paused);
+		}
 	}
 	s.corrupt_bytes = r->corrupt_bytes;
 	s.corrupt_events = r->corrupt_events;
 	s.flags = r->mode;
+	s.bad_head_events = r->bad_head_events;
+	s.bad_header_events = r->bad_header_events;
+	s.unfinished_events = r->unfinished_events;
+	s.dead_reservations = r->dead_reservations;
+	s.dead = dead;
+	s.read_pos = r->c_tail;
 	len = st->sz < sizeof(s) ? st->sz : sizeof(s);
 	memcpy(st, &s, len);
 	st->sz = len; /* what we filled in */
-	return 0;
+	return dead ? -EFAULT : 0;
 }
 
 PERFRING_API int perfring_ring_remove(const char *path)

@@ -32,6 +32,8 @@ PERFRING_API int perfring_ring_wait_prepare(struct perfring_ring *r)
 
 	if (!r || !(r->role & PERFRING_ROLE_CONSUMER))
 		return -EINVAL;
+	if (ring_dead(r))
+		return ring_dead_error(r);
 	if (r->kernel)
 		/* The kernel applies the event's own watermark to poll. */
 		return (!(r->mode & PERFRING_MODE_OVERWRITE) && avail_now(r)) ?
@@ -64,7 +66,8 @@ PERFRING_API void perfring_ring_wait_finish(struct perfring_ring *r)
 
 	if (!r || r->kernel)
 		return;
-	WRITE_ONCE(r->ext->waiting, 0u);
+	if (!ring_dead(r))
+		WRITE_ONCE(r->ext->waiting, 0u);
 	while (read(r->wake_fd, buf, sizeof(buf)) > 0)
 		;
 }
@@ -89,5 +92,7 @@ PERFRING_API int perfring_ring_wait(struct perfring_ring *r, int timeout_ms)
 		return ret;
 	if (r->mode & PERFRING_MODE_OVERWRITE)
 		return ret > 0;
+	if (ring_dead(r))
+		return ring_dead_error(r);
 	return avail_now(r) ? 1 : 0;
 }

@@ -341,6 +341,8 @@ static void rec_open(struct rec *r, int fd, bool pipe)
 	CHECK_EQ(pd_writer_add_attr(r->w, &b, "pd-faults", fault_ids, 1), 0);
 	pd_writer_set_clockid(r->w, CLOCK_MONOTONIC);
 	CHECK_EQ(pd_writer_start(r->w), 0);
+	/* a file starts with an empty round and its checkpoint's table */
+	r->rounds = pipe ? 0 : 2;
 
 	r->t = now_ns();
 	add_comm(&rb, r->t);
@@ -580,6 +582,27 @@ static off_t file_size(int fd)
 	return st.st_size;
 }
 
+static uint64_t get64(const unsigned char *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, 8);
+	return v;
+}
+
+/* The size of the checkpoint's table record at the data end (header @h). */
+static uint64_t table_record_size(int fd, const unsigned char *h)
+{
+	unsigned char r[8];
+	uint16_t size;
+
+	CHECK(pread(fd, r, 8, (off_t)(get64(h + 40) + get64(h + 48))) == 8,
+	      "no table record at the data end");
+	CHECK_EQ(r[0], 68); /* FINISHED_ROUND */
+	memcpy(&size, r + 6, 2);
+	return size;
+}
+
 /* ---- the cases ---- */
 
 /* A normal file: rounds bigger than the write buffer, a record split over
@@ -591,6 +614,7 @@ static void test_file(void)
 	struct rbuf rb = { 0 };
 	struct rec r;
 	int fd = open_new("file.data", path);
+	uint64_t bytes;
 	char *out;
 
 	rec_open(&r, fd, false);
@@ -617,7 +641,10 @@ static void test_file(void)
 	CHECK_EQ(rec_round(&r, 1, 1, true), 0);
 	CHECK_EQ(rec_round(&r, 300, 300, false), 0); /* no final round */
 	CHECK_EQ(pd_writer_finish_round(NULL), -EINVAL);
-	CHECK_EQ(pd_writer_close(r.w), 0);
+	CHECK_EQ(pd_writer_close(r.w, &bytes), 0);
+	r.rounds++; /* close ends the last round with a checkpoint */
+	CHECK(bytes > (uint64_t)r.nsamples * SAMPLE_SIZE, "data size %llu",
+	      (unsigned long long)bytes);
 	close(fd);
 
 	check_perf(path, &r, false, true);
@@ -635,7 +662,7 @@ static void test_pipe_file(void)
 	rec_open(&r, fd, true);
 	CHECK_EQ(rec_round(&r, 5000, 5000, true), 0);
 	CHECK_EQ(rec_round(&r, 123, 10, true), 0);
-	CHECK_EQ(pd_writer_close(r.w), 0);
+	CHECK_EQ(pd_writer_close(r.w, NULL), 0);
 	close(fd);
 	check_perf(path, &r, true, true);
 	printf("pipe format file: %u samples: perf agrees\n", r.nsamples);
@@ -662,7 +689,7 @@ static void test_real_pipe(void)
 		rec_open(&r, fileno(f), true);
 		CHECK_EQ(rec_round(&r, 3000, 100, true), 0);
 		CHECK_EQ(rec_round(&r, 3000, 3000, true), 0);
-		CHECK_EQ(pd_writer_close(r.w), 0);
+		CHECK_EQ(pd_writer_close(r.w, NULL), 0);
 		st = pclose(f);
 		out = run("cat %s", path);
 		CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0,
@@ -695,7 +722,7 @@ static void test_write_error(const char *name, off_t room, bool pipe,
 	char path[PATH_MAX];
 	struct rec r;
 	int fd = open_new(name, path), ret;
-	uint64_t bytes;
+	uint64_t bytes, kept;
 
 	rec_open(&r, fd, pipe);
 	CHECK_EQ(rec_round(&r, 1000, 100, true), 0);
@@ -712,9 +739,24 @@ static void test_write_error(const char *name, off_t room, bool pipe,
 	CHECK_EQ(pd_writer_write(r.w, "12345678", 8), -EFBIG); /* sticky */
 	CHECK_EQ(pd_writer_finish_round(r.w), -EFBIG);
 	CHECK(pd_writer_data_bytes(r.w) > bytes, "nothing was written");
-	CHECK_EQ(pd_writer_close(r.w), -EFBIG);
+	CHECK_EQ(pd_writer_close(r.w, &kept), -EFBIG);
 	CHECK(setrlimit(RLIMIT_FSIZE, &old) == 0, "setrlimit: %s",
 	      strerror(errno));
+	/* the file keeps the complete rounds: their data, whole */
+	CHECK(kept > 0 && kept <= bytes, "kept %llu of %llu bytes",
+	      (unsigned long long)kept, (unsigned long long)bytes);
+	if (!pipe) {
+		unsigned char h[104];
+
+		CHECK(pread(fd, h, sizeof(h), 0) == (ssize_t)sizeof(h),
+		      "pread");
+		/* ... and ends with the table record at the data end */
+		CHECK_EQ(get64(h + 48), kept);
+		CHECK_EQ((uint64_t)file_size(fd),
+			 get64(h + 40) + kept + table_record_size(fd, h));
+		/* whose FINISHED_ROUND lies past data.size */
+		r.rounds--;
+	}
 	close(fd);
 
 	check_perf(path, &r, pipe, features);
@@ -737,14 +779,6 @@ struct tp_src {
 	const unsigned char *raw; /* u32 raw_size, then the raw data */
 	uint32_t raw_len; /* 4 + raw_size */
 };
-
-static uint64_t get64(const unsigned char *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, 8);
-	return v;
-}
 
 static bool tp_source(struct tp_src *t)
 {
@@ -869,7 +903,7 @@ static void test_tracepoint(const struct tp_src *t, bool pipe, bool tdata)
 	CHECK_EQ(pd_writer_write(w, rb.p, rb.len), 0);
 	CHECK_EQ(pd_writer_finish_round(w), 0);
 	free(rb.p);
-	CHECK_EQ(pd_writer_close(w), 0);
+	CHECK_EQ(pd_writer_close(w, NULL), 0);
 	close(fd);
 
 	if (!tdata) {
@@ -941,8 +975,9 @@ static void test_enospc(void)
 		CHECK_EQ(ret, -ENOSPC);
 		CHECK(r.rounds >= 2, "only %u rounds fit", r.rounds);
 		CHECK_EQ(pd_writer_write(r.w, "12345678", 8), -ENOSPC);
-		CHECK_EQ(pd_writer_close(r.w), -ENOSPC);
+		CHECK_EQ(pd_writer_close(r.w, NULL), -ENOSPC);
 		close(fd);
+		r.rounds--; /* the last table record lies past data.size */
 		check_perf(path, &r, false, true);
 		printf("ENOSPC on a 256 KiB tmpfs after %u rounds: close returned it, perf reads the %u samples and the features\n",
 		       r.rounds, r.nsamples);
@@ -966,6 +1001,7 @@ static void test_misuse(void)
 	char path[PATH_MAX];
 	unsigned char bad[16] = { 9, 0, 0, 0, 0, 0, 4, 0 }; /* size 4 */
 	struct pd_writer *w;
+	uint64_t bytes;
 	char *out;
 	int fd = open_new("misuse.data", path);
 	int p[2];
@@ -980,7 +1016,7 @@ static void test_misuse(void)
 	CHECK_EQ(pd_writer_open(p[1], true, 0, NULL, &w), 0);
 	CHECK_EQ(pd_writer_add_attr(w, &a, NULL, NULL, 0), 0);
 	CHECK_EQ(pd_writer_start(w), -EPIPE);
-	CHECK_EQ(pd_writer_close(w), -EPIPE);
+	CHECK_EQ(pd_writer_close(w, NULL), -EPIPE);
 	close(p[1]);
 
 	/* file mode patches the header in place: no O_APPEND */
@@ -996,7 +1032,7 @@ static void test_misuse(void)
 	CHECK_EQ(pd_writer_add_attr(w, &a, NULL, ids, 1), 0);
 	CHECK_EQ(pd_writer_add_attr(w, &b, NULL, ids + 1, 1), 0);
 	CHECK_EQ(pd_writer_start(w), -EINVAL);
-	CHECK_EQ(pd_writer_close(w), 0);
+	CHECK_EQ(pd_writer_close(w, NULL), 0);
 
 	/* several events: each needs ids */
 	attrs(&a, &b);
@@ -1004,14 +1040,14 @@ static void test_misuse(void)
 	CHECK_EQ(pd_writer_add_attr(w, &a, NULL, ids, 1), 0);
 	CHECK_EQ(pd_writer_add_attr(w, &b, NULL, NULL, 0), 0);
 	CHECK_EQ(pd_writer_start(w), -EINVAL);
-	CHECK_EQ(pd_writer_close(w), 0);
+	CHECK_EQ(pd_writer_close(w, NULL), 0);
 
 	/* tracepoints in a pipe need the tracing data first */
 	a.type = PERF_TYPE_TRACEPOINT;
 	CHECK_EQ(pd_writer_open(fd, true, 0, NULL, &w), 0);
 	CHECK_EQ(pd_writer_add_attr(w, &a, NULL, ids, 1), 0);
 	CHECK_EQ(pd_writer_start(w), -EINVAL);
-	CHECK_EQ(pd_writer_close(w), 0);
+	CHECK_EQ(pd_writer_close(w, NULL), 0);
 
 	/* an empty recording (one attr, no names, no ids) still opens
 	 * cleanly; a malformed record is refused and changes nothing */
@@ -1021,12 +1057,13 @@ static void test_misuse(void)
 	CHECK_EQ(pd_writer_write(w, bad, 8), -EINVAL); /* not started */
 	CHECK_EQ(pd_writer_add_attr(w, &a, NULL, NULL, 0), 0);
 	CHECK_EQ(pd_writer_start(w), 0);
+	bytes = pd_writer_data_bytes(w); /* the first checkpoint */
 	/* an event added while recording must have ids (two events) */
 	CHECK_EQ(pd_writer_add_attr(w, &b, NULL, NULL, 0), -EINVAL);
 	CHECK_EQ(pd_writer_write(w, bad, 8), -EINVAL);
-	CHECK_EQ(pd_writer_data_bytes(w), 0);
+	CHECK_EQ(pd_writer_data_bytes(w), bytes);
 	CHECK_EQ(pd_writer_finish_round(w), 0); /* nothing to end */
-	CHECK_EQ(pd_writer_close(w), 0);
+	CHECK_EQ(pd_writer_close(w, NULL), 0);
 	close(fd);
 	out = run(PERF " report --stats -i %s", path);
 	no_complaints(out, "perf report --stats (empty)");
@@ -1056,7 +1093,7 @@ static void test_misuse(void)
 		CHECK_EQ(pd_writer_add_attr(w, &b, "late-faults", late_ids, 1),
 			 0);
 		CHECK_EQ(pd_writer_finish_round(w), 0);
-		CHECK_EQ(pd_writer_close(w), 0);
+		CHECK_EQ(pd_writer_close(w, NULL), 0);
 	}
 	close(fd);
 	out = run(PERF " report --header-only -i %s", path);
@@ -1092,7 +1129,7 @@ int main(int argc, char **argv)
 	test_pipe_file();
 	test_real_pipe();
 	test_write_error("efbig-room.data", 64 << 10, false, true);
-	test_write_error("efbig-tight.data", 200, false, false);
+	test_write_error("efbig-tight.data", 200, false, true);
 	test_write_error("efbig-pipe.data", 64 << 10, true, true);
 	test_enospc();
 	test_misuse();

@@ -424,7 +424,7 @@ static void on_signal(int sig)
 }
 
 /*
- * The recorders' control pipe: SIGINT/SIGTERM write 'q' (stop), SIGUSR2
+ * The recorders' control pipe: SIGINT/SIGTERM/SIGHUP write 'q' (stop), SIGUSR2
  * 's' (snapshot) when @snapshots.  Returns the read end, or -1.
  */
 static int control_setup(bool snapshots)
@@ -439,6 +439,7 @@ static int control_setup(bool snapshots)
 	sa.sa_flags = SA_RESTART;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL); /* a closed terminal ends cleanly too */
 	if (snapshots)
 		sigaction(SIGUSR2, &sa, NULL);
 	return control_pipe[0];

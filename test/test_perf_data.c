@@ -15,9 +15,13 @@
  * afterwards, and without), a real ENOSPC on a small private tmpfs, and a
  * file read while it is still being written.  Tracepoints with a
  * TRACING_DATA blob that perf itself recorded (file and pipe), and
- * without one (perf refuses, as documented).  Also the writer's own
- * checks: malformed records, records split across calls, mismatched
- * attrs, EPIPE, O_APPEND, an empty recording.
+ * without one (perf refuses, as documented).  Checkpoints: a recording
+ * that adds tracepoint events (attrs and formats, TRACING_DATA past 64
+ * KiB) between rounds, cut at a dense sample of lengths of every round
+ * (the last at every byte) as a killed recorder leaves it: each cut holds
+ * exactly its last complete round, in our reader and in perf.  Also the
+ * writer's own checks: malformed records, records split across calls,
+ * mismatched attrs, EPIPE, O_APPEND, an empty recording.
  *
  * PD_TEST_KEEP=1 keeps the files for a look.
  */
@@ -43,6 +47,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "format/perf_data.h"
+#include "format/perf_reader.h"
 #include "harness.h"
 
 #define PERF "/usr/bin/perf"
@@ -341,6 +346,8 @@ static void rec_open(struct rec *r, int fd, bool pipe)
 	CHECK_EQ(pd_writer_add_attr(r->w, &b, "pd-faults", fault_ids, 1), 0);
 	pd_writer_set_clockid(r->w, CLOCK_MONOTONIC);
 	CHECK_EQ(pd_writer_start(r->w), 0);
+	/* a file starts with an empty round and its checkpoint's table */
+	r->rounds = pipe ? 0 : 2;
 
 	r->t = now_ns();
 	add_comm(&rb, r->t);
@@ -580,6 +587,27 @@ static off_t file_size(int fd)
 	return st.st_size;
 }
 
+static uint64_t get64(const unsigned char *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, 8);
+	return v;
+}
+
+/* The size of the checkpoint's table record at the data end (header @h). */
+static uint64_t table_record_size(int fd, const unsigned char *h)
+{
+	unsigned char r[8];
+	uint16_t size;
+
+	CHECK(pread(fd, r, 8, (off_t)(get64(h + 40) + get64(h + 48))) == 8,
+	      "no table record at the data end");
+	CHECK_EQ(r[0], 68); /* FINISHED_ROUND */
+	memcpy(&size, r + 6, 2);
+	return size;
+}
+
 /* ---- the cases ---- */
 
 /* A normal file: rounds bigger than the write buffer, a record split over
@@ -591,6 +619,7 @@ static void test_file(void)
 	struct rbuf rb = { 0 };
 	struct rec r;
 	int fd = open_new("file.data", path);
+	uint64_t bytes;
 	char *out;
 
 	rec_open(&r, fd, false);
@@ -617,7 +646,10 @@ static void test_file(void)
 	CHECK_EQ(rec_round(&r, 1, 1, true), 0);
 	CHECK_EQ(rec_round(&r, 300, 300, false), 0); /* no final round */
 	CHECK_EQ(pd_writer_finish_round(NULL), -EINVAL);
-	CHECK_EQ(pd_writer_close(r.w), 0);
+	CHECK_EQ(pd_writer_close(r.w, &bytes), 0);
+	r.rounds++; /* close ends the last round with a checkpoint */
+	CHECK(bytes > (uint64_t)r.nsamples * SAMPLE_SIZE, "data size %llu",
+	      (unsigned long long)bytes);
 	close(fd);
 
 	check_perf(path, &r, false, true);
@@ -635,7 +667,7 @@ static void test_pipe_file(void)
 	rec_open(&r, fd, true);
 	CHECK_EQ(rec_round(&r, 5000, 5000, true), 0);
 	CHECK_EQ(rec_round(&r, 123, 10, true), 0);
-	CHECK_EQ(pd_writer_close(r.w), 0);
+	CHECK_EQ(pd_writer_close(r.w, NULL), 0);
 	close(fd);
 	check_perf(path, &r, true, true);
 	printf("pipe format file: %u samples: perf agrees\n", r.nsamples);
@@ -662,7 +694,7 @@ static void test_real_pipe(void)
 		rec_open(&r, fileno(f), true);
 		CHECK_EQ(rec_round(&r, 3000, 100, true), 0);
 		CHECK_EQ(rec_round(&r, 3000, 3000, true), 0);
-		CHECK_EQ(pd_writer_close(r.w), 0);
+		CHECK_EQ(pd_writer_close(r.w, NULL), 0);
 		st = pclose(f);
 		out = run("cat %s", path);
 		CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0,
@@ -695,7 +727,7 @@ static void test_write_error(const char *name, off_t room, bool pipe,
 	char path[PATH_MAX];
 	struct rec r;
 	int fd = open_new(name, path), ret;
-	uint64_t bytes;
+	uint64_t bytes, kept;
 
 	rec_open(&r, fd, pipe);
 	CHECK_EQ(rec_round(&r, 1000, 100, true), 0);
@@ -712,9 +744,24 @@ static void test_write_error(const char *name, off_t room, bool pipe,
 	CHECK_EQ(pd_writer_write(r.w, "12345678", 8), -EFBIG); /* sticky */
 	CHECK_EQ(pd_writer_finish_round(r.w), -EFBIG);
 	CHECK(pd_writer_data_bytes(r.w) > bytes, "nothing was written");
-	CHECK_EQ(pd_writer_close(r.w), -EFBIG);
+	CHECK_EQ(pd_writer_close(r.w, &kept), -EFBIG);
 	CHECK(setrlimit(RLIMIT_FSIZE, &old) == 0, "setrlimit: %s",
 	      strerror(errno));
+	/* the file keeps the complete rounds: their data, whole */
+	CHECK(kept > 0 && kept <= bytes, "kept %llu of %llu bytes",
+	      (unsigned long long)kept, (unsigned long long)bytes);
+	if (!pipe) {
+		unsigned char h[104];
+
+		CHECK(pread(fd, h, sizeof(h), 0) == (ssize_t)sizeof(h),
+		      "pread");
+		/* ... and ends with the table record at the data end */
+		CHECK_EQ(get64(h + 48), kept);
+		CHECK_EQ((uint64_t)file_size(fd),
+			 get64(h + 40) + kept + table_record_size(fd, h));
+		/* whose FINISHED_ROUND lies past data.size */
+		r.rounds--;
+	}
 	close(fd);
 
 	check_perf(path, &r, pipe, features);
@@ -737,14 +784,6 @@ struct tp_src {
 	const unsigned char *raw; /* u32 raw_size, then the raw data */
 	uint32_t raw_len; /* 4 + raw_size */
 };
-
-static uint64_t get64(const unsigned char *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, 8);
-	return v;
-}
 
 static bool tp_source(struct tp_src *t)
 {
@@ -869,7 +908,7 @@ static void test_tracepoint(const struct tp_src *t, bool pipe, bool tdata)
 	CHECK_EQ(pd_writer_write(w, rb.p, rb.len), 0);
 	CHECK_EQ(pd_writer_finish_round(w), 0);
 	free(rb.p);
-	CHECK_EQ(pd_writer_close(w), 0);
+	CHECK_EQ(pd_writer_close(w, NULL), 0);
 	close(fd);
 
 	if (!tdata) {
@@ -911,6 +950,414 @@ static void test_tracepoint(const struct tp_src *t, bool pipe, bool tdata)
 }
 
 /*
+ * ---- checkpoints: the file cut at any byte ----
+ *
+ * A recording whose rounds add tracepoint events of a system "pdtest"
+ * (attr and format, as application events come) between samples: one
+ * event, then CK_BIG at once (TRACING_DATA past 64 KiB: it goes to a slot),
+ * then one more twice (the other slot, then the first again).  After each
+ * round the file is kept as it is.  A recorder killed at an instant of
+ * round k+1 leaves the bytes written so far with the header of round k:
+ * the file of round k+1 cut at any length between the two rounds' ends,
+ * with round k's header -- the slot written in round k+1 either already
+ * there (variant "slot written") or not (variant "slot not written").
+ * Each such file must open in our reader and hold exactly the records,
+ * attrs and names of round k; two of them go to the real perf as well.
+ */
+#define CK_BIG 200
+#define CK_ID0 60000
+#define CK_APP_ID0 1000
+#define CK_MAX_ATTRS (2 + CK_BIG + 8)
+#define CK_ROUNDS 8
+#define CK_TP_SAMPLE 64 /* header, id, tid, time, cpu, raw u32 + 20 */
+#define CK_TP_TYPE                                                     \
+	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | \
+	 PERF_SAMPLE_CPU | PERF_SAMPLE_RAW)
+
+struct ck_state {
+	unsigned char *img; /* the file after the round */
+	uint64_t len;
+	uint64_t end; /* end of its table record: where its checkpoint ends */
+	uint32_t nattrs;
+	unsigned nsamples, rounds;
+	unsigned per_attr[CK_MAX_ATTRS];
+};
+
+struct ck {
+	struct pd_writer *w;
+	int fd;
+	struct exe_map map;
+	uint64_t t;
+	uint32_t nattrs;
+	unsigned nsamples, rounds, nstd;
+	unsigned per_attr[CK_MAX_ATTRS];
+	char names[CK_MAX_ATTRS][32];
+	struct ck_state st[CK_ROUNDS + 1];
+	int nst;
+	struct rbuf rb;
+};
+
+static void ck_add_event(struct ck *c)
+{
+	unsigned j = c->nattrs - 2;
+	struct perf_event_attr a;
+	uint64_t id = CK_APP_ID0 + j;
+	char fmt[1024];
+	int n;
+
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_TRACEPOINT;
+	a.config = CK_ID0 + j;
+	a.sample_type = CK_TP_TYPE;
+	a.sample_period = 1;
+	a.sample_id_all = 1;
+	a.use_clockid = 1;
+	a.clockid = CLOCK_MONOTONIC;
+	CHECK(c->nattrs < CK_MAX_ATTRS, "too many events");
+	snprintf(c->names[c->nattrs], sizeof(c->names[0]), "pdtest:ev%u", j);
+	CHECK_EQ(pd_writer_add_attr(c->w, &a, c->names[c->nattrs], &id, 1), 0);
+	n = snprintf(
+		fmt, sizeof(fmt),
+		"name: ev%u\nID: %u\nformat:\n"
+		"\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
+		"\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
+		"\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
+		"\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n"
+		"\tfield:u64 value;\toffset:8;\tsize:8;\tsigned:0;\n\n"
+		"print fmt: \"value=%%llu\", REC->value\n",
+		j, CK_ID0 + j);
+	CHECK_EQ(pd_writer_add_format(c->w, "pdtest", fmt, (size_t)n), 0);
+	c->nattrs++;
+}
+
+/* A sample of pdtest:ev@j. */
+static void ck_tp_sample(struct ck *c, unsigned j, uint64_t value)
+{
+	unsigned char *p = rb_add(&c->rb, CK_TP_SAMPLE);
+	uint16_t type = (uint16_t)(CK_ID0 + j);
+
+	put_hdr(&p, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER, CK_TP_SAMPLE);
+	put64(&p, CK_APP_ID0 + j);
+	put32(&p, (uint32_t)getpid());
+	put32(&p, (uint32_t)getpid());
+	put64(&p, c->t);
+	put32(&p, 1);
+	put32(&p, 0);
+	put32(&p, 20);
+	put(&p, &type, 2);
+	put32(&p, 0); /* flags, preempt_count, half of common_pid */
+	p -= 2;
+	put32(&p, (uint32_t)getpid());
+	put64(&p, value);
+	c->t += 1000;
+	c->nsamples++;
+	c->per_attr[2 + j]++;
+}
+
+static void ck_std_samples(struct ck *c, unsigned n)
+{
+	struct counts dummy = { 0 };
+
+	for (unsigned i = 0; i < n; i++, c->nstd++) {
+		add_sample(&c->rb, c->nstd, c->t, &dummy);
+		c->t += 1000;
+		c->nsamples++;
+		c->per_attr[c->nstd % 3 == 2 ? 1 : 0]++;
+	}
+}
+
+/* Ends the round and keeps the file as it is now. */
+static void ck_round(struct ck *c)
+{
+	struct ck_state *s = &c->st[c->nst];
+	unsigned char h[104], r[8];
+	uint16_t size;
+
+	CHECK_EQ(pd_writer_write(c->w, c->rb.p, c->rb.len), 0);
+	c->rb.len = 0;
+	pd_writer_note_time(c->w, 1, c->t);
+	CHECK_EQ(pd_writer_finish_round(c->w), 0);
+	c->rounds++;
+	CHECK(c->nst < CK_ROUNDS + 1, "too many rounds");
+	s->len = (uint64_t)file_size(c->fd);
+	s->img = malloc(s->len);
+	CHECK(s->img, "out of memory");
+	CHECK(pread(c->fd, s->img, s->len, 0) == (ssize_t)s->len, "pread");
+	memcpy(h, s->img, sizeof(h));
+	memcpy(r, s->img + get64(h + 40) + get64(h + 48), 8);
+	memcpy(&size, r + 6, 2);
+	s->end = get64(h + 40) + get64(h + 48) + size;
+	CHECK_EQ(s->end, s->len); /* nothing after the table record */
+	s->nattrs = c->nattrs;
+	s->nsamples = c->nsamples;
+	s->rounds = c->rounds - 1; /* the last one is the table, after data */
+	memcpy(s->per_attr, c->per_attr, sizeof(s->per_attr));
+	c->nst++;
+}
+
+/* The file in @fd must hold exactly what round @s held. */
+static void ck_expect(struct ck *c, int fd, const struct ck_state *s,
+		      uint64_t cut, const char *variant)
+{
+	const struct prd_stats *st;
+	const uint64_t *n;
+	struct prd_file *f;
+	int ret;
+
+	ret = prd_open_fd(fd, "cut", false, &f);
+	CHECK(ret == 0, "cut at %llu (%s): open: %d", (unsigned long long)cut,
+	      variant, ret);
+	CHECK(prd_nr_attrs(f) == s->nattrs,
+	      "cut at %llu (%s): %u attrs, not %u", (unsigned long long)cut,
+	      variant, prd_nr_attrs(f), s->nattrs);
+	for (uint32_t i = 0; i < s->nattrs; i++) {
+		const struct prd_attr *a = prd_attr(f, i);
+
+		CHECK(a->name && !strcmp(a->name, c->names[i]),
+		      "cut at %llu (%s): attr %u is %s, not %s",
+		      (unsigned long long)cut, variant, i,
+		      a->name ? a->name : "unnamed", c->names[i]);
+		if (i >= 2) {
+			const char *tp = prd_tracepoint_name(f, a->attr.config);
+
+			CHECK(tp && !strcmp(tp, c->names[i]),
+			      "cut at %llu (%s): no format for %s",
+			      (unsigned long long)cut, variant, c->names[i]);
+		}
+	}
+	ret = prd_process(f, false, NULL, NULL);
+	st = prd_stats(f);
+	n = prd_type_counts(f);
+	CHECK(ret == 0 && !st->damaged && !st->nr_unknown_id &&
+		      !st->nr_unknown_type,
+	      "cut at %llu (%s): process %d, damage at %#llx, %llu unknown ids",
+	      (unsigned long long)cut, variant, ret,
+	      (unsigned long long)st->damage_offset,
+	      (unsigned long long)st->nr_unknown_id);
+	CHECK(n[PERF_RECORD_SAMPLE] == s->nsamples &&
+		      n[PRD_REC_FINISHED_ROUND] == s->rounds,
+	      "cut at %llu (%s): %llu samples in %llu rounds, not %u in %u",
+	      (unsigned long long)cut, variant,
+	      (unsigned long long)n[PERF_RECORD_SAMPLE],
+	      (unsigned long long)n[PRD_REC_FINISHED_ROUND], s->nsamples,
+	      s->rounds);
+	for (uint32_t i = 0; i < s->nattrs; i++)
+		CHECK(prd_attr(f, i)->nr_samples == s->per_attr[i],
+		      "cut at %llu (%s): %s has %llu samples, not %u",
+		      (unsigned long long)cut, variant, c->names[i],
+		      (unsigned long long)prd_attr(f, i)->nr_samples,
+		      s->per_attr[i]);
+	prd_close(f);
+}
+
+static void ck_fill(int fd, const unsigned char *p, uint64_t len)
+{
+	CHECK(ftruncate(fd, 0) == 0, "ftruncate");
+	CHECK(pwrite(fd, p, len, 0) == (ssize_t)len, "pwrite: %s",
+	      strerror(errno));
+}
+
+/* A cut file in the real perf: round @k's samples, names, fields. */
+static void ck_perf(struct ck *c, int k, const unsigned char *img, uint64_t x,
+		    uint64_t into)
+{
+	const struct ck_state *a = &c->st[k];
+	char path[PATH_MAX], *out;
+	int pfd = open_new("cut.data", path);
+
+	CHECK(pwrite(pfd, img, x, 0) == (ssize_t)x, "pwrite");
+	close(pfd);
+	out = run(PERF " report --stats -i %s", path);
+	no_complaints(out, "perf report --stats (cut)");
+	CHECK_EQ(stat_of(out, "SAMPLE events:"), a->nsamples);
+	CHECK_EQ(stat_of(out, "FINISHED_ROUND events:"), a->rounds);
+	for (uint32_t i = 2; i < a->nattrs; i += 50) {
+		char key[64];
+
+		snprintf(key, sizeof(key),
+			 "%s stats:\n          SAMPLE events:", c->names[i]);
+		CHECK_EQ(stat_of(out, key), a->per_attr[i]);
+	}
+	free(out);
+	out = run(PERF " script -i %s", path);
+	no_complaints(out, "perf script (cut)");
+	CHECK_EQ(count_lines(out, "pdtest:ev0: value="), a->per_attr[2]);
+	CHECK_EQ(count_lines(out, "value="),
+		 a->nsamples - a->per_attr[0] - a->per_attr[1]);
+	free(out);
+	printf("checkpoints: a cut %llu bytes into round %d (%u events) opens in perf with round %d's %u samples\n",
+	       (unsigned long long)into, k + 1, c->st[k + 1].nattrs, k,
+	       a->nsamples);
+}
+
+/* Whether a cut at @x of the round after @a is one of the sample: every
+ * byte at @every, else the bytes around the previous end and the end,
+ * around each record that is not a sample, and every 4093rd. */
+static bool ck_sampled(const struct ck_state *a, const unsigned char *img,
+		       uint64_t len, uint64_t x, bool every)
+{
+	uint64_t r = a->end;
+
+	if (every || x - a->end <= 16 || len - x <= 32 ||
+	    (x - a->end) % 4093 == 0)
+		return true;
+	while (r + 8 <= len && r <= x + 1) {
+		uint16_t size;
+		uint32_t type;
+
+		memcpy(&type, img + r, 4);
+		memcpy(&size, img + r + 6, 2);
+		if (size < 8)
+			return true; /* not ours: look everywhere */
+		if (type != PERF_RECORD_SAMPLE && x + 1 >= r && x <= r + 8)
+			return true;
+		r += size;
+	}
+	return false;
+}
+
+/* Cuts of the round after @k, both variants (ck_sampled()); @perf_at: one
+ * cut (from the end of round k) that also goes to perf, or 0. */
+static unsigned ck_cuts(struct ck *c, int k, bool every, uint64_t perf_at)
+{
+	const struct ck_state *a = &c->st[k], *b = &c->st[k + 1];
+	unsigned char *img = malloc(b->len);
+	int fd = memfd_create("pd-cut", MFD_CLOEXEC);
+	unsigned cuts = 0;
+
+	CHECK(img && fd >= 0, "memfd: %s", strerror(errno));
+	for (int v = 0; v < 2; v++) {
+		/* v 0: round k+1's slot bytes not written yet; 1: written */
+		memcpy(img, b->img, b->len);
+		if (v == 0)
+			memcpy(img, a->img, a->end);
+		else
+			memcpy(img, a->img, 104);
+		/* without a slot write the two are the same file */
+		if (v == 1 && !memcmp(img, a->img, a->end))
+			break;
+		ck_fill(fd, img, b->len);
+		for (uint64_t x = b->len; x >= a->end; x--) {
+			if (!ck_sampled(a, img, b->len, x, every) &&
+			    x != a->end + perf_at)
+				continue;
+			CHECK(ftruncate(fd, (off_t)x) == 0, "ftruncate");
+			ck_expect(c, fd, a, x,
+				  v ? "slot written" : "slot not written");
+			cuts++;
+			if (v == 1 && x == a->end + perf_at && perf_at)
+				ck_perf(c, k, img, x, perf_at);
+		}
+	}
+	free(img);
+	close(fd);
+	return cuts;
+}
+
+static void test_checkpoints(const struct tp_src *tp)
+{
+	static const uint64_t clock_ids[] = { ID_CLOCK0, ID_CLOCK1 };
+	static const uint64_t fault_ids[] = { ID_FAULTS };
+	struct perf_event_attr a, b;
+	char path[PATH_MAX], *out;
+	struct ck *c = calloc(1, sizeof(*c));
+	unsigned cuts = 0;
+	uint64_t kept;
+
+	CHECK(c, "out of memory");
+	c->fd = open_new("ckpt.data", path);
+	find_exe_map(&c->map);
+	attrs(&a, &b);
+	CHECK_EQ(pd_writer_open(c->fd, false, g_argc, g_argv, &c->w), 0);
+	CHECK_EQ(pd_writer_add_attr(c->w, &a, "cpu-clock", clock_ids, 2), 0);
+	CHECK_EQ(pd_writer_add_attr(c->w, &b, "pd-faults", fault_ids, 1), 0);
+	snprintf(c->names[0], sizeof(c->names[0]), "cpu-clock");
+	snprintf(c->names[1], sizeof(c->names[1]), "pd-faults");
+	c->nattrs = 2;
+	/* perf's own blob: the added formats are spliced into it */
+	CHECK_EQ(pd_writer_set_tracing_data(c->w, tp->tdata, tp->tlen), 0);
+	pd_writer_set_clockid(c->w, CLOCK_MONOTONIC);
+	pd_writer_set_growth(c->w, 128 << 10);
+	CHECK_EQ(pd_writer_start(c->w), 0);
+	c->t = now_ns();
+	c->rounds = 2; /* the start's empty round and its table */
+	c->st[0].len = c->st[0].end = (uint64_t)file_size(c->fd);
+	c->st[0].img = malloc(c->st[0].len);
+	CHECK(c->st[0].img && pread(c->fd, c->st[0].img, c->st[0].len, 0) ==
+				      (ssize_t)c->st[0].len,
+	      "pread");
+	c->st[0].nattrs = 2;
+	c->st[0].rounds = 1;
+	c->nst = 1;
+
+	add_comm(&c->rb, c->t);
+	add_mmap2(&c->rb, &c->map, c->t + 1);
+	ck_std_samples(c, 100);
+	ck_round(c); /* 1 */
+	ck_add_event(c);
+	ck_std_samples(c, 50);
+	for (unsigned i = 0; i < 50; i++)
+		ck_tp_sample(c, 0, i);
+	ck_round(c); /* 2: one event, in carriers */
+	ck_std_samples(c, 100);
+	for (unsigned i = 0; i < 20; i++)
+		ck_tp_sample(c, 0, 100 + i);
+	ck_round(c); /* 3 */
+	for (unsigned i = 0; i < CK_BIG; i++)
+		ck_add_event(c);
+	for (unsigned i = 1; i <= CK_BIG; i++)
+		ck_tp_sample(c, i, i);
+	ck_std_samples(c, 50);
+	ck_round(c); /* 4: TRACING_DATA over 64 KiB: slot 0 */
+	ck_std_samples(c, 100);
+	ck_round(c); /* 5 */
+	ck_add_event(c);
+	for (unsigned i = 0; i < 10; i++)
+		ck_tp_sample(c, CK_BIG + 1, i);
+	ck_round(c); /* 6: slot 1 */
+	ck_std_samples(c, 50);
+	ck_add_event(c);
+	for (unsigned i = 0; i < 5; i++)
+		ck_tp_sample(c, CK_BIG + 2, i);
+	ck_round(c); /* 7: slot 0 again */
+	ck_std_samples(c, 1);
+	ck_round(c); /* 8: cut at every byte */
+
+	/* the last round at every byte; the slot rounds 4 and 7 in perf */
+	for (int k = 0; k < c->nst - 1; k++)
+		cuts += ck_cuts(c, k, k == c->nst - 2,
+				k == 3 ? 4000 :
+				k == 6 ? 1000 :
+					 0);
+	printf("checkpoints: %u cut files over %d rounds (attrs, formats and a TRACING_DATA over 64 KiB added between them) each hold exactly their last round\n",
+	       cuts, c->nst - 1);
+
+	/* the finished file: perf's layout, every event named */
+	ck_std_samples(c, 10);
+	CHECK_EQ(pd_writer_write(c->w, c->rb.p, c->rb.len), 0);
+	CHECK_EQ(pd_writer_close(c->w, &kept), 0);
+	close(c->fd);
+	out = run(PERF " report --stats -i %s", path);
+	no_complaints(out, "perf report --stats (checkpoints, closed)");
+	CHECK_EQ(stat_of(out, "SAMPLE events:"), c->nsamples);
+	CHECK(strstr(out, "pdtest:ev202 stats:"), "%s", out);
+	free(out);
+	out = run(PERF " script -i %s", path);
+	no_complaints(out, "perf script (checkpoints, closed)");
+	CHECK_EQ(count_lines(out, "pdtest:ev0: value="), c->per_attr[2]);
+	CHECK_EQ(count_lines(out, "pdtest:ev202: value="),
+		 c->per_attr[2 + CK_BIG + 2]);
+	free(out);
+	for (int k = 0; k < c->nst; k++)
+		free(c->st[k].img);
+	free(c->rb.p);
+	free(c);
+	printf("checkpoints: the closed file (%llu bytes of data) reads in perf with all %u events\n",
+	       (unsigned long long)kept, CK_BIG + 5);
+}
+
+/*
  * A real ENOSPC: a 256 KiB tmpfs in a private mount namespace, in a child
  * process so that the mount is nobody else's.  Skipped where unshare() or
  * mount() is not allowed (unprivileged, seccomp).
@@ -941,8 +1388,9 @@ static void test_enospc(void)
 		CHECK_EQ(ret, -ENOSPC);
 		CHECK(r.rounds >= 2, "only %u rounds fit", r.rounds);
 		CHECK_EQ(pd_writer_write(r.w, "12345678", 8), -ENOSPC);
-		CHECK_EQ(pd_writer_close(r.w), -ENOSPC);
+		CHECK_EQ(pd_writer_close(r.w, NULL), -ENOSPC);
 		close(fd);
+		r.rounds--; /* the last table record lies past data.size */
 		check_perf(path, &r, false, true);
 		printf("ENOSPC on a 256 KiB tmpfs after %u rounds: close returned it, perf reads the %u samples and the features\n",
 		       r.rounds, r.nsamples);
@@ -966,6 +1414,7 @@ static void test_misuse(void)
 	char path[PATH_MAX];
 	unsigned char bad[16] = { 9, 0, 0, 0, 0, 0, 4, 0 }; /* size 4 */
 	struct pd_writer *w;
+	uint64_t bytes;
 	char *out;
 	int fd = open_new("misuse.data", path);
 	int p[2];
@@ -980,7 +1429,7 @@ static void test_misuse(void)
 	CHECK_EQ(pd_writer_open(p[1], true, 0, NULL, &w), 0);
 	CHECK_EQ(pd_writer_add_attr(w, &a, NULL, NULL, 0), 0);
 	CHECK_EQ(pd_writer_start(w), -EPIPE);
-	CHECK_EQ(pd_writer_close(w), -EPIPE);
+	CHECK_EQ(pd_writer_close(w, NULL), -EPIPE);
 	close(p[1]);
 
 	/* file mode patches the header in place: no O_APPEND */
@@ -996,7 +1445,7 @@ static void test_misuse(void)
 	CHECK_EQ(pd_writer_add_attr(w, &a, NULL, ids, 1), 0);
 	CHECK_EQ(pd_writer_add_attr(w, &b, NULL, ids + 1, 1), 0);
 	CHECK_EQ(pd_writer_start(w), -EINVAL);
-	CHECK_EQ(pd_writer_close(w), 0);
+	CHECK_EQ(pd_writer_close(w, NULL), 0);
 
 	/* several events: each needs ids */
 	attrs(&a, &b);
@@ -1004,14 +1453,14 @@ static void test_misuse(void)
 	CHECK_EQ(pd_writer_add_attr(w, &a, NULL, ids, 1), 0);
 	CHECK_EQ(pd_writer_add_attr(w, &b, NULL, NULL, 0), 0);
 	CHECK_EQ(pd_writer_start(w), -EINVAL);
-	CHECK_EQ(pd_writer_close(w), 0);
+	CHECK_EQ(pd_writer_close(w, NULL), 0);
 
 	/* tracepoints in a pipe need the tracing data first */
 	a.type = PERF_TYPE_TRACEPOINT;
 	CHECK_EQ(pd_writer_open(fd, true, 0, NULL, &w), 0);
 	CHECK_EQ(pd_writer_add_attr(w, &a, NULL, ids, 1), 0);
 	CHECK_EQ(pd_writer_start(w), -EINVAL);
-	CHECK_EQ(pd_writer_close(w), 0);
+	CHECK_EQ(pd_writer_close(w, NULL), 0);
 
 	/* an empty recording (one attr, no names, no ids) still opens
 	 * cleanly; a malformed record is refused and changes nothing */
@@ -1021,12 +1470,13 @@ static void test_misuse(void)
 	CHECK_EQ(pd_writer_write(w, bad, 8), -EINVAL); /* not started */
 	CHECK_EQ(pd_writer_add_attr(w, &a, NULL, NULL, 0), 0);
 	CHECK_EQ(pd_writer_start(w), 0);
+	bytes = pd_writer_data_bytes(w); /* the first checkpoint */
 	/* an event added while recording must have ids (two events) */
 	CHECK_EQ(pd_writer_add_attr(w, &b, NULL, NULL, 0), -EINVAL);
 	CHECK_EQ(pd_writer_write(w, bad, 8), -EINVAL);
-	CHECK_EQ(pd_writer_data_bytes(w), 0);
+	CHECK_EQ(pd_writer_data_bytes(w), bytes);
 	CHECK_EQ(pd_writer_finish_round(w), 0); /* nothing to end */
-	CHECK_EQ(pd_writer_close(w), 0);
+	CHECK_EQ(pd_writer_close(w, NULL), 0);
 	close(fd);
 	out = run(PERF " report --stats -i %s", path);
 	no_complaints(out, "perf report --stats (empty)");
@@ -1056,7 +1506,7 @@ static void test_misuse(void)
 		CHECK_EQ(pd_writer_add_attr(w, &b, "late-faults", late_ids, 1),
 			 0);
 		CHECK_EQ(pd_writer_finish_round(w), 0);
-		CHECK_EQ(pd_writer_close(w), 0);
+		CHECK_EQ(pd_writer_close(w, NULL), 0);
 	}
 	close(fd);
 	out = run(PERF " report --header-only -i %s", path);
@@ -1092,7 +1542,7 @@ int main(int argc, char **argv)
 	test_pipe_file();
 	test_real_pipe();
 	test_write_error("efbig-room.data", 64 << 10, false, true);
-	test_write_error("efbig-tight.data", 200, false, false);
+	test_write_error("efbig-tight.data", 200, false, true);
 	test_write_error("efbig-pipe.data", 64 << 10, true, true);
 	test_enospc();
 	test_misuse();
@@ -1100,6 +1550,7 @@ int main(int argc, char **argv)
 		test_tracepoint(&tp, false, true);
 		test_tracepoint(&tp, true, true);
 		test_tracepoint(&tp, false, false);
+		test_checkpoints(&tp);
 	} else {
 		printf("tracepoints: perf cannot record sched:sched_switch here, case skipped\n");
 	}

@@ -167,7 +167,7 @@ static const char *write_file(const char *name, bool pipe,
 	if (len)
 		CHECK_EQ(pd_writer_write(w, recs, len), 0);
 	CHECK_EQ(pd_writer_finish_round(w), 0);
-	CHECK_EQ(pd_writer_close(w), 0);
+	CHECK_EQ(pd_writer_close(w, NULL), 0);
 	close(fd);
 	return p;
 }
@@ -407,12 +407,16 @@ static void test_trailers_and_payloads(void)
 	path = write_file("trailers", false, &a, ids, 1, b, (size_t)(p - b));
 	CHECK_EQ(prd_open(path, &f), 0);
 	CHECK_EQ(prd_process(f, false, collect_cb, &c), 0);
-	CHECK_EQ(c.n, 6); /* + FINISHED_ROUND */
-	CHECK_EQ(c.types[0], PERF_RECORD_COMM);
-	CHECK_EQ(c.times[0], 7000);
-	CHECK_EQ(c.payload[0], 24); /* COMM without its trailer */
-	CHECK_EQ(c.types[1], 71);
-	CHECK_EQ(c.types[2], 99);
+	/* the writer's first checkpoint (an empty round and its table), the
+	 * records, the round that ends them */
+	CHECK_EQ(c.n, 8);
+	CHECK_EQ(c.types[0], PRD_REC_FINISHED_ROUND);
+	CHECK_EQ(c.types[1], PRD_REC_FINISHED_ROUND);
+	CHECK_EQ(c.types[2], PERF_RECORD_COMM);
+	CHECK_EQ(c.times[2], 7000);
+	CHECK_EQ(c.payload[2], 24); /* COMM without its trailer */
+	CHECK_EQ(c.types[3], 71);
+	CHECK_EQ(c.types[4], 99);
 	cnt = prd_type_counts(f);
 	CHECK_EQ(cnt[0], 1);
 	CHECK_EQ(cnt[71], 1);
@@ -422,7 +426,7 @@ static void test_trailers_and_payloads(void)
 	CHECK_EQ(prd_stats(f)->nr_lost_samples, 44);
 	CHECK_EQ(prd_attr_lost_samples(f, 0), 44);
 	CHECK_EQ(prd_stats(f)->nr_unknown_type, 1);
-	CHECK_EQ(prd_stats(f)->nr_records, 6);
+	CHECK_EQ(prd_stats(f)->nr_records, 8);
 	prd_close(f);
 
 	/* The same stream, with the trailer fields checked in the callback. */
@@ -464,19 +468,20 @@ static void test_rounds(void)
 	memset(&c, 0, sizeof(c));
 	CHECK_EQ(prd_process(f, true, collect_cb, &c), 0);
 	/*
+	 * The writer's first checkpoint: two rounds with nothing in them.
 	 * Round 1 (10 30 20): nothing flushed (limit 0), limit := 30.  Then
 	 * 0 (no time) at once; round 2 (25 40): flush <= 30 -> 10 20 25 30,
 	 * limit := 40.  Then 5 (late: out of order), the writer's final
 	 * round: flush <= 40 -> 5 40.  End: nothing left.
 	 */
 	{
-		static const uint64_t want[] = { 0,  0, 10, 20, 25,
-						 30, 0, 5,  40, 0 };
-		static const uint32_t wtype[] = { 68, 9,  9, 9, 9,
-						  9,  68, 9, 9, 68 };
+		static const uint64_t want[] = { 0,  0,	 0, 0, 10, 20,
+						 25, 30, 0, 5, 40, 0 };
+		static const uint32_t wtype[] = { 68, 68, 68, 9, 9, 9,
+						  9,  9,  68, 9, 9, 68 };
 
-		CHECK_EQ(c.n, 10);
-		for (int i = 0; i < 10; i++) {
+		CHECK_EQ(c.n, 12);
+		for (int i = 0; i < 12; i++) {
 			CHECK(c.times[i] == want[i] && c.types[i] == wtype[i],
 			      "delivery %d: time %llu type %u", i,
 			      (unsigned long long)c.times[i], c.types[i]);
@@ -486,8 +491,8 @@ static void test_rounds(void)
 	/* file order */
 	memset(&c, 0, sizeof(c));
 	CHECK_EQ(prd_process(f, false, collect_cb, &c), 0);
-	CHECK_EQ(c.times[0], 10);
-	CHECK_EQ(c.times[1], 30);
+	CHECK_EQ(c.times[2], 10);
+	CHECK_EQ(c.times[3], 30);
 	prd_close(f);
 }
 
@@ -517,7 +522,7 @@ static void test_queue_limit(void)
 	prd_set_queue_limit(f, 64 << 10);
 	CHECK_EQ(prd_process(f, true, order_cb, ord), 0);
 	CHECK_EQ(prd_attr(f, 0)->nr_samples, n);
-	CHECK_EQ(ord[2], n + 1); /* every sample and the round */
+	CHECK_EQ(ord[2], n + 3); /* every sample, the round, the start's two */
 	CHECK(prd_stats(f)->nr_early_flushes > 0, "no early flush");
 	prd_close(f);
 }

@@ -3,21 +3,45 @@
  * perf.data writer: the PERFILE2 file format and perf's pipe format, as
  * perf 6.1 reads them (tools/perf/util/header.c, session.c).
  *
- * File mode layout (all offsets absolute, little endian on x86-64):
+ * File mode, while recording: a checkpoint after every round.
  *
- *   0     struct perf_file_header (104 bytes)
- *   104   the u64 id arrays of every attr, one after the other
- *         the attrs: {perf_event_attr (128 bytes, size = 128), ids section}
- *   data  the records, as they were handed to pd_writer_write()
- *   feat  data.offset + data.size: one {offset, size} per feature bit set,
- *         in ascending bit order, then the feature payloads
+ *   0      struct perf_file_header (104 bytes), rewritten by one pwrite()
+ *          at the end of every round
+ *   104    the u64 id arrays of the attrs given before the start, then
+ *          those attrs: {perf_event_attr (128 bytes, size = 128), ids}
+ *   front  the feature sections known at the start (HOSTNAME ... CLOCK_DATA,
+ *          EVENT_DESC, TRACING_DATA, however big), written once
+ *   slots  only with pd_writer_set_growth(): two areas, holes until used,
+ *          for event descriptions that outgrow one record (below)
+ *   data   an empty FINISHED_ROUND, then per round: the records handed to
+ *          the writer; one carrier per event description that changed
+ *          (PERF_RECORD_HEADER_EVENT_TYPE {tag, section}: the attrs with
+ *          their ids, EVENT_DESC, TRACING_DATA); then the table record, a
+ *          PERF_RECORD_FINISHED_ROUND whose payload is the feature table
+ *          (feature bit 0's 16-byte entry is the record's own header and a
+ *          zero u64) followed by the SAMPLE_TIME section.
  *
- * pd_writer_start() writes the header (data.size 0, no features), the ids
- * and the attrs.  Records are buffered and written at the end of the file;
- * every complete round (pd_writer_finish_round) also patches data.size in
- * the header, so a recorder that dies leaves a file perf reads up to its
- * last complete round.  pd_writer_close() writes the features and the
- * final header.
+ * data.size ends where the newest table record starts, so perf finds the
+ * table at data.offset + data.size, as it wants; the sections and the attrs
+ * it points to lie in the front, a slot, a carrier or that record, all
+ * written before the header is.  No byte the current header points to is
+ * written again while it does (a changed description goes to a new
+ * carrier, or to the slot the header does not use), so a recorder killed
+ * at any instant leaves a header that describes a complete file: every
+ * round up to its last checkpoint.  perf 6.1 ignores HEADER_EVENT_TYPE
+ * records in every tool (session.c: "deprecated") and sees one
+ * FINISHED_ROUND per round, as before; it ignores feature bit 0
+ * (HEADER_RESERVED has no reader).  An event description bigger than one
+ * record's 64 KiB goes to the free slot; when no slot has room, rounds go
+ * on but the header stays at the last checkpoint until close (warned).
+ * The pieces were checked with perf 6.1: report, script, report --stats,
+ * --header-only (docs/design.md section 9).
+ *
+ * At close: a last checkpoint, then what perf itself writes: the feature
+ * table at the end of the data (after the last table record, which stays
+ * as a FINISHED_ROUND), the sections after it, then all attrs again when
+ * events were added while recording, then the header.  The front region,
+ * dead then, is punched out of the file where the file system can.
  *
  * Pipe mode is written strictly sequentially: {magic, size = 16}, one
  * PERF_RECORD_HEADER_ATTR per attr, one PERF_RECORD_HEADER_FEATURE per
@@ -28,13 +52,9 @@
  *
  * Write errors (ENOSPC, EIO, EFBIG, short writes) are sticky: the first
  * one is remembered and returned from every later call; nothing more is
- * written to the data.  At close, a file is cut back to the end of its
- * last complete round and gets its features and a valid header there; if
- * even the features do not fit, it gets only the ones perf cannot do
- * without (TRACING_DATA when there are tracepoint events), then none.
- * A file with tracepoint events whose TRACING_DATA could not be written
- * has a valid header but perf refuses to open it ("broken or missing
- * trace data"): nothing in the format can stand in for the formats.
+ * written.  At close a file is cut back to the end of its last checkpoint
+ * (the header already describes it), a stream in a regular file to the end
+ * of its last complete round.
  *
  * The writer never closes @fd and never changes signal dispositions: a
  * pipe whose reader went away raises SIGPIPE unless the caller ignores it
@@ -52,6 +72,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "perf_data.h"
+#include "perf_reader.h"
 #include "../ring/internal.h"
 
 #define PD_MAGIC 0x32454c4946524550ull /* "PERFILE2" */
@@ -65,10 +86,25 @@
 #define PD_FEAT_MAX 64 /* feature ids we may write are below this */
 #define PD_RECORD_EVENT_UPDATE 78
 #define PD_EVENT_UPDATE_NAME 2
+/* A carrier: {header, u64 tag, section, zeros to 8}; at least perf's
+ * struct perf_record_header_event_type (80 bytes). */
+#define PD_CARRIER_HDR 16
+#define PD_CARRIER_MAX ((PD_MAX_RECORD & ~7u) - PD_CARRIER_HDR)
+#define PD_CARRIER_MIN 80
+#define PD_PAGE 4096
 
 /* Offsets in struct perf_file_header. */
 #define PD_HDR_DATA_SIZE 48
 #define PD_HDR_FEATURES 72
+
+/* Which features build_features() makes. */
+#define FEAT_BIT(id) (1ull << (id))
+#define FEATS_ALL (~0ull)
+/* Known at the start and never changing while recording. */
+#define FEATS_START                                   \
+	(FEATS_ALL & ~FEAT_BIT(PD_FEAT_SAMPLE_TIME) & \
+	 ~FEAT_BIT(PD_FEAT_AUXTRACE) & ~FEAT_BIT(0) & \
+	 ~FEAT_BIT(PD_FEAT_TRACING_DATA))
 
 struct pd_attr {
 	unsigned char attr[PD_ATTR_SIZE];
@@ -91,6 +127,27 @@ struct pd_feat {
 	struct pd_buf b;
 };
 
+/* Where a section lies in the file. */
+struct pd_loc {
+	uint64_t off, len;
+};
+
+/* The formats of one system added with pd_writer_add_format(). */
+struct pd_tpsys {
+	char *name;
+	char **text;
+	size_t *len;
+	size_t nr, cap;
+};
+
+/* What a checkpoint's header describes. */
+struct pd_ckpt {
+	struct pd_loc loc[PD_FEAT_MAX]; /* sections, by feature id */
+	uint64_t bits; /* which of loc[] exist (feature ids < 64) */
+	struct pd_loc attrs; /* the attr entries */
+	uint32_t nr_attrs;
+};
+
 struct pd_writer {
 	int fd;
 	bool pipe;
@@ -105,9 +162,19 @@ struct pd_writer {
 	int argc;
 	char **argv; /* one allocation: pointers, then the strings */
 
+	/* TRACING_DATA: the blob set, plus the formats of other systems
+	 * spliced in after its own systems (td_compose()). */
 	void *tdata;
 	size_t tdata_len;
 	bool has_tdata;
+	size_t td_nsys_at, td_tail_at; /* in tdata: system count, tail */
+	uint32_t td_nsys;
+	bool td_parsed;
+	struct pd_tpsys *tpsys;
+	size_t nr_tpsys;
+	size_t nr_formats;
+	unsigned char *td_full; /* composed, NULL when stale */
+	size_t td_full_len;
 
 	bool has_clockid;
 	int clockid;
@@ -135,6 +202,18 @@ struct pd_writer {
 	/* HEADER_AUXTRACE index: {file offset, header.size} per AUXTRACE. */
 	uint64_t (*aux_idx)[2];
 	size_t nr_aux_idx, cap_aux_idx;
+
+	/* Checkpoints (file mode). */
+	struct pd_ckpt ck; /* what the header on disk describes */
+	uint64_t durable_end; /* end of its table record: the file to keep */
+	uint64_t front_off, front_end; /* the start's sections */
+	size_t growth;
+	uint64_t slot_off[2], slot_cap;
+	int slot_next; /* the slot the header does not point into */
+	bool desc_dirty; /* attrs, EVENT_DESC or TRACING_DATA changed */
+	uint64_t desc_gen, stalled_gen; /* changes; the one that did not fit */
+	bool warned_stall;
+	uint64_t kept_data_size; /* data.size the file is left with */
 };
 
 static uint64_t align_up(uint64_t x, uint64_t a)
@@ -591,37 +670,31 @@ static void feat_version(struct pd_buf *b)
 		 PERFRING_VERSION_MINOR, PERFRING_VERSION_PATCH);
 	buf_str(b, s);
 }
-
-/*
- * Builds the payloads of the features, ascending by id, into @f (room for
- * PD_FEAT_MAX); returns how many.  TRACING_DATA is not built here: its
- * payload is w->tdata as it is.  A feature whose information is not
- * available is left out, as perf does.
- */
 /*
  * HEADER_AUXTRACE (perf's auxtrace_index__write): u64 nr, then nr x {u64
  * file_offset; u64 sz} with sz the record's header.size (48), which perf
- * checks.  Only chunks whose payload lies inside the data that stays
- * (after a write error the data is cut back to the last complete round).
+ * checks.  Written at close only: a file cut before has no index and perf
+ * queues the AUXTRACE records as it meets them in the data.
  */
 static void feat_auxtrace(struct pd_writer *w, struct pd_buf *b)
 {
-	uint64_t end = w->err ? w->round_end : w->off + w->used, nr = 0;
-
-	for (size_t i = 0; i < w->nr_aux_idx; i++)
-		if (w->aux_idx[i][0] < end)
-			nr++;
-	if (!nr)
+	if (!w->nr_aux_idx)
 		return;
-	buf_u64(b, nr);
-	for (size_t i = 0; i < w->nr_aux_idx; i++)
-		if (w->aux_idx[i][0] < end) {
-			buf_u64(b, w->aux_idx[i][0]);
-			buf_u64(b, w->aux_idx[i][1]);
-		}
+	buf_u64(b, w->nr_aux_idx);
+	for (size_t i = 0; i < w->nr_aux_idx; i++) {
+		buf_u64(b, w->aux_idx[i][0]);
+		buf_u64(b, w->aux_idx[i][1]);
+	}
 }
 
-static int build_features(struct pd_writer *w, struct pd_feat *f, bool pipe)
+/*
+ * Builds the payloads of the features in @want (a mask of ids), ascending
+ * by id, into @f (room for PD_FEAT_MAX); returns how many.  TRACING_DATA
+ * is not built here (td_bytes()).  A feature whose information is not
+ * available is left out, as perf does.
+ */
+static int build_features(struct pd_writer *w, struct pd_feat *f, bool pipe,
+			  uint64_t want)
 {
 	struct utsname uts;
 	bool have_uts = uname(&uts) == 0;
@@ -630,6 +703,8 @@ static int build_features(struct pd_writer *w, struct pd_feat *f, bool pipe)
 	for (id = PD_FEAT_HOSTNAME; id <= PD_FEAT_CLOCK_DATA; id++) {
 		struct pd_buf *b = &f[n].b;
 
+		if (!(want & FEAT_BIT(id)))
+			continue;
 		memset(b, 0, sizeof(*b));
 		switch (id) {
 		case PD_FEAT_HOSTNAME:
@@ -708,6 +783,190 @@ static void free_features(struct pd_feat *f, int n)
 
 	for (i = 0; i < n; i++)
 		buf_free(&f[i].b);
+}
+
+/* ---- TRACING_DATA: the blob set plus formats of other systems ---- */
+
+static bool td_take(size_t len, size_t *pos, uint64_t n)
+{
+	if (n > len - *pos)
+		return false;
+	*pos += (size_t)n;
+	return true;
+}
+
+static bool td_u32(const unsigned char *p, size_t len, size_t *pos, uint32_t *v)
+{
+	if (4 > len - *pos)
+		return false;
+	memcpy(v, p + *pos, 4);
+	*pos += 4;
+	return true;
+}
+
+static bool td_u64(const unsigned char *p, size_t len, size_t *pos, uint64_t *v)
+{
+	if (8 > len - *pos)
+		return false;
+	memcpy(v, p + *pos, 8);
+	*pos += 8;
+	return true;
+}
+
+static bool td_str(const unsigned char *p, size_t len, size_t *pos)
+{
+	const unsigned char *nul = memchr(p + *pos, 0, len - *pos);
+
+	if (!nul)
+		return false;
+	*pos = (size_t)(nul - p) + 1;
+	return true;
+}
+
+/*
+ * Finds, in a tracing data blob (format/tracing_data.c, perf's
+ * trace-event-info.c), the u32 count of event systems and the end of the
+ * systems (where kallsyms, printk formats and cmdlines follow): formats of
+ * other systems are spliced in there.  false if the blob is malformed.
+ */
+static bool td_parse(struct pd_writer *w)
+{
+	const unsigned char *p = w->tdata;
+	size_t len = w->tdata_len, pos = 0;
+	uint32_t n, nsys;
+	uint64_t sz;
+
+	if (len < 10 || memcmp(p, "\027\010\104tracing", 10))
+		return false;
+	pos = 10;
+	if (!td_str(p, len, &pos) || !td_take(len, &pos, 2 + 4))
+		return false;
+	if (!td_str(p, len, &pos) || !td_u64(p, len, &pos, &sz) ||
+	    !td_take(len, &pos, sz)) /* header_page */
+		return false;
+	if (!td_str(p, len, &pos) || !td_u64(p, len, &pos, &sz) ||
+	    !td_take(len, &pos, sz)) /* header_event */
+		return false;
+	if (!td_u32(p, len, &pos, &n)) /* ftrace formats */
+		return false;
+	for (uint32_t i = 0; i < n; i++)
+		if (!td_u64(p, len, &pos, &sz) || !td_take(len, &pos, sz))
+			return false;
+	w->td_nsys_at = pos;
+	if (!td_u32(p, len, &pos, &nsys))
+		return false;
+	for (uint32_t i = 0; i < nsys; i++) {
+		if (!td_str(p, len, &pos) || !td_u32(p, len, &pos, &n))
+			return false;
+		for (uint32_t k = 0; k < n; k++)
+			if (!td_u64(p, len, &pos, &sz) ||
+			    !td_take(len, &pos, sz))
+				return false;
+	}
+	w->td_tail_at = pos;
+	w->td_nsys = nsys;
+	return true;
+}
+
+/* The blob with the added systems after its own ones, as
+ * tracing_data_build_ext() lays out its extra formats. */
+static int td_compose(struct pd_writer *w)
+{
+	const unsigned char *p = w->tdata;
+	struct pd_buf b = { 0 };
+
+	buf_add(&b, p, w->td_nsys_at);
+	buf_u32(&b, w->td_nsys + (uint32_t)w->nr_tpsys);
+	buf_add(&b, p + w->td_nsys_at + 4, w->td_tail_at - w->td_nsys_at - 4);
+	for (size_t i = 0; i < w->nr_tpsys; i++) {
+		const struct pd_tpsys *s = &w->tpsys[i];
+
+		buf_add(&b, s->name, strlen(s->name) + 1);
+		buf_u32(&b, (uint32_t)s->nr);
+		for (size_t k = 0; k < s->nr; k++) {
+			buf_u64(&b, s->len[k]);
+			buf_add(&b, s->text[k], s->len[k]);
+		}
+	}
+	buf_add(&b, p + w->td_tail_at, w->tdata_len - w->td_tail_at);
+	if (b.oom) {
+		buf_free(&b);
+		return -ENOMEM;
+	}
+	free(w->td_full);
+	w->td_full = b.p;
+	w->td_full_len = b.len;
+	return 0;
+}
+
+/* TRACING_DATA as it stands (NULL with *len 0 if none; -ENOMEM). */
+static int td_bytes(struct pd_writer *w, const unsigned char **out, size_t *len)
+{
+	int ret;
+
+	*out = NULL;
+	*len = 0;
+	if (!w->has_tdata)
+		return 0;
+	if (!w->nr_formats) {
+		*out = w->tdata;
+		*len = w->tdata_len;
+		return 0;
+	}
+	if (!w->td_full) {
+		ret = td_compose(w);
+		if (ret)
+			return ret;
+	}
+	*out = w->td_full;
+	*len = w->td_full_len;
+	return 0;
+}
+
+static void td_stale(struct pd_writer *w)
+{
+	free(w->td_full);
+	w->td_full = NULL;
+	w->td_full_len = 0;
+}
+
+/* ---- the attr section ---- */
+
+static uint64_t attrs_blob_size(const struct pd_writer *w, uint32_t nr)
+{
+	uint64_t ids = 0;
+
+	for (uint32_t i = 0; i < nr; i++)
+		ids += w->attrs[i].nr_ids;
+	return ids * 8 + (uint64_t)nr * PD_FILE_ATTR_SIZE;
+}
+
+/*
+ * The first @nr attrs as an attr section that will lie at file offset
+ * @at: their id arrays, then the attrs pointing at them.  @out has
+ * attrs_blob_size() bytes; returns the offset of the attrs (the header's
+ * attrs.offset).
+ */
+static uint64_t attrs_blob(const struct pd_writer *w, uint32_t nr, uint64_t at,
+			   unsigned char *out)
+{
+	uint64_t ids_off = at;
+	unsigned char *p = out;
+
+	for (uint32_t i = 0; i < nr; i++) {
+		if (!w->attrs[i].nr_ids)
+			continue;
+		memcpy(p, w->attrs[i].ids, w->attrs[i].nr_ids * 8u);
+		p += w->attrs[i].nr_ids * 8u;
+	}
+	for (uint32_t i = 0; i < nr; i++) {
+		memcpy(p, w->attrs[i].attr, PD_ATTR_SIZE);
+		put_u64(p + PD_ATTR_SIZE, ids_off);
+		put_u64(p + PD_ATTR_SIZE + 8, w->attrs[i].nr_ids * 8ull);
+		ids_off += w->attrs[i].nr_ids * 8ull;
+		p += PD_FILE_ATTR_SIZE;
+	}
+	return at + (uint64_t)(p - out) - (uint64_t)nr * PD_FILE_ATTR_SIZE;
 }
 
 /* ---- API ---- */
@@ -848,6 +1107,8 @@ PR_HIDDEN int pd_writer_add_attr(struct pd_writer *w,
 		free(a->ids);
 		return -EINVAL;
 	}
+	w->desc_dirty = true;
+	w->desc_gen++;
 	return 0;
 }
 
@@ -875,7 +1136,79 @@ PR_HIDDEN int pd_writer_set_tracing_data(struct pd_writer *w, const void *data,
 	w->tdata = p;
 	w->tdata_len = len;
 	w->has_tdata = true;
+	w->td_parsed = td_parse(w);
+	td_stale(w);
+	w->desc_dirty = true;
+	w->desc_gen++;
 	return 0;
+}
+
+PR_HIDDEN int pd_writer_add_format(struct pd_writer *w, const char *system,
+				   const char *format, size_t len)
+{
+	struct pd_tpsys *s = NULL;
+	char *text;
+	size_t i;
+
+	if (!w || !system || !*system || (len && !format))
+		return -EINVAL;
+	if (w->started && w->pipe) {
+		pr_err("perf.data: a pipe needs the tracing data before the start");
+		return -EBUSY;
+	}
+	if (!w->has_tdata || !w->td_parsed) {
+		pr_err("perf.data: no tracing data to add the format of a %s event to",
+		       system);
+		return -EINVAL;
+	}
+	for (i = 0; i < w->nr_tpsys && !s; i++)
+		if (!strcmp(w->tpsys[i].name, system))
+			s = &w->tpsys[i];
+	if (!s) {
+		s = realloc(w->tpsys, (w->nr_tpsys + 1) * sizeof(*s));
+		if (!s)
+			return -ENOMEM;
+		w->tpsys = s;
+		s += w->nr_tpsys;
+		memset(s, 0, sizeof(*s));
+		s->name = strdup(system);
+		if (!s->name)
+			return -ENOMEM;
+		w->nr_tpsys++;
+	}
+	if (s->nr == s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 8;
+		char **t = realloc(s->text, cap * sizeof(*t));
+		size_t *l;
+
+		if (!t)
+			return -ENOMEM;
+		s->text = t;
+		l = realloc(s->len, cap * sizeof(*l));
+		if (!l)
+			return -ENOMEM;
+		s->len = l;
+		s->cap = cap;
+	}
+	text = malloc(len ? len : 1);
+	if (!text)
+		return -ENOMEM;
+	if (len)
+		memcpy(text, format, len);
+	s->text[s->nr] = text;
+	s->len[s->nr] = len;
+	s->nr++;
+	w->nr_formats++;
+	td_stale(w);
+	w->desc_dirty = true;
+	w->desc_gen++;
+	return 0;
+}
+
+PR_HIDDEN void pd_writer_set_growth(struct pd_writer *w, size_t bytes)
+{
+	if (w && !w->started)
+		w->growth = bytes;
 }
 
 PR_HIDDEN void pd_writer_set_clockid(struct pd_writer *w, int clockid)
@@ -903,7 +1236,6 @@ PR_HIDDEN uint64_t pd_writer_data_bytes(const struct pd_writer *w)
 		return 0;
 	return w->off + w->used - w->data_offset;
 }
-
 static uint64_t attr_u64(const struct pd_attr *a, size_t off)
 {
 	uint64_t v;
@@ -1018,34 +1350,75 @@ static void file_header(const struct pd_writer *w, unsigned char *h,
 		memcpy(h + PD_HDR_FEATURES, features, 32);
 }
 
-/* Header, id arrays and attrs, at offset 0. */
+/* Header, the start's attrs with their ids, the front region with every
+ * section known now, and the slots (holes); the data starts after them. */
 static int start_file(struct pd_writer *w)
 {
-	unsigned char h[PD_FILE_HEADER_SIZE], fa[PD_FILE_ATTR_SIZE];
-	uint64_t ids_off = PD_FILE_HEADER_SIZE, nids = 0;
-	uint32_t i;
-	int ret;
+	unsigned char h[PD_FILE_HEADER_SIZE];
+	struct pd_feat f[PD_FEAT_MAX];
+	const unsigned char *td;
+	unsigned char *blob;
+	size_t td_len = 0;
+	uint64_t blob_len, pos, desc_len = 0, data_off;
+	int n, k, ret;
 
-	for (i = 0; i < w->nr_attrs; i++)
-		nids += w->attrs[i].nr_ids;
-	w->data_offset = PD_FILE_HEADER_SIZE + nids * 8 +
-			 (uint64_t)w->nr_attrs * PD_FILE_ATTR_SIZE;
 	w->off = 0;
 	w->nr_start_attrs = w->nr_attrs;
-	file_header(w, h, 0, NULL, start_attrs_offset(w), w->nr_attrs);
+	blob_len = attrs_blob_size(w, w->nr_attrs);
+	blob = malloc(blob_len);
+	if (!blob)
+		return -ENOMEM;
+	w->ck.attrs.off = attrs_blob(w, w->nr_attrs, PD_FILE_HEADER_SIZE, blob);
+	w->ck.attrs.len = (uint64_t)w->nr_attrs * PD_FILE_ATTR_SIZE;
+	w->ck.nr_attrs = w->nr_attrs;
+	/* Until the first checkpoint: no data, no features. */
+	file_header(w, h, 0, NULL, w->ck.attrs.off, w->nr_attrs);
 	ret = append(w, h, sizeof(h));
-	for (i = 0; !ret && i < w->nr_attrs; i++)
-		ret = append(w, w->attrs[i].ids, w->attrs[i].nr_ids * 8u);
-	for (i = 0; !ret && i < w->nr_attrs; i++) {
-		memcpy(fa, w->attrs[i].attr, PD_ATTR_SIZE);
-		put_u64(fa + PD_ATTR_SIZE, ids_off);
-		put_u64(fa + PD_ATTR_SIZE + 8, w->attrs[i].nr_ids * 8ull);
-		ids_off += w->attrs[i].nr_ids * 8ull;
-		ret = append(w, fa, sizeof(fa));
+	if (!ret)
+		ret = append(w, blob, blob_len);
+	free(blob);
+	if (ret)
+		return ret;
+
+	/* The front: whatever its size, written once. */
+	w->front_off = pos = w->off + w->used;
+	n = build_features(w, f, false, FEATS_START);
+	for (k = 0; k < n && !ret; k++) {
+		w->ck.loc[f[k].id] = (struct pd_loc){ pos, f[k].b.len };
+		w->ck.bits |= FEAT_BIT(f[k].id);
+		if (f[k].id == PD_FEAT_EVENT_DESC)
+			desc_len = f[k].b.len;
+		ret = append(w, f[k].b.p, f[k].b.len);
+		pos += f[k].b.len;
+	}
+	free_features(f, n);
+	if (!ret)
+		ret = td_bytes(w, &td, &td_len);
+	if (!ret && td_len) {
+		w->ck.loc[PD_FEAT_TRACING_DATA] =
+			(struct pd_loc){ pos, td_len };
+		w->ck.bits |= FEAT_BIT(PD_FEAT_TRACING_DATA);
+		ret = append(w, td, td_len);
+		pos += td_len;
 	}
 	if (!ret)
 		ret = flush(w);
-	return ret;
+	if (ret)
+		return ret;
+	w->front_end = pos;
+	if (w->growth) {
+		w->slot_cap = align_up(blob_len + desc_len + td_len + w->growth,
+				       PD_PAGE);
+		w->slot_off[0] = align_up(pos, PD_PAGE);
+		w->slot_off[1] = w->slot_off[0] + w->slot_cap;
+		data_off = w->slot_off[1] + w->slot_cap;
+	} else {
+		data_off = align_up(pos, 8);
+	}
+	/* Holes up to the data: a file system without them gets zeros. */
+	w->off = data_off;
+	w->desc_dirty = false;
+	return 0;
 }
 
 /* Pipe header, HEADER_ATTR, HEADER_FEATURE and HEADER_TRACING_DATA
@@ -1082,7 +1455,7 @@ static int start_pipe(struct pd_writer *w)
 	 * HEADER_LAST_FEATURE end mark: its id is 32 in perf 6.1 but a real
 	 * feature in later perf versions, which would then fail to parse it.
 	 */
-	n = build_features(w, f, true);
+	n = build_features(w, f, true, FEATS_ALL);
 	for (k = 0; !ret && k < n; k++) {
 		size = align_up(16 + f[k].b.len, 8);
 		if (size > PD_MAX_RECORD - 7) {
@@ -1138,24 +1511,32 @@ static int start_pipe(struct pd_writer *w)
 	 * header; readers of either follow header.size.
 	 */
 	if (!ret && w->has_tdata) {
-		size = align_up(w->tdata_len, 8);
+		const unsigned char *td;
+		size_t td_len;
+
+		ret = td_bytes(w, &td, &td_len);
+		size = align_up(td_len, 8);
 		put_header(h, PD_RECORD_HEADER_TRACING_DATA, 16);
 		put_u32(h + 8, (uint32_t)size);
 		put_u32(h + 12, 0);
-		ret = append(w, h, 16);
 		if (!ret)
-			ret = append(w, w->tdata, w->tdata_len);
+			ret = append(w, h, 16);
+		if (!ret)
+			ret = append(w, td, td_len);
 		memset(h, 0, 8);
-		if (!ret && size > w->tdata_len)
-			ret = append(w, h, size - w->tdata_len);
+		if (!ret && size > td_len)
+			ret = append(w, h, size - td_len);
 	}
 	if (!ret)
 		ret = flush(w);
 	return ret;
 }
 
+static int checkpoint(struct pd_writer *w);
+
 PR_HIDDEN int pd_writer_start(struct pd_writer *w)
 {
+	unsigned char r[8];
 	int ret;
 
 	if (!w)
@@ -1183,7 +1564,15 @@ PR_HIDDEN int pd_writer_start(struct pd_writer *w)
 	w->data_offset = w->off;
 	w->round_end = w->off;
 	w->started = true;
-	return 0;
+	if (w->pipe)
+		return 0;
+	/*
+	 * The first checkpoint: the data section is never empty (perf
+	 * refuses a data size of 0), it starts with an empty round.
+	 */
+	put_header(r, PD_RECORD_FINISHED_ROUND, 8);
+	ret = append(w, r, sizeof(r));
+	return ret ? ret : checkpoint(w);
 }
 
 /*
@@ -1311,11 +1700,207 @@ PR_HIDDEN int pd_writer_write_auxtrace(struct pd_writer *w, const void *rec,
 	return 0;
 }
 
-PR_HIDDEN int pd_writer_finish_round(struct pd_writer *w)
+/* ---- checkpoints (file mode) ---- */
+
+/* Where an event description of @len bytes will lie: in a carrier at the
+ * end of the data, or in the free slot after its first @fill bytes. */
+static uint64_t desc_at(const struct pd_writer *w, uint64_t len, uint64_t fill)
+{
+	if (len <= PD_CARRIER_MAX)
+		return w->off + w->used + PD_CARRIER_HDR;
+	return w->slot_off[w->slot_next] + fill;
+}
+
+/* Writes it there (desc_at() just before). */
+static int desc_write(struct pd_writer *w, const void *p, uint64_t len,
+		      uint64_t *fill)
+{
+	static const unsigned char zero[PD_CARRIER_MIN];
+	unsigned char h[PD_CARRIER_HDR];
+	uint64_t size, at;
+	int ret;
+
+	if (len > PD_CARRIER_MAX) {
+		at = w->slot_off[w->slot_next] + *fill;
+		ret = pwrite_all(w->fd, p, (size_t)len, at);
+		if (ret) {
+			pr_err("perf.data: write failed at offset %llu: %s",
+			       (unsigned long long)at, strerror(-ret));
+			return set_err(w, ret);
+		}
+		*fill += align_up(len, 8);
+		return 0;
+	}
+	size = align_up(PD_CARRIER_HDR + len, 8);
+	if (size < PD_CARRIER_MIN)
+		size = PD_CARRIER_MIN;
+	put_header(h, PD_RECORD_HEADER_EVENT_TYPE, (uint16_t)size);
+	put_u64(h + 8, PRD_CARRIER_TAG);
+	ret = append(w, h, sizeof(h));
+	if (!ret)
+		ret = append(w, p, (size_t)len);
+	if (!ret)
+		ret = append(w, zero, (size_t)(size - PD_CARRIER_HDR - len));
+	return ret;
+}
+
+/*
+ * Writes the event descriptions (the attr section with the ids,
+ * EVENT_DESC, TRACING_DATA) as they are now and notes where in @next: each
+ * in a carrier, or when bigger than a record carries, in the slot the
+ * header does not point into (all of this round's big ones together, so
+ * the other slot is free again once the header points here).  Returns 1
+ * when they do not fit there (nothing written), else 0 or -errno.
+ */
+static int write_descs(struct pd_writer *w, struct pd_ckpt *next,
+		       bool *used_slot)
+{
+	uint64_t alen = attrs_blob_size(w, w->nr_attrs), need = 0, fill = 0;
+	struct pd_buf ed = { 0 };
+	const unsigned char *td;
+	unsigned char *blob = NULL;
+	size_t td_len;
+	int ret;
+
+	feat_event_desc(w, &ed);
+	ret = ed.oom ? -ENOMEM : td_bytes(w, &td, &td_len);
+	if (ret)
+		goto out;
+	need += alen > PD_CARRIER_MAX ? align_up(alen, 8) : 0;
+	need += ed.len > PD_CARRIER_MAX ? align_up(ed.len, 8) : 0;
+	need += td_len > PD_CARRIER_MAX ? align_up(td_len, 8) : 0;
+	if (need > w->slot_cap) {
+		if (!w->warned_stall)
+			pr_warn("perf.data: the event descriptions (%llu bytes over 64 KiB sections) outgrew the room kept for them (%llu bytes): the file is complete again only at the end of the recording",
+				(unsigned long long)need,
+				(unsigned long long)w->slot_cap);
+		w->warned_stall = true;
+		ret = 1;
+		goto out;
+	}
+	blob = malloc((size_t)alen);
+	if (!blob) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	next->attrs.off =
+		attrs_blob(w, w->nr_attrs, desc_at(w, alen, fill), blob);
+	next->attrs.len = (uint64_t)w->nr_attrs * PD_FILE_ATTR_SIZE;
+	next->nr_attrs = w->nr_attrs;
+	ret = desc_write(w, blob, alen, &fill);
+	next->bits &= ~(FEAT_BIT(PD_FEAT_EVENT_DESC) |
+			FEAT_BIT(PD_FEAT_TRACING_DATA));
+	if (!ret && ed.len) {
+		next->loc[PD_FEAT_EVENT_DESC] =
+			(struct pd_loc){ desc_at(w, ed.len, fill), ed.len };
+		next->bits |= FEAT_BIT(PD_FEAT_EVENT_DESC);
+		ret = desc_write(w, ed.p, ed.len, &fill);
+	}
+	if (!ret && td_len) {
+		next->loc[PD_FEAT_TRACING_DATA] =
+			(struct pd_loc){ desc_at(w, td_len, fill), td_len };
+		next->bits |= FEAT_BIT(PD_FEAT_TRACING_DATA);
+		ret = desc_write(w, td, td_len, &fill);
+	}
+	*used_slot = fill > 0;
+out:
+	free(blob);
+	buf_free(&ed);
+	return ret;
+}
+
+/* A round that cannot be a checkpoint still ends with its FINISHED_ROUND. */
+static int plain_round(struct pd_writer *w)
 {
 	unsigned char r[8];
 	int ret;
 
+	put_header(r, PD_RECORD_FINISHED_ROUND, 8);
+	ret = append(w, r, sizeof(r));
+	if (!ret)
+		ret = flush(w);
+	if (!ret)
+		w->round_end = w->off;
+	return ret;
+}
+
+/*
+ * Makes the file describe everything up to here: the round's data (in the
+ * buffer), the descriptions that changed, the table record, then the
+ * header (see the top of the file).
+ */
+static int checkpoint(struct pd_writer *w)
+{
+	unsigned char h[PD_FILE_HEADER_SIZE], t[16 * PD_FEAT_MAX + 16];
+	struct pd_ckpt next = w->ck;
+	uint64_t bits, feats[4] = { 0 }, at;
+	bool used_slot = false, stime;
+	unsigned int n, k;
+	size_t size;
+	int ret;
+
+	if (w->desc_dirty) {
+		ret = w->stalled_gen == w->desc_gen ?
+			      1 :
+			      write_descs(w, &next, &used_slot);
+		if (ret < 0)
+			return set_err(w, ret);
+		if (ret > 0) {
+			w->stalled_gen = w->desc_gen;
+			return plain_round(w);
+		}
+	}
+	stime = w->first_time || w->last_time;
+	bits = next.bits | FEAT_BIT(0) |
+	       (stime ? FEAT_BIT(PD_FEAT_SAMPLE_TIME) : 0);
+	n = (unsigned int)__builtin_popcountll(bits);
+	size = 16u * n + (stime ? 16u : 0u);
+	at = w->off + w->used;
+	/* Bit 0's entry is this record's header and a zero. */
+	put_header(t, PD_RECORD_FINISHED_ROUND, (uint16_t)size);
+	put_u64(t + 8, 0);
+	k = 1;
+	for (int id = 1; id < PD_FEAT_MAX; id++) {
+		struct pd_loc l = next.loc[id];
+
+		if (!(bits & FEAT_BIT(id)))
+			continue;
+		if (id == PD_FEAT_SAMPLE_TIME)
+			l = (struct pd_loc){ at + 16u * n, 16 };
+		put_u64(t + 16 * k, l.off);
+		put_u64(t + 16 * k + 8, l.len);
+		k++;
+	}
+	if (stime) {
+		put_u64(t + 16 * n, w->first_time);
+		put_u64(t + 16 * n + 8, w->last_time);
+	}
+	ret = append(w, t, size);
+	if (!ret)
+		ret = flush(w);
+	if (ret)
+		return ret;
+	feats[0] = bits;
+	file_header(w, h, at - w->data_offset, feats, next.attrs.off,
+		    next.nr_attrs);
+	ret = pwrite_all(w->fd, h, sizeof(h), 0);
+	if (ret) {
+		pr_err("perf.data: cannot write the file header: %s",
+		       strerror(-ret));
+		return set_err(w, ret);
+	}
+	w->ck = next;
+	w->durable_end = w->off;
+	w->kept_data_size = at - w->data_offset;
+	w->round_end = w->off;
+	if (used_slot)
+		w->slot_next ^= 1;
+	w->desc_dirty = false;
+	return 0;
+}
+
+PR_HIDDEN int pd_writer_finish_round(struct pd_writer *w)
+{
 	if (!w)
 		return -EINVAL;
 	if (w->err)
@@ -1326,49 +1911,38 @@ PR_HIDDEN int pd_writer_finish_round(struct pd_writer *w)
 		pr_err("perf.data: a round cannot end inside a record");
 		return -EINVAL;
 	}
-	if (w->off + w->used == w->round_end)
-		return 0; /* nothing new: no empty rounds */
-	put_header(r, PD_RECORD_FINISHED_ROUND, 8);
-	ret = append(w, r, sizeof(r));
-	if (!ret)
-		ret = flush(w);
-	if (ret)
-		return ret;
-	w->round_end = w->off;
 	/*
-	 * Keep data.size current, so that a recorder that dies leaves a file
-	 * perf reads up to here.  Advisory: a real problem with the file
-	 * shows up on the next data write.
+	 * No empty rounds: two FINISHED_ROUNDs with nothing between make
+	 * perf flush events the next round may still precede.  Changed
+	 * descriptions wait for the records that need them.
 	 */
-	if (!w->pipe) {
-		unsigned char v[8];
-
-		put_u64(v, w->round_end - w->data_offset);
-		(void)pwrite_all(w->fd, v, sizeof(v), PD_HDR_DATA_SIZE);
-	}
-	return 0;
+	if (w->off + w->used == w->round_end)
+		return 0;
+	return w->pipe ? plain_round(w) : checkpoint(w);
 }
 
 /*
- * Writes the feature table at @at and the payloads after it.  @only_needed:
- * only what perf cannot open the file without (TRACING_DATA with
- * tracepoint events).  Sets the bits of what was written in @bits and the
- * end of the file in *end.
+ * Writes perf's layout of the features at @at (the end of the data): the
+ * table, then the sections.  Sets the bits of what was written in @bits and
+ * the end in *end.
  */
-static int write_features(struct pd_writer *w, uint64_t at, bool only_needed,
-			  uint64_t bits[4], uint64_t *end)
+static int write_features(struct pd_writer *w, uint64_t at, uint64_t bits[4],
+			  uint64_t *end)
 {
 	struct pd_feat f[PD_FEAT_MAX];
-	bool tdata = w->has_tdata && (!only_needed || has_tracepoints(w));
+	const unsigned char *td;
 	unsigned char *table;
+	size_t td_len;
 	uint64_t pos;
-	int n = 0, nsec, k, ret;
+	int n, nsec, k, ret;
 
 	memset(bits, 0, 4 * sizeof(uint64_t));
-	if (!only_needed)
-		n = build_features(w, f, false);
-	nsec = n + tdata;
 	*end = at;
+	ret = td_bytes(w, &td, &td_len);
+	if (ret)
+		return ret;
+	n = build_features(w, f, false, FEATS_ALL);
+	nsec = n + (w->has_tdata ? 1 : 0);
 	if (!nsec) {
 		free_features(f, n);
 		return 0;
@@ -1380,11 +1954,11 @@ static int write_features(struct pd_writer *w, uint64_t at, bool only_needed,
 	}
 	pos = at + (uint64_t)nsec * 16;
 	k = 0;
-	if (tdata) {
+	if (w->has_tdata) {
 		put_u64(table, pos);
-		put_u64(table + 8, w->tdata_len);
-		pos += w->tdata_len;
-		bits[0] |= 1ull << PD_FEAT_TRACING_DATA;
+		put_u64(table + 8, td_len);
+		pos += td_len;
+		bits[0] |= FEAT_BIT(PD_FEAT_TRACING_DATA);
 		k = 1;
 	}
 	for (int i = 0; i < n; i++, k++) {
@@ -1396,9 +1970,9 @@ static int write_features(struct pd_writer *w, uint64_t at, bool only_needed,
 
 	ret = pwrite_all(w->fd, table, (size_t)nsec * 16, at);
 	pos = at + (uint64_t)nsec * 16;
-	if (!ret && tdata) {
-		ret = pwrite_all(w->fd, w->tdata, w->tdata_len, pos);
-		pos += w->tdata_len;
+	if (!ret && w->has_tdata) {
+		ret = pwrite_all(w->fd, td, td_len, pos);
+		pos += td_len;
 	}
 	for (int i = 0; !ret && i < n; i++) {
 		ret = pwrite_all(w->fd, f[i].b.p, f[i].b.len, pos);
@@ -1420,12 +1994,49 @@ static void free_writer(struct pd_writer *w)
 		free(w->attrs[i].name);
 		free(w->attrs[i].ids);
 	}
+	for (size_t s = 0; s < w->nr_tpsys; s++) {
+		for (size_t k = 0; k < w->tpsys[s].nr; k++)
+			free(w->tpsys[s].text[k]);
+		free(w->tpsys[s].text);
+		free(w->tpsys[s].len);
+		free(w->tpsys[s].name);
+	}
+	free(w->tpsys);
+	free(w->td_full);
 	free(w->attrs);
 	free(w->aux_idx);
 	free(w->argv);
 	free(w->tdata);
 	free(w->buf);
 	free(w);
+}
+
+/* After a write error: the header on disk describes the file up to the
+ * end of the last checkpoint; whatever came after goes. */
+static int cut_back(struct pd_writer *w)
+{
+	if (w->durable_end && truncate_to(w, w->durable_end) < 0)
+		pr_warn("perf.data: the data after the last complete round stays in the file but outside data.size");
+	return w->err;
+}
+
+/* The start's sections and the slots are dead once the final header
+ * points after the data: give their blocks back where the file system
+ * can (the bytes read as zeros then; a failure changes nothing). */
+static void punch_front(struct pd_writer *w)
+{
+#ifdef FALLOC_FL_PUNCH_HOLE
+	uint64_t from = align_up(w->front_off, PD_PAGE);
+	uint64_t to = w->data_offset & ~(uint64_t)(PD_PAGE - 1);
+
+	if (to > from &&
+	    fallocate(w->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+		      (off_t)from, (off_t)(to - from)) < 0)
+		pr_debug("perf.data: front region not punched: %s",
+			 strerror(errno));
+#else
+	(void)w;
+#endif
 }
 
 static int close_file(struct pd_writer *w)
@@ -1435,92 +2046,64 @@ static int close_file(struct pd_writer *w)
 	uint32_t nr_attrs = w->nr_start_attrs;
 	int ret;
 
-	if (w->err) {
-		/* Cut the partial round; the file holds the complete ones. */
-		data_end = w->round_end;
-		if (truncate_to(w, data_end) < 0)
-			pr_warn("perf.data: the data after the last complete round stays in the file but outside data.size");
-	} else {
-		data_end = w->off;
+	if (!w->err && mid_record(w)) {
+		pr_err("perf.data: the data ends inside a record; cut back to the last complete round");
+		set_err(w, -EINVAL);
 	}
+	/* The last round, and descriptions added after it. */
+	if (!w->err && (w->off + w->used != w->round_end || w->desc_dirty))
+		checkpoint(w);
+	if (w->err)
+		return cut_back(w);
 
-	ret = write_features(w, data_end, false, bits, &end);
-	if (ret) {
-		pr_warn("perf.data: cannot write the features: %s; trying without them",
-			strerror(-ret));
-		set_err(w, ret);
-		truncate_to(w, data_end);
-		ret = write_features(w, data_end, true, bits, &end);
-		if (ret) {
-			truncate_to(w, data_end);
-			memset(bits, 0, sizeof(bits));
-			end = data_end;
-			if (has_tracepoints(w))
-				pr_err("perf.data: no room for the tracing data: perf will not open this file (tracepoint events need it)");
-		}
-	} else if (has_tracepoints(w) && !w->has_tdata) {
-		pr_warn("perf.data: tracepoint events but no tracing data: perf will not open this file");
-	}
+	data_end = w->off;
+	ret = write_features(w, data_end, bits, &end);
 	/*
 	 * Events added while recording (application events): all attrs
 	 * again after the features, with their ids; the header points there
 	 * and the start's section stays unused.  perf reads the attrs
 	 * wherever the header says.
 	 */
-	if (w->nr_attrs > w->nr_start_attrs && !w->err) {
-		uint64_t at = (end + 7) & ~7ull, ids_off = at;
-		unsigned char fa[PD_FILE_ATTR_SIZE];
-		uint64_t pos;
-		int werr = 0;
+	if (!ret && w->nr_attrs > w->nr_start_attrs) {
+		uint64_t at = align_up(end, 8),
+			 len = attrs_blob_size(w, w->nr_attrs);
+		unsigned char *blob = malloc((size_t)len);
 
-		for (uint32_t i = 0; i < w->nr_attrs; i++)
-			ids_off += w->attrs[i].nr_ids * 8ull;
-		attrs_off = ids_off;
-		pos = at;
-		for (uint32_t i = 0; !werr && i < w->nr_attrs; i++) {
-			werr = pwrite_all(w->fd, w->attrs[i].ids,
-					  w->attrs[i].nr_ids * 8u, pos);
-			pos += w->attrs[i].nr_ids * 8ull;
-		}
-		ids_off = at;
-		for (uint32_t i = 0; !werr && i < w->nr_attrs; i++) {
-			memcpy(fa, w->attrs[i].attr, PD_ATTR_SIZE);
-			put_u64(fa + PD_ATTR_SIZE, ids_off);
-			put_u64(fa + PD_ATTR_SIZE + 8,
-				w->attrs[i].nr_ids * 8ull);
-			ids_off += w->attrs[i].nr_ids * 8ull;
-			werr = pwrite_all(w->fd, fa, sizeof(fa), pos);
-			pos += sizeof(fa);
-		}
-		if (werr) {
-			pr_err("perf.data: cannot write the attrs of the events added while recording: %s",
-			       strerror(-werr));
-			set_err(w, werr);
-			attrs_off = start_attrs_offset(w);
-			nr_attrs = w->nr_start_attrs;
+		if (!blob) {
+			ret = -ENOMEM;
 		} else {
-			end = pos;
+			attrs_off = attrs_blob(w, w->nr_attrs, at, blob);
 			nr_attrs = w->nr_attrs;
+			ret = pwrite_all(w->fd, blob, (size_t)len, at);
+			end = at + len;
+			free(blob);
 		}
 	}
-	/* Drop whatever the file held past our end. */
-	truncate_to(w, end);
-
-	file_header(w, h, data_end - w->data_offset, bits, attrs_off, nr_attrs);
-	ret = pwrite_all(w->fd, h, sizeof(h), 0);
+	if (!ret) {
+		/* Drop whatever the file held past our end. */
+		truncate_to(w, end);
+		file_header(w, h, data_end - w->data_offset, bits, attrs_off,
+			    nr_attrs);
+		ret = pwrite_all(w->fd, h, sizeof(h), 0);
+	}
 	if (ret) {
-		pr_err("perf.data: cannot write the file header: %s",
+		pr_err("perf.data: cannot finish the file: %s; it stays as of its last round",
 		       strerror(-ret));
 		set_err(w, ret);
+		return cut_back(w);
 	}
-	return w->err;
+	w->kept_data_size = data_end - w->data_offset;
+	punch_front(w);
+	return 0;
 }
 
-PR_HIDDEN int pd_writer_close(struct pd_writer *w)
+PR_HIDDEN int pd_writer_close(struct pd_writer *w, uint64_t *data_size)
 {
 	unsigned char r[8];
 	int ret;
 
+	if (data_size)
+		*data_size = 0;
 	if (!w)
 		return 0;
 	if (!w->started) {
@@ -1528,31 +2111,31 @@ PR_HIDDEN int pd_writer_close(struct pd_writer *w)
 		free_writer(w);
 		return ret;
 	}
-	if (!w->err && mid_record(w)) {
-		pr_err("perf.data: the data ends inside a record; cut back to the last complete round");
-		set_err(w, -EINVAL);
-	}
-	if (!w->err) {
-		/*
-		 * An empty data section makes perf warn that the recording was
-		 * not terminated properly: end it with one empty round.
-		 */
-		if (w->off + w->used == w->data_offset) {
-			put_header(r, PD_RECORD_FINISHED_ROUND, 8);
-			append(w, r, sizeof(r));
-		}
-		flush(w);
-	}
-	w->used = 0;
-
 	if (w->pipe) {
+		if (!w->err && mid_record(w)) {
+			pr_err("perf.data: the data ends inside a record; cut back to the last complete round");
+			set_err(w, -EINVAL);
+		}
+		if (!w->err) {
+			/* An empty stream still ends with one round. */
+			if (w->off + w->used == w->data_offset) {
+				put_header(r, PD_RECORD_FINISHED_ROUND, 8);
+				append(w, r, sizeof(r));
+			}
+			flush(w);
+		}
+		w->used = 0;
 		if (w->err && w->regular &&
 		    truncate_to(w, w->base + w->round_end) == 0)
 			pr_warn("perf.data: stream cut back to the last complete round");
+		w->kept_data_size =
+			(w->err ? w->round_end : w->off) - w->data_offset;
 		ret = w->err;
 	} else {
 		ret = close_file(w);
 	}
+	if (data_size)
+		*data_size = w->kept_data_size;
 	free_writer(w);
 	return ret;
 }

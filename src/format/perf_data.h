@@ -37,6 +37,7 @@ enum {
 /* perf tool record types (tools/lib/perf/include/perf/event.h). */
 enum {
 	PD_RECORD_HEADER_ATTR = 64,
+	PD_RECORD_HEADER_EVENT_TYPE = 65, /* checkpoint carriers, see .c */
 	PD_RECORD_HEADER_TRACING_DATA = 66,
 	PD_RECORD_FINISHED_ROUND = 68,
 	PD_RECORD_ID_INDEX = 69,
@@ -61,15 +62,40 @@ int pd_writer_open(int fd, bool pipe, int argc, char *const *argv,
  * (PERF_EVENT_IOC_ID).  In pipe mode all attrs come before
  * pd_writer_start(); a file takes more while recording (events that appear
  * late, such as an application's): they must fit the first ones
- * (sample_id_all, id position: -EINVAL otherwise) and are written with all
- * the others after the features at close.
+ * (sample_id_all, id position: -EINVAL otherwise).  The next
+ * pd_writer_finish_round() makes them part of the file's checkpoint before
+ * any record after this call becomes part of it.
  */
 int pd_writer_add_attr(struct pd_writer *w, const struct perf_event_attr *attr,
 		       const char *name, const uint64_t *ids, uint32_t nr_ids);
 
-/* TRACING_DATA payload (needed when any attr is PERF_TYPE_TRACEPOINT). */
+/* TRACING_DATA payload (needed when any attr is PERF_TYPE_TRACEPOINT):
+ * a blob as tracing_data_build() makes it.  In file mode it may be
+ * replaced while recording (the next round writes it). */
 int pd_writer_set_tracing_data(struct pd_writer *w, const void *data,
 			       size_t len);
+
+/*
+ * The format text of a tracepoint-like event of system @system (an
+ * application event's provider) that is not in the tracing data blob: it
+ * joins TRACING_DATA as perf reads it (the system after the blob's own).
+ * Needs pd_writer_set_tracing_data() first (-EINVAL: no blob, or one this
+ * writer cannot parse).  In file mode it may come while recording, with
+ * the event's pd_writer_add_attr(): the next round writes both.
+ */
+int pd_writer_add_format(struct pd_writer *w, const char *system,
+			 const char *format, size_t len);
+
+/*
+ * File mode, before pd_writer_start(): room in bytes for the event
+ * descriptions (attrs, EVENT_DESC, TRACING_DATA) to grow while recording
+ * beyond what one record of the data section carries (64 KiB per
+ * section).  Two areas of the start's descriptions plus @bytes are left as
+ * holes before the data; a round whose descriptions outgrow them still
+ * writes its data, but the file's checkpoint stays where it was until
+ * pd_writer_close() (warned once).  0 (default): no such room.
+ */
+void pd_writer_set_growth(struct pd_writer *w, size_t bytes);
 
 /* CLOCKID feature: the clock the events use (use_clockid). */
 void pd_writer_set_clockid(struct pd_writer *w, int clockid);
@@ -98,8 +124,16 @@ int pd_writer_write_auxtrace(struct pd_writer *w, const void *rec,
  * sizes right: not walked again); only between records. */
 int pd_writer_write_whole(struct pd_writer *w, const void *buf, size_t len);
 
-/* Ends a round: writes PERF_RECORD_FINISHED_ROUND and flushes; the file is
- * valid up to here even if a later write fails.  Returns 0 or -errno. */
+/*
+ * Ends a round.  Pipe mode: a PERF_RECORD_FINISHED_ROUND.  File mode: a
+ * checkpoint: the round's data, the event descriptions that changed, then
+ * a PERF_RECORD_FINISHED_ROUND that holds the feature table, then the
+ * header (one pwrite) switched to describe the file up to there, so a
+ * recorder killed at any instant leaves a file perf opens with every
+ * complete round (docs/design.md section 9).  On return the round is in
+ * the file (not necessarily on the disk: no fsync).  Returns 0 or -errno
+ * (sticky).
+ */
 int pd_writer_finish_round(struct pd_writer *w);
 
 /* Sample time range for SAMPLE_TIME (ns on the events' clock). */
@@ -109,12 +143,15 @@ void pd_writer_note_time(struct pd_writer *w, uint64_t first, uint64_t last);
 uint64_t pd_writer_data_bytes(const struct pd_writer *w);
 
 /*
- * Finishes the file: in file mode writes the feature sections after the
- * data and patches the header; after a write error (e.g. ENOSPC) it cuts
- * the data back to the last complete round and still leaves a header that
- * perf opens.  Frees @w.  Returns 0, or the first write error (-errno)
- * with a file that holds every complete round.
+ * Finishes the file: in file mode a last checkpoint, then the layout perf
+ * writes (the feature table and sections after the data, the attrs after
+ * them if events were added while recording) and the header.  After a
+ * write error (e.g. ENOSPC), before or here, the file is cut back to the
+ * end of its last checkpoint, whose header stays: perf opens it with every
+ * round up to there.  *@data_size (if not NULL) gets the size of the data
+ * section the file is left with (pipe: the bytes of the stream kept).
+ * Frees @w.  Returns 0, or the first write error (-errno).
  */
-int pd_writer_close(struct pd_writer *w);
+int pd_writer_close(struct pd_writer *w, uint64_t *data_size);
 
 #endif

@@ -71,6 +71,7 @@
 #define PRD_PIPE_HEADER_SIZE 16
 #define PRD_ATTR_VER0 64
 #define PRD_BUF_SIZE (4u << 20)
+#define PRD_BUF_MIN (256u << 10) /* the window: room for any record */
 #define PRD_MAX_RECORD 65535u
 /* inflated records of one PERF_RECORD_COMPRESSED: grow by, at most */
 #define PRD_ZSTD_STEP (256u << 10)
@@ -2412,6 +2413,30 @@ static int read_features(struct prd_file *f)
 	return ret;
 }
 
+/*
+ * Seekable input: a read window for @bytes of records, between the
+ * smallest one (any record fits) and the largest; a small file keeps the
+ * small one.  Only before any record is buffered.
+ */
+static int window_for(struct prd_file *f, uint64_t bytes)
+{
+	size_t want = bytes < PRD_BUF_MIN  ? PRD_BUF_MIN :
+		      bytes > PRD_BUF_SIZE ? PRD_BUF_SIZE :
+					     (size_t)bytes;
+	unsigned char *p;
+
+	if (f->stream || want + 8 <= f->cap)
+		return 0;
+	p = malloc(want + 8);
+	if (!p)
+		return -ENOMEM;
+	memcpy(p, f->buf, f->end);
+	free(f->buf);
+	f->buf = p;
+	f->cap = want + 8;
+	return 0;
+}
+
 static int open_file_format(struct prd_file *f, uint64_t hdr_size)
 {
 	unsigned char h[PRD_FILE_HEADER_SIZE];
@@ -2474,6 +2499,9 @@ static int open_file_format(struct prd_file *f, uint64_t hdr_size)
 	if (!f->data_size)
 		pr_warn("%s: the data size is 0 (was perf record terminated properly?)",
 			f->name);
+	ret = window_for(f, f->data_size);
+	if (ret)
+		return ret;
 	f->start_off = f->data_offset;
 	f->off = f->rd_off = f->data_offset;
 	f->limit = f->data_end < f->file_size ? f->data_end : f->file_size;
@@ -2489,6 +2517,9 @@ static int open_pipe_format(struct prd_file *f)
 	size_t at = 0;
 	int ret;
 
+	ret = window_for(f, f->file_size);
+	if (ret)
+		return ret;
 	consume(f, PRD_PIPE_HEADER_SIZE);
 	f->start_off = 0;
 	f->off = 0;
@@ -2582,13 +2613,11 @@ PR_HIDDEN int prd_open_fd(int fd, const char *name, bool stream,
 		return -ENOMEM;
 	f->fd = fd;
 	f->name = strdup(name ? name : "perf.data");
-	f->cap = PRD_BUF_SIZE + 8;
-	f->buf = malloc(f->cap);
 	f->scratch = aligned_alloc(8, PRD_MAX_RECORD + 1);
 	f->qlimit = PRD_QUEUE_DEFAULT;
 	f->qmax = PRD_QUEUE_DEFAULT / 64;
 	f->q_sorted = true;
-	if (!f->name || !f->buf || !f->scratch) {
+	if (!f->name || !f->scratch) {
 		free_file(f);
 		return -ENOMEM;
 	}
@@ -2599,9 +2628,16 @@ PR_HIDDEN int prd_open_fd(int fd, const char *name, bool stream,
 		return ret;
 	}
 	f->stream = stream || !S_ISREG(st.st_mode);
+	/* A file's window grows to what it holds (window_for()). */
+	f->cap = (f->stream ? PRD_BUF_SIZE : PRD_BUF_MIN) + 8;
 	if (!f->stream) {
 		f->file_size = (uint64_t)st.st_size;
 		f->limit = f->file_size;
+	}
+	f->buf = malloc(f->cap);
+	if (!f->buf) {
+		free_file(f);
+		return -ENOMEM;
 	}
 
 	ret = fill(f, 16);

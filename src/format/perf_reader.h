@@ -130,6 +130,15 @@ enum {
 	PRD_REC_MAX = 83, /* perf 6.1's PERF_RECORD_HEADER_MAX */
 };
 
+/*
+ * A file written by perfring record while it was recording (a checkpoint:
+ * docs/design.md section 9) carries feature sections inside the data, in
+ * PERF_RECORD_HEADER_EVENT_TYPE records whose first u64 (perf's event_id)
+ * is this tag ("PRFRCKPT"), and its feature table in the payload of the
+ * last FINISHED_ROUND, announced by feature bit 0 (HEADER_RESERVED).
+ */
+#define PRD_CARRIER_TAG 0x54504b4352465250ull
+
 /* Header feature bits (tools/perf/util/header.h, 6.1). */
 enum {
 	PRD_FEAT_TRACING_DATA = 1,

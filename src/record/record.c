@@ -43,6 +43,9 @@
  * holding their records is written, so a full ring ends the round early
  * (a record delayed longer than this may then show as out of order). */
 #define APP_ROUND_MIN_MS 5
+/* perf.data room for application event descriptions that outgrow one
+ * record (pd_writer_set_growth): about 250 event types past 64 KiB. */
+#define APP_DESC_ROOM (256u << 10)
 
 #define OPTS_HAS(o, f) \
 	((o)->sz >= offsetof(__typeof__(*(o)), f) + sizeof((o)->f))
@@ -72,6 +75,9 @@ struct session {
 	uint32_t app_types;
 	bool round_open; /* data written since the last FINISHED_ROUND */
 	uint64_t last_round_ms;
+	bool have_tdata; /* TRACING_DATA set: application formats join it */
+	uint64_t app_first, app_last; /* application events' time range */
+	bool warned_tdata;
 };
 
 static uint64_t now_ms(void)
@@ -181,6 +187,8 @@ static void app_stats(struct session *s)
 	s->st.app_rings_over_cap = as.rings_over_cap;
 	s->st.app_rings_no_fd = as.rings_no_fd;
 	s->st.app_unattached_bytes = as.unattached_bytes;
+	s->app_first = as.first_time;
+	s->app_last = as.last_time;
 }
 
 /* Drains the forward rings; the overwrite ones too if @snapshot; @final:
@@ -215,6 +223,10 @@ static int drain_all(struct session *s, bool snapshot, bool final)
 	     now - s->last_round_ms >= APP_ROUND_MS ||
 	     (now - s->last_round_ms >= APP_ROUND_MIN_MS &&
 	      app_session_pressed(s->app)))) {
+		/* SAMPLE_TIME of the checkpoint the round makes */
+		pd_writer_note_time(s->w, s->first_time, s->last_time);
+		if (s->app)
+			pd_writer_note_time(s->w, s->app_first, s->app_last);
 		err = pd_writer_finish_round(s->w);
 		if (!err) {
 			s->st.rounds++;
@@ -354,12 +366,16 @@ static void setup_attrs(struct session *s, bool inherit, bool on_exec,
 	}
 }
 
+static const char *output_path(const struct perfring_record_opts *o)
+{
+	const char *out = OPTS_GET(o, output, NULL);
+
+	return out ? out : "perf.data";
+}
+
 static int open_output(struct session *s)
 {
-	const char *out = OPTS_GET(s->o, output, NULL);
-
-	if (!out)
-		out = "perf.data";
+	const char *out = output_path(s->o);
 	if (!strcmp(out, "-")) {
 		s->out_fd = STDOUT_FILENO;
 		s->pipe = true;
@@ -378,6 +394,9 @@ static int app_new_event(void *ctx, const struct app_event_desc *d,
 	struct session *s = ctx;
 	struct perf_event_attr a = { 0 };
 	char name[2 * APP_NAME_MAX + 2];
+	char *text = NULL;
+	size_t len;
+	int err;
 
 	a.size = sizeof(a);
 	a.type = PERF_TYPE_TRACEPOINT;
@@ -389,7 +408,22 @@ static int app_new_event(void *ctx, const struct app_event_desc *d,
 	a.clockid = CLOCK_MONOTONIC;
 	snprintf(name, sizeof(name), "%s:%s", d->provider, d->name);
 	s->app_types++;
-	return pd_writer_add_attr(s->w, &a, name, &sample_id, 1);
+	err = pd_writer_add_attr(s->w, &a, name, &sample_id, 1);
+	if (err)
+		return err;
+	/* Its format joins TRACING_DATA; the writer puts both into the file
+	 * before any of the event's records becomes part of it. */
+	if (!s->have_tdata) {
+		if (!s->warned_tdata)
+			pr_warn("perf.data: no tracing data (tracefs): perf cannot decode the application events");
+		s->warned_tdata = true;
+		return 0;
+	}
+	err = app_desc_format_file(d, &text, &len);
+	if (!err)
+		err = pd_writer_add_format(s->w, d->provider, text, len);
+	free(text);
+	return err;
 }
 
 static int app_write(void *ctx, const void *buf, size_t len)
@@ -403,39 +437,12 @@ static int app_write(void *ctx, const void *buf, size_t len)
 	return err;
 }
 
-struct td_list {
-	struct td_extra *v;
-	size_t n, cap;
-	int err;
-};
-
-static int collect_format(void *ctx, const struct app_event_desc *d,
-			  const char *format, size_t len)
-{
-	struct td_list *l = ctx;
-	struct td_extra *nv;
-	char *copy;
-
-	if (l->n == l->cap) {
-		l->cap = l->cap ? 2 * l->cap : 16;
-		nv = realloc(l->v, l->cap * sizeof(*nv));
-		if (!nv)
-			return -ENOMEM;
-		l->v = nv;
-	}
-	copy = malloc(len + sizeof(d->provider) + 1);
-	if (!copy)
-		return -ENOMEM;
-	memcpy(copy, format, len);
-	strcpy(copy + len, d->provider);
-	l->v[l->n].format = copy;
-	l->v[l->n].len = len;
-	l->v[l->n].system = copy + len;
-	l->n++;
-	return 0;
-}
-
-static int add_tracing_data(struct session *s)
+/*
+ * TRACING_DATA for the kernel's tracepoint events, or an empty one (no
+ * system) when application events may come: their formats are added to it
+ * as they appear (pd_writer_add_format()).
+ */
+static int add_tracing_data(struct session *s, bool app_possible)
 {
 	const char *names[PE_MAX_EVENTS];
 	const char *tracefs;
@@ -443,29 +450,21 @@ static int add_tracing_data(struct session *s)
 	void *blob;
 	int err;
 
-	struct td_list extra = { 0 };
-
 	for (int i = 0; i < s->el.nr_events; i++)
 		if (s->events[i].tracepoint)
 			names[n++] = s->events[i].name;
-	err = s->app ? app_session_formats(s->app, collect_format, &extra) : 0;
-	if (err || (!n && !extra.n))
-		goto out;
+	if (!n && !app_possible)
+		return 0;
 	tracefs = pe_tracefs();
-	if (!tracefs) {
-		err = -ENOENT;
-		goto out;
-	}
-	err = tracing_data_build_ext(tracefs, names, n, extra.v, extra.n, &blob,
-				     &len);
-	if (!err) {
-		err = pd_writer_set_tracing_data(s->w, blob, len);
-		free(blob);
-	}
-out:
-	for (size_t i = 0; i < extra.n; i++)
-		free((void *)extra.v[i].format);
-	free(extra.v);
+	err = tracefs ? tracing_data_build(tracefs, names, n, &blob, &len) :
+			-ENOENT;
+	if (err && !n)
+		return 0; /* app_new_event() warns if events come */
+	if (err)
+		return err;
+	err = pd_writer_set_tracing_data(s->w, blob, len);
+	free(blob);
+	s->have_tdata = !err;
 	return err;
 }
 
@@ -602,6 +601,7 @@ PERFRING_API int perfring_record(const struct perfring_record_opts *o,
 	const pid_t *tids = tids_buf;
 	uint64_t data_bytes;
 	bool all, per_thread, inherit = false, on_exec = false, app_on;
+	bool app_possible;
 	static const char *const default_events[] = { "cpu-clock" };
 	const struct app_session_cb app_cb = {
 		.new_event = app_new_event,
@@ -713,6 +713,7 @@ PERFRING_API int perfring_record(const struct perfring_record_opts *o,
 	/* A pipe cannot take attrs and formats that appear while recording. */
 	if (s.pipe && argv && !OPTS_GET(o, no_app, false))
 		pr_info("-o -: application events (libperfring) are not recorded in perf's pipe format; write a file for them");
+	app_possible = app_on && (argv || pid_list);
 	if (app_on && argv) {
 		err = app_session_create(&app_cb, &s.app);
 		if (err)
@@ -746,10 +747,13 @@ PERFRING_API int perfring_record(const struct perfring_record_opts *o,
 		err = pd_writer_add_attr(s.w, &s.track_ev.attr, s.track_ev.name,
 					 s.track_ev.ids, s.track_ev.nr_ids);
 	if (!err)
-		err = add_tracing_data(&s);
+		err = add_tracing_data(&s, app_possible);
 	if (err)
 		goto out;
 	pd_writer_set_clockid(s.w, CLOCK_MONOTONIC);
+	/* Room for application event descriptions beyond 64 KiB each. */
+	if (app_possible)
+		pd_writer_set_growth(s.w, APP_DESC_ROOM);
 	err = pd_writer_start(s.w);
 	if (err)
 		goto out;
@@ -835,24 +839,21 @@ out:
 			s.first_time = as.first_time;
 		if (as.last_time > s.last_time)
 			s.last_time = as.last_time;
-		/* The formats of the application events join the kernel's. */
-		if (s.w && s.app_types && !s.pipe) {
-			int terr = add_tracing_data(&s);
-
-			if (terr && !err)
-				err = terr;
-		}
 	}
 	if (s.w) {
+		uint64_t kept = 0;
 		int cerr;
 
 		pd_writer_note_time(s.w, s.first_time, s.last_time);
-		cerr = pd_writer_close(s.w);
+		cerr = pd_writer_close(s.w, &kept);
 		if (cerr && !err)
 			err = cerr;
+		/* What the file holds, not what was handed to the writer. */
+		s.st.bytes = kept;
 		if (cerr)
-			pr_err("writing the output failed: %s; the file holds everything up to the last complete round",
-			       strerror(-cerr));
+			pr_err("writing %s failed: %s; it holds %llu bytes of data, up to its last complete round",
+			       s.pipe ? "the output" : output_path(o),
+			       strerror(-cerr), (unsigned long long)kept);
 	}
 	session_close(&s);
 	app_session_close(s.app);

@@ -1078,9 +1078,15 @@ have_source:
 	update_stats(&R);
 out:
 	if (R.w) {
-		R.st.bytes = pd_writer_data_bytes(R.w);
-		int cret = pd_writer_close(R.w);
+		uint64_t kept = 0;
+		int cret = pd_writer_close(R.w, &kept);
 
+		/* What the file holds (cut back after a write error). */
+		R.st.bytes = kept;
+		if (cret)
+			pr_err("writing %s failed: %s; it holds %llu bytes of data, up to its last complete round",
+			       R.pipe ? "the output" : output, strerror(-cret),
+			       (unsigned long long)kept);
 		if (!ret)
 			ret = cret;
 	}

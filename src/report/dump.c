@@ -144,6 +144,9 @@ static void put_header(const struct prd_file *f, const char *path, FILE *out)
 			fputs(" ...", out);
 		fputc('\n', out);
 	}
+	if (!prd_is_pipe(f) && prd_has_feature(f, 0))
+		fprintf(out,
+			"# checkpoint: written while recording, as of its last complete round (the feature table is the FINISHED_ROUND at the data end)\n");
 	for (int feat = 1; feat < PRD_FEAT_LAST; feat++) {
 		const unsigned char *p;
 		const char *s;
@@ -479,8 +482,18 @@ static void put_fields(FILE *out, const unsigned char *r, uint32_t type,
 		break;
 	}
 	case PRD_REC_HEADER_EVENT_TYPE:
+		if (ld64(r + 8) == PRD_CARRIER_TAG) {
+			fprintf(out, " (checkpoint carrier, %u bytes)",
+				size - 16);
+			break;
+		}
 		fprintf(out, ": id %llu name ", ull(ld64(r + 8)));
 		put_str(out, r, 16, size < 80 ? size : 80);
+		break;
+	case PRD_REC_FINISHED_ROUND:
+		/* the feature table of a file written while recording */
+		if (size > 8)
+			fprintf(out, " (checkpoint, %u bytes)", size - 8);
 		break;
 	case PRD_REC_HEADER_TRACING_DATA:
 		fprintf(out, ": %u bytes follow", ld32(r + 8));

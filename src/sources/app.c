@@ -277,6 +277,62 @@ static void thread_exit(void *arg)
 	pthread_mutex_unlock(&app_lock);
 }
 
+/* The recorder's pid from recorder.pid, or 0. */
+static pid_t recorder_pid(void)
+{
+	char path[PATH_MAX + 16], buf[32];
+	ssize_t n;
+	long pid;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/recorder.pid", session_dir);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	pid = strtol(buf, NULL, 10);
+	return pid > 0 && pid <= INT32_MAX ? (pid_t)pid : 0;
+}
+
+#define NAME_WAIT_MS 2000
+
+/*
+ * A ring of the same name may still be there, its producer gone but not
+ * yet drained: an earlier image of this process (exec keeps the pid, so
+ * the main thread's ring and the shared ring get the same names again), or
+ * an earlier owner of the pid or tid.  Renaming over it would hide the new
+ * ring from the recorder (it knows the name already, and removes it when
+ * it lets the old ring go), so while a recorder is there to drain and
+ * remove the old one (it looks every 200 ms), wait for that, a bounded
+ * time.  Only we create these names (tids are unique among live threads).
+ */
+static void wait_for_name(const char *fin, const char *finw)
+{
+	struct timespec nap = { 0, 1000 * 1000 };
+	uint64_t deadline = 0;
+	struct stat st;
+	pid_t rec = 0;
+
+	while (lstat(fin, &st) == 0 || lstat(finw, &st) == 0) {
+		if (!deadline) {
+			rec = recorder_pid();
+			if (!rec || (kill(rec, 0) < 0 && errno == ESRCH))
+				return; /* nobody will take it away */
+			deadline =
+				perfring_clock_ns() + NAME_WAIT_MS * 1000000ull;
+		} else if (perfring_clock_ns() >= deadline) {
+			pr_warn("app: %s is still there after %d ms (not yet drained by recorder %d): replacing it",
+				fin, NAME_WAIT_MS, (int)rec);
+			return;
+		}
+		nanosleep(&nap, NULL);
+	}
+}
+
 /* Creates <dir>/<name>.ring under a temporary name, then renames the wake
  * FIFO and the ring into place (the recorder reacts to the ring's rename). */
 static int create_ring(const char *name, unsigned int mode,
@@ -304,6 +360,7 @@ static int create_ring(const char *name, unsigned int mode,
 		free(held);
 		return err;
 	}
+	wait_for_name(fin, finw);
 	if (rename(tmpw, finw) < 0 || rename(tmp, fin) < 0) {
 		err = -errno;
 		perfring_ring_destroy(*out);

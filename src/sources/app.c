@@ -18,6 +18,10 @@
  *
  * A thread's ring is released when the thread exits (its producer lock goes
  * with the descriptor), which tells the recorder to drain it and remove it.
+ *
+ * fork(): the child drops every ring and descriptor it inherited without
+ * writing to them (fork_child()) and makes its own on its first event
+ * (fork_resume()); see docs/design.md section 10, "fork and exec".
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -84,6 +88,28 @@ static bool key_made;
 static struct app_thread *threads; /* live threads that emitted */
 static uint64_t retired_events, retired_lost; /* of threads gone */
 static uint32_t st_rings;
+
+/*
+ * Every ring handle the process holds, on the heap: a fork child finds
+ * them here (the parent's other threads' TLS is not theirs to walk once
+ * the child creates threads of its own).  Under app_lock.
+ */
+struct held_ring {
+	struct perfring_ring *ring;
+	struct held_ring *next;
+};
+static struct held_ring *held_rings;
+
+/*
+ * FORK_PENDING: a fork child that has dropped what it inherited and makes
+ * its own events file and shared ring at its next event or declaration;
+ * FORK_FAILED: that failed (logged), its events are counted lost.
+ * Written under app_lock, read by write_slow() without it (pair T).
+ */
+enum { FORK_NONE, FORK_PENDING, FORK_FAILED };
+static int fork_state;
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+static int atfork_err;
 
 PERFRING_API volatile int perfring_app_active;
 
@@ -180,21 +206,31 @@ static int alloc_id(uint32_t *id)
 	return err;
 }
 
-/* Gives @ev its id and appends its line (one write: O_APPEND keeps the
- * lines of concurrent writers whole).  Called with app_lock held. */
-static int publish_event(struct perfring_event *ev)
+/* Appends @ev's line to events_fd (one write: O_APPEND keeps the lines of
+ * concurrent writers whole).  Called with app_lock held. */
+static int write_event_line(const struct perfring_event *ev)
 {
 	char line[APP_LINE_MAX];
-	int len, err;
+	int len;
 
-	err = alloc_id(&ev->d.id);
-	if (err)
-		return err;
 	len = app_desc_format(&ev->d, line, sizeof(line));
 	if (len < 0)
 		return len;
 	if (write(events_fd, line, (size_t)len) != len)
 		return errno ? -errno : -EIO;
+	return 0;
+}
+
+/* Gives @ev its id and appends its line.  Called with app_lock held. */
+static int publish_event(struct perfring_event *ev)
+{
+	int err;
+
+	err = alloc_id(&ev->d.id);
+	if (!err)
+		err = write_event_line(ev);
+	if (err)
+		return err;
 	ev->ready = true;
 	WRITE_ONCE(ev->fast_len,
 		   ev->d.nr_dyn ? UINT32_MAX : (uint32_t)ev->d.fixed_size);
@@ -203,13 +239,28 @@ static int publish_event(struct perfring_event *ev)
 
 /* ---- rings ---- */
 
+/* Closes a ring this process made (app_lock held). */
+static void release_ring(struct perfring_ring *r)
+{
+	for (struct held_ring **l = &held_rings; *l; l = &(*l)->next) {
+		if ((*l)->ring == r) {
+			struct held_ring *h = *l;
+
+			*l = h->next;
+			free(h);
+			break;
+		}
+	}
+	perfring_ring_destroy(r);
+}
+
 static void thread_exit(void *arg)
 {
 	(void)arg;
 	pthread_mutex_lock(&app_lock);
 	me.fast_ring = NULL;
 	if (me.ring) {
-		perfring_ring_destroy(me.ring);
+		release_ring(me.ring);
 		me.ring = NULL;
 	}
 	if (me.listed) {
@@ -226,6 +277,62 @@ static void thread_exit(void *arg)
 	pthread_mutex_unlock(&app_lock);
 }
 
+/* The recorder's pid from recorder.pid, or 0. */
+static pid_t recorder_pid(void)
+{
+	char path[PATH_MAX + 16], buf[32];
+	ssize_t n;
+	long pid;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/recorder.pid", session_dir);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	pid = strtol(buf, NULL, 10);
+	return pid > 0 && pid <= INT32_MAX ? (pid_t)pid : 0;
+}
+
+#define NAME_WAIT_MS 2000
+
+/*
+ * A ring of the same name may still be there, its producer gone but not
+ * yet drained: an earlier image of this process (exec keeps the pid, so
+ * the main thread's ring and the shared ring get the same names again), or
+ * an earlier owner of the pid or tid.  Renaming over it would hide the new
+ * ring from the recorder (it knows the name already, and removes it when
+ * it lets the old ring go), so while a recorder is there to drain and
+ * remove the old one (it looks every 200 ms), wait for that, a bounded
+ * time.  Only we create these names (tids are unique among live threads).
+ */
+static void wait_for_name(const char *fin, const char *finw)
+{
+	struct timespec nap = { 0, 1000 * 1000 };
+	uint64_t deadline = 0;
+	struct stat st;
+	pid_t rec = 0;
+
+	while (lstat(fin, &st) == 0 || lstat(finw, &st) == 0) {
+		if (!deadline) {
+			rec = recorder_pid();
+			if (!rec || (kill(rec, 0) < 0 && errno == ESRCH))
+				return; /* nobody will take it away */
+			deadline =
+				perfring_clock_ns() + NAME_WAIT_MS * 1000000ull;
+		} else if (perfring_clock_ns() >= deadline) {
+			pr_warn("app: %s is still there after %d ms (not yet drained by recorder %d): replacing it",
+				fin, NAME_WAIT_MS, (int)rec);
+			return;
+		}
+		nanosleep(&nap, NULL);
+	}
+}
+
 /* Creates <dir>/<name>.ring under a temporary name, then renames the wake
  * FIFO and the ring into place (the recorder reacts to the ring's rename). */
 static int create_ring(const char *name, unsigned int mode,
@@ -235,8 +342,11 @@ static int create_ring(const char *name, unsigned int mode,
 	char tmpw[PATH_MAX + 80], finw[PATH_MAX + 80];
 	PERFRING_OPTS(perfring_ring_opts, ro, .data_size = ring_size,
 		      .flags = mode, .role = PERFRING_ROLE_PRODUCER);
+	struct held_ring *held = malloc(sizeof(*held));
 	int err;
 
+	if (!held)
+		return -ENOMEM;
 	ro.watermark = ring_size / 4;
 	snprintf(tmp, sizeof(tmp), "%s/.%s.tmp", session_dir, name);
 	snprintf(fin, sizeof(fin), "%s/%s.ring", session_dir, name);
@@ -246,8 +356,11 @@ static int create_ring(const char *name, unsigned int mode,
 	unlink(tmpw);
 	ro.path = tmp;
 	err = perfring_ring_create(&ro, out);
-	if (err)
+	if (err) {
+		free(held);
 		return err;
+	}
+	wait_for_name(fin, finw);
 	if (rename(tmpw, finw) < 0 || rename(tmp, fin) < 0) {
 		err = -errno;
 		perfring_ring_destroy(*out);
@@ -255,6 +368,7 @@ static int create_ring(const char *name, unsigned int mode,
 		unlink(tmp);
 		unlink(tmpw);
 		unlink(finw);
+		free(held);
 		return err;
 	}
 	/*
@@ -273,9 +387,13 @@ static int create_ring(const char *name, unsigned int mode,
 		*out = NULL;
 		unlink(fin);
 		unlink(finw);
+		free(held);
 		return err;
 	}
 #endif
+	held->ring = *out;
+	held->next = held_rings;
+	held_rings = held;
 	atomic_add_relaxed(&st_rings, 1);
 	return 0;
 }
@@ -296,7 +414,7 @@ static __attribute__((noinline, cold)) struct perfring_ring *thread_ring(void)
 	if (me.ring && me.gen != gen) {
 		/* A ring of an earlier session (stop, then start again). */
 		me.fast_ring = NULL;
-		perfring_ring_destroy(me.ring);
+		release_ring(me.ring);
 		me.ring = NULL;
 		me.failed = false;
 	}
@@ -329,6 +447,167 @@ static __attribute__((noinline, cold)) struct perfring_ring *thread_ring(void)
 	}
 	pthread_mutex_unlock(&app_lock);
 	return me.ring;
+}
+
+/* ---- fork ---- */
+
+/*
+ * In a fork child, a ring inherited from the parent: unmapped and closed,
+ * nothing written to it (no flush, no LOST record, no head or tail store:
+ * it is the parent's, and the parent's thread may still be writing it).
+ * Closing matters as much as unmapping: the recorder learns that a
+ * producer is gone when the OFD lock of its ring file goes, and a child
+ * holding a copy of the descriptor would keep the parent's ring alive.
+ * munmap and close only (async-signal-safe); the handle is freed later by
+ * reap_forgotten_rings().
+ */
+static void forget_ring(struct perfring_ring *r)
+{
+	if (r->map_base)
+		munmap(r->map_base, r->map_len);
+	if (r->ctl_rw)
+		munmap(r->ctl_rw, r->page_size);
+	if (r->slots_map)
+		munmap(r->slots_map, r->slots_len);
+	r->map_base = r->ctl_rw = r->slots_map = NULL;
+	r->pc = NULL;
+	r->ext = NULL;
+	r->data = NULL;
+	r->slots = NULL;
+	if (r->fd >= 0)
+		close(r->fd);
+	if (r->wake_fd >= 0)
+		close(r->wake_fd);
+	if (r->wake_wr >= 0)
+		close(r->wake_wr);
+	r->fd = r->wake_fd = r->wake_wr = -1;
+}
+
+/* Frees the handles forget_ring() emptied (app_lock held). */
+static void reap_forgotten_rings(void)
+{
+	for (struct held_ring **l = &held_rings; *l;) {
+		struct held_ring *h = *l;
+
+		if (h->ring->fd >= 0) {
+			l = &h->next;
+			continue;
+		}
+		*l = h->next;
+		perfring_ring_destroy(h->ring); /* nothing left but memory */
+		free(h);
+	}
+}
+
+/*
+ * pthread_atfork handlers.  prepare takes app_lock so that the child gets
+ * the lists whole and no other thread's lock; parent gives it back.
+ */
+static void fork_prepare(void)
+{
+	pthread_mutex_lock(&app_lock);
+}
+
+static void fork_parent(void)
+{
+	pthread_mutex_unlock(&app_lock);
+}
+
+/*
+ * The child of a multithreaded parent may only do async-signal-safe work
+ * here: forget every inherited ring and descriptor, reset the state that
+ * describes the parent (threads, tid, counters) and leave the rest (events
+ * file, rings of its own: files, locks, memory) to fork_resume() at the
+ * child's first event.  The calling thread's fast ring goes with its ring,
+ * so the fast path needs no check of its own.
+ */
+static void fork_child(void)
+{
+	for (struct held_ring *h = held_rings; h; h = h->next)
+		forget_ring(h->ring);
+	shared_ring = NULL;
+	shared_dir[0] = 0;
+	/* The other threads do not exist here; their app_thread is in TLS
+	 * glibc hands to the child's next threads. */
+	threads = NULL;
+	me.ring = NULL;
+	me.fast_ring = NULL;
+	me.tid = 0;
+	me.failed = false;
+	me.listed = false;
+	me.gen = 0;
+	me.next = NULL;
+	WRITE_ONCE(me.events, 0);
+	WRITE_ONCE(me.lost, 0);
+	retired_events = 0;
+	retired_lost = 0;
+	WRITE_ONCE(st_rings, 0);
+	if (events_fd >= 0)
+		close(events_fd);
+	events_fd = -1;
+	WRITE_ONCE(fork_state, FORK_PENDING);
+	pthread_mutex_unlock(&app_lock);
+}
+
+/* The one process-wide registration the library makes (from the first
+ * perfring_app_start()). */
+static void register_atfork(void)
+{
+	atfork_err = -pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
+
+/*
+ * A fork child's first event or declaration while tracing: its own
+ * <pid>.events with every event it inherited, under the same ids (they are
+ * the session's), before any record of it is published; and its own shared
+ * ring.  Called with app_lock held, tracing active, FORK_PENDING.
+ */
+static void fork_resume(void)
+{
+	char path[PATH_MAX + 32];
+	int err = 0;
+
+	reap_forgotten_rings();
+	snprintf(path, sizeof(path), "%s/%d.events", session_dir,
+		 (int)getpid());
+	events_fd = open(path,
+			 O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW,
+			 0600);
+	if (events_fd < 0)
+		err = -errno;
+	for (struct perfring_event *ev = events; !err && ev; ev = ev->next)
+		if (ev->ready)
+			err = write_event_line(ev);
+	if (!err && (app_flags & PERFRING_APP_SHARED)) {
+		snprintf(path, sizeof(path), "%d-shared", (int)getpid());
+		err = create_ring(path, PERFRING_MODE_MULTI_PRODUCER,
+				  &shared_ring);
+		if (!err)
+			strcpy(shared_dir, session_dir);
+	}
+	if (err) {
+		pr_err("app: forked process %d cannot trace into %s: %s; its events are dropped",
+		       (int)getpid(), session_dir, strerror(-err));
+		WRITE_ONCE(fork_state, FORK_FAILED);
+		return;
+	}
+	/* T: the events file and the shared ring before the state; pairs
+	 * with the acquire in write_slow() (threads the child made before
+	 * this take no lock on the way to the shared ring). */
+	smp_store_release(&fork_state, FORK_NONE);
+}
+
+/* write_slow() in a fork child: 0 to go on, or the events are dropped. */
+static __attribute__((noinline, cold)) int fork_first_event(void)
+{
+	int state;
+
+	pthread_mutex_lock(&app_lock);
+	if (fork_state == FORK_PENDING && perfring_app_active)
+		fork_resume();
+	state = fork_state;
+	pthread_mutex_unlock(&app_lock);
+	return state == FORK_FAILED ? -ENOSPC : 0;
 }
 
 /* ---- the emit path ---- */
@@ -441,6 +720,11 @@ write_slow(struct perfring_event *ev, const void *fixed,
 
 	if (!ev->ready)
 		return -EAGAIN; /* declared while the session was starting */
+	/* T: pairs with the release in fork_resume(). */
+	if (unlikely(smp_load_acquire(&fork_state)) && fork_first_event()) {
+		count_lost();
+		return -ENOSPC;
+	}
 	if (app_flags & PERFRING_APP_SHARED) {
 		r = shared_ring;
 		if (unlikely(!me.listed)) {
@@ -588,7 +872,10 @@ PERFRING_API int perfring_event_declare(const char *provider, const char *name,
 				   ev->d.payload_fixed + 7) &
 				  ~7ull);
 	pthread_mutex_lock(&app_lock);
-	if (perfring_app_active)
+	if (perfring_app_active && fork_state == FORK_PENDING)
+		fork_resume();
+	/* A fork child that cannot trace keeps it unpublished (-EAGAIN). */
+	if (perfring_app_active && fork_state == FORK_NONE)
 		err = publish_event(ev);
 	if (err) {
 		pthread_mutex_unlock(&app_lock);
@@ -683,11 +970,17 @@ PERFRING_API int perfring_app_start(const struct perfring_app_opts *o)
 		return -EINVAL;
 	}
 
+	pthread_once(&atfork_once, register_atfork);
+	if (atfork_err)
+		return atfork_err;
 	pthread_mutex_lock(&app_lock);
 	if (perfring_app_active) {
 		pthread_mutex_unlock(&app_lock);
 		return -EALREADY;
 	}
+	/* A fork child starting anew: what it inherited is gone already. */
+	reap_forgotten_rings();
+	WRITE_ONCE(fork_state, FORK_NONE);
 	if (!key_made) {
 		err = -pthread_key_create(&thread_key, thread_exit);
 		key_made = !err;
@@ -755,7 +1048,7 @@ PERFRING_API void perfring_app_stop(void)
 	/* Other threads' rings go when they exit or emit next; ours now. */
 	me.fast_ring = NULL;
 	if (me.ring) {
-		perfring_ring_destroy(me.ring);
+		release_ring(me.ring);
 		me.ring = NULL;
 	}
 	/*

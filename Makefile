@@ -10,6 +10,19 @@ MANDIR ?= $(PREFIX)/share/man
 VERSION := 0.1.0
 SOVERSION := 0
 
+# `make demo` and `make check` set a fresh Debian 12 up themselves: what
+# is missing is installed (as root) before anything below asks pkg-config.
+ifneq ($(filter demo check,$(MAKECMDGOALS)),)
+DEPS_STATUS := $(shell ./scripts/deps.sh >&2; echo $$?)
+ifneq ($(DEPS_STATUS),0)
+$(error missing dependencies, see above)
+endif
+# Both build four variants of everything: use every core unless told.
+ifeq ($(filter -j%,$(MAKEFLAGS)),)
+MAKEFLAGS += -j$(shell nproc)
+endif
+endif
+
 WARN := -Wall -Wextra -Werror -Wshadow -Wmissing-prototypes -Wstrict-prototypes
 CFLAGS_COMMON := -std=c11 $(WARN) -Iinclude -pthread $(shell pkg-config --cflags libtraceevent libelf libzstd)
 CFLAGS_release := -O2 -g

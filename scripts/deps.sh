@@ -1,0 +1,55 @@
+#!/bin/sh
+# What `make demo` and `make check` need on Debian 12, installed when
+# missing: by apt-get when run as root, otherwise the one command to run is
+# printed and the make stops.  Quiet when everything is there.
+#
+#   PERFRING_NO_INSTALL=1   only check and print, never install
+#
+# The list is what the build links (libelf, libtraceevent, libzstd,
+# OpenCSD, capstone), what the tests use as oracles (perf, trace-cmd,
+# OpenCSD's trc_pkt_lister, python3, xmllint, man) and what the benchmarks
+# compare with (LTTng-UST).
+set -u
+
+PACKAGES="build-essential pkg-config linux-libc-dev man-db linux-perf util-linux
+libelf-dev libtraceevent-dev trace-cmd libzstd-dev libopencsd-dev libopencsd-bin
+libcapstone-dev python3 libxml2-utils lttng-tools liblttng-ust-dev"
+
+if ! command -v dpkg-query >/dev/null 2>&1; then
+	# Not Debian: check the headers the build needs and say what is missing.
+	missing=""
+	for h in libelf.h zstd.h traceevent/event-parse.h capstone/capstone.h \
+		opencsd/c_api/opencsd_c_api.h; do
+		[ -e "/usr/include/$h" ] || missing="$missing $h"
+	done
+	if [ -n "$missing" ]; then
+		echo "deps: missing headers:$missing" >&2
+		echo "deps: install the development packages of libelf, libtraceevent, libzstd, capstone and OpenCSD, and perf and trace-cmd" >&2
+		exit 1
+	fi
+	exit 0
+fi
+
+missing=""
+for p in $PACKAGES; do
+	case $(dpkg-query -W -f='${Status}' "$p" 2>/dev/null) in
+	*" installed") ;;
+	*) missing="$missing $p" ;;
+	esac
+done
+[ -z "$missing" ] && exit 0
+
+cmd="apt-get update && apt-get install -y --no-install-recommends$missing"
+if [ "$(id -u)" != 0 ] || [ -n "${PERFRING_NO_INSTALL:-}" ]; then
+	echo "deps: missing Debian packages:$missing" >&2
+	echo "deps: run as root:  $cmd" >&2
+	exit 1
+fi
+echo "deps: installing$missing" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq >&2 &&
+	apt-get install -y -qq --no-install-recommends $missing >&2 || {
+	echo "deps: apt-get failed; run:  $cmd" >&2
+	exit 1
+}
+echo "deps: installed$missing" >&2

@@ -97,7 +97,7 @@ CHECK_BINS := $(UNIT_TESTS:%=$(B)/asan/test/%) $(STRESS_TESTS:%=$(B)/asan/test/%
 
 check: $(CHECK_BINS) all $(WORKLOADS:%=$(B)/workloads/%) $(TEST_APPS:%=$(B)/apps/%)
 	@FUZZ_CORPUS_DIR=fuzz/corpus PERFRING_CLI=$(B)/perfring WORKLOADS=$(B)/workloads TEST_APPS=$(B)/apps \
-		./test/run-tests.sh $(CHECK_BINS) test/cli.sh test/install.sh test/record.sh test/export.sh test/script.sh test/app.sh test/app_trust.sh test/cs.sh test/tracefs.sh test/aux.sh test/outputs.sh
+		./test/run-tests.sh $(CHECK_BINS) test/cli.sh test/install.sh test/record.sh test/export.sh test/script.sh test/app.sh test/app_trust.sh test/cs.sh test/tracefs.sh test/aux.sh test/outputs.sh test/kill_matrix.sh
 
 bench: $(B)/bench $(B)/perfring $(WORKLOADS:%=$(B)/workloads/%) $(B)/bench_app_emit $(B)/bench_lttng_emit
 	$(B)/bench $(CASE)

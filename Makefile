@@ -52,7 +52,7 @@ B := build
 SONAME := libperfring.so.$(SOVERSION)
 SHLIB := $(B)/libperfring.so.$(VERSION)
 
-.PHONY: all check bench demo install uninstall clean fuzz format format-check check-abi
+.PHONY: all check soak bench demo install uninstall clean fuzz format format-check check-abi
 all: $(B)/libperfring.a $(SHLIB) $(B)/perfring $(EXAMPLES:%=$(B)/examples/%) $(B)/perfring.pc
 
 # One set of rules per build variant: build/ (release), build/asan, build/tsan.
@@ -81,6 +81,9 @@ $(SHLIB): $(LIB_SRC:%.c=$(B)/obj/%.o) src/libperfring.map
 # The CLI and examples link the static library: one self-contained binary.
 $(B)/perfring: tools/perfring.c include/perfring.h include/perfring/abi.h $(B)/libperfring.a
 	$(CC) $(CFLAGS_COMMON) $(CFLAGS_release) $(CFLAGS) -o $@ $< $(B)/libperfring.a $(LDLIBS)
+# The CLI under ASan+UBSan, for the tests that feed it hostile programs.
+$(B)/asan/perfring: tools/perfring.c include/perfring.h include/perfring/abi.h $(B)/asan/libperfring.a
+	$(CC) $(CFLAGS_COMMON) $(CFLAGS_asan) $(CFLAGS) -o $@ $< $(B)/asan/libperfring.a $(LDLIBS)
 $(B)/examples/%: examples/%.c include/perfring.h $(B)/libperfring.a
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_COMMON) $(CFLAGS_release) $(CFLAGS) -o $@ $< $(B)/libperfring.a $(LDLIBS)
@@ -108,9 +111,13 @@ $(B)/perfring.pc: perfring.pc.in Makefile
 CHECK_BINS := $(UNIT_TESTS:%=$(B)/asan/test/%) $(STRESS_TESTS:%=$(B)/asan/test/%) \
 	$(STRESS_TESTS:%=$(B)/tsan/test/%) $(FUZZ_TARGETS:%=$(B)/asan/fuzz/replay_%)
 
-check: $(CHECK_BINS) all $(WORKLOADS:%=$(B)/workloads/%) $(TEST_APPS:%=$(B)/apps/%)
-	@FUZZ_CORPUS_DIR=fuzz/corpus PERFRING_CLI=$(B)/perfring WORKLOADS=$(B)/workloads TEST_APPS=$(B)/apps \
-		./test/run-tests.sh $(CHECK_BINS) test/cli.sh test/install.sh test/record.sh test/export.sh test/script.sh test/app.sh test/app_trust.sh test/app_fork.sh test/cs.sh test/tracefs.sh test/aux.sh test/outputs.sh
+check: $(CHECK_BINS) all $(B)/asan/perfring $(WORKLOADS:%=$(B)/workloads/%) $(TEST_APPS:%=$(B)/apps/%)
+	@FUZZ_CORPUS_DIR=fuzz/corpus PERFRING_CLI=$(B)/perfring PERFRING_ASAN_CLI=$(B)/asan/perfring WORKLOADS=$(B)/workloads TEST_APPS=$(B)/apps \
+		./test/run-tests.sh $(CHECK_BINS) test/cli.sh test/install.sh test/record.sh test/export.sh test/script.sh test/app.sh test/app_trust.sh test/app_fork.sh test/cs.sh test/tracefs.sh test/aux.sh test/outputs.sh test/kill_matrix.sh test/soak.sh
+
+# The hostile-program soak for longer than make check's 20 s.
+soak: $(B)/asan/perfring $(B)/apps/apphostile
+	SOAK_SECS=$(or $(SECS),300) PERFRING_ASAN_CLI=$(B)/asan/perfring TEST_APPS=$(B)/apps ./test/soak.sh
 
 bench: $(B)/bench $(B)/perfring $(WORKLOADS:%=$(B)/workloads/%) $(B)/bench_app_emit $(B)/bench_lttng_emit
 	$(B)/bench $(CASE)

@@ -16,6 +16,19 @@
  *   apphostile threads N EVENTS thread 1..N each emit EVENTS, say "ready"
  *                               on stdout when all have, and stay alive
  *                               (rings held) until killed
+ *   apphostile soak SECS        for SECS seconds, thread 2 emits properly
+ *                               while one hostile thread after another
+ *                               (threads 100, 101, ...: each a new ring)
+ *                               emits 200 events, waits until they are
+ *                               read, then for about a second scribbles
+ *                               random words over its control page and
+ *                               random bytes over its data, moves
+ *                               data_head backwards, far ahead and
+ *                               misaligned, publishes records of size 0,
+ *                               huge and unaligned, and at the end
+ *                               truncates its ring (to 0, 4096 or a
+ *                               random length) or just exits; prints
+ *                               "soak: R rings, T truncated, S scribbles"
  *
  * At exit it prints "thread T emitted N" for each emitting thread.
  */
@@ -99,10 +112,13 @@ static uint64_t emit_for(uint64_t thread, uint64_t ns, uint64_t max)
 	return seq;
 }
 
+struct soak;
+
 struct job {
 	uint64_t thread, emitted;
 	long arg;
 	pthread_barrier_t *barrier;
+	struct soak *soak;
 };
 
 /* ---- truncate ---- */
@@ -122,6 +138,7 @@ static void *truncate_victim(void *arg)
 	return NULL;
 }
 
+/* Emits until told to stop, 64 events every j->arg us (100 if 0). */
 static void *healthy(void *arg)
 {
 	struct job *j = arg;
@@ -133,7 +150,7 @@ static void *healthy(void *arg)
 		if (perfring_emit(ev_tick, &t, sizeof(t)) == 0)
 			seq++;
 		if (seq % 64 == 0)
-			nap_us(100);
+			nap_us(j->arg ? j->arg : 100);
 	}
 	j->emitted = seq;
 	return NULL;
@@ -239,6 +256,156 @@ static void *scribbler(void *arg)
 	return NULL;
 }
 
+/* ---- soak ---- */
+
+static uint64_t xorshift(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+struct soak {
+	uint64_t deadline, seed, rings, truncated, scribbles;
+};
+
+/* Waits (at most 10 s) until the recorder has read what the ring holds:
+ * it has the ring attached when the abuse starts. */
+static void wait_read(struct perf_event_mmap_page *pc)
+{
+	uint64_t t0 = now_ns();
+
+	while (__atomic_load_n(&pc->data_tail, __ATOMIC_ACQUIRE) !=
+		       __atomic_load_n(&pc->data_head, __ATOMIC_ACQUIRE) &&
+	       now_ns() - t0 < 10000000000ull)
+		nap_us(1000);
+}
+
+/* One hostile thread's life: a ring of its own, read once, then abused. */
+static void *soak_generation(void *arg)
+{
+	struct job *j = arg;
+	struct soak *sk = j->soak;
+	struct perf_event_mmap_page *pc;
+	uint64_t s = sk->seed + j->thread * 0x9e3779b97f4a7c15ull, t0, base,
+		 size;
+	unsigned char *m, *data;
+	size_t len;
+	int fd;
+
+	j->emitted = emit_for(j->thread, 0, 200);
+	fd = own_ring_fd();
+	m = fd >= 0 ? map_ring(fd, &len, &pc) : NULL;
+	if (!m) {
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	wait_read(pc);
+	/* Our own copies: the control page is about to be scribbled on. */
+	size = pc->data_size;
+	data = m + pc->data_offset;
+	base = __atomic_load_n(&pc->data_head, __ATOMIC_ACQUIRE);
+	t0 = now_ns();
+	while (now_ns() - t0 < 1000000000ull && now_ns() < sk->deadline) {
+		uint64_t r = xorshift(&s), head;
+
+		switch (r % 8) {
+		case 0: /* random words anywhere in the control page */
+			for (int i = 0; i < 4; i++) {
+				uint64_t v = xorshift(&s),
+					 off = (v >> 40) % (4096 / 8) * 8;
+
+				memcpy(m + off, &v, sizeof(v));
+			}
+			break;
+		case 1: /* random bytes over the data */
+			for (int i = 0; i < 256; i++)
+				data[(r + (uint64_t)i * 131) % size] =
+					(unsigned char)xorshift(&s);
+			break;
+		case 2: /* data_head backwards */
+			head = base - (r >> 8) % (size * 2);
+			__atomic_store_n(&pc->data_head, head,
+					 __ATOMIC_RELEASE);
+			break;
+		case 3: /* data_head far ahead */
+			head = base + size * (1 + (r >> 8) % 1000);
+			__atomic_store_n(&pc->data_head, head,
+					 __ATOMIC_RELEASE);
+			break;
+		case 4: /* misaligned */
+			head = base + 1 + (r >> 8) % 63;
+			__atomic_store_n(&pc->data_head, head,
+					 __ATOMIC_RELEASE);
+			break;
+		default: { /* records of size 0, huge, unaligned, random */
+			uint64_t tail = __atomic_load_n(&pc->data_tail,
+							__ATOMIC_ACQUIRE) &
+					~7ull,
+				 at = tail;
+
+			for (int i = 0; i < 16; i++) {
+				uint64_t v = xorshift(&s);
+				struct perf_event_header h = {
+					.type = (uint32_t)(v % 3 ? 0x4001 :
+								   v >> 32),
+					.size = (uint16_t)((i % 4) == 0 ?
+								   0 :
+							   (i % 4) == 1 ?
+								   65535 :
+							   (i % 4) == 2 ?
+								   8 + 4 :
+								   v >> 16),
+				};
+
+				memcpy(data + (at % size), &h, sizeof(h));
+				at += 8 + (v >> 8) % 8 * 8;
+			}
+			__atomic_store_n(&pc->data_head, at, __ATOMIC_RELEASE);
+			break;
+		}
+		}
+		sk->scribbles++;
+		base = __atomic_load_n(&pc->data_head, __ATOMIC_RELAXED) &
+		       ~7ull;
+		nap_us(500 + (long)(r >> 20) % 2000);
+	}
+	munmap(m, len);
+	/* This thread never emits again: its ring may be gone under it. */
+	if (xorshift(&s) % 3) {
+		static const off_t lens[] = { 0, 4096, 777 };
+
+		if (ftruncate(fd, lens[s % 3]) == 0)
+			sk->truncated++;
+	}
+	close(fd);
+	return NULL;
+}
+
+static void soak(uint64_t secs, struct job *healthy_job)
+{
+	struct soak sk = { .deadline = now_ns() + secs * 1000000000ull,
+			   .seed = now_ns() };
+	pthread_t h;
+
+	pthread_create(&h, NULL, healthy, healthy_job);
+	for (uint64_t g = 0; now_ns() < sk.deadline; g++) {
+		struct job j = { .thread = 100 + g, .soak = &sk };
+		pthread_t t;
+
+		pthread_create(&t, NULL, soak_generation, &j);
+		pthread_join(t, NULL);
+		sk.rings++;
+	}
+	atomic_store(&stop_healthy, 1);
+	pthread_join(h, NULL);
+	printf("soak: %llu rings, %llu truncated, %llu scribbles\n",
+	       (unsigned long long)sk.rings, (unsigned long long)sk.truncated,
+	       (unsigned long long)sk.scribbles);
+}
+
 /* ---- threads ---- */
 
 static void *holder(void *arg)
@@ -255,7 +422,7 @@ static void *holder(void *arg)
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: apphostile truncate LEN | lostmax | scribble SECS | threads N EVENTS\n");
+		"usage: apphostile truncate LEN | lostmax | scribble SECS | threads N EVENTS | soak SECS\n");
 	exit(2);
 }
 
@@ -290,6 +457,10 @@ int main(int argc, char **argv)
 		pthread_join(t[0], NULL);
 		atomic_store(&stop_healthy, 1);
 		pthread_join(t[1], NULL);
+	} else if (!strcmp(argv[1], "soak") && argc == 3) {
+		j[1].arg =
+			5000; /* 12,800 events/s: a file perf reads quickly */
+		soak(strtoull(argv[2], NULL, 10), &j[1]);
 	} else if (!strcmp(argv[1], "threads") && argc == 4) {
 		int n = atoi(argv[2]);
 		pthread_barrier_t b;

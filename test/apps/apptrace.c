@@ -18,11 +18,28 @@
  *                    while the others go on
  *   --snapshot-at N  thread 0 asks the recorder for a snapshot
  *                    (perfring_app_snapshot) after tick N, then waits 200 ms
+ *   --counts FILE    publish progress in FILE (created, 4 KiB, shared
+ *                    mapping), u64 words: [0] pid, [1] 1 once every
+ *                    thread is done, [2] threads, [8 + t] the number of
+ *                    perfring_emit()/perfring_emitv() calls thread t has
+ *                    returned from, stored after each (release): a
+ *                    program killed with SIGKILL has made that many
+ *                    calls, or one more still in flight; [72 + t]
+ *                    thread t's tid (its ring is <pid>-<tid>.ring)
+ *   --hold           once every thread is done, wait for SIGTERM or
+ *                    SIGINT before printing and exiting (a recorder can
+ *                    attach with -p after the others are gone)
+ *
+ * Thread t's n-th call (from 0) is the same event in every run: per seq,
+ * work_begin (seq % 1000 == 0), tick, msg (seq % 100 == 0), work_end
+ * (seq % 1000 == 999); test/kill_matrix.sh turns each recorded event
+ * back into n.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <perfring.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +53,46 @@ static unsigned long long nr_events;
 static int forever, scribble, exit_early;
 static long rate;
 static unsigned long long snapshot_at = ~0ull;
+static uint64_t *counts; /* --counts: the shared words, or NULL */
+
+enum {
+	COUNT_PID,
+	COUNT_DONE,
+	COUNT_THREADS,
+	COUNT_THREAD0 = 8,
+	COUNT_TID0 = COUNT_THREAD0 + 64
+};
+#define COUNTS_SIZE 4096
+
+/* One emit call returned: store the number made so far, after the
+ * record (or the drop) it made is in the ring. */
+static inline void count_call(uint64_t thread, uint64_t *calls)
+{
+	++*calls;
+	if (counts)
+		__atomic_store_n(&counts[COUNT_THREAD0 + thread], *calls,
+				 __ATOMIC_RELEASE);
+}
+
+static int counts_open(const char *path)
+{
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	void *m;
+
+	if (fd < 0 || ftruncate(fd, COUNTS_SIZE) < 0) {
+		perror(path);
+		return -1;
+	}
+	m = mmap(NULL, COUNTS_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (m == MAP_FAILED) {
+		perror(path);
+		return -1;
+	}
+	counts = m;
+	counts[COUNT_PID] = (uint64_t)getpid();
+	return 0;
+}
 
 struct tick {
 	uint64_t seq, thread, value;
@@ -105,11 +162,16 @@ static void *worker(void *arg)
 {
 	uint64_t thread = (uint64_t)(uintptr_t)arg;
 	unsigned long long limit = nr_events;
+	uint64_t calls = 0;
 	struct timespec t0;
 	char text[64];
 	unsigned char blob[8];
 
 	memset(blob, 0xab, sizeof(blob));
+	if (counts)
+		__atomic_store_n(&counts[COUNT_TID0 + thread],
+				 (uint64_t)syscall(SYS_gettid),
+				 __ATOMIC_RELAXED);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (exit_early && (thread & 1))
 		limit /= 2;
@@ -120,8 +182,10 @@ static void *worker(void *arg)
 			struct work w = { seq / 1000 };
 
 			perfring_emit(ev_begin, &w, sizeof(w));
+			count_call(thread, &calls);
 		}
 		perfring_emit(ev_tick, &t, sizeof(t));
+		count_call(thread, &calls);
 		if (seq % 100 == 0) {
 			struct msg m = { (uint32_t)seq };
 			struct perfring_var v[2] = {
@@ -132,11 +196,13 @@ static void *worker(void *arg)
 			snprintf(text, sizeof(text), "msg-%llu-%llu",
 				 (unsigned long long)thread, seq);
 			perfring_emitv(ev_msg, &m, sizeof(m), v, 2);
+			count_call(thread, &calls);
 		}
 		if (seq % 1000 == 999) {
 			struct work w = { seq / 1000 };
 
 			perfring_emit(ev_end, &w, sizeof(w));
+			count_call(thread, &calls);
 		}
 		if (scribble && thread == 0 && seq == limit / 2)
 			scribble_own_ring();
@@ -156,11 +222,12 @@ int main(int argc, char **argv)
 {
 	struct perfring_app_stats st = { .sz = sizeof(st) };
 	pthread_t tids[64];
-	int threads;
+	sigset_t stop_signals;
+	int threads, hold = 0, sig;
 
 	if (argc < 3) {
 		fprintf(stderr,
-			"usage: %s THREADS EVENTS [--forever] [--rate N] [--scribble] [--exit-early]\n",
+			"usage: %s THREADS EVENTS [--forever] [--rate N] [--scribble] [--exit-early] [--snapshot-at N] [--counts FILE] [--hold]\n",
 			argv[0]);
 		return 2;
 	}
@@ -177,9 +244,22 @@ int main(int argc, char **argv)
 			rate = atol(argv[++i]);
 		else if (!strcmp(argv[i], "--snapshot-at") && i + 1 < argc)
 			snapshot_at = strtoull(argv[++i], NULL, 10);
+		else if (!strcmp(argv[i], "--counts") && i + 1 < argc) {
+			if (counts_open(argv[++i]))
+				return 1;
+		} else if (!strcmp(argv[i], "--hold"))
+			hold = 1;
 	}
 	if (threads < 1 || threads > 64)
 		return 2;
+	if (counts)
+		counts[COUNT_THREADS] = (uint64_t)threads;
+	/* Blocked in every thread; the main thread takes them in sigwait. */
+	sigemptyset(&stop_signals);
+	sigaddset(&stop_signals, SIGTERM);
+	sigaddset(&stop_signals, SIGINT);
+	if (hold)
+		pthread_sigmask(SIG_BLOCK, &stop_signals, NULL);
 	if (perfring_event_declare("apptest", "tick",
 				   "u64 seq, u64 thread, u64 value",
 				   &ev_tick) ||
@@ -194,6 +274,10 @@ int main(int argc, char **argv)
 		pthread_create(&tids[i], NULL, worker, (void *)(uintptr_t)i);
 	for (int i = 0; i < threads; i++)
 		pthread_join(tids[i], NULL);
+	if (counts)
+		__atomic_store_n(&counts[COUNT_DONE], 1, __ATOMIC_RELEASE);
+	if (hold)
+		sigwait(&stop_signals, &sig);
 	perfring_app_stats(&st);
 	printf("emitted %llu lost %llu rings %u\n",
 	       (unsigned long long)st.events, (unsigned long long)st.lost,

@@ -78,6 +78,7 @@ struct app_ring {
 	bool gone; /* producer gone, drained: released after the round */
 	uint64_t batch_done; /* bytes of the open batch already converted */
 	uint64_t held; /* bytes read, not yet released */
+	uint64_t lost_taken; /* lost_pending written, not yet released */
 	uint64_t size; /* data bytes */
 	uint32_t warned; /* 1 << enum app_warn */
 	uint64_t last_time;
@@ -970,10 +971,16 @@ static int note_gone(struct app_session *s, struct app_ring *r)
 	}
 	if (ring_dead(r->ring) || !ext)
 		return 0;
-	pending = xchg(&ext->lost_pending, 0);
+	/* Taken from the ring only once the round holding its LOST record
+	 * is written (app_session_release): a recorder killed before that
+	 * leaves the count for the next one, as it leaves the records. */
+	pending = READ_ONCE(ext->lost_pending);
 	if (ring_dead(r->ring))
 		return -EFAULT;
-	return pending ? put_lost(s, r, pending) : 0;
+	if (!pending)
+		return 0;
+	r->lost_taken = pending;
+	return put_lost(s, r, pending);
 }
 
 PR_HIDDEN int app_session_drain(struct app_session *s, bool snapshot,
@@ -1041,6 +1048,12 @@ PR_HIDDEN void app_session_release(struct app_session *s)
 
 		ring_reader_release(r->ring);
 		r->held = 0;
+		if (r->lost_taken && !ring_dead(r->ring) && r->ring->ext) {
+			/* The producer is gone: nobody else moves the count. */
+			atomic_add_relaxed(&r->ring->ext->lost_pending,
+					   -r->lost_taken);
+			r->lost_taken = 0;
+		}
 		if (r->gone) {
 			release_ring(s, link);
 			continue;

@@ -2,6 +2,7 @@
 # perfring record against the real kernel, judged by the real perf.
 # Skips (77) only if the kernel refuses perf_event_open.
 set -u
+. "$(dirname "$0")/lib.sh"
 cli=${PERFRING_CLI:-build/perfring}
 wl=${WORKLOADS:-build/workloads}
 fail() { echo "FAILED: $*" >&2; exit 1; }
@@ -74,20 +75,24 @@ ncpu=$(perf script -i "$tmp/all.data" -F cpu 2>/dev/null | sort -u | wc -l)
 [ "$ncpu" -ge "$(nproc)" ] || fail "-a recorded $ncpu CPUs of $(nproc)"
 perf script -i "$tmp/all.data" -F comm 2>/dev/null | grep -q hot || fail "-a missed the command"
 
-"$wl/hot" 1.5 &
+# The target runs far longer than the recording, so that a slow start does
+# not end it early; it is killed after.
+"$wl/hot" 600 &
 hp=$!
-sleep 0.2
+wait_until "$WAIT_S" has_exec $hp hot || fail "hot did not start"
 "$cli" record -q -p $hp -e cpu-clock -F 1000 -o "$tmp/p.data" --duration 0.5 || fail "-p"
+kill $hp
 wait $hp
 perf_ok "$tmp/p.data"
 pids=$(perf script -i "$tmp/p.data" -F pid 2>/dev/null | sort -u | tr -d ' ')
 [ "$pids" = "$hp" ] || fail "-p $hp recorded pids: $pids"
 
 # -t on one thread; --per-thread together with -C.
-"$wl/hot" 1.0 &
+"$wl/hot" 600 &
 hp=$!
-sleep 0.2
+wait_until "$WAIT_S" has_exec $hp hot || fail "hot did not start"
 "$cli" record -q -t $hp -e cpu-clock -F 1000 -o "$tmp/t.data" --duration 0.4 || fail "-t"
+kill $hp
 wait $hp
 perf_ok "$tmp/t.data"
 [ "$(perf script -i "$tmp/t.data" -F tid 2>/dev/null | sort -u | tr -d ' ')" = "$hp" ] || fail "-t $hp recorded other threads"
@@ -122,12 +127,19 @@ first=$(perf script -i "$tmp/ow.data" -F ip,sym 2>/dev/null | grep -c touch_firs
 [ "$last" -gt $((total / 2)) ] && [ "$first" -eq 0 ] || fail "--overwrite kept old events: $last of $total from the last phase, $first from the first"
 echo "overwrite: kept $total samples, $last from the newest phase"
 
-# SIGUSR2 takes a snapshot while running.
+# SIGUSR2 takes a snapshot while running: sent once the recorder has its
+# handler and has started its file; the snapshot is visible when the file
+# (its data size is kept current) holds samples: an overwrite recording
+# writes none before.
 "$cli" record -q -a --overwrite -e cpu-clock -F 1000 -m 8 -o "$tmp/snap.data" &
 rp=$!
-sleep 0.5
-kill -USR2 $rp
+wait_until "$WAIT_S" catches $rp USR2 || fail "--overwrite: no SIGUSR2 handler after ${WAIT_S}s"
+wait_until "$WAIT_S" test -s "$tmp/snap.data" || fail "--overwrite: no file after ${WAIT_S}s"
+# Part of the test: the rings collect samples for a while.
 sleep 0.3
+kill -USR2 $rp
+has_samples() { [ "$(samples_in "$tmp/snap.data")" -gt 0 ] 2>/dev/null; }
+wait_until "$WAIT_S" has_samples || fail "SIGUSR2: no snapshot in the file after ${WAIT_S}s"
 kill -INT $rp
 wait $rp || fail "--overwrite -a with SIGUSR2/SIGINT exited $?"
 # Samples that hit a ring while it was paused for a snapshot are counted by

@@ -148,6 +148,8 @@ struct tp_ev {
 	uint32_t nr_spans;
 	struct span_guard *cpumasks; /* __get_cpumask(): never empty */
 	uint32_t nr_cpumasks;
+	struct span_guard *dyns; /* every __data_loc/__rel_loc field */
+	uint32_t nr_dyns;
 	uint32_t min_size; /* bytes the fixed fields cover */
 	struct fop *ops;
 	uint32_t nr_ops;
@@ -957,6 +959,67 @@ static bool cpumasks_ok(const struct tp_ev *te, const unsigned char *data,
 	return true;
 }
 
+/*
+ * libtraceevent prints every field of an event whose print format it could
+ * not parse, and takes a 2-byte __data_loc's length as "record size -
+ * offset": an offset past the record is a length of about 4 G, read until
+ * it faults.  So each dynamic field of the event, printed or not, must
+ * point within the record; the kernel writes no other.
+ */
+static void find_dyns(struct tpfmt *t, struct tp_ev *te)
+{
+	uint32_t n = 0, i = 0;
+	struct tep_format_field *f;
+
+	for (f = te->ev->format.fields; f; f = f->next)
+		if (f->flags & TEP_FIELD_IS_DYNAMIC)
+			n++;
+	if (!n)
+		return;
+	te->dyns = arena_alloc(t, n * sizeof(*te->dyns));
+	if (!te->dyns) {
+		te->unsafe = true;
+		return;
+	}
+	for (f = te->ev->format.fields; f; f = f->next) {
+		struct span_guard *g = &te->dyns[i];
+
+		if (!(f->flags & TEP_FIELD_IS_DYNAMIC))
+			continue;
+		if (f->offset < 0 || (f->size != 2 && f->size != 4)) {
+			te->unsafe = true;
+			return;
+		}
+		memset(g, 0, sizeof(*g));
+		g->off = (uint32_t)f->offset;
+		g->fsize = (uint16_t)f->size;
+		g->dynamic = true;
+		g->relative = f->flags & TEP_FIELD_IS_RELATIVE;
+		i++;
+	}
+	te->nr_dyns = i;
+}
+
+static bool dyns_ok(const struct tp_ev *te, const unsigned char *data,
+		    uint32_t size)
+{
+	for (uint32_t i = 0; i < te->nr_dyns; i++) {
+		const struct span_guard *g = &te->dyns[i];
+		uint64_t v, o, l;
+
+		if ((uint64_t)g->off + g->fsize > size)
+			return false;
+		v = read_num(data + g->off, g->fsize);
+		o = v & 0xffff;
+		if (g->relative)
+			o += (uint64_t)g->off + g->fsize;
+		l = g->fsize == 2 ? 0 : (v >> 16) & 0xffff;
+		if (o > size || o + l > size)
+			return false;
+	}
+	return true;
+}
+
 /* Whether every array libtraceevent will print lies within @limit bytes
  * (the record, padded to its fixed fields). */
 static bool spans_ok(const struct tp_ev *te, const unsigned char *data,
@@ -1064,6 +1127,7 @@ static void compile_event(struct tpfmt *t, struct tp_ev *te)
 	te->compiled = true;
 	te->min_size = event_min_size(ev);
 	find_divisors(t, te, ev->print_fmt.args, 0);
+	find_dyns(t, te);
 	if (t->swap || !fmt || ev->handler ||
 	    (ev->flags & (TEP_EVENT_FL_FAILED | TEP_EVENT_FL_ISBPRINT |
 			  TEP_EVENT_FL_ISPRINT | TEP_EVENT_FL_PRINTRAW |
@@ -1386,6 +1450,8 @@ void tpfmt_print(struct tpfmt *t, const void *raw, uint32_t size, int cpu,
 		return; /* it would print bytes past the record */
 	if (!cpumasks_ok(te, t->scratch, need))
 		return;
+	if (!dyns_ok(te, t->scratch, need))
+		return; /* a dynamic field points past the record */
 	print_slow(t, t->scratch, need, cpu, ob);
 }
 

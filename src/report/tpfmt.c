@@ -1905,6 +1905,25 @@ static bool fmt_check_args(struct fmt_view *v, const char *p, const char *end)
 	return true;
 }
 
+/*
+ * libtraceevent reads a field's dimension as tokens up to the ']', across
+ * lines: an unclosed '[' swallows the lines after it, so that its fields
+ * differ from the ones seen here and a print format naming one of them
+ * slips past fmt_check_args().  Kernel formats close it on the line.
+ */
+static bool fmt_brackets_closed(const char *p, const char *eol)
+{
+	int depth = 0;
+
+	for (; p < eol; p++) {
+		if (*p == '[')
+			depth++;
+		else if (*p == ']' && --depth < 0)
+			return false;
+	}
+	return depth == 0;
+}
+
 /* Returns 1 when the text may go to libtraceevent, 0 when not (v->why
  * says why), -ENOMEM. */
 static int fmt_check(struct fmt_view *v, const char *s, size_t n)
@@ -1922,6 +1941,13 @@ static int fmt_check(struct fmt_view *v, const char *s, size_t n)
 			v->name = p + 6;
 			v->name_len = (size_t)(eol - p - 6);
 		} else if ((size_t)(eol - p) > 7 && !memcmp(p, "\tfield:", 7)) {
+			if (!fmt_brackets_closed(p, eol)) {
+				snprintf(
+					v->why, sizeof(v->why),
+					"a field's '[' at byte %zu is not closed on its line",
+					(size_t)(p - s));
+				return 0;
+			}
 			err = fmt_add_field(v, p + 7, eol);
 			if (err)
 				return err;

@@ -2,6 +2,7 @@
 # `make install PREFIX=...`, `make fuzz T=ring SECS=60`, `make format-check`.
 
 CC ?= cc
+OBJCOPY ?= objcopy
 PREFIX ?= /usr/local
 LIBDIR ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
@@ -61,17 +62,29 @@ $(1)_DIR := $(if $(filter release,$(1)),$(B),$(B)/$(1))
 $$($(1)_DIR)/obj/%.o: %.c $(HDRS)
 	@mkdir -p $$(@D)
 	$$(CC) $$(CFLAGS_COMMON) $$(CFLAGS_$(1)) $$(CFLAGS) -fPIC -fvisibility=hidden -DPERFRING_BUILD -c $$< -o $$@
-$$($(1)_DIR)/libperfring.a: $(LIB_SRC:%.c=$$($(1)_DIR)/obj/%.o)
+# Tests and fuzz replays call internal functions: they link the objects
+# as they are (libperfring-internal.a, never installed).
+$$($(1)_DIR)/libperfring-internal.a: $(LIB_SRC:%.c=$$($(1)_DIR)/obj/%.o)
 	@rm -f $$@
 	$$(AR) rcs $$@ $$^
-$$($(1)_DIR)/test/%: test/%.c test/harness.h test/stress.h $$($(1)_DIR)/libperfring.a $(HDRS)
+$$($(1)_DIR)/test/%: test/%.c test/harness.h test/stress.h $$($(1)_DIR)/libperfring-internal.a $(HDRS)
 	@mkdir -p $$(@D)
-	$$(CC) $$(CFLAGS_COMMON) $$(CFLAGS_$(1)) $$(CFLAGS) -Isrc -o $$@ $$< $$($(1)_DIR)/libperfring.a $$(LDLIBS)
-$$($(1)_DIR)/fuzz/replay_%: fuzz/fuzz_%.c fuzz/replay.c $$($(1)_DIR)/libperfring.a $(HDRS)
+	$$(CC) $$(CFLAGS_COMMON) $$(CFLAGS_$(1)) $$(CFLAGS) -Isrc -o $$@ $$< $$($(1)_DIR)/libperfring-internal.a $$(LDLIBS)
+$$($(1)_DIR)/fuzz/replay_%: fuzz/fuzz_%.c fuzz/replay.c $$($(1)_DIR)/libperfring-internal.a $(HDRS)
 	@mkdir -p $$(@D)
-	$$(CC) $$(CFLAGS_COMMON) $$(CFLAGS_$(1)) $$(CFLAGS) -Isrc -o $$@ $$< fuzz/replay.c $$($(1)_DIR)/libperfring.a $$(LDLIBS)
+	$$(CC) $$(CFLAGS_COMMON) $$(CFLAGS_$(1)) $$(CFLAGS) -Isrc -o $$@ $$< fuzz/replay.c $$($(1)_DIR)/libperfring-internal.a $$(LDLIBS)
 endef
 $(foreach v,release asan tsan,$(eval $(call variant,$(v))))
+
+# The installed archive: one partially linked object in which only the
+# PERFRING_API names stay global (-fvisibility=hidden decides, as for the
+# .so; objcopy makes every hidden symbol local), so that a program linking
+# it statically meets none of its internal names.
+$(B)/libperfring.a: $(LIB_SRC:%.c=$(B)/obj/%.o)
+	@rm -f $@
+	$(LD) -r -o $(B)/libperfring.o $^
+	$(OBJCOPY) --localize-hidden $(B)/libperfring.o
+	$(AR) rcs $@ $(B)/libperfring.o
 
 $(SHLIB): $(LIB_SRC:%.c=$(B)/obj/%.o) src/libperfring.map
 	$(CC) -shared -Wl,-soname,$(SONAME) -Wl,--version-script=src/libperfring.map -Wl,--no-undefined -o $@ $(filter %.o,$^) $(LDLIBS)
@@ -157,11 +170,16 @@ uninstall:
 		$(DESTDIR)$(LIBDIR)/libperfring.* $(DESTDIR)$(LIBDIR)/pkgconfig/perfring.pc \
 		$(DESTDIR)$(BINDIR)/perfring $(DESTDIR)$(MANDIR)/man1/perfring.1 $(DESTDIR)$(MANDIR)/man3/libperfring.3
 
-# Exported symbols must be exactly the map's.
-check-abi: $(SHLIB)
+# Exported symbols must be exactly the map's, and neither library may
+# export a name without the perfring_ prefix (no exceptions).
+check-abi: $(SHLIB) $(B)/libperfring.a
 	@nm -D --defined-only $(SHLIB) | awk '$$2 ~ /^[TDBR]$$/ {sub(/@.*/, "", $$3); print $$3}' | sort > $(B)/abi.syms
 	@grep -o 'perfring_[a-z_0-9]*' src/libperfring.map | sort > $(B)/abi.map
 	@diff -u $(B)/abi.map $(B)/abi.syms && echo "abi: exported symbols match src/libperfring.map"
+	@{ nm -D --defined-only $(SHLIB); nm -g --defined-only $(B)/libperfring.a; } | \
+		awk 'NF == 3 && $$3 !~ /^perfring_/ && $$3 !~ /^PERFRING_0\./ { print "  " $$3 " (" $$2 ")" }' | sort -u > $(B)/abi.unprefixed
+	@if [ -s $(B)/abi.unprefixed ]; then echo "abi: names without the perfring_ prefix exported:"; cat $(B)/abi.unprefixed; exit 1; fi
+	@echo "abi: $(notdir $(SHLIB)) and libperfring.a export only perfring_ names ($$(nm -g --defined-only $(B)/libperfring.a | awk 'NF == 3' | wc -l) in the archive)"
 
 FORMAT_FILES := $(wildcard include/*.h include/*/*.h src/*/*.[ch] tools/*.c examples/*.c test/*.[ch] test/apps/*.c bench/*.c fuzz/*.c)
 format:

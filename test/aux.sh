@@ -12,6 +12,7 @@
 #     asked size, flagged as a snapshot;
 # and bad requests and inputs fail with a clear message.
 set -u
+. "$(dirname "$0")/lib.sh"
 cli=${PERFRING_CLI:-build/perfring}
 data=${CS_DATA:-test/data}
 fail() { echo "FAILED: $*" >&2; exit 1; }
@@ -21,7 +22,7 @@ cli=$(realpath "$cli")
 data=$(realpath "$data")
 snaps=$data/opencsd/snapshots
 golden=$data/opencsd/golden-1.3.3
-command -v perf >/dev/null || { echo "SKIP: perf is not installed"; exit 77; }
+command -v perf >/dev/null || fail "perf is not installed (.ci/run installs linux-perf)"
 cd "$tmp" || exit 1
 
 # 1. A snapshot directory, in one PERF_RECORD_AUX (perf decodes each AUX
@@ -90,16 +91,24 @@ grep -q 'PERF_RECORD_AUXTRACE size: 0x180  offset: 0  .* tid: 17235  cpu: -1' du
 grep -E '^\s*Idx:' dump | cmp -s orig.pkts - || fail "per-thread: perf decodes differently"
 
 # 4. Snapshot mode: SIGUSR2 three times, then SIGINT (with =e: one more).
+#    Each signal is sent once the recorder has its handler and the previous
+#    snapshot is in the file (signals pending together would make one).
 "$cli" record -q --replay-cs "$snaps/juno_r1_1" --loops 100000 --rate 4M -m ,64K \
 	--snapshot=e16K -o snap.data 2>err &
 pid=$!
-# The file appears once the CLI has its SIGUSR2 handler.
-for i in $(seq 100); do [ -s snap.data ] && break; sleep 0.05; done
-sleep 0.3
+wait_until "$WAIT_S" catches $pid USR2 || fail "record -S: no SIGUSR2 handler after ${WAIT_S}s: $(cat err)"
+wait_until "$WAIT_S" test -s snap.data || fail "record -S: no file after ${WAIT_S}s: $(cat err)"
+size=$(file_size snap.data)
 for i in 1 2 3; do
-	kill -USR2 $pid
+	# Part of the test: the replay (4 MB/s) refills the 16 KiB it
+	# snapshots in 4 ms; 200 ms leaves a loaded machine 50 times that.
 	sleep 0.2
+	kill -USR2 $pid
+	wait_until "$WAIT_S" grown snap.data $((size + 16384)) ||
+		fail "snapshot $i not in the file after ${WAIT_S}s ($(file_size snap.data) bytes): $(cat err)"
+	size=$(file_size snap.data)
 done
+sleep 0.2
 kill -INT $pid
 wait $pid || fail "record -S: exit $?: $(cat err)"
 perf report -D -i snap.data >dump 2>err || fail "perf report -D snap: $(cat err)"

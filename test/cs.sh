@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # CoreSight decoding judged by OpenCSD's own listings: perfring decode
 # --snapshot on the OpenCSD test snapshots gives the lines of
-# trc_pkt_lister 1.3.3 (the golden files, and the installed trc_pkt_lister
-# when there is one); damaged snapshots give clear errors or resync.
+# trc_pkt_lister 1.3.3 (the golden files, and the installed trc_pkt_lister,
+# which the test requires); damaged snapshots give clear errors or resync.
 set -u
+. "$(dirname "$0")/lib.sh"
 cli=${PERFRING_CLI:-build/perfring}
 data=${CS_DATA:-test/data}
 fail() { echo "FAILED: $*" >&2; exit 1; }
+for tool in python3 trc_pkt_lister; do
+	command -v $tool >/dev/null || fail "$tool is not installed (.ci/run installs python3 libopencsd-bin)"
+done
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cli=$(realpath "$cli")
@@ -33,16 +37,12 @@ for n in a57_single_step juno_r1_1; do
 done
 
 # The same against the installed trc_pkt_lister (libopencsd-bin).
-if command -v trc_pkt_lister >/dev/null; then
-	for n in a57_single_step juno_r1_1; do
-		(cd "$tmp" && trc_pkt_lister -ss_dir "$snaps/$n" -decode -logstdout -logfilename /dev/null) | lines >"$tmp/ref"
-		"$cli" decode --snapshot "$snaps/$n" --decode -q | lines >"$tmp/ours"
-		cmp -s "$tmp/ref" "$tmp/ours" || fail "$n: differs from the installed trc_pkt_lister"
-		echo "$n: equal to the installed trc_pkt_lister ($(wc -l <"$tmp/ref") lines)"
-	done
-else
-	echo "trc_pkt_lister not installed: compared with the golden files only"
-fi
+for n in a57_single_step juno_r1_1; do
+	(cd "$tmp" && trc_pkt_lister -ss_dir "$snaps/$n" -decode -logstdout -logfilename /dev/null) | lines >"$tmp/ref"
+	"$cli" decode --snapshot "$snaps/$n" --decode -q | lines >"$tmp/ours"
+	cmp -s "$tmp/ref" "$tmp/ours" || fail "$n: differs from the installed trc_pkt_lister"
+	echo "$n: equal to the installed trc_pkt_lister ($(wc -l <"$tmp/ref") lines)"
+done
 
 # STM: juno's second buffer (--buffer ETB_1, the STM source).  OpenCSD's
 # STM packet processor fails on the buffer's last (empty) block: where
@@ -87,7 +87,7 @@ echo "raw trace: $(wc -l <"$tmp/raw_el") elements as from the frames"
 "$cli" record -q --replay-cs "$tmp/raw" -o "$tmp/raw.data" >/dev/null 2>&1 || fail "record --replay-cs of the raw snapshot"
 off=$("$cli" dump -i "$tmp/raw.data" 2>/dev/null | awk '/PERF_RECORD_AUX offset/ { print $3; exit }')
 [ -n "$off" ] || fail "raw: no PERF_RECORD_AUX in the recording"
-python3 - "$tmp/raw.data" "$off" <<'PY'
+python3 - "$tmp/raw.data" "$off" <<'PY' || fail "flagging the AUX record CORESIGHT_FORMAT_RAW"
 import struct, sys
 p, off = sys.argv[1], int(sys.argv[2], 16)
 d = bytearray(open(p, 'rb').read())
@@ -225,11 +225,13 @@ if ! cmp -s "$etm/perf_inject.data" "$tmp/inject"; then
 fi
 echo "inject: branch and range counts equal to simpleperf's"
 # Without the binary the code is unknown: said so, and no equal counts.
-"$cli" inject -i "$etm/perf_etm.data" --symdir "$tmp/m" -o "$tmp/inject2" 2>"$tmp/err" || true
+"$cli" inject -i "$etm/perf_etm.data" --symdir "$tmp/m" -o "$tmp/inject2" 2>"$tmp/err" ||
+	fail "inject without the binary: exit $? (a warning, not an error): $(cat "$tmp/err")"
 grep -q 'etm_test_loop not found' "$tmp/err" || fail "inject without the binary: not reported"
 # A binary with another build-id is refused.
 mkdir -p "$tmp/wrong" && cp /bin/true "$tmp/wrong/etm_test_loop"
-"$cli" inject -i "$etm/perf_etm.data" --symdir "$tmp/wrong" -o "$tmp/inject3" 2>"$tmp/err" || true
+"$cli" inject -i "$etm/perf_etm.data" --symdir "$tmp/wrong" -o "$tmp/inject3" 2>"$tmp/err" ||
+	fail "inject with a wrong binary: exit $? (a warning, not an error): $(cat "$tmp/err")"
 grep -q 'etm_test_loop not found' "$tmp/err" || fail "inject with a wrong binary: not refused"
 cmp -s "$etm/perf_inject.data" "$tmp/inject3" && fail "inject with a wrong binary: counts still equal"
 echo "inject: a missing or mismatched binary is reported"
@@ -246,7 +248,7 @@ echo "inject: binaries found by build-id"
 # A later mapping of another process at the same addresses (the linker's
 # MMAP2 rewritten as pid 9999 over etm_test_loop's text) must not hide the
 # traced process's code: maps are chosen by the trace's context ID (pid).
-python3 - "$etm/perf_etm.data" "$tmp/otherpid.data" <<'PY'
+python3 - "$etm/perf_etm.data" "$tmp/otherpid.data" <<'PY' || fail "rewriting the linker's MMAP2 as pid 9999"
 import struct, sys
 d = bytearray(open(sys.argv[1], 'rb').read())
 assert struct.unpack_from('<I', d, 0x938)[0] == 10  # PERF_RECORD_MMAP2
@@ -283,22 +285,30 @@ echo "round trip (replay, record, decode): juno packets golden, AutoFDO counts a
 # one at exit.  Each snapshot decodes cleanly after its first sync (one
 # NO_SYNC each, no resync, no error) and its instruction ranges are a
 # contiguous run of the full decode (the replay loops perf_etm.data's trace).
+# Each signal is sent once the recorder has its handler and the previous
+# snapshot is in the file (signals pending together would make one).
 "$cli" record -q --replay-cs "$etm/perf_etm.data" --loops 100000 --rate 4M -m ,64K \
 	--snapshot=e4K -o "$tmp/snap.data" 2>"$tmp/err" &
 pid=$!
-for i in $(seq 100); do [ -s "$tmp/snap.data" ] && break; sleep 0.05; done
-sleep 0.3
+wait_until "$WAIT_S" catches $pid USR2 || fail "record --snapshot: no SIGUSR2 handler after ${WAIT_S}s: $(cat "$tmp/err")"
+wait_until "$WAIT_S" test -s "$tmp/snap.data" || fail "record --snapshot: no file after ${WAIT_S}s: $(cat "$tmp/err")"
+size=$(file_size "$tmp/snap.data")
 for i in 1 2 3; do
-	kill -USR2 $pid
+	# Part of the test: the replay (4 MB/s) refills the 4 KiB it
+	# snapshots in 1 ms; 200 ms leaves a loaded machine 200 times that.
 	sleep 0.2
+	kill -USR2 $pid
+	wait_until "$WAIT_S" grown "$tmp/snap.data" $((size + 4096)) ||
+		fail "snapshot $i not in the file after ${WAIT_S}s: $(cat "$tmp/err")"
+	size=$(file_size "$tmp/snap.data")
 done
+sleep 0.2
 kill -INT $pid
 wait $pid || fail "record --snapshot: exit $?: $(cat "$tmp/err")"
 "$cli" script --itrace --no-disasm -i "$etm/perf_etm.data" --symdir "$etm" -q >"$tmp/full.txt" || fail "script --itrace (full)"
 "$cli" script --itrace --no-disasm -i "$tmp/snap.data" --symdir "$etm" >"$tmp/snaps.txt" 2>"$tmp/err" || fail "script --itrace (snapshots): $(cat "$tmp/err")"
-# Signals close together may make one snapshot: 4 expected, 2 enough.
 nsnap=$(grep -c '^# AUXTRACE chunk' "$tmp/snaps.txt")
-[ "$nsnap" -ge 2 ] && [ "$nsnap" -le 4 ] || fail "snapshots: $nsnap in the file (4 taken)"
+[ "$nsnap" = 4 ] || fail "snapshots: $nsnap in the file (4 taken)"
 grep -q " $nsnap no-sync, 0 resyncs, 0 errors" "$tmp/err" || fail "snapshots: not clean after the first sync: $(cat "$tmp/err")"
 python3 - "$tmp/full.txt" "$tmp/snaps.txt" "$nsnap" <<'PY' || fail "snapshots: ranges are not runs of the full decode"
 import re, sys

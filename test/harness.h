@@ -41,6 +41,32 @@
 	} while (0)
 
 /*
+ * A case the kernel refused (a mount, a perf_event_open) while the others
+ * can still run: the reason is printed now, and test_exit() exits 77
+ * instead of 0, so a partly run test never counts as passed.
+ */
+static inline int *test_refused_count(void)
+{
+	static int n;
+
+	return &n;
+}
+
+#define REFUSED(...)                                  \
+	do {                                          \
+		fprintf(stderr, "SKIP (one case): "); \
+		fprintf(stderr, __VA_ARGS__);         \
+		fputc('\n', stderr);                  \
+		(*test_refused_count())++;            \
+	} while (0)
+
+/* main()'s return: T_EXIT_PASS, or T_EXIT_SKIP if a case was refused. */
+static inline int test_exit(void)
+{
+	return *test_refused_count() ? T_EXIT_SKIP : T_EXIT_PASS;
+}
+
+/*
  * A private temporary directory for a test, removed (with the files in it)
  * at exit, also after a failed CHECK, and only by the process that made it.
  */

@@ -2,6 +2,7 @@
 # perfring record against the real kernel, judged by the real perf.
 # Skips (77) only if the kernel refuses perf_event_open.
 set -u
+. "$(dirname "$0")/lib.sh"
 cli=${PERFRING_CLI:-build/perfring}
 wl=${WORKLOADS:-build/workloads}
 fail() { echo "FAILED: $*" >&2; exit 1; }
@@ -74,20 +75,24 @@ ncpu=$(perf script -i "$tmp/all.data" -F cpu 2>/dev/null | sort -u | wc -l)
 [ "$ncpu" -ge "$(nproc)" ] || fail "-a recorded $ncpu CPUs of $(nproc)"
 perf script -i "$tmp/all.data" -F comm 2>/dev/null | grep -q hot || fail "-a missed the command"
 
-"$wl/hot" 1.5 &
+# The target runs far longer than the recording, so that a slow start does
+# not end it early; it is killed after.
+"$wl/hot" 600 &
 hp=$!
-sleep 0.2
+wait_until "$WAIT_S" has_exec $hp hot || fail "hot did not start"
 "$cli" record -q -p $hp -e cpu-clock -F 1000 -o "$tmp/p.data" --duration 0.5 || fail "-p"
+kill $hp
 wait $hp
 perf_ok "$tmp/p.data"
 pids=$(perf script -i "$tmp/p.data" -F pid 2>/dev/null | sort -u | tr -d ' ')
 [ "$pids" = "$hp" ] || fail "-p $hp recorded pids: $pids"
 
 # -t on one thread; --per-thread together with -C.
-"$wl/hot" 1.0 &
+"$wl/hot" 600 &
 hp=$!
-sleep 0.2
+wait_until "$WAIT_S" has_exec $hp hot || fail "hot did not start"
 "$cli" record -q -t $hp -e cpu-clock -F 1000 -o "$tmp/t.data" --duration 0.4 || fail "-t"
+kill $hp
 wait $hp
 perf_ok "$tmp/t.data"
 [ "$(perf script -i "$tmp/t.data" -F tid 2>/dev/null | sort -u | tr -d ' ')" = "$hp" ] || fail "-t $hp recorded other threads"
@@ -112,8 +117,10 @@ perf script -i "$tmp/tp.data" 2>/dev/null | grep -q 'prev_comm=.*prev_pid=.*==> 
 perf report --stats -i - <"$tmp/pipe.data" 2>&1 | grep -q 'SAMPLE events' || fail "perf report -i - cannot read our pipe output"
 "$cli" record -q -e page-faults -c 1 -o - -- "$wl/faults" 300 | perf script -i - 2>/dev/null | grep -q faults || fail "live pipe into perf script"
 
-# 7. Overwrite keeps the newest events.
-"$cli" record -e page-faults -c 1 -m 2 --overwrite -o "$tmp/ow.data" -- "$wl/faults" 20000 3000 2>"$tmp/ow.err" || fail "--overwrite: $(cat "$tmp/ow.err")"
+# 7. Overwrite keeps the newest events of each ring: one ring
+# (--per-thread), since per-CPU rings keep the newest of each CPU and a
+# loaded machine migrates the workload between its two phases.
+"$cli" record --per-thread -e page-faults -c 1 -m 2 --overwrite -o "$tmp/ow.data" -- "$wl/faults" 20000 3000 2>"$tmp/ow.err" || fail "--overwrite: $(cat "$tmp/ow.err")"
 perf_ok "$tmp/ow.data"
 total=$(samples_in "$tmp/ow.data")
 last=$(perf script -i "$tmp/ow.data" -F ip,sym 2>/dev/null | grep -c touch_last)
@@ -122,12 +129,19 @@ first=$(perf script -i "$tmp/ow.data" -F ip,sym 2>/dev/null | grep -c touch_firs
 [ "$last" -gt $((total / 2)) ] && [ "$first" -eq 0 ] || fail "--overwrite kept old events: $last of $total from the last phase, $first from the first"
 echo "overwrite: kept $total samples, $last from the newest phase"
 
-# SIGUSR2 takes a snapshot while running.
+# SIGUSR2 takes a snapshot while running: sent once the recorder has its
+# handler and has started its file; the snapshot is visible when the file
+# (its data size is kept current) holds samples: an overwrite recording
+# writes none before.
 "$cli" record -q -a --overwrite -e cpu-clock -F 1000 -m 8 -o "$tmp/snap.data" &
 rp=$!
-sleep 0.5
-kill -USR2 $rp
+wait_until "$WAIT_S" catches $rp USR2 || fail "--overwrite: no SIGUSR2 handler after ${WAIT_S}s"
+wait_until "$WAIT_S" test -s "$tmp/snap.data" || fail "--overwrite: no file after ${WAIT_S}s"
+# Part of the test: the rings collect samples for a while.
 sleep 0.3
+kill -USR2 $rp
+has_samples() { [ "$(samples_in "$tmp/snap.data")" -gt 0 ] 2>/dev/null; }
+wait_until "$WAIT_S" has_samples || fail "SIGUSR2: no snapshot in the file after ${WAIT_S}s"
 kill -INT $rp
 wait $rp || fail "--overwrite -a with SIGUSR2/SIGINT exited $?"
 # Samples that hit a ring while it was paused for a snapshot are counted by

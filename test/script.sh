@@ -167,9 +167,10 @@ for cut in 200 1000 5000 $((size / 2)) $((size - 100)); do
 	[ $? -lt 128 ] || fail "report crashed on a file cut at $cut bytes"
 done
 # Flipped bytes in the data section (records, callchains, raw data).
+command -v python3 >/dev/null || fail "python3 is not installed (make demo and .ci/run install it)"
 for seed in 1 2 3 4 5 6 7 8; do
 	cp "$tmp/o-sw.data" "$tmp/flip.data"
-	python3 - "$tmp/flip.data" "$seed" <<'EOF' 2>/dev/null || true
+	python3 - "$tmp/flip.data" "$seed" <<'EOF' || fail "flipping bytes (seed $seed) failed"
 import random, sys
 p, seed = sys.argv[1], int(sys.argv[2])
 b = bytearray(open(p, 'rb').read())
@@ -179,6 +180,7 @@ for _ in range(64):
     b[i] = r.randrange(256)
 open(p, 'wb').write(bytes(b))
 EOF
+	cmp -s "$tmp/o-sw.data" "$tmp/flip.data" && fail "seed $seed: the damaged copy equals the original"
 	"$cli" script -i "$tmp/flip.data" >/dev/null 2>&1
 	[ $? -lt 128 ] || fail "script crashed on a damaged file (seed $seed)"
 	"$cli" report -i "$tmp/flip.data" >/dev/null 2>&1

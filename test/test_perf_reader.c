@@ -972,11 +972,11 @@ int main(void)
 	test_queue_limit();
 	fprintf(stderr, "ok: synthetic files\n");
 
-	if (sh("command -v perf >/dev/null") != 0)
-		SKIP("perf is not installed (the oracle)");
+	CHECK(sh("command -v perf >/dev/null") == 0,
+	      "perf is not installed (the oracle; .ci/run installs linux-perf)");
 	if (sh("perf record -q -o %s -- true >/dev/null 2>&1",
 	       path_in("probe")) != 0)
-		SKIP("perf record fails here (perf_event_open refused?)");
+		SKIP("perf record -- true fails here: the kernel refuses perf_event_open");
 
 	/* All recordings at once: perf record starts slowly. */
 	CHECK(sh("cd %s && W=%s && C=%s && ("

@@ -24,6 +24,9 @@
 #include <sys/mount.h>
 #include <unistd.h>
 #include <event-parse.h>
+#include <event-utils.h>
+#include <stdarg.h>
+#include <perfring.h>
 #include "harness.h"
 #include "format/tracing_data.h"
 #include "report/threads.h"
@@ -40,6 +43,24 @@ const char *__lsan_default_suppressions(void);
 const char *__lsan_default_suppressions(void)
 {
 	return "leak:libtraceevent.so";
+}
+
+/*
+ * libtraceevent prints through tep_vprint(), a weak symbol: this program's
+ * definition takes its messages, counted and not printed.
+ */
+static unsigned nr_tep_messages;
+
+int tep_vprint(const char *name, enum tep_loglevel level, bool print_err,
+	       const char *fmt, va_list ap)
+{
+	(void)name;
+	(void)level;
+	(void)print_err;
+	(void)fmt;
+	(void)ap;
+	nr_tep_messages++;
+	return errno;
 }
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
@@ -100,6 +121,17 @@ static void list_events(struct ev_list *l)
 		closedir(ed);
 	}
 	closedir(sd);
+}
+
+static unsigned nr_logged;
+static char first_logged[512];
+
+static void count_log(enum perfring_log_level level, const char *msg, void *ctx)
+{
+	(void)level;
+	(void)ctx;
+	if (!nr_logged++)
+		snprintf(first_logged, sizeof(first_logged), "%s", msg);
 }
 
 static char *print_one(struct tpfmt *t, bool slow, const void *raw,
@@ -166,26 +198,40 @@ static void test_tpfmt(void)
 	struct tpfmt *t;
 	struct tep_handle *tep;
 	static unsigned char rec[65536];
+	char *fmt_buf;
 	int err;
 
 	if (access(TRACEFS "/events/header_page", R_OK) != 0 &&
-	    mount("nodev", TRACEFS, "tracefs", 0, NULL) != 0) {
-		printf("tpfmt: no tracefs here, skipped\n");
-		return;
-	}
+	    mount("nodev", TRACEFS, "tracefs", 0, NULL) != 0)
+		SKIP("tpfmt: no tracefs at %s and the kernel refuses to mount it: %s",
+		     TRACEFS, strerror(errno));
+	CHECK(access(TRACEFS "/events/header_page", R_OK) == 0,
+	      "tracefs mounted at %s has no events/header_page: %s", TRACEFS,
+	      strerror(errno));
 	list_events(&l);
 	CHECK(l.nr > 10, "only %zu tracepoints in %s", l.nr, TRACEFS);
 	err = tracing_data_build(TRACEFS, (const char *const *)l.names, l.nr,
 				 &blob, &len);
 	CHECK(err == 0, "tracing_data_build: %d", err);
+	/* Every format of this kernel passes the checks made before
+	 * libtraceevent sees one: nothing is left out, nothing logged. */
+	perfring_set_log(count_log, NULL, PERFRING_LOG_WARN);
 	err = tpfmt_new(blob, len, &t);
+	perfring_set_log(NULL, NULL, PERFRING_LOG_ERROR);
 	CHECK(err == 0, "tpfmt_new on %zu events: %d", l.nr, err);
+	CHECK(nr_logged == 0,
+	      "parsing this kernel's %zu formats logged %u messages, the first: %s",
+	      l.nr, nr_logged, first_logged);
 
 	/* The same formats through libtraceevent, to know the fields. */
 	tep = tep_alloc();
 	CHECK(tep, "tep_alloc");
+	/* One buffer for all the files: a fresh 1 MiB per file costs an mmap
+	 * and a munmap each under ASan. */
+	fmt_buf = malloc(1 << 20);
+	CHECK(fmt_buf, "malloc");
 	for (size_t i = 0; i < l.nr; i++) {
-		char path[1024], *buf;
+		char path[1024];
 		char *colon = strchr(l.names[i], ':');
 		FILE *f;
 		size_t n;
@@ -195,15 +241,13 @@ static void test_tpfmt(void)
 		f = fopen(path, "r");
 		if (!f)
 			continue;
-		buf = malloc(1 << 20);
-		CHECK(buf, "malloc");
-		n = fread(buf, 1, (1 << 20) - 1, f);
+		n = fread(fmt_buf, 1, (1 << 20) - 1, f);
 		fclose(f);
 		*colon = 0;
-		tep_parse_event(tep, buf, n, l.names[i]);
+		tep_parse_event(tep, fmt_buf, n, l.names[i]);
 		*colon = ':';
-		free(buf);
 	}
+	free(fmt_buf);
 	for (int i = 0; i < tep_get_events_count(tep); i++) {
 		struct tep_event *ev = tep_get_event(tep, i);
 
@@ -283,6 +327,126 @@ static void test_tpfmt(void)
 	for (size_t i = 0; i < l.nr; i++)
 		free(l.names[i]);
 	free(l.names);
+}
+
+/*
+ * Damage that made libtraceevent 1.7 crash in fuzzing (the inputs are
+ * fuzz/corpus/tpfmt/crash-*): each damaged format is refused before
+ * libtraceevent sees it, with a warning naming the event and what is
+ * wrong, and only that event is left out.
+ */
+#define VICTIM_FIELDS                                                                  \
+	"format:\n"                                                                    \
+	"\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"         \
+	"\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"         \
+	"\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n" \
+	"\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n"                   \
+	"\tfield:unsigned long state;\toffset:8;\tsize:8;\tsigned:0;\n"                \
+	"\tfield:int arr[4];\toffset:16;\tsize:16;\tsigned:1;\n\n"
+
+static void test_damaged_formats(void)
+{
+	static const char intact[] =
+		"name: fine\nID: 900\n" VICTIM_FIELDS
+		"print fmt: \"state=%s v=%d q=%lu\", __print_flags(REC->state, \"|\", { 1, \"A\" }, { 2, \"B\" }), REC->arr[1], REC->state / 1000";
+	static const struct {
+		const char *print, *why;
+	} cases[] = {
+		/* NULL dereference flagging a field it did not find */
+		{ "__print_flags(REC->stat, \"|\", { 1, \"A\" }), 1, 2",
+		  "names a field it does not have (\"stat\"" },
+		/* SIGFPE folding constants while parsing */
+		{ "\"s\", 7 / 0, 2", "divides by a zero constant (\"0\"" },
+		{ "\"s\", 7 % (3 - 3), 2", "divides by a constant expression" },
+		{ "\"s\", 7 / nothing, 2",
+		  "divides by something that is not a number" },
+		/* process_op() recursing on NULL */
+		{ "\"s\", REC->arr[1] = 3, 2",
+		  "a subscript is followed by an operator libtraceevent does not know (\"[1] =\"" },
+		{ "\"s\", REC->arr[1];, 2", "a subscript is followed" },
+		/* strcmp() of NULL reading a field's dimension */
+		{ "\"s\", 1, 2\n\tfield:int x[", "it ends with a '['" },
+	};
+	struct tpfmt *t;
+	unsigned char rec[32] = { 0 };
+	char victim[2048];
+	void *blob;
+	size_t len, n;
+	uint16_t id;
+	int err;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct td_extra ex[2] = {
+			{ "damaged", victim, 0 },
+			{ "damaged", intact, sizeof(intact) - 1 },
+		};
+		char *out;
+
+		snprintf(victim, sizeof(victim),
+			 "name: victim\nID: 901\n" VICTIM_FIELDS
+			 "print fmt: \"state=%%s v=%%d q=%%lu\", %s\n",
+			 cases[i].print);
+		ex[0].len = strlen(victim);
+		err = tracing_data_build_ext(TRACEFS, NULL, 0, ex, 2, &blob,
+					     &len);
+		CHECK(err == 0, "tracing_data_build_ext: %d", err);
+		nr_logged = 0;
+		perfring_set_log(count_log, NULL, PERFRING_LOG_WARN);
+		err = tpfmt_new(blob, len, &t);
+		perfring_set_log(NULL, NULL, PERFRING_LOG_ERROR);
+		CHECK(err == 0, "case %zu: tpfmt_new: %d", i, err);
+		CHECK(nr_logged == 1, "case %zu: %u messages", i, nr_logged);
+		CHECK(strstr(first_logged, "event damaged:victim") &&
+			      strstr(first_logged, cases[i].why),
+		      "case %zu (%s): the message is: %s", i, cases[i].print,
+		      first_logged);
+		if (i == 0)
+			printf("tpfmt: e.g. %s\n", first_logged);
+		/* The damaged event prints nothing, the intact one as ever. */
+		id = 901;
+		memcpy(rec, &id, 2);
+		print_one(t, true, rec, sizeof(rec), &n);
+		CHECK(n == 0, "case %zu: the refused event printed", i);
+		id = 900;
+		memcpy(rec, &id, 2);
+		rec[8] = 3;
+		rec[20] = 42;
+		out = print_one(t, true, rec, sizeof(rec), &n);
+		CHECK(n == strlen("state=A|B v=42 q=0") &&
+			      !memcmp(out, "state=A|B v=42 q=0", n),
+		      "case %zu: the intact event prints %.*s", i, (int)n, out);
+		tpfmt_free(t);
+		free(blob);
+	}
+	printf("tpfmt: %zu damaged formats refused with the event and the reason named\n",
+	       sizeof(cases) / sizeof(cases[0]));
+}
+
+/*
+ * libtraceevent's log level is process-wide: the library leaves it as the
+ * application set it (it used to set TEP_LOG_NONE behind its back).
+ */
+static void test_loglevel(void)
+{
+	struct tpfmt *t;
+	void *blob;
+	size_t len;
+	int err;
+
+	err = tracing_data_build(TRACEFS,
+				 (const char *const[]){ "sched:sched_switch" },
+				 1, &blob, &len);
+	CHECK(err == 0, "tracing_data_build: %d", err);
+	tep_set_loglevel(TEP_LOG_WARNING);
+	CHECK_EQ(tpfmt_new(blob, len, &t), 0);
+	nr_tep_messages = 0;
+	tep_warning("probe");
+	CHECK(nr_tep_messages == 1,
+	      "tpfmt_new() changed libtraceevent's log level: the application's warning was not printed");
+	tep_set_loglevel(TEP_LOG_CRITICAL); /* libtraceevent's default */
+	tpfmt_free(t);
+	free(blob);
+	printf("tpfmt: libtraceevent's log level left as the application set it\n");
 }
 
 /* ---- threads ------------------------------------------------------------- */
@@ -497,5 +661,7 @@ int main(void)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	test_threads();
 	test_tpfmt();
+	test_damaged_formats();
+	test_loglevel();
 	return T_EXIT_PASS;
 }

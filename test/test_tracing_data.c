@@ -776,8 +776,8 @@ int main(void)
 
 	test_structure();
 	test_errors();
-	if (!find_perf())
-		SKIP("perf is not installed (structure and error checks passed)");
+	CHECK(find_perf(),
+	      "perf is not installed (.ci/run installs linux-perf; structure and error checks passed)");
 	test_perf();
 	return T_EXIT_PASS;
 }

@@ -9,6 +9,7 @@
 # stays.  (A full disk: test/outputs.sh.)  perfring script/stats/dump read the same
 # files.  Skips (77) only without tracefs or the mmap interface.
 set -u
+. "$(dirname "$0")/lib.sh"
 cli=${PERFRING_CLI:-build/perfring}
 fail() { echo "FAILED: $*" >&2; exit 1; }
 skip() { echo "SKIP: $*" >&2; exit 77; }
@@ -268,28 +269,33 @@ echo "sigkill: the next recording removed $killed and a reused-pid instance, lef
 # that copies them has tracing off, so a recorder copies markers only
 # while it records.  A bystander writes markers all along while
 # recorders start and stop.
-python3 - "$tmp/by.count" <<'PY' &
+# It writes from before the first recorder starts until after the last one
+# ended (told by files, not timed: a loaded machine only makes it longer).
+python3 - "$tmp/by.count" "$tmp/by.started" "$tmp/by.stop" <<'PY' &
 import os, sys, time
 fd = os.open("/sys/kernel/tracing/trace_marker", os.O_WRONLY)
 ok = bad = 0
-end = time.time() + 4
-while time.time() < end:
+end = time.time() + 600
+while time.time() < end and not os.path.exists(sys.argv[3]):
     try:
         os.write(fd, b"perfring-bystander")
         ok += 1
     except OSError:
         bad += 1
+    if ok + bad == 1:
+        open(sys.argv[2], "w").close()
     if (ok + bad) % 100 == 0:
         time.sleep(0.0005)
 open(sys.argv[1], "w").write("%d %d\n" % (ok, bad))
 PY
 wpid=$!
-sleep 0.2
+wait_until "$WAIT_S" test -e "$tmp/by.started" || fail "bystander: no trace_marker write in ${WAIT_S}s"
 for i in 1 2 3 4 5 6; do
 	"$cli" record --tracefs -e ftrace:print -e sched:sched_switch -a \
 		-o "$tmp/by.dat" -- sleep 0.2 2>"$tmp/rec.err" ||
 		fail "bystander: recording $i failed: $(cat "$tmp/rec.err")"
 done
+touch "$tmp/by.stop"
 wait $wpid
 read -r ok bad <"$tmp/by.count"
 [ "$bad" = 0 ] || fail "bystander: $bad of $((ok + bad)) trace_marker writes refused while recorders started and stopped"

@@ -25,7 +25,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 #include <event-parse.h>
 #include <trace-seq.h>
@@ -34,6 +33,9 @@
 
 #define TP_MAX_FIELD_END (1u << 20) /* beyond: a broken format */
 #define TP_MAX_ID 65536 /* common_type is a u16 */
+/* Compiled events by id, in pages made on first use: a file names a few
+ * ids, and a whole table would be 512 KiB to clear and scan per file. */
+#define TP_ID_PAGE 256
 /* Zeroes after a record handed to libtraceevent: strings end there, and
  * %pI6/%pU/%pISpc read up to a sockaddr_storage from a field's start. */
 #define TP_PAD 256
@@ -144,6 +146,10 @@ struct tp_ev {
 	uint32_t nr_divisors;
 	struct span_guard *spans; /* __print_hex() and arrays: their length */
 	uint32_t nr_spans;
+	struct span_guard *cpumasks; /* __get_cpumask(): never empty */
+	uint32_t nr_cpumasks;
+	struct span_guard *dyns; /* every __data_loc/__rel_loc field */
+	uint32_t nr_dyns;
 	uint32_t min_size; /* bytes the fixed fields cover */
 	struct fop *ops;
 	uint32_t nr_ops;
@@ -161,7 +167,7 @@ struct tpfmt {
 	bool swap; /* file of the other endianness: libtraceevent only */
 	bool slow;
 	int type_off, type_size; /* common_type */
-	struct tp_ev **byid; /* [TP_MAX_ID] */
+	struct tp_ev **byid[TP_MAX_ID / TP_ID_PAGE];
 	struct arena_chunk *arena;
 	unsigned char *scratch; /* padded copy of a record */
 	size_t scratch_len;
@@ -906,6 +912,114 @@ static void add_span(struct tpfmt *t, struct tp_ev *te,
 	te->spans = v;
 }
 
+/*
+ * libtraceevent 1.7 sizes its buffer for an empty cpumask from
+ * (unsigned)0 - 1 bits: a 3 GB malloc per record (and a field it cannot
+ * find is a NULL dereference).  The kernel never writes an empty one, so a
+ * record that has one is damaged and is not handed to libtraceevent.
+ */
+static void add_cpumask(struct tpfmt *t, struct tp_ev *te,
+			struct tep_print_arg *arg)
+{
+	struct span_guard g = { 0 }, *v;
+	struct tep_format_field *f = arg->bitmask.field;
+
+	if (!f && arg->bitmask.bitmask)
+		f = tep_find_any_field(te->ev, arg->bitmask.bitmask);
+	if (!f || f->offset < 0 || (f->size != 2 && f->size != 4)) {
+		te->unsafe = true;
+		return;
+	}
+	g.off = (uint32_t)f->offset;
+	g.fsize = (uint16_t)f->size;
+	g.dynamic = true;
+	g.relative = f->flags & TEP_FIELD_IS_RELATIVE;
+	v = arena_alloc(t, (te->nr_cpumasks + 1) * sizeof(*v));
+	if (!v) {
+		te->unsafe = true;
+		return;
+	}
+	if (te->nr_cpumasks)
+		memcpy(v, te->cpumasks, te->nr_cpumasks * sizeof(*v));
+	v[te->nr_cpumasks++] = g;
+	te->cpumasks = v;
+}
+
+static bool cpumasks_ok(const struct tp_ev *te, const unsigned char *data,
+			uint32_t size)
+{
+	for (uint32_t i = 0; i < te->nr_cpumasks; i++) {
+		const struct span_guard *g = &te->cpumasks[i];
+		uint32_t o, l;
+
+		dyn_field(data, size, g->off, g->fsize, g->relative, &o, &l);
+		if (!l)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * libtraceevent prints every field of an event whose print format it could
+ * not parse, and takes a 2-byte __data_loc's length as "record size -
+ * offset": an offset past the record is a length of about 4 G, read until
+ * it faults.  So each dynamic field of the event, printed or not, must
+ * point within the record; the kernel writes no other.
+ */
+static void find_dyns(struct tpfmt *t, struct tp_ev *te)
+{
+	uint32_t n = 0, i = 0;
+	struct tep_format_field *f;
+
+	for (f = te->ev->format.fields; f; f = f->next)
+		if (f->flags & TEP_FIELD_IS_DYNAMIC)
+			n++;
+	if (!n)
+		return;
+	te->dyns = arena_alloc(t, n * sizeof(*te->dyns));
+	if (!te->dyns) {
+		te->unsafe = true;
+		return;
+	}
+	for (f = te->ev->format.fields; f; f = f->next) {
+		struct span_guard *g = &te->dyns[i];
+
+		if (!(f->flags & TEP_FIELD_IS_DYNAMIC))
+			continue;
+		if (f->offset < 0 || (f->size != 2 && f->size != 4)) {
+			te->unsafe = true;
+			return;
+		}
+		memset(g, 0, sizeof(*g));
+		g->off = (uint32_t)f->offset;
+		g->fsize = (uint16_t)f->size;
+		g->dynamic = true;
+		g->relative = f->flags & TEP_FIELD_IS_RELATIVE;
+		i++;
+	}
+	te->nr_dyns = i;
+}
+
+static bool dyns_ok(const struct tp_ev *te, const unsigned char *data,
+		    uint32_t size)
+{
+	for (uint32_t i = 0; i < te->nr_dyns; i++) {
+		const struct span_guard *g = &te->dyns[i];
+		uint64_t v, o, l;
+
+		if ((uint64_t)g->off + g->fsize > size)
+			return false;
+		v = read_num(data + g->off, g->fsize);
+		o = v & 0xffff;
+		if (g->relative)
+			o += (uint64_t)g->off + g->fsize;
+		l = g->fsize == 2 ? 0 : (v >> 16) & 0xffff;
+		if (o > size || o + l > size)
+			return false;
+	}
+	return true;
+}
+
 /* Whether every array libtraceevent will print lies within @limit bytes
  * (the record, padded to its fixed fields). */
 static bool spans_ok(const struct tp_ev *te, const unsigned char *data,
@@ -988,6 +1102,9 @@ static void find_divisors(struct tpfmt *t, struct tp_ev *te,
 			find_divisors(t, te, arg->int_array.count, depth + 1);
 			find_divisors(t, te, arg->int_array.el_size, depth + 1);
 			break;
+		case TEP_PRINT_CPUMASK:
+			add_cpumask(t, te, arg);
+			break;
 		case TEP_PRINT_FUNC:
 			for (struct tep_print_arg *a = arg->func.args; a;
 			     a = a->next)
@@ -1010,6 +1127,7 @@ static void compile_event(struct tpfmt *t, struct tp_ev *te)
 	te->compiled = true;
 	te->min_size = event_min_size(ev);
 	find_divisors(t, te, ev->print_fmt.args, 0);
+	find_dyns(t, te);
 	if (t->swap || !fmt || ev->handler ||
 	    (ev->flags & (TEP_EVENT_FL_FAILED | TEP_EVENT_FL_ISBPRINT |
 			  TEP_EVENT_FL_ISPRINT | TEP_EVENT_FL_PRINTRAW |
@@ -1210,7 +1328,7 @@ static struct tp_ev *lookup(struct tpfmt *t, const unsigned char *data,
 			    uint32_t size)
 {
 	uint64_t id;
-	struct tp_ev *te;
+	struct tp_ev *te, ***page;
 	struct tep_event *ev;
 
 	if (t->type_size <= 0 ||
@@ -1219,18 +1337,20 @@ static struct tp_ev *lookup(struct tpfmt *t, const unsigned char *data,
 	id = read_num(data + t->type_off, (unsigned)t->type_size);
 	if (id >= TP_MAX_ID)
 		return NULL;
-	te = t->byid[id];
-	if (te)
-		return te;
+	page = &t->byid[id / TP_ID_PAGE];
+	if (*page && (*page)[id % TP_ID_PAGE])
+		return (*page)[id % TP_ID_PAGE];
 	ev = tep_find_event(t->tep, (int)id);
 	if (!ev)
+		return NULL;
+	if (!*page && !(*page = calloc(TP_ID_PAGE, sizeof(**page))))
 		return NULL;
 	te = calloc(1, sizeof(*te));
 	if (!te)
 		return NULL;
 	te->ev = ev;
 	compile_event(t, te);
-	t->byid[id] = te;
+	(*page)[id % TP_ID_PAGE] = te;
 	return te;
 }
 
@@ -1315,17 +1435,24 @@ void tpfmt_print(struct tpfmt *t, const void *raw, uint32_t size, int cpu,
 		return;
 	}
 	/* libtraceevent reads fixed fields without checks and strings up to
-	 * a NUL: give it a copy with room and a terminator. */
+	 * a NUL: give it a copy with room and a terminator.  It is told the
+	 * padded size: from a record shorter than its fixed fields it would
+	 * compute "size - offset" for a field of size 0 (char buf[]) and
+	 * malloc and copy 4 GB. */
 	memcpy(t->scratch, data, size);
 	memset(t->scratch + size, 0, need - size + TP_PAD);
 	if (te->unsafe)
 		return;
 	for (uint32_t i = 0; i < te->nr_divisors; i++)
-		if (!eval(te->divisors[i], t->scratch, size))
+		if (!eval(te->divisors[i], t->scratch, need))
 			return; /* libtraceevent would divide by zero */
-	if (!spans_ok(te, t->scratch, size, need))
+	if (!spans_ok(te, t->scratch, need, need))
 		return; /* it would print bytes past the record */
-	print_slow(t, t->scratch, size, cpu, ob);
+	if (!cpumasks_ok(te, t->scratch, need))
+		return;
+	if (!dyns_ok(te, t->scratch, need))
+		return; /* a dynamic field points past the record */
+	print_slow(t, t->scratch, need, cpu, ob);
 }
 
 static char *tep_resolver(void *priv, unsigned long long *addrp, char **modp)
@@ -1466,19 +1593,416 @@ static bool printk_ok(const void *p, size_t n)
 	return true;
 }
 
+/* ---- format checks --------------------------------------------------- */
+
+/*
+ * libtraceevent 1.7's format parser trusts the text it is given, and some
+ * damaged formats make it crash.  Each check here refuses one shape that
+ * did so in fuzzing (fuzz/fuzz_tpfmt.c; the inputs are kept as
+ * fuzz/corpus/tpfmt/crash-*), and no more: every format of the running
+ * kernel passes them all (test/test_script.c checks that).
+ */
+struct fmt_field {
+	const char *name; /* in the text */
+	size_t len;
+	long size; /* "size:", -1 if absent */
+};
+
+struct fmt_view {
+	const char *name; /* "name: " value */
+	size_t name_len;
+	const char *print; /* after "print fmt:" */
+	struct fmt_field *fields;
+	size_t nr_fields;
+	char why[160];
+};
+
+/* A token of a print format's argument list. */
+enum fmt_tok { FT_END, FT_IDENT, FT_NUM, FT_ARROW, FT_CHAR };
+
+struct fmt_lex {
+	const char *p, *end;
+	const char *tok; /* the last token */
+	size_t len;
+};
+
+static bool is_ident(int c)
+{
+	return isalnum(c) || c == '_';
+}
+
+/* The next token; string and character literals are skipped. */
+static enum fmt_tok fmt_next(struct fmt_lex *x)
+{
+	for (;;) {
+		char quote;
+
+		while (x->p < x->end && isspace((unsigned char)*x->p))
+			x->p++;
+		if (x->p >= x->end)
+			return FT_END;
+		if (*x->p != '"' && *x->p != '\'')
+			break;
+		quote = *x->p++;
+		while (x->p < x->end && *x->p != quote)
+			x->p += *x->p == '\\' ? 2 : 1;
+		x->p++;
+	}
+	x->tok = x->p;
+	if (is_ident((unsigned char)*x->p)) {
+		bool num = isdigit((unsigned char)*x->p);
+
+		while (x->p < x->end && is_ident((unsigned char)*x->p))
+			x->p++;
+		x->len = (size_t)(x->p - x->tok);
+		return num ? FT_NUM : FT_IDENT;
+	}
+	if (x->p + 1 < x->end && x->p[0] == '-' && x->p[1] == '>') {
+		x->p += 2;
+		x->len = 2;
+		return FT_ARROW;
+	}
+	x->p++;
+	x->len = 1;
+	return FT_CHAR;
+}
+
+static bool tok_is(const struct fmt_lex *x, const char *s)
+{
+	return x->len == strlen(s) && !memcmp(x->tok, s, x->len);
+}
+
+static const struct fmt_field *fmt_field(const struct fmt_view *v,
+					 const char *name, size_t len)
+{
+	for (size_t i = 0; i < v->nr_fields; i++)
+		if (v->fields[i].len == len &&
+		    !memcmp(v->fields[i].name, name, len))
+			return &v->fields[i];
+	return NULL;
+}
+
+/* The field a "\tfield:...;" line declares: the last word before the
+ * first ';', after any [dimension], and its "size:". */
+static int fmt_add_field(struct fmt_view *v, const char *line, const char *eol)
+{
+	const char *semi = memchr(line, ';', (size_t)(eol - line));
+	const char *e, *b, *sz;
+	struct fmt_field *f;
+
+	if (!semi)
+		return 0; /* libtraceevent refuses the event itself */
+	e = semi;
+	while (e > line && (e[-1] == ' ' || e[-1] == '\t'))
+		e--;
+	while (e > line && e[-1] == ']') {
+		while (e > line && e[-1] != '[')
+			e--;
+		if (e > line)
+			e--;
+		while (e > line && (e[-1] == ' ' || e[-1] == '\t'))
+			e--;
+	}
+	b = e;
+	while (b > line && is_ident((unsigned char)b[-1]))
+		b--;
+	if (b == e)
+		return 0;
+	if (v->nr_fields % 32 == 0) {
+		f = realloc(v->fields, (v->nr_fields + 32) * sizeof(*f));
+		if (!f)
+			return -ENOMEM;
+		v->fields = f;
+	}
+	f = &v->fields[v->nr_fields++];
+	f->name = b;
+	f->len = (size_t)(e - b);
+	f->size = -1;
+	sz = memmem(semi, (size_t)(eol - semi), "size:", 5);
+	if (sz && sz + 5 < eol && isdigit((unsigned char)sz[5]))
+		f->size = strtol(sz + 5, NULL, 10);
+	return 0;
+}
+
+static bool fmt_refuse(struct fmt_view *v, const char *what,
+		       const struct fmt_lex *x)
+{
+	snprintf(v->why, sizeof(v->why),
+		 "%s (\"%.*s\" at byte %zu of the print format)", what,
+		 (int)(x->len > 32 ? 32 : x->len), x->tok,
+		 (size_t)(x->tok - v->print));
+	return false;
+}
+
+/*
+ * The divisor after a '/' or '%'.  libtraceevent computes an operation of
+ * two constants while it parses (consolidate_op_arg()), so a constant
+ * divisor of zero is a SIGFPE in the parser: a literal 0 or a word it
+ * reads as 0, sizeof of a field of size 0, a parenthesised constant.
+ * Kernel formats divide by a nonzero literal, a field, or sizeof(type).
+ */
+static bool fmt_check_divisor(struct fmt_view *v, struct fmt_lex *x)
+{
+	enum fmt_tok t = fmt_next(x);
+	const struct fmt_field *f;
+	struct fmt_lex save;
+	int depth = 1;
+
+	if (t == FT_NUM) {
+		if (!strtoull(x->tok, NULL, 0))
+			return fmt_refuse(v, "it divides by a zero constant",
+					  x);
+		return true;
+	}
+	if (t == FT_IDENT && tok_is(x, "REC"))
+		return true; /* a field: checked when printing */
+	if (t == FT_IDENT && tok_is(x, "sizeof")) {
+		save = *x;
+		if (fmt_next(x) == FT_CHAR && tok_is(x, "(") &&
+		    fmt_next(x) == FT_IDENT && tok_is(x, "REC") &&
+		    fmt_next(x) == FT_ARROW && fmt_next(x) == FT_IDENT &&
+		    (f = fmt_field(v, x->tok, x->len)) && f->size == 0)
+			return fmt_refuse(
+				v,
+				"it divides by the size of a field of size 0",
+				x);
+		*x = save;
+		return true;
+	}
+	if (t == FT_CHAR && tok_is(x, "(")) {
+		const char *open = x->tok;
+
+		/* Not constant if it reads a field. */
+		while (depth && (t = fmt_next(x)) != FT_END) {
+			if (t == FT_IDENT && tok_is(x, "REC")) {
+				x->p = open + 1;
+				return true;
+			}
+			if (t == FT_CHAR && tok_is(x, "("))
+				depth++;
+			else if (t == FT_CHAR && tok_is(x, ")"))
+				depth--;
+		}
+		x->tok = open;
+		x->len = 1;
+		return fmt_refuse(v, "it divides by a constant expression", x);
+	}
+	if (t == FT_END)
+		return true; /* libtraceevent refuses the event itself */
+	return fmt_refuse(
+		v,
+		"it divides by something that is not a number, a field or a sizeof",
+		x);
+}
+
+/*
+ * The operator libtraceevent's tokenizer reads at @p (it joins "->", "++",
+ * "<<=", "!=" and the like), and whether it has a priority there
+ * (get_op_prio() > 0, or ":").  Anything that is not an operator passes.
+ */
+static bool fmt_op_known(const char *p, const char *end, size_t *len)
+{
+	static const char *const known[] = {
+		"~",  "!",  "*",  "/",	"%",  "+",  "-",  "<",
+		">",  "&",  "^",  "|",	"?",  ":",  "++", "--",
+		">>", "<<", ">=", "<=", "==", "!=", "&&", "||"
+	};
+	char op[4] = { 0 };
+	size_t n = 0;
+
+	*len = 0;
+	if (p >= end || is_ident((unsigned char)*p) || *p == '"' ||
+	    *p == '\'' || *p == '(' || *p == ')' || *p == ',' ||
+	    !isprint((unsigned char)*p))
+		return true;
+	op[n++] = *p;
+	if (*p == '-' && p + 1 < end && p[1] == '>') {
+		op[n++] = '>';
+	} else if (strchr("-+|&><", *p) && p + 1 < end && p[1] == *p) {
+		op[n++] = *p;
+		if ((*p == '>' || *p == '<') && p + 2 < end && p[2] == '=')
+			op[n++] = '=';
+	} else if (strchr("-+|&><!=", *p) && p + 1 < end && p[1] == '=') {
+		op[n++] = '=';
+	}
+	*len = n;
+	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+		if (!strcmp(op, known[i]))
+			return true;
+	return false;
+}
+
+/*
+ * After a subscript "x[i]", libtraceevent's process_op() goes on with the
+ * operator that follows, and one it gives no priority ("=", ";", "[",
+ * "->" ...) makes it recurse on a NULL argument.  Kernel formats follow a
+ * subscript with ",", ")", "?" or the end.
+ */
+static bool fmt_check_subscript(struct fmt_view *v, struct fmt_lex *x)
+{
+	const char *open = x->tok, *p;
+	enum fmt_tok t;
+	size_t len;
+	int depth = 1;
+
+	t = fmt_next(x);
+	if (t == FT_CHAR && tok_is(x, "]"))
+		return true; /* "[]": libtraceevent refuses the event itself */
+	while (t != FT_END) {
+		if (t == FT_CHAR && tok_is(x, "["))
+			depth++;
+		else if (t == FT_CHAR && tok_is(x, "]") && !--depth)
+			break;
+		t = fmt_next(x);
+	}
+	if (t == FT_END)
+		return true;
+	p = x->p;
+	while (p < x->end && isspace((unsigned char)*p))
+		p++;
+	if (fmt_op_known(p, x->end, &len))
+		return true;
+	x->tok = open;
+	x->len = (size_t)(p + len - open);
+	return fmt_refuse(
+		v,
+		"a subscript is followed by an operator libtraceevent does not know",
+		x);
+}
+
+/*
+ * The print format's arguments:
+ *  - "REC->x" where the event has no field x: libtraceevent flags the field
+ *    it did not find when the reference is an argument of __print_flags()
+ *    or __print_symbolic() (a NULL dereference).  Kernel formats only name
+ *    their own fields, and use "->" for nothing else.
+ *  - a constant divisor of zero (fmt_check_divisor());
+ *  - a subscript followed by an unknown operator (fmt_check_subscript()).
+ */
+static bool fmt_check_args(struct fmt_view *v, const char *p, const char *end)
+{
+	struct fmt_lex x = { .p = p, .end = end };
+	enum fmt_tok t;
+
+	while ((t = fmt_next(&x)) != FT_END) {
+		if (t == FT_ARROW) {
+			if (fmt_next(&x) != FT_IDENT ||
+			    !fmt_field(v, x.tok, x.len))
+				return fmt_refuse(
+					v,
+					"its print format names a field it does not have",
+					&x);
+		} else if (t == FT_CHAR &&
+			   (tok_is(&x, "/") || tok_is(&x, "%")) &&
+			   !(x.p < end && *x.p == '=')) {
+			if (!fmt_check_divisor(v, &x))
+				return false;
+		} else if (t == FT_CHAR && tok_is(&x, "[")) {
+			if (!fmt_check_subscript(v, &x))
+				return false;
+		}
+	}
+	return true;
+}
+
+/*
+ * libtraceevent reads a field's dimension as tokens up to the ']', across
+ * lines: an unclosed '[' swallows the lines after it, so that its fields
+ * differ from the ones seen here and a print format naming one of them
+ * slips past fmt_check_args().  Kernel formats close it on the line.
+ */
+static bool fmt_brackets_closed(const char *p, const char *eol)
+{
+	int depth = 0;
+
+	for (; p < eol; p++) {
+		if (*p == '[')
+			depth++;
+		else if (*p == ']' && --depth < 0)
+			return false;
+	}
+	return depth == 0;
+}
+
+/* Returns 1 when the text may go to libtraceevent, 0 when not (v->why
+ * says why), -ENOMEM. */
+static int fmt_check(struct fmt_view *v, const char *s, size_t n)
+{
+	const char *p = s, *end = s + n, *print = NULL;
+	int err;
+
+	while (p < end) {
+		const char *eol = memchr(p, '\n', (size_t)(end - p));
+
+		if (!eol)
+			eol = end;
+		if (!v->name && (size_t)(eol - p) > 6 &&
+		    !memcmp(p, "name: ", 6)) {
+			v->name = p + 6;
+			v->name_len = (size_t)(eol - p - 6);
+		} else if ((size_t)(eol - p) > 7 && !memcmp(p, "\tfield:", 7)) {
+			if (!fmt_brackets_closed(p, eol)) {
+				snprintf(
+					v->why, sizeof(v->why),
+					"a field's '[' at byte %zu is not closed on its line",
+					(size_t)(p - s));
+				return 0;
+			}
+			err = fmt_add_field(v, p + 7, eol);
+			if (err)
+				return err;
+		} else if ((size_t)(eol - p) >= 10 &&
+			   !memcmp(p, "print fmt:", 10)) {
+			print = p + 10;
+			break;
+		}
+		p = eol + 1;
+	}
+	v->print = print;
+	/* event_read_fields() reads the token after a '[' without looking
+	 * for the end of the text (strcmp() of NULL). */
+	for (p = end; p > s && isspace((unsigned char)p[-1]); p--)
+		;
+	if (p > s && p[-1] == '[') {
+		snprintf(v->why, sizeof(v->why),
+			 "it ends with a '[' (cut short at byte %zu?)", n);
+		return 0;
+	}
+	if (print && !fmt_check_args(v, print, end))
+		return 0;
+	return 1;
+}
+
 static int parse_one_format(struct tpfmt *t, struct rd *r, const char *sys)
 {
+	struct fmt_view v = { 0 };
 	uint64_t size;
 	const void *p;
 	char *buf;
+	int ok;
 
 	if (!rd_u64(r, &size) || !(p = rd_take(r, size)))
 		return -EBADMSG;
 	if (!text_ok(p, (size_t)size) || !text_ok(sys, strlen(sys))) {
-		pr_warn("TRACING_DATA: a damaged %s event format is left out",
-			sys);
+		pr_warn("TRACING_DATA: a damaged %s event format (at byte %zu) is left out: it is not printable text",
+			text_ok(sys, strlen(sys)) ? sys : "(unprintable)",
+			r->off - (size_t)size);
 		return 0;
 	}
+	ok = fmt_check(&v, p, (size_t)size);
+	if (!ok) {
+		int name_len =
+			v.name ? (int)(v.name_len < 64 ? v.name_len : 64) : 1;
+
+		pr_warn("TRACING_DATA: event %s:%.*s (format at byte %zu) is left out: %s",
+			sys, name_len, v.name ? v.name : "?",
+			r->off - (size_t)size, v.why);
+	}
+	if (ok <= 0) {
+		free(v.fields);
+		return ok;
+	}
+	free(v.fields);
 	buf = dup_bytes(p, (size_t)size);
 	if (!buf)
 		return -ENOMEM;
@@ -1596,43 +2120,6 @@ short_data:
 	return -EBADMSG;
 }
 
-/*
- * libtraceevent's parser crashes on some damaged formats (a few in a
- * hundred random one-character changes do, in fuzzing).  So the blob is
- * parsed once in a child first: if that child dies, the formats are not
- * used.  Returns 0 when the child parsed it (or no child could be made:
- * then the checks above are all there is).
- */
-static int parse_in_child(const void *data, size_t len)
-{
-	pid_t pid;
-	int status;
-
-	pid = fork(); /* the child leaves with _exit(): no stdio flushed */
-	if (pid < 0)
-		return 0;
-	if (pid == 0) {
-		struct tpfmt c = { 0 };
-		struct rd r = { .p = data, .len = len };
-
-		perfring_set_log(NULL, NULL, PERFRING_LOG_ERROR);
-		c.tep = tep_alloc();
-		if (c.tep)
-			parse_blob(&c, &r);
-		_exit(0);
-	}
-	while (waitpid(pid, &status, 0) < 0) {
-		if (errno != EINTR)
-			return 0; /* SIGCHLD ignored: reaped already */
-	}
-	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
-		return 0;
-	pr_err("TRACING_DATA: its event formats make libtraceevent crash (%s %d): tracepoint fields are not decoded",
-	       WIFSIGNALED(status) ? "signal" : "exit",
-	       WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
-	return -EBADMSG;
-}
-
 int tpfmt_new(const void *data, size_t len, struct tpfmt **out)
 {
 	struct tpfmt *t;
@@ -1646,17 +2133,17 @@ int tpfmt_new(const void *data, size_t len, struct tpfmt **out)
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return -ENOMEM;
-	t->byid = calloc(TP_MAX_ID, sizeof(*t->byid));
 	t->tep = tep_alloc();
-	if (!t->byid || !t->tep) {
+	if (!t->tep) {
 		tpfmt_free(t);
 		return -ENOMEM;
 	}
-	/* libtraceevent would print its warnings to stderr. */
-	tep_set_loglevel(TEP_LOG_NONE);
-	err = parse_in_child(data, len);
-	if (!err)
-		err = parse_blob(t, &r);
+	/*
+	 * libtraceevent's log level is process-wide and the application's
+	 * to set (tep_set_loglevel()): at its default it prints nothing,
+	 * and a damaged format is reported through our log callback.
+	 */
+	err = parse_blob(t, &r);
 	if (err) {
 		tpfmt_free(t);
 		return err;
@@ -1694,14 +2181,16 @@ void tpfmt_free(struct tpfmt *t)
 {
 	if (!t)
 		return;
-	if (t->byid) {
-		for (size_t i = 0; i < TP_MAX_ID; i++) {
-			if (t->byid[i]) {
-				free(t->byid[i]->ops);
-				free(t->byid[i]);
+	for (size_t p = 0; p < TP_MAX_ID / TP_ID_PAGE; p++) {
+		if (!t->byid[p])
+			continue;
+		for (size_t i = 0; i < TP_ID_PAGE; i++) {
+			if (t->byid[p][i]) {
+				free(t->byid[p][i]->ops);
+				free(t->byid[p][i]);
 			}
 		}
-		free(t->byid);
+		free(t->byid[p]);
 	}
 	while (t->arena) {
 		struct arena_chunk *n = t->arena->next;

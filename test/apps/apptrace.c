@@ -17,7 +17,9 @@
  *   --exit-early     odd threads stop after half their events and exit
  *                    while the others go on
  *   --snapshot-at N  thread 0 asks the recorder for a snapshot
- *                    (perfring_app_snapshot) after tick N, then waits 200 ms
+ *                    (perfring_app_snapshot) after tick N, then waits 1 s
+ *   --touch-after N PATH  thread 0 creates PATH once it has emitted N ticks
+ *                    (tests wait for it instead of sleeping)
  *   --counts FILE    publish progress in FILE (created, 4 KiB, shared
  *                    mapping), u64 words: [0] pid, [1] 1 once every
  *                    thread is done, [2] threads, [8 + t] the number of
@@ -93,6 +95,8 @@ static int counts_open(const char *path)
 	counts[COUNT_PID] = (uint64_t)getpid();
 	return 0;
 }
+static unsigned long long touch_after = ~0ull;
+static const char *touch_path;
 
 struct tick {
 	uint64_t seq, thread, value;
@@ -150,8 +154,18 @@ static void scribble_own_ring(void)
 			m[pc0.data_offset + (head + i) % pc0.data_size] =
 				(unsigned char)(i * 37 + 11);
 		__atomic_store_n(&pc->data_head, head + 4096, __ATOMIC_RELEASE);
+		/* Until the recorder has read past the garbage (or given up
+		 * on the ring, which then stays as it is), so that it sees
+		 * it before the next records. */
+		for (int i = 0; i < 10000; i++) {
+			uint64_t tail = __atomic_load_n(&pc->data_tail,
+							__ATOMIC_ACQUIRE);
+
+			if (tail - head < (1ull << 62) && tail - head >= 4096)
+				break;
+			usleep(1000);
+		}
 		munmap(m, len);
-		usleep(300 * 1000);
 	}
 out:
 	if (fd >= 0)
@@ -210,8 +224,14 @@ static void *worker(void *arg)
 			if (perfring_app_snapshot())
 				fprintf(stderr,
 					"apptrace: snapshot request failed\n");
-			usleep(200 * 1000);
+			/* Nothing tells a program its snapshot was taken: 1 s
+			 * (the recorder reacts within milliseconds) before the
+			 * ring moves on. */
+			usleep(1000 * 1000);
 		}
+		if (thread == 0 && seq + 1 == touch_after && touch_path)
+			close(open(touch_path, O_WRONLY | O_CREAT | O_CLOEXEC,
+				   0600));
 		if (rate && seq % 64 == 63)
 			nap_until(&t0, seq + 1);
 	}
@@ -249,6 +269,10 @@ int main(int argc, char **argv)
 				return 1;
 		} else if (!strcmp(argv[i], "--hold"))
 			hold = 1;
+		else if (!strcmp(argv[i], "--touch-after") && i + 2 < argc) {
+			touch_after = strtoull(argv[++i], NULL, 10);
+			touch_path = argv[++i];
+		}
 	}
 	if (threads < 1 || threads > 64)
 		return 2;

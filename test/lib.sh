@@ -1,0 +1,36 @@
+# Helpers for the shell tests (sourced, not run).  A test waits for the
+# condition it needs, bounded, instead of sleeping and hoping: a loaded
+# machine only makes the wait longer.
+
+# Bound of every wait_until in the tests: generous, far below the runner's
+# per-test limit (test/run-tests.sh).
+WAIT_S=${PERFRING_TEST_WAIT:-60}
+
+# wait_until SECONDS COMMAND [ARG...]: runs COMMAND every 10 ms until it
+# succeeds; status 1 if it did not within SECONDS.
+wait_until() {
+	local limit=$1 deadline
+	shift
+	deadline=$((SECONDS + limit + 1))
+	until "$@"; do
+		((SECONDS < deadline)) || return 1
+		sleep 0.01
+	done
+}
+
+# catches PID SIGNAL: process PID has a handler for SIGNAL (a name such as
+# USR2 or a number), from its SigCgt mask.  Status 1 also if it is gone.
+catches() {
+	local pid=$1 sig=$2 mask
+	[[ $sig =~ ^[0-9]+$ ]] || sig=$(kill -l "$sig") || return 1
+	mask=$(awk '/^SigCgt:/ { print $2 }' "/proc/$pid/status" 2>/dev/null)
+	[ -n "$mask" ] && (((16#$mask >> (sig - 1)) & 1))
+}
+
+file_size() { stat -c %s "$1" 2>/dev/null || echo 0; }
+
+# grown FILE BYTES: FILE is at least BYTES long.
+grown() { [ "$(file_size "$1")" -ge "$2" ]; }
+
+# has_exec PID NAME: PID runs NAME (it got past its exec).
+has_exec() { [ "$(cat "/proc/$1/comm" 2>/dev/null)" = "$2" ]; }

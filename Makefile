@@ -92,11 +92,15 @@ $(SHLIB): $(LIB_SRC:%.c=$(B)/obj/%.o) src/libperfring.map
 	ln -sf $(SONAME) $(B)/libperfring.so
 
 # The CLI and examples link the static library: one self-contained binary.
-$(B)/perfring: tools/perfring.c include/perfring.h include/perfring/abi.h $(B)/libperfring.a
-	$(CC) $(CFLAGS_COMMON) $(CFLAGS_release) $(CFLAGS) -o $@ $< $(B)/libperfring.a $(LDLIBS)
+# The CLI is tools/perfring.c (dispatch), tools/cli.c (what commands
+# share) and one tools/builtin-*.c per command.
+TOOLS_SRC := $(sort $(wildcard tools/*.c))
+TOOLS_DEPS := $(TOOLS_SRC) $(wildcard tools/*.h) include/perfring.h include/perfring/abi.h
+$(B)/perfring: $(TOOLS_DEPS) $(B)/libperfring.a
+	$(CC) $(CFLAGS_COMMON) $(CFLAGS_release) $(CFLAGS) -o $@ $(TOOLS_SRC) $(B)/libperfring.a $(LDLIBS)
 # The CLI under ASan+UBSan, for the tests that feed it hostile programs.
-$(B)/asan/perfring: tools/perfring.c include/perfring.h include/perfring/abi.h $(B)/asan/libperfring.a
-	$(CC) $(CFLAGS_COMMON) $(CFLAGS_asan) $(CFLAGS) -o $@ $< $(B)/asan/libperfring.a $(LDLIBS)
+$(B)/asan/perfring: $(TOOLS_DEPS) $(B)/asan/libperfring.a
+	$(CC) $(CFLAGS_COMMON) $(CFLAGS_asan) $(CFLAGS) -o $@ $(TOOLS_SRC) $(B)/asan/libperfring.a $(LDLIBS)
 $(B)/examples/%: examples/%.c include/perfring.h $(B)/libperfring.a
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_COMMON) $(CFLAGS_release) $(CFLAGS) -o $@ $< $(B)/libperfring.a $(LDLIBS)
@@ -181,7 +185,7 @@ check-abi: $(SHLIB) $(B)/libperfring.a
 	@if [ -s $(B)/abi.unprefixed ]; then echo "abi: names without the perfring_ prefix exported:"; cat $(B)/abi.unprefixed; exit 1; fi
 	@echo "abi: $(notdir $(SHLIB)) and libperfring.a export only perfring_ names ($$(nm -g --defined-only $(B)/libperfring.a | awk 'NF == 3' | wc -l) in the archive)"
 
-FORMAT_FILES := $(wildcard include/*.h include/*/*.h src/*/*.[ch] tools/*.c examples/*.c test/*.[ch] test/apps/*.c bench/*.c fuzz/*.c)
+FORMAT_FILES := $(wildcard include/*.h include/*/*.h src/*/*.[ch] tools/*.[ch] examples/*.c test/*.[ch] test/apps/*.c bench/*.c bench/bench.h fuzz/*.c)
 format:
 	clang-format -i $(FORMAT_FILES)
 format-check:

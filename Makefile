@@ -113,8 +113,11 @@ $(B)/workloads/%: test/workloads/%.c
 	@mkdir -p $(@D)
 	$(CC) -std=gnu11 -Wall -Werror -O1 -g -fno-omit-frame-pointer -o $@ $<
 
-$(B)/bench: bench/bench.c include/perfring.h $(B)/libperfring.a
-	$(CC) $(CFLAGS_COMMON) $(CFLAGS_release) $(CFLAGS) -o $@ $< $(B)/libperfring.a $(LDLIBS)
+# bench/main.c (the case table), util.c and one file per area; the two
+# traced programs below are separate.
+BENCH_SRC := $(sort $(filter-out bench/app_emit.c bench/lttng_emit.c,$(wildcard bench/*.c)))
+$(B)/bench: $(BENCH_SRC) bench/bench.h include/perfring.h $(B)/libperfring.a
+	$(CC) $(CFLAGS_COMMON) $(CFLAGS_release) $(CFLAGS) -o $@ $(BENCH_SRC) $(B)/libperfring.a $(LDLIBS)
 # The programs bench emit-vs-lttng and app-sustained run (make bench only):
 # the same events through perfring and through LTTng-UST (liblttng-ust-dev).
 $(B)/bench_app_emit: bench/app_emit.c include/perfring.h $(B)/libperfring.a

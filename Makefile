@@ -98,9 +98,10 @@ TOOLS_SRC := $(sort $(wildcard tools/*.c))
 TOOLS_DEPS := $(TOOLS_SRC) $(wildcard tools/*.h) include/perfring.h include/perfring/abi.h
 $(B)/perfring: $(TOOLS_DEPS) $(B)/libperfring.a
 	$(CC) $(CFLAGS_COMMON) $(CFLAGS_release) $(CFLAGS) -o $@ $(TOOLS_SRC) $(B)/libperfring.a $(LDLIBS)
-# The CLI under ASan+UBSan, for the tests that feed it hostile programs.
-$(B)/asan/perfring: $(TOOLS_DEPS) $(B)/asan/libperfring.a
-	$(CC) $(CFLAGS_COMMON) $(CFLAGS_asan) $(CFLAGS) -o $@ $(TOOLS_SRC) $(B)/asan/libperfring.a $(LDLIBS)
+# The CLI under ASan+UBSan, for the tests that feed it hostile programs
+# (the ASan variant has no installed archive: it links the objects).
+$(B)/asan/perfring: $(TOOLS_DEPS) $(B)/asan/libperfring-internal.a
+	$(CC) $(CFLAGS_COMMON) $(CFLAGS_asan) $(CFLAGS) -o $@ $(TOOLS_SRC) $(B)/asan/libperfring-internal.a $(LDLIBS)
 $(B)/examples/%: examples/%.c include/perfring.h $(B)/libperfring.a
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_COMMON) $(CFLAGS_release) $(CFLAGS) -o $@ $< $(B)/libperfring.a $(LDLIBS)

@@ -92,11 +92,16 @@ $(SHLIB): $(LIB_SRC:%.c=$(B)/obj/%.o) src/libperfring.map
 	ln -sf $(SONAME) $(B)/libperfring.so
 
 # The CLI and examples link the static library: one self-contained binary.
-$(B)/perfring: tools/perfring.c include/perfring.h include/perfring/abi.h $(B)/libperfring.a
-	$(CC) $(CFLAGS_COMMON) $(CFLAGS_release) $(CFLAGS) -o $@ $< $(B)/libperfring.a $(LDLIBS)
-# The CLI under ASan+UBSan, for the tests that feed it hostile programs.
-$(B)/asan/perfring: tools/perfring.c include/perfring.h include/perfring/abi.h $(B)/asan/libperfring.a
-	$(CC) $(CFLAGS_COMMON) $(CFLAGS_asan) $(CFLAGS) -o $@ $< $(B)/asan/libperfring.a $(LDLIBS)
+# The CLI is tools/perfring.c (dispatch), tools/cli.c (what commands
+# share) and one tools/builtin-*.c per command.
+TOOLS_SRC := $(sort $(wildcard tools/*.c))
+TOOLS_DEPS := $(TOOLS_SRC) $(wildcard tools/*.h) include/perfring.h include/perfring/abi.h
+$(B)/perfring: $(TOOLS_DEPS) $(B)/libperfring.a
+	$(CC) $(CFLAGS_COMMON) $(CFLAGS_release) $(CFLAGS) -o $@ $(TOOLS_SRC) $(B)/libperfring.a $(LDLIBS)
+# The CLI under ASan+UBSan, for the tests that feed it hostile programs
+# (the ASan variant has no installed archive: it links the objects).
+$(B)/asan/perfring: $(TOOLS_DEPS) $(B)/asan/libperfring-internal.a
+	$(CC) $(CFLAGS_COMMON) $(CFLAGS_asan) $(CFLAGS) -o $@ $(TOOLS_SRC) $(B)/asan/libperfring-internal.a $(LDLIBS)
 $(B)/examples/%: examples/%.c include/perfring.h $(B)/libperfring.a
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_COMMON) $(CFLAGS_release) $(CFLAGS) -o $@ $< $(B)/libperfring.a $(LDLIBS)
@@ -109,8 +114,11 @@ $(B)/workloads/%: test/workloads/%.c
 	@mkdir -p $(@D)
 	$(CC) -std=gnu11 -Wall -Werror -O1 -g -fno-omit-frame-pointer -o $@ $<
 
-$(B)/bench: bench/bench.c include/perfring.h $(B)/libperfring.a
-	$(CC) $(CFLAGS_COMMON) $(CFLAGS_release) $(CFLAGS) -o $@ $< $(B)/libperfring.a $(LDLIBS)
+# bench/main.c (the case table), util.c and one file per area; the two
+# traced programs below are separate.
+BENCH_SRC := $(sort $(filter-out bench/app_emit.c bench/lttng_emit.c,$(wildcard bench/*.c)))
+$(B)/bench: $(BENCH_SRC) bench/bench.h include/perfring.h $(B)/libperfring.a
+	$(CC) $(CFLAGS_COMMON) $(CFLAGS_release) $(CFLAGS) -o $@ $(BENCH_SRC) $(B)/libperfring.a $(LDLIBS)
 # The programs bench emit-vs-lttng and app-sustained run (make bench only):
 # the same events through perfring and through LTTng-UST (liblttng-ust-dev).
 $(B)/bench_app_emit: bench/app_emit.c include/perfring.h $(B)/libperfring.a
@@ -181,7 +189,7 @@ check-abi: $(SHLIB) $(B)/libperfring.a
 	@if [ -s $(B)/abi.unprefixed ]; then echo "abi: names without the perfring_ prefix exported:"; cat $(B)/abi.unprefixed; exit 1; fi
 	@echo "abi: $(notdir $(SHLIB)) and libperfring.a export only perfring_ names ($$(nm -g --defined-only $(B)/libperfring.a | awk 'NF == 3' | wc -l) in the archive)"
 
-FORMAT_FILES := $(wildcard include/*.h include/*/*.h src/*/*.[ch] tools/*.c examples/*.c test/*.[ch] test/apps/*.c bench/*.c fuzz/*.c)
+FORMAT_FILES := $(wildcard include/*.h include/*/*.h src/*/*.[ch] tools/*.[ch] examples/*.c test/*.[ch] test/apps/*.c bench/*.c bench/bench.h fuzz/*.c)
 format:
 	clang-format -i $(FORMAT_FILES)
 format-check:

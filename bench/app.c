@@ -1,0 +1,625 @@
+// SPDX-License-Identifier: MIT
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "bench.h"
+
+/*
+ * emit-vs-lttng and app-sustained: application tracing against LTTng-UST.
+ * The traced programs are bench/app_emit.c (perfring_emit of bench:ev
+ * {u64 a, b, c}) and bench/lttng_emit.c (the same event through an
+ * LTTng-UST tracepoint), built next to this program by `make bench`.
+ * Recordings go to /dev/shm (tmpfs), as do the session's rings.
+ */
+#define APP_OUT "/dev/shm/perfring-bench-app.data"
+
+static char *bench_prog(const char *name, char *buf, size_t len)
+{
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	char *slash;
+
+	if (n <= 0)
+		n = 0;
+	self[n] = 0;
+	slash = strrchr(self, '/');
+	if (slash)
+		*slash = 0;
+	if (snprintf(buf, len, "%s/%s", slash ? self : ".", name) >= (int)len)
+		die("program path", ENAMETOOLONG);
+	return buf;
+}
+
+/* environ without the variables that start or shape application tracing,
+ * plus @add (NULL-terminated "NAME=value" strings). */
+static char **app_env(char *const add[])
+{
+	static const char *const drop[] = {
+		"PERFRING_SESSION=", "PERFRING_RING_SIZE=", "PERFRING_MODE=",
+		"LTTNG_UST_REGISTER_TIMEOUT="
+	};
+	size_t n = 0, k = 0, j = 0;
+	char **v;
+
+	while (environ[n])
+		n++;
+	while (add && add[k])
+		k++;
+	v = calloc(n + k + 1, sizeof(*v));
+	if (!v)
+		die("calloc", ENOMEM);
+	for (size_t i = 0; i < n; i++) {
+		bool keep = true;
+
+		for (size_t d = 0; d < sizeof(drop) / sizeof(drop[0]); d++)
+			if (!strncmp(environ[i], drop[d], strlen(drop[d])))
+				keep = false;
+		if (keep)
+			v[j++] = environ[i];
+	}
+	for (size_t i = 0; i < k; i++)
+		v[j++] = add[i];
+	return v;
+}
+
+/* CPU seconds of the last run_capture()'s process and its waited-for
+ * children. */
+static double capture_cpu_s;
+
+/*
+ * Runs @argv (PATH searched) with app_env(@add), its standard output into
+ * @out (NUL-terminated, cut at @len), standard error to /dev/null, killed
+ * after @timeout_s.  Returns the exit status, or -1.
+ */
+static int run_capture(char *const argv[], char *const add[], char *out,
+		       size_t len, int timeout_s)
+{
+	posix_spawn_file_actions_t fa;
+	uint64_t deadline = now_ns() + (uint64_t)timeout_s * 1000000000ull;
+	char **env = app_env(add);
+	struct rusage ru;
+	size_t got = 0;
+	int pfd[2], status, err;
+	pid_t pid;
+
+	out[0] = 0;
+	if (pipe2(pfd, O_CLOEXEC)) {
+		free(env);
+		return -1;
+	}
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, pfd[1], 1);
+	posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+	err = posix_spawnp(&pid, argv[0], &fa, NULL, argv, env);
+	posix_spawn_file_actions_destroy(&fa);
+	free(env);
+	close(pfd[1]);
+	if (err) {
+		close(pfd[0]);
+		return -1;
+	}
+	for (;;) {
+		struct pollfd p = { .fd = pfd[0], .events = POLLIN };
+		int64_t left = (int64_t)(deadline - now_ns()) / 1000000;
+		ssize_t n;
+		char junk[256];
+
+		if (left <= 0) {
+			kill(pid, SIGKILL);
+			break;
+		}
+		if (poll(&p, 1, (int)(left > 1000 ? 1000 : left)) <= 0)
+			continue;
+		if (got + 1 < len)
+			n = read(pfd[0], out + got, len - 1 - got);
+		else
+			n = read(pfd[0], junk, sizeof(junk));
+		if (n <= 0)
+			break;
+		if (got + 1 < len) {
+			got += (size_t)n;
+			out[got] = 0;
+		}
+	}
+	close(pfd[0]);
+	if (wait4(pid, &status, 0, &ru) != pid)
+		return -1;
+	capture_cpu_s =
+		(double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+		(double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* The number after "@key" in @text (-1 if absent). */
+static double key_value(const char *text, const char *key)
+{
+	const char *p = text;
+	size_t kl = strlen(key);
+
+	while ((p = strstr(p, key))) {
+		if (p == text || p[-1] == ' ' || p[-1] == '\n')
+			return strtod(p + kl, NULL);
+		p += kl;
+	}
+	return -1;
+}
+
+/* The 1-minute load average: this VM's 2 vCPUs are shared. */
+static double load1(void)
+{
+	double l = -1;
+	FILE *f = fopen("/proc/loadavg", "r");
+
+	if (f) {
+		if (fscanf(f, "%lf", &l) != 1)
+			l = -1;
+		fclose(f);
+	}
+	return l;
+}
+
+static double app_out_bytes; /* size of the last app_record()'s file */
+
+/* One `perfring record -o APP_OUT -- app_emit ARGS` with @ring bytes per
+ * ring and PERFRING_MODE @mode (NULL: none); the app's line into @out. */
+static int app_record(char *const app_args[], const char *ring,
+		      const char *mode, char *out, size_t len)
+{
+	char *argv[16], rs[64], md[64], *add[3] = { NULL, NULL, NULL };
+	int n = 0, a = 0, ret;
+	struct stat st;
+
+	argv[n++] = (char *)cli_path();
+	argv[n++] = "record";
+	argv[n++] = "-q";
+	argv[n++] = "-o";
+	argv[n++] = APP_OUT;
+	argv[n++] = "--";
+	while (app_args[a] && n < 15)
+		argv[n++] = app_args[a++];
+	argv[n] = NULL;
+	snprintf(rs, sizeof(rs), "PERFRING_RING_SIZE=%s", ring);
+	add[0] = rs;
+	if (mode) {
+		snprintf(md, sizeof(md), "PERFRING_MODE=%s", mode);
+		add[1] = md;
+	}
+	ret = run_capture(argv, add, out, len, 120);
+	app_out_bytes = stat(APP_OUT, &st) == 0 ? (double)st.st_size : 0;
+	unlink(APP_OUT);
+	return ret;
+}
+
+/* ---- LTTng-UST: a private lttng-sessiond ---- */
+
+static int rm_entry(const char *path, const struct stat *st, int flag,
+		    struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	remove(path);
+	return 0;
+}
+
+static uint64_t tree_bytes;
+
+static int add_entry(const char *path, const struct stat *st, int flag,
+		     struct FTW *ftw)
+{
+	(void)path;
+	(void)ftw;
+	if (flag == FTW_F)
+		tree_bytes += (uint64_t)st->st_size;
+	return 0;
+}
+
+static int lt_cmd(char *const argv[], char *out, size_t len)
+{
+	char junk[4096];
+
+	return run_capture(argv, NULL, out ? out : junk,
+			   out ? len : sizeof(junk), 60);
+}
+
+/*
+ * In a child process: starts lttng-sessiond --daemonize with LTTNG_HOME in
+ * a fresh directory on /dev/shm (as root, in a private mount namespace
+ * with its own tmpfs on /run and /dev/shm, so that the daemon's
+ * /run/lttng is not the system's), records @n events of bench_lttng_emit in a per-user UST
+ * channel of 8 x 4 MiB sub-buffers (discard mode) into that directory,
+ * reads the discarded count from `lttng list`, destroys the session and
+ * stops the daemon.  Writes "ns= lost= events= trace_mb=" or "error=" to
+ * @fd.
+ */
+static int lttng_child(const char *app, const char *n, int fd)
+{
+	char home[] = "/dev/shm/perfring-bench-lttng-XXXXXX";
+	char trace[PATH_MAX], pidfile[PATH_MAX], arg_out[PATH_MAX + 16];
+	char out[8192], res[512], buf[64];
+	char *sess = "perfring-bench";
+	char *c_daemon[] = { "lttng-sessiond", "--daemonize", "--no-kernel",
+			     NULL };
+	char *c_create[] = { "lttng", "create", sess, arg_out, NULL };
+	char *c_chan[] = {
+		"lttng", "enable-channel", "-u", "-s", sess, "--subbuf-size",
+		"4M",	 "--num-subbuf",   "8",	 "ch", NULL
+	};
+	char *c_event[] = { "lttng", "enable-event", "-u", "-s",
+			    sess,    "-c",	     "ch", "perfring_bench:ev",
+			    NULL };
+	char *c_start[] = { "lttng", "start", sess, NULL };
+	char *c_stop[] = { "lttng", "stop", sess, NULL };
+	char *c_list[] = { "lttng", "list", sess, "-c", "ch", NULL };
+	char *c_destroy[] = { "lttng", "destroy", sess, NULL };
+	char *c_app[] = { (char *)app, (char *)n, NULL };
+	char *app_add[] = { "LTTNG_UST_REGISTER_TIMEOUT=-1", NULL };
+	const char *err = NULL;
+	double ns = -1, lost = -1, first = -1;
+	pid_t daemon = 0;
+	FILE *f;
+
+	if (geteuid() == 0) {
+		/* Private /run (the daemon's /run/lttng) and /dev/shm (the
+		 * apps' lttng-ust-wait files, our trace): gone with us. */
+		if (unshare(CLONE_NEWNS) ||
+		    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
+		    mount("perfring-bench", "/run", "tmpfs", 0, "mode=0755") ||
+		    mount("perfring-bench", "/dev/shm", "tmpfs", 0,
+			  "mode=1777")) {
+			dprintf(fd, "error=cannot-isolate-lttng-sessiond(%s)",
+				strerror(errno));
+			return 1;
+		}
+		snprintf(pidfile, sizeof(pidfile),
+			 "/run/lttng/lttng-sessiond.pid");
+	}
+	if (!mkdtemp(home)) {
+		dprintf(fd, "error=mkdtemp");
+		return 1;
+	}
+	if (geteuid() != 0)
+		snprintf(pidfile, sizeof(pidfile),
+			 "%s/.lttng/lttng-sessiond.pid", home);
+	snprintf(trace, sizeof(trace), "%s/trace", home);
+	snprintf(arg_out, sizeof(arg_out), "--output=%s", trace);
+	setenv("LTTNG_HOME", home, 1);
+	setenv("HOME", home, 1);
+	/* the daemonized sessiond becomes our child: we reap it */
+	prctl(PR_SET_CHILD_SUBREAPER, 1ul);
+	if (lt_cmd(c_daemon, NULL, 0)) {
+		err = "lttng-sessiond-failed(is lttng-tools installed?)";
+		goto out;
+	}
+	f = fopen(pidfile, "r");
+	if (f) {
+		if (fgets(buf, sizeof(buf), f))
+			daemon = (pid_t)atoi(buf);
+		fclose(f);
+	}
+	if (lt_cmd(c_create, NULL, 0) || lt_cmd(c_chan, NULL, 0) ||
+	    lt_cmd(c_event, NULL, 0) || lt_cmd(c_start, NULL, 0)) {
+		err = "lttng-session-setup-failed";
+		goto out;
+	}
+	if (run_capture(c_app, app_add, out, sizeof(out), 300) == 0) {
+		ns = key_value(out, "ns=");
+		first = key_value(out, "first_ms=");
+	}
+	lt_cmd(c_stop, NULL, 0);
+	if (lt_cmd(c_list, out, sizeof(out)) == 0 &&
+	    strstr(out, "Discarded events:"))
+		lost = strtod(strstr(out, "Discarded events:") + 17, NULL);
+	tree_bytes = 0;
+	nftw(trace, add_entry, 8, FTW_PHYS);
+	lt_cmd(c_destroy, NULL, 0);
+	if (ns < 0)
+		err = "lttng-app-failed";
+	else if (lost < 0)
+		err = "no-discarded-count";
+out:
+	if (daemon > 0) {
+		uint64_t t0 = now_ns();
+
+		kill(daemon, SIGTERM);
+		while (waitpid(daemon, NULL, WNOHANG) == 0 &&
+		       now_ns() - t0 < 5000000000ull)
+			usleep(10000);
+		if (kill(daemon, 0) == 0) {
+			kill(daemon, SIGKILL);
+			waitpid(daemon, NULL, 0);
+		}
+	}
+	while (waitpid(-1, NULL, WNOHANG) > 0) /* its consumer daemons */
+		;
+	nftw(home, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+	if (err)
+		snprintf(res, sizeof(res), "error=%s", err);
+	else
+		snprintf(
+			res, sizeof(res),
+			"ns=%.3f first_ms=%.3f lost=%.0f trace_mb=%.1f daemon=%d",
+			ns, first, lost, (double)tree_bytes / 1e6, daemon > 0);
+	if (write(fd, res, strlen(res)) < 0)
+		return 1;
+	return err ? 1 : 0;
+}
+
+static int lttng_once(const char *app, const char *n, char *res, size_t len)
+{
+	size_t got = 0;
+	int pfd[2];
+	ssize_t r;
+	pid_t pid;
+
+	res[0] = 0;
+	if (pipe(pfd))
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		close(pfd[0]);
+		_exit(lttng_child(app, n, pfd[1]));
+	}
+	close(pfd[1]);
+	while (got + 1 < len &&
+	       (r = read(pfd[0], res + got, len - 1 - got)) > 0)
+		got += (size_t)r;
+	res[got] = 0;
+	close(pfd[0]);
+	waitpid(pid, NULL, 0);
+	return strstr(res, "error=") ? -1 : 0;
+}
+
+/*
+ * emit-vs-lttng: one thread, 10 million events {u64 a, b, c}, the time
+ * per event inside the emitting loop (clock_gettime around it / N):
+ *   ours_ns   perfring_emit() under `perfring record -o /dev/shm/... --
+ *             bench_app_emit emit N`, rings of ring_mb MiB
+ *             (PERFRING_RING_SIZE; the smallest of 64, 128, ... 1024 MiB
+ *             that lost nothing in a first run, or BENCH_APP_RING)
+ *   lttng_ns  lttng_ust_tracepoint() of the same event with
+ *             lttng-sessiond recording to /dev/shm (see lttng_child)
+ *   ours_lost perfring_app_stats() lost, lttng_lost `lttng list`'s
+ *             "Discarded events" (worst of the runs)
+ *   tsc_ns    perfring_clock_fast_ns() alone, N calls in the same app
+ *   idle_ns   perfring_emit() with no recorder
+ *   nodrain_ns perfring_emit() into a session no recorder reads, rings
+ *             large enough for every event: the emit path alone
+ *   ours_first_ms, lttng_first_ms: the first event, outside the timed
+ *             loop (ours makes and prefaults the thread's ring)
+ *   load1     the load average when the case started
+ *   ours_best_ns, lttng_best_ns: the best of the 3 runs of each side
+ * Median of 3 each, the two sides alternating; ratio = ours_ns / lttng_ns.
+ */
+void case_emit_vs_lttng(void)
+{
+	const char *nenv = getenv("BENCH_APP_EVENTS");
+	const char *ring_env = getenv("BENCH_APP_RING");
+	char app[PATH_MAX], lt[PATH_MAX], out[4096], res[512], ring[32];
+	char n[32];
+	char *emit_args[] = { app, "emit", n, NULL };
+	double idle[REPS], ours[REPS], tsc[REPS], lns[REPS], ol = 0, ll = 0;
+	double ofirst[REPS], lfirst[REPS], nodrain[REPS], trace_mb = 0;
+	double load = load1();
+	unsigned int mib = 64;
+	const char *lerr = NULL;
+
+	snprintf(n, sizeof(n), "%s",
+		 nenv && atoll(nenv) > 0 ? nenv : "10000000");
+	bench_prog("bench_app_emit", app, sizeof(app));
+	bench_prog("bench_lttng_emit", lt, sizeof(lt));
+	for (int i = 0; i < REPS; i++) {
+		if (run_capture(emit_args, NULL, out, sizeof(out), 60) ||
+		    key_value(out, "active=") != 0) {
+			printf("bench emit-vs-lttng error=app-failed app=%s\n",
+			       app);
+			return;
+		}
+		idle[i] = key_value(out, "ns=");
+	}
+	/* the ring size: the smallest that loses nothing */
+	if (ring_env && *ring_env) {
+		snprintf(ring, sizeof(ring), "%s", ring_env);
+	} else {
+		for (;; mib *= 2) {
+			snprintf(ring, sizeof(ring), "%uM", mib);
+			if (app_record(emit_args, ring, NULL, out,
+				       sizeof(out)) ||
+			    key_value(out, "active=") != 1) {
+				printf("bench emit-vs-lttng error=record-failed\n");
+				return;
+			}
+			if (key_value(out, "lost=") == 0 || mib >= 1024)
+				break;
+		}
+	}
+	/* a session no recorder reads: the emit path alone (the ring holds
+	 * every event) */
+	for (int i = 0; i < REPS; i++) {
+		char sdir[] = "/dev/shm/perfring-bench-session-XXXXXX";
+		char senv[PATH_MAX + 32], renv[64];
+		char *add[] = { senv, renv, NULL };
+
+		if (!mkdtemp(sdir)) {
+			printf("bench emit-vs-lttng error=mkdtemp\n");
+			return;
+		}
+		snprintf(senv, sizeof(senv), "PERFRING_SESSION=%s", sdir);
+		snprintf(renv, sizeof(renv), "PERFRING_RING_SIZE=%s", ring);
+		if (run_capture(emit_args, add, out, sizeof(out), 120) ||
+		    key_value(out, "active=") != 1)
+			nodrain[i] = -1;
+		else
+			nodrain[i] = key_value(out, "ns=");
+		nftw(sdir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+	}
+	/* interleaved, so that both sides see the same machine load */
+	for (int i = 0; i < REPS; i++) {
+		if (app_record(emit_args, ring, NULL, out, sizeof(out)) ||
+		    key_value(out, "active=") != 1) {
+			printf("bench emit-vs-lttng error=record-failed\n");
+			return;
+		}
+		ours[i] = key_value(out, "ns=");
+		tsc[i] = key_value(out, "tsc_ns=");
+		ofirst[i] = key_value(out, "first_ms=");
+		if (key_value(out, "lost=") > ol)
+			ol = key_value(out, "lost=");
+		if (lerr)
+			continue;
+		if (lttng_once(lt, n, res, sizeof(res))) {
+			lerr = strstr(res, "error=") ?
+				       strstr(res, "error=") + 6 :
+				       "lttng-failed";
+			continue;
+		}
+		lns[i] = key_value(res, "ns=");
+		lfirst[i] = key_value(res, "first_ms=");
+		trace_mb = key_value(res, "trace_mb=");
+		if (key_value(res, "lost=") > ll)
+			ll = key_value(res, "lost=");
+	}
+	if (lerr) {
+		printf("bench emit-vs-lttng ours_ns=%.2f ours_lost=%.0f tsc_ns=%.2f idle_ns=%.2f ring=%s ours_first_ms=%.1f load1=%.2f error=%s\n",
+		       median3(ours), ol, median3(tsc), median3(idle), ring,
+		       median3(ofirst), load, lerr);
+		return;
+	}
+	{
+		/* median3() sorts: [0] is then the best run */
+		double om = median3(ours), lm = median3(lns);
+
+		printf("bench emit-vs-lttng ours_ns=%.2f lttng_ns=%.2f ours_lost=%.0f lttng_lost=%.0f ratio=%.3f tsc_ns=%.2f idle_ns=%.2f nodrain_ns=%.2f ours_best_ns=%.2f lttng_best_ns=%.2f ring=%s lttng_subbuf=8x4M ours_first_ms=%.1f lttng_first_ms=%.3f events=%s lttng_trace_mb=%.0f out=/dev/shm load1=%.2f stat=median\n",
+		       om, lm, ol, ll, om / lm, median3(tsc), median3(idle),
+		       median3(nodrain), ours[0], lns[0], ring, median3(ofirst),
+		       median3(lfirst), n, trace_mb, load);
+	}
+}
+
+/*
+ * app-sustained: the highest rate at which THREADS producer threads of
+ * bench_app_emit emit (each checking the clock every 1024 events and
+ * sleeping when ahead) with perfring record writing to /dev/shm and not
+ * one event lost (perfring_app_stats), in trials of BENCH_APP_SECS (1 s):
+ * a bisection between 0 and max_mev_s, the rate of the whole pipeline with
+ * PERFRING_MODE=block (the producers wait for room instead of dropping),
+ * measured first.  mev_s is the achieved rate of the best lossless trial;
+ * free_mev_s/free_lost_pct: unlimited producers that drop when full;
+ * recorder_cpu_ns_per_ev: the recorder's CPU time per event written in the
+ * block trial (what bounds mev_s when the recorder has a CPU to itself);
+ * tmpfs_write_gb_s: plain write()s into a new /dev/shm file, and
+ * write_bound_mev_s: that divided by the perf.data bytes per event, the
+ * ceiling for any recorder writing this format there.
+ * Rings of BENCH_APP_RING (16M) per thread.
+ */
+static double sustained_trial(unsigned int threads, double rate,
+			      const char *mode, const char *ring,
+			      const char *secs, double *lost, double *attempted,
+			      double *rec_ns)
+{
+	char app[PATH_MAX], t[16], r[32], out[4096];
+	char *args[] = { app, "rate", t, r, (char *)secs, NULL };
+
+	bench_prog("bench_app_emit", app, sizeof(app));
+	snprintf(t, sizeof(t), "%u", threads);
+	snprintf(r, sizeof(r), "%.3f", rate);
+	if (app_record(args, ring, mode, out, sizeof(out)) ||
+	    key_value(out, "active=") != 1)
+		return -1;
+	*lost = key_value(out, "lost=");
+	*attempted = key_value(out, "attempted=");
+	/* the recorder's CPU: its process and the app's, less the app's */
+	*rec_ns = (capture_cpu_s - key_value(out, "cpu_s=")) * 1e9 /
+		  key_value(out, "events=");
+	return key_value(out, "mev_s=");
+}
+
+/* GB/s of write() in 2 MiB pieces into a new file on /dev/shm (what the
+ * recorder does): the ceiling of any recorder writing there. */
+static double tmpfs_write_gbs(void)
+{
+	const char *f = "/dev/shm/perfring-bench-write";
+	const size_t chunk = 2u << 20, total = 512u << 20;
+	char *buf = malloc(chunk);
+	uint64_t t0;
+	size_t done = 0;
+	int fd;
+
+	if (!buf)
+		return 0;
+	memset(buf, 0x5a, chunk);
+	unlink(f);
+	fd = open(f, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	t0 = now_ns();
+	while (fd >= 0 && done < total &&
+	       write(fd, buf, chunk) == (ssize_t)chunk)
+		done += chunk;
+	t0 = now_ns() - t0;
+	if (fd >= 0)
+		close(fd);
+	unlink(f);
+	free(buf);
+	return done == total ? (double)total / (double)t0 : 0;
+}
+
+void case_app_sustained(void)
+{
+	const char *ring_env = getenv("BENCH_APP_RING");
+	const char *secs_env = getenv("BENCH_APP_SECS");
+	const char *ring = ring_env && *ring_env ? ring_env : "16M";
+	const char *secs = secs_env && atof(secs_env) > 0 ? secs_env : "1";
+	double load = load1();
+
+	for (unsigned int threads = 1; threads <= 2; threads++) {
+		double lost, att, max, fr, flost, fatt, lo = 0, hi, rns, fns;
+		double sample, wr = tmpfs_write_gbs();
+		int trials = 0;
+
+		max = sustained_trial(threads, 0, "block", ring, secs, &lost,
+				      &att, &rns);
+		sample = max > 0 && att > 0 ? app_out_bytes / att : 0;
+		fr = sustained_trial(threads, 0, NULL, ring, secs, &flost,
+				     &fatt, &fns);
+		if (max <= 0 || fr <= 0) {
+			printf("bench app-sustained threads=%u error=record-failed\n",
+			       threads);
+			continue;
+		}
+		if (flost == 0)
+			lo = fr; /* nothing lost at full speed */
+		hi = (max > fr ? max : fr) * 1.05;
+		for (; trials < 7 && hi - lo > 0.02 * hi; trials++) {
+			double mid = (lo + hi) / 2, got;
+
+			got = sustained_trial(threads, mid, NULL, ring, secs,
+					      &lost, &att, &fns);
+			if (got < 0)
+				break;
+			if (lost == 0 && got >= 0.97 * mid)
+				lo = got > lo ? got : lo;
+			else
+				hi = mid;
+		}
+		printf("bench app-sustained threads=%u mev_s=%.1f max_mev_s=%.1f free_mev_s=%.1f free_lost_pct=%.1f recorder_cpu_ns_per_ev=%.0f file_bytes_per_ev=%.1f tmpfs_write_gb_s=%.2f write_bound_mev_s=%.1f ring=%s trial_s=%s trials=%d out=/dev/shm load1=%.2f baseline=block\n",
+		       threads, lo, max, fr,
+		       fatt > 0 ? 100.0 * flost / fatt : 0.0, rns, sample, wr,
+		       sample > 0 ? wr * 1e3 / sample : 0.0, ring, secs,
+		       trials + 2, load);
+	}
+}

@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: MIT
+/*
+ * perfring benchmarks.  `bench` runs every case, `bench CASE` one; each
+ * prints one line:  bench <case> key=value ...
+ *
+ * This file holds the case table and the settings; the cases are grouped
+ * by area: ring.c (cross-core throughput), emit.c (single-thread costs and
+ * wake-ups), record.c, script.c, app.c, cs.c, tracefs.c; bench.h and
+ * util.c hold what they share.
+ *
+ *   spsc-32, spsc-256  one writer thread (CPU 0), one reader thread (CPU 1);
+ *                      32/256-byte records with a perfring_clock_fast_ns()
+ *                      timestamp; the reader copies every record out, in
+ *                      reader_begin/next/end batches.  The writer never
+ *                      loses a record: it waits for space (retries=).
+ *   xproc-32           the same across two processes over a named ring.
+ *   mpsc2-32           two writer threads on a MULTI_PRODUCER ring, one
+ *                      reader; vs_spsc= is the ratio to spsc-32.
+ *   emit-32            one perfring_ring_emit() of a 32-byte record with its
+ *                      timestamp (ns=), and perfring_clock_fast_ns() alone
+ *                      (tsc_ns=), into a ring that never fills while timed.
+ *   memcpy             a ring-sized memcpy (gb_s=).
+ *   naive-32/-256      a minimal hand-written SPSC byte ring, same records
+ *                      and copy-out: the baseline for spsc-32's and
+ *                      spsc-256's vs_naive=.
+ *   wakeup             ping-pong over two rings through perfring_ring_wait()
+ *                      (us_per_wake=), and the producer's emit cost with
+ *                      nobody waiting vs when it has to wake the reader.
+ *   stats-throughput   perfring_stats() over >= 400,000 sched_switch
+ *                      samples recorded in the same run (mb_s=), and the
+ *                      peak RSS of `perfring stats` on that file.
+ *
+ * Each case runs 3 times.  Single-thread figures are medians
+ * (stat=median).  Cross-core ones report the best run (stat=best) with the
+ * median beside it and c2c_ns=, the cache-line latency between the two
+ * CPUs measured in the same run: on this 2-vCPU VM the host places the
+ * vCPUs near (~30 ns) or far (~165 ns) and moves them, which changes every
+ * cross-core figure several-fold.
+ *
+ * The writers never lose records: perfring_output_begin() counts a record
+ * as lost when the ring is full, so they check for space first (retries=
+ * counts the spins).  The readers take batches of at least ring/16 bytes
+ * (see BATCH_MIN).
+ *
+ * BENCH_SECS sets the time per run (default 0.6 s), BENCH_RING_KIB the ring
+ * size (default 1024: the fastest of 256/512/1024 here), BENCH_MP_SPLIT=1
+ * puts mpsc2's second writer on the reader's CPU instead of beside the
+ * first writer (slower here: the reader then loses half its CPU).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "bench.h"
+
+unsigned int ring_kib = 1024;
+double run_secs = 0.6;
+int mp_writer1_cpu = 0; /* second MP writer: CPU 0 (beside the first) */
+
+static const struct {
+	const char *name;
+	void (*fn)(void);
+} cases[] = {
+	{ "spsc-32", case_spsc32 },
+	{ "spsc-256", case_spsc256 },
+	{ "xproc-32", case_xproc32 },
+	{ "mpsc2-32", case_mpsc2 },
+	{ "emit-32", case_emit32 },
+	{ "memcpy", case_memcpy },
+	{ "naive-32", case_naive32 },
+	{ "naive-256", case_naive256 },
+	{ "wakeup", case_wakeup },
+	{ "record-vs-perf", case_record_vs_perf },
+	{ "record-startup", case_record_startup },
+	{ "stats-throughput", case_stats_throughput },
+	{ "script-vs-perf", case_script_vs_perf },
+	{ "cs-decode", case_cs_decode },
+	{ "aux-replay", case_aux_replay },
+	{ "tracefs-capture", case_tracefs_capture },
+	{ "tracefs-get-reader", case_tracefs_get_reader },
+	{ "emit-vs-lttng", case_emit_vs_lttng },
+	{ "app-sustained", case_app_sustained },
+};
+
+int main(int argc, char **argv)
+{
+	const char *secs = getenv("BENCH_SECS");
+	int ran = 0;
+
+	const char *kib = getenv("BENCH_RING_KIB");
+
+	if (secs && atof(secs) > 0)
+		run_secs = atof(secs);
+	if (getenv("BENCH_MP_SPLIT"))
+		mp_writer1_cpu = 1;
+	if (kib && atoi(kib) >= 64)
+		ring_kib = (unsigned int)atoi(kib);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	perfring_clock_init(NULL);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		if (argc > 1 && strcmp(argv[1], cases[i].name))
+			continue;
+		cases[i].fn();
+		ran++;
+	}
+	if (!ran) {
+		fprintf(stderr, "usage: %s [", argv[0]);
+		for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+			fprintf(stderr, "%s%s", i ? "|" : "", cases[i].name);
+		fprintf(stderr, "]\n");
+		return 2;
+	}
+	return 0;
+}

@@ -1,0 +1,727 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Cross-core throughput: one or two writer threads and a reader over a
+ * perfring ring (spsc-32, spsc-256, mpsc2-32), across two processes
+ * (xproc-32), and a minimal hand-written SPSC ring as the baseline
+ * (naive-32, naive-256).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "bench.h"
+
+/* ---- throughput runs: writers + one reader ------------------------------ */
+
+enum api { API_ZC, API_EMIT };
+static const char *api_name[] = { "zerocopy", "emit" };
+
+struct tp {
+	struct perfring_ring *ring;
+	uint32_t size;
+	enum api api;
+	int nwriters;
+	atomic_int ready, go, stop, writers_done;
+	/* results */
+	uint64_t written[2], retries[2], lost[2];
+	uint64_t read, t0, t1;
+};
+
+struct warg {
+	struct tp *tp;
+	int idx;
+};
+
+/*
+ * The writer loop, instantiated per (api, size) so that both APIs get the
+ * record built with constant sizes (a generic loop costs the emit path
+ * some 8 ns a record here, in store-forwarding stalls).
+ */
+static ALWAYS_INLINE void tp_write_loop(struct tp *tp, struct space *sp,
+					const enum api api, const uint32_t size,
+					uint64_t *seqp, uint64_t *lostp)
+{
+	struct perfring_ring *r = tp->ring;
+	_Alignas(64) unsigned char local[256];
+	uint64_t seq = 0, lost = 0;
+
+	while (!atomic_load_explicit(&tp->stop, memory_order_relaxed)) {
+		for (int i = 0; i < 64; i++) {
+			space_wait(sp, size);
+			if (api == API_ZC) {
+				struct perfring_output h;
+
+				if (perfring_output_begin(&h, r, size)) {
+					lost++;
+					continue;
+				}
+				rec_write(h.data, size, seq++, tmpl);
+				perfring_output_end(&h);
+			} else {
+				rec_write(local, size, seq, tmpl);
+				if (perfring_ring_emit(r, local, size)) {
+					lost++;
+					continue;
+				}
+				seq++;
+			}
+			sp->head += size;
+		}
+	}
+	*seqp = seq; /* records written */
+	*lostp = lost;
+}
+
+static void *tp_writer(void *arg)
+{
+	struct warg *wa = arg;
+	struct tp *tp = wa->tp;
+	const bool mp = tp->nwriters > 1;
+	struct space sp;
+	uint64_t seq = 0, lost = 0;
+
+	pin(wa->idx == 0 ? 0 : (mp ? mp_writer1_cpu : 1));
+	space_init(&sp, tp->ring);
+	if (mp)
+		sp.reserve = &ring_ext(tp->ring)->reserve_head;
+	atomic_fetch_add(&tp->ready, 1);
+	while (!atomic_load_explicit(&tp->go, memory_order_acquire))
+		cpu_relax();
+	if (tp->api == API_ZC && tp->size == 32)
+		tp_write_loop(tp, &sp, API_ZC, 32, &seq, &lost);
+	else if (tp->api == API_ZC)
+		tp_write_loop(tp, &sp, API_ZC, 256, &seq, &lost);
+	else if (tp->size == 32)
+		tp_write_loop(tp, &sp, API_EMIT, 32, &seq, &lost);
+	else
+		tp_write_loop(tp, &sp, API_EMIT, 256, &seq, &lost);
+	tp->written[wa->idx] = seq;
+	tp->retries[wa->idx] = sp.retries;
+	tp->lost[wa->idx] = lost;
+	atomic_fetch_add_explicit(&tp->writers_done, 1, memory_order_release);
+	return NULL;
+}
+
+static void *tp_reader(void *arg)
+{
+	struct tp *tp = arg;
+	struct perfring_ring *r = tp->ring;
+	struct sink_buf *out = aligned_alloc(64, sizeof(*out));
+	uint64_t n = 0;
+
+	if (!out)
+		die("malloc", ENOMEM);
+	out->pos = 0;
+	pin(1);
+	atomic_fetch_add(&tp->ready, 1);
+	while (!atomic_load_explicit(&tp->go, memory_order_acquire))
+		cpu_relax();
+	for (;;) {
+		int done = atomic_load_explicit(&tp->writers_done,
+						memory_order_acquire) ==
+			   tp->nwriters;
+		const struct perf_event_header *rec;
+		int64_t avail = perfring_reader_begin(r);
+		int sz;
+
+		if (avail < 0)
+			die("perfring_reader_begin", (int)avail);
+		if (avail < BATCH_MIN && !done) {
+			perfring_reader_end(r);
+			backoff();
+			continue;
+		}
+		while ((sz = perfring_reader_next(r, &rec)) > 0) {
+			copy_out(out, rec, (size_t)sz);
+			n += rec->type == REC_TYPE; /* not PERF_RECORD_LOST */
+		}
+		perfring_reader_end(r);
+		if (!avail && done)
+			break;
+	}
+	tp->t1 = now_ns();
+	tp->read = n;
+	sink += out->buf[out->pos / 2];
+	free(out);
+	return NULL;
+}
+
+struct tp_result {
+	double mrec_s;
+	uint64_t retries, lost;
+};
+
+static struct tp_result tp_run(unsigned int flags, uint32_t size, enum api api,
+			       int nwriters, double secs)
+{
+	struct tp *tp = calloc(1, sizeof(*tp));
+	struct warg wa[2];
+	pthread_t wt[2], rt;
+	struct tp_result res = { 0 };
+	struct timespec dur;
+
+	if (!tp)
+		die("calloc", ENOMEM);
+	tp->ring = ring_new(flags, RING_KIB, 0, NULL, PERFRING_ROLE_BOTH);
+	tp->size = size;
+	tp->api = api;
+	tp->nwriters = nwriters;
+	pthread_create(&rt, NULL, tp_reader, tp);
+	for (int i = 0; i < nwriters; i++) {
+		wa[i].tp = tp;
+		wa[i].idx = i;
+		pthread_create(&wt[i], NULL, tp_writer, &wa[i]);
+	}
+	while (atomic_load(&tp->ready) < nwriters + 1)
+		sched_yield();
+	tp->t0 = now_ns();
+	atomic_store_explicit(&tp->go, 1, memory_order_release);
+	dur.tv_sec = (time_t)secs;
+	dur.tv_nsec = (long)((secs - (double)dur.tv_sec) * 1e9);
+	nanosleep(&dur, NULL);
+	atomic_store(&tp->stop, 1);
+	for (int i = 0; i < nwriters; i++)
+		pthread_join(wt[i], NULL);
+	pthread_join(rt, NULL);
+
+	uint64_t written = 0;
+	for (int i = 0; i < nwriters; i++) {
+		written += tp->written[i];
+		res.retries += tp->retries[i];
+		res.lost += tp->lost[i];
+	}
+	if (written != tp->read) {
+		fprintf(stderr, "bench: wrote %llu records, read %llu\n",
+			(unsigned long long)written,
+			(unsigned long long)tp->read);
+		exit(1);
+	}
+	res.mrec_s = (double)tp->read / ((double)(tp->t1 - tp->t0) / 1e9) / 1e6;
+	perfring_ring_destroy(tp->ring);
+	free(tp);
+	return res;
+}
+
+/* ---- naive SPSC ring ---------------------------------------------------- */
+
+struct naive {
+	_Alignas(64) _Atomic uint64_t head; /* written by the writer */
+	char pad1[56];
+	_Alignas(64) _Atomic uint64_t tail; /* written by the reader */
+	char pad2[56];
+	_Alignas(64) unsigned char *buf;
+	uint64_t size, mask;
+	uint32_t rec_size; /* 32 or 256 */
+	atomic_int ready, go, stop, done;
+	uint64_t written, retries, read, t0, t1;
+};
+
+/* One instantiation per record size, so records are built with constant
+ * sizes as in the perfring writer loop. */
+static ALWAYS_INLINE void naive_write_loop(struct naive *nv, const uint32_t rs)
+{
+	uint64_t head = 0, tail_cache = 0, seq = 0, retries = 0;
+
+	while (!atomic_load_explicit(&nv->stop, memory_order_relaxed)) {
+		for (int i = 0; i < 64; i++) {
+			while (head + rs - tail_cache > nv->size) {
+				tail_cache = atomic_load_explicit(
+					&nv->tail, memory_order_acquire);
+				if (head + rs - tail_cache <= nv->size)
+					break;
+				retries++;
+				cpu_relax();
+			}
+			rec_write(nv->buf + (head & nv->mask), rs, seq++, tmpl);
+			head += rs;
+			atomic_store_explicit(&nv->head, head,
+					      memory_order_release);
+		}
+	}
+	nv->written = seq;
+	nv->retries = retries;
+}
+
+static void *naive_writer(void *arg)
+{
+	struct naive *nv = arg;
+
+	pin(0);
+	atomic_fetch_add(&nv->ready, 1);
+	while (!atomic_load_explicit(&nv->go, memory_order_acquire))
+		cpu_relax();
+	if (nv->rec_size == 256)
+		naive_write_loop(nv, 256);
+	else
+		naive_write_loop(nv, 32);
+	atomic_store_explicit(&nv->done, 1, memory_order_release);
+	return NULL;
+}
+
+static void *naive_reader(void *arg)
+{
+	struct naive *nv = arg;
+	struct sink_buf *out = aligned_alloc(64, sizeof(*out));
+	uint64_t tail = 0, n = 0;
+
+	if (!out)
+		die("malloc", ENOMEM);
+	out->pos = 0;
+	pin(1);
+	atomic_fetch_add(&nv->ready, 1);
+	while (!atomic_load_explicit(&nv->go, memory_order_acquire))
+		cpu_relax();
+	for (;;) {
+		int done =
+			atomic_load_explicit(&nv->done, memory_order_acquire);
+		uint64_t head =
+			atomic_load_explicit(&nv->head, memory_order_acquire);
+
+		if (head - tail < BATCH_MIN && !done) {
+			backoff();
+			continue;
+		}
+		if (head == tail)
+			break; /* done */
+		while (tail != head) {
+			struct perf_event_header h;
+			const unsigned char *p = nv->buf + (tail & nv->mask);
+
+			memcpy(&h, p, sizeof(h));
+			copy_out(out, p, h.size);
+			tail += h.size;
+			n++;
+		}
+		atomic_store_explicit(&nv->tail, tail, memory_order_release);
+	}
+	nv->t1 = now_ns();
+	nv->read = n;
+	sink += out->buf[out->pos / 2];
+	free(out);
+	return NULL;
+}
+
+static double naive_run(double secs, uint32_t rec_size, uint64_t *retries)
+{
+	struct naive *nv = aligned_alloc(64, sizeof(*nv));
+	pthread_t wt, rt;
+	struct timespec dur;
+	double mrec_s;
+
+	if (!nv)
+		die("malloc", ENOMEM);
+	memset(nv, 0, sizeof(*nv));
+	nv->size = RING_KIB * 1024ull;
+	nv->mask = nv->size - 1;
+	nv->rec_size = rec_size;
+	/* Shared memory like the ring's memfd (no transparent huge pages). */
+	nv->buf = mmap(NULL, nv->size, PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (nv->buf == MAP_FAILED)
+		die("mmap", errno);
+	pthread_create(&rt, NULL, naive_reader, nv);
+	pthread_create(&wt, NULL, naive_writer, nv);
+	while (atomic_load(&nv->ready) < 2)
+		sched_yield();
+	nv->t0 = now_ns();
+	atomic_store_explicit(&nv->go, 1, memory_order_release);
+	dur.tv_sec = (time_t)secs;
+	dur.tv_nsec = (long)((secs - (double)dur.tv_sec) * 1e9);
+	nanosleep(&dur, NULL);
+	atomic_store(&nv->stop, 1);
+	pthread_join(wt, NULL);
+	pthread_join(rt, NULL);
+	if (nv->read != nv->written) {
+		fprintf(stderr, "bench: naive wrote %llu read %llu\n",
+			(unsigned long long)nv->written,
+			(unsigned long long)nv->read);
+		exit(1);
+	}
+	mrec_s = (double)nv->read / ((double)(nv->t1 - nv->t0) / 1e9) / 1e6;
+	*retries = nv->retries;
+	munmap(nv->buf, nv->size);
+	free(nv);
+	return mrec_s;
+}
+
+/* ---- cross-process ------------------------------------------------------ */
+
+struct xshared {
+	atomic_int go, stop, done;
+	uint64_t written, retries, lost;
+};
+
+static struct tp_result xproc_run(double secs)
+{
+	char dir[] = "/tmp/perfring-bench-XXXXXX", path[128];
+	struct tp_result res = { 0 };
+	struct perfring_ring *r;
+	struct xshared *xs;
+	struct sink_buf *out;
+	struct timespec dur;
+	int pfd[2], status;
+	uint64_t n = 0, t0, t1;
+	char c;
+	pid_t pid;
+
+	if (!mkdtemp(dir))
+		die("mkdtemp", errno);
+	snprintf(path, sizeof(path), "%s/ring", dir);
+	r = ring_new(0, RING_KIB, 0, path, PERFRING_ROLE_CONSUMER);
+	xs = mmap(NULL, sizeof(*xs), PROT_READ | PROT_WRITE,
+		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	out = aligned_alloc(64, sizeof(*out));
+	if (xs == MAP_FAILED || !out || pipe(pfd))
+		die("setup", errno);
+	memset(xs, 0, sizeof(*xs));
+	out->pos = 0;
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		die("fork", errno);
+	if (pid == 0) {
+		struct perfring_ring *w;
+		struct space sp;
+		uint64_t seq = 0, lost = 0;
+		int err =
+			perfring_ring_attach(path, PERFRING_ROLE_PRODUCER, &w);
+
+		if (err)
+			_exit(2);
+		pin(0);
+		space_init(&sp, w);
+		if (write(pfd[1], "r", 1) != 1)
+			_exit(3);
+		while (!atomic_load_explicit(&xs->go, memory_order_acquire))
+			cpu_relax();
+		while (!atomic_load_explicit(&xs->stop, memory_order_relaxed)) {
+			for (int i = 0; i < 64; i++) {
+				struct perfring_output h;
+
+				space_wait(&sp, 32);
+				if (perfring_output_begin(&h, w, 32)) {
+					lost++;
+					continue;
+				}
+				rec_write(h.data, 32, seq++, tmpl);
+				perfring_output_end(&h);
+				sp.head += 32;
+			}
+		}
+		xs->written = seq;
+		xs->retries = sp.retries;
+		xs->lost = lost;
+		atomic_store_explicit(&xs->done, 1, memory_order_release);
+		perfring_ring_destroy(w);
+		_exit(0);
+	}
+	pin(1);
+	if (read(pfd[0], &c, 1) != 1)
+		die("child did not start", EIO);
+	t0 = now_ns();
+	atomic_store_explicit(&xs->go, 1, memory_order_release);
+	uint64_t stop_at = t0 + (uint64_t)(secs * 1e9);
+	for (;;) {
+		int done =
+			atomic_load_explicit(&xs->done, memory_order_acquire);
+		const struct perf_event_header *rec;
+		int64_t avail = perfring_reader_begin(r);
+		int sz;
+
+		if (avail < 0)
+			die("perfring_reader_begin", (int)avail);
+		if (avail < BATCH_MIN && !done) {
+			perfring_reader_end(r);
+			if (now_ns() >= stop_at)
+				atomic_store(&xs->stop, 1);
+			backoff();
+			continue;
+		}
+		while ((sz = perfring_reader_next(r, &rec)) > 0) {
+			copy_out(out, rec, (size_t)sz);
+			n += rec->type == REC_TYPE;
+		}
+		perfring_reader_end(r);
+		if (!avail && done)
+			break;
+	}
+	t1 = now_ns();
+	(void)dur;
+	waitpid(pid, &status, 0);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 ||
+	    xs->written != n) {
+		fprintf(stderr,
+			"bench: xproc writer status %#x, wrote %llu, read %llu\n",
+			status, (unsigned long long)xs->written,
+			(unsigned long long)n);
+		exit(1);
+	}
+	res.mrec_s = (double)n / ((double)(t1 - t0) / 1e9) / 1e6;
+	res.retries = xs->retries;
+	res.lost = xs->lost;
+	sink += out->buf[out->pos / 2];
+	free(out);
+	munmap(xs, sizeof(*xs));
+	close(pfd[0]);
+	close(pfd[1]);
+	perfring_ring_destroy(r);
+	perfring_ring_remove(path);
+	rmdir(dir);
+	return res;
+}
+
+/* ---- cases ------------------------------------------------------------- */
+
+/*
+ * Cross-core throughput: REPS runs, each preceded by a latency probe; the
+ * line reports the best run (stat=best) and the median, and the median
+ * probe (c2c_ns=).  Best, because a run in the far placement measures the
+ * host rather than the code.
+ */
+struct reps {
+	struct tp_result run[REPS];
+	double c2c[REPS];
+	int best;
+	double median, c2c_median;
+};
+
+static void reps_finish(struct reps *rp)
+{
+	double m[REPS], c[REPS];
+
+	rp->best = 0;
+	for (int i = 0; i < REPS; i++) {
+		m[i] = rp->run[i].mrec_s;
+		c[i] = rp->c2c[i];
+		if (rp->run[i].mrec_s > rp->run[rp->best].mrec_s)
+			rp->best = i;
+	}
+	qsort(m, REPS, sizeof(double), cmp_double);
+	qsort(c, REPS, sizeof(double), cmp_double);
+	rp->median = m[REPS / 2];
+	rp->c2c_median = c[REPS / 2];
+}
+
+static struct reps naive32, spsc32;
+static bool have_naive32, have_spsc32;
+static enum api spsc32_api;
+static double zc_ns[2], emit_ns[2]; /* writer cost per API, [32, 256] */
+
+/* Single-thread writer cost of one record (timestamp included) with @api,
+ * into a ring emptied untimed whenever it has had a ring's worth. */
+static ALWAYS_INLINE double writer_cost_body(const enum api api,
+					     const uint32_t size, double secs)
+{
+	struct perfring_ring *r =
+		ring_new(0, RING_KIB, 0, NULL, PERFRING_ROLE_BOTH);
+	uint64_t per_round = perfring_ring_data_size(r) / size - 1;
+	uint64_t timed = 0, count = 0, seq = 0, budget = (uint64_t)(secs * 1e9);
+	_Alignas(64) unsigned char local[256];
+
+	pin(0);
+	while (timed < budget) {
+		uint64_t t0 = now_ns();
+
+		for (uint64_t i = 0; i < per_round; i++) {
+			if (api == API_ZC) {
+				struct perfring_output h;
+
+				if (perfring_output_begin(&h, r, size))
+					die("output_begin", ENOSPC);
+				rec_write(h.data, size, seq++, tmpl);
+				perfring_output_end(&h);
+			} else {
+				rec_write(local, size, seq++, tmpl);
+				if (perfring_ring_emit(r, local, size))
+					die("emit", ENOSPC);
+			}
+		}
+		timed += now_ns() - t0;
+		count += per_round;
+
+		const void *ptr[2];
+		size_t len[2];
+
+		perfring_reader_begin(r);
+		perfring_reader_range(r, ptr, len);
+		perfring_reader_end(r);
+	}
+	perfring_ring_destroy(r);
+	return (double)timed / (double)count;
+}
+
+static double writer_cost(enum api api, uint32_t size, double secs)
+{
+	if (api == API_ZC)
+		return size == 32 ? writer_cost_body(API_ZC, 32, secs) :
+				    writer_cost_body(API_ZC, 256, secs);
+	return size == 32 ? writer_cost_body(API_EMIT, 32, secs) :
+			    writer_cost_body(API_EMIT, 256, secs);
+}
+
+/* The faster writer API for @size (the writer is the side that limits). */
+static enum api pick_api(uint32_t size)
+{
+	int k = size == 32 ? 0 : 1;
+	double zc[REPS], em[REPS];
+
+	for (int i = 0; i < REPS; i++) {
+		zc[i] = writer_cost(API_ZC, size, run_secs / 6);
+		em[i] = writer_cost(API_EMIT, size, run_secs / 6);
+	}
+	qsort(zc, REPS, sizeof(double), cmp_double);
+	qsort(em, REPS, sizeof(double), cmp_double);
+	zc_ns[k] = zc[REPS / 2];
+	emit_ns[k] = em[REPS / 2];
+	return emit_ns[k] < zc_ns[k] ? API_EMIT : API_ZC;
+}
+
+static void measure_naive32(void)
+{
+	struct reps rp;
+
+	for (int i = 0; i < REPS; i++) {
+		rp.c2c[i] = c2c_ns();
+		rp.run[i].mrec_s = naive_run(run_secs, 32, &rp.run[i].retries);
+		rp.run[i].lost = 0;
+	}
+	reps_finish(&rp);
+	naive32 = rp;
+	have_naive32 = true;
+}
+
+/* spsc-32 and naive-32 interleaved, so both see the same placements. */
+static void measure_spsc32(void)
+{
+	struct reps sp, nv;
+
+	spsc32_api = pick_api(32);
+	for (int i = 0; i < REPS; i++) {
+		sp.c2c[i] = c2c_ns();
+		sp.run[i] = tp_run(0, 32, spsc32_api, 1, run_secs);
+		nv.c2c[i] = c2c_ns();
+		nv.run[i].mrec_s = naive_run(run_secs, 32, &nv.run[i].retries);
+		nv.run[i].lost = 0;
+	}
+	reps_finish(&sp);
+	reps_finish(&nv);
+	spsc32 = sp;
+	naive32 = nv;
+	have_spsc32 = have_naive32 = true;
+}
+
+static void print_tp(const char *name, uint32_t size, const struct reps *rp,
+		     const char *api)
+{
+	const struct tp_result *b = &rp->run[rp->best];
+
+	printf("bench %s mrec_s=%.2f median_mrec_s=%.2f ns_per_rec=%.2f gb_s=%.2f ring_kib=%u",
+	       name, b->mrec_s, rp->median, 1e3 / b->mrec_s,
+	       b->mrec_s * size / 1e3, RING_KIB);
+	if (api)
+		printf(" api=%s", api);
+	printf(" lost=%llu retries=%llu c2c_ns=%.0f",
+	       (unsigned long long)b->lost, (unsigned long long)b->retries,
+	       rp->c2c_median);
+}
+
+void case_spsc32(void)
+{
+	if (!have_spsc32)
+		measure_spsc32();
+	print_tp("spsc-32", 32, &spsc32, api_name[spsc32_api]);
+	printf(" writer_ns_zerocopy=%.2f writer_ns_emit=%.2f vs_naive=%.2f stat=best\n",
+	       zc_ns[0], emit_ns[0],
+	       spsc32.run[spsc32.best].mrec_s /
+		       naive32.run[naive32.best].mrec_s);
+}
+
+static struct reps naive256;
+static bool have_naive256;
+
+/* spsc-256 and naive-256 interleaved, so both see the same placements. */
+void case_spsc256(void)
+{
+	enum api api = pick_api(256);
+	struct reps rp, nv;
+
+	for (int i = 0; i < REPS; i++) {
+		rp.c2c[i] = c2c_ns();
+		rp.run[i] = tp_run(0, 256, api, 1, run_secs);
+		nv.c2c[i] = c2c_ns();
+		nv.run[i].mrec_s = naive_run(run_secs, 256, &nv.run[i].retries);
+		nv.run[i].lost = 0;
+	}
+	reps_finish(&rp);
+	reps_finish(&nv);
+	naive256 = nv;
+	have_naive256 = true;
+	print_tp("spsc-256", 256, &rp, api_name[api]);
+	printf(" writer_ns_zerocopy=%.2f writer_ns_emit=%.2f vs_naive=%.2f stat=best\n",
+	       zc_ns[1], emit_ns[1],
+	       rp.run[rp.best].mrec_s / nv.run[nv.best].mrec_s);
+}
+
+void case_naive256(void)
+{
+	if (!have_naive256) {
+		struct reps rp;
+
+		for (int i = 0; i < REPS; i++) {
+			rp.c2c[i] = c2c_ns();
+			rp.run[i].mrec_s =
+				naive_run(run_secs, 256, &rp.run[i].retries);
+			rp.run[i].lost = 0;
+		}
+		reps_finish(&rp);
+		naive256 = rp;
+	}
+	print_tp("naive-256", 256, &naive256, NULL);
+	printf(" stat=best\n");
+}
+
+void case_naive32(void)
+{
+	if (!have_naive32)
+		measure_naive32();
+	print_tp("naive-32", 32, &naive32, NULL);
+	printf(" stat=best\n");
+}
+
+void case_xproc32(void)
+{
+	struct reps rp;
+
+	for (int i = 0; i < REPS; i++) {
+		rp.c2c[i] = c2c_ns();
+		rp.run[i] = xproc_run(run_secs);
+	}
+	reps_finish(&rp);
+	print_tp("xproc-32", 32, &rp, "zerocopy");
+	printf(" stat=best\n");
+}
+
+void case_mpsc2(void)
+{
+	struct reps rp;
+
+	if (!have_spsc32)
+		measure_spsc32();
+	for (int i = 0; i < REPS; i++) {
+		rp.c2c[i] = c2c_ns();
+		rp.run[i] = tp_run(PERFRING_MODE_MULTI_PRODUCER, 32, API_ZC, 2,
+				   run_secs);
+	}
+	reps_finish(&rp);
+	print_tp("mpsc2-32", 32, &rp, "zerocopy");
+	printf(" writers_cpu=0,%d reader_cpu=1 vs_spsc=%.2f stat=best\n",
+	       mp_writer1_cpu,
+	       rp.run[rp.best].mrec_s / spsc32.run[spsc32.best].mrec_s);
+}

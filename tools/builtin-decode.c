@@ -1,0 +1,178 @@
+// SPDX-License-Identifier: MIT
+/*
+ * CoreSight: perfring decode (an OpenCSD snapshot's packets and elements),
+ * dump --aux (the same of a perf.data's AUX data), script/report --itrace
+ * (executed instruction ranges) and inject (AutoFDO counts).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cli.h"
+
+enum cs_mode { CS_DECODE, CS_DUMP_AUX, CS_SCRIPT, CS_REPORT, CS_INJECT };
+
+static void cs_summary(const char *what, const struct perfring_cs_stats *st)
+{
+	fprintf(stderr,
+		"%s: %s: %" PRIu64 " trace bytes, %u decoders, %" PRIu64
+		" packets, %" PRIu64 " elements, %" PRIu64
+		" instruction ranges (%" PRIu64 " instructions)",
+		prog, what, st->trace_bytes, st->decoders, st->packets,
+		st->elements, st->ranges, st->instructions);
+	fprintf(stderr,
+		"; %" PRIu64 " no-sync, %" PRIu64 " resyncs, %" PRIu64
+		" errors, %" PRIu64 " inaccessible\n",
+		st->nosync, st->resyncs, st->errors, st->nacc);
+}
+
+static int cs_run(int argc, char **argv, enum cs_mode mode)
+{
+	enum {
+		OPT_SNAP = 256,
+		OPT_PKTS,
+		OPT_DECODE,
+		OPT_ELEMS,
+		OPT_BUFFER,
+		OPT_SYMDIR,
+		OPT_ITRACE,
+		OPT_AUX,
+		OPT_NO_DISASM,
+		OPT_MAX_INSNS,
+	};
+	static const struct option opts[] = {
+		{ "input", required_argument, NULL, 'i' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "snapshot", required_argument, NULL, OPT_SNAP },
+		{ "pkts", no_argument, NULL, OPT_PKTS },
+		{ "decode", no_argument, NULL, OPT_DECODE },
+		{ "elements", no_argument, NULL, OPT_ELEMS },
+		{ "buffer", required_argument, NULL, OPT_BUFFER },
+		{ "symdir", required_argument, NULL, OPT_SYMDIR },
+		{ "itrace", optional_argument, NULL, OPT_ITRACE },
+		{ "aux", no_argument, NULL, OPT_AUX },
+		{ "no-disasm", no_argument, NULL, OPT_NO_DISASM },
+		{ "max-insns", required_argument, NULL, OPT_MAX_INSNS },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	PERFRING_OPTS(perfring_cs_opts, co, .input = NULL);
+	PERFRING_OPTS(perfring_itrace_opts, io, .input = NULL);
+	struct perfring_cs_stats st = { .sz = sizeof(st) };
+	const char *output = NULL;
+	bool quiet = false;
+	int c, err;
+
+	while ((c = getopt_long(argc, argv, "i:o:qh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'i':
+			co.input = io.input = optarg;
+			break;
+		case 'o':
+			output = optarg;
+			break;
+		case OPT_SNAP:
+			co.snapshot = io.snapshot = optarg;
+			break;
+		case OPT_PKTS:
+			co.decode = false;
+			break;
+		case OPT_DECODE:
+			co.decode = true;
+			break;
+		case OPT_ELEMS:
+			co.elements_only = true;
+			break;
+		case OPT_BUFFER:
+			co.buffer = optarg;
+			break;
+		case OPT_SYMDIR:
+			co.symdir = io.symdir = optarg;
+			break;
+		case OPT_ITRACE:
+		case OPT_AUX:
+			break;
+		case OPT_NO_DISASM:
+			io.no_disasm = true;
+			break;
+		case OPT_MAX_INSNS:
+			io.max_insns = (unsigned int)strtoul(optarg, NULL, 0);
+			break;
+		case 'q':
+			quiet = true;
+			break;
+		case 'h':
+			printf("usage: %s decode --snapshot DIR [--pkts|--decode|--elements] [--buffer NAME]\n"
+			       "       %s dump --aux [-i FILE] [--decode|--elements] [--symdir DIR]\n"
+			       "       %s script --itrace [-i FILE|--snapshot DIR] [--symdir DIR] [--no-disasm]\n"
+			       "       %s report --itrace [-i FILE|--snapshot DIR] [--symdir DIR]\n"
+			       "       %s inject [-i FILE] [-o OUT] [--symdir DIR]\n",
+			       prog, prog, prog, prog, prog);
+			return 0;
+		default:
+			return 2;
+		}
+	}
+	if (optind < argc)
+		die_usage("unexpected argument '%s'", argv[optind]);
+	if (mode == CS_DECODE && !co.snapshot && !co.input)
+		die_usage("%s", "decode needs --snapshot DIR or -i FILE");
+	if (!co.snapshot && !co.input)
+		co.input = io.input = "perf.data";
+	setvbuf(stdout, NULL, _IOFBF, 1 << 16);
+	switch (mode) {
+	case CS_DECODE:
+	case CS_DUMP_AUX:
+		err = perfring_cs_decode(&co, stdout, &st);
+		break;
+	case CS_SCRIPT:
+		err = perfring_itrace_script(&io, stdout, &st);
+		break;
+	case CS_REPORT:
+		err = perfring_itrace_report(&io, stdout, &st);
+		break;
+	default:
+		err = perfring_inject(&io, output ? output : "perf_inject.data",
+				      &st);
+		break;
+	}
+	fflush(stdout);
+	if (err == -EPIPE)
+		return 0; /* the reader went away (| head) */
+	if (!quiet && st.sz && (!err || st.trace_bytes))
+		cs_summary(co.snapshot ? co.snapshot : co.input, &st);
+	if (err) {
+		fprintf(stderr, "%s: %s: %s\n", prog,
+			co.snapshot ? co.snapshot : co.input, strerror(-err));
+		return 1;
+	}
+	return 0;
+}
+
+int cmd_decode(int argc, char **argv)
+{
+	return cs_run(argc, argv, CS_DECODE);
+}
+
+int cmd_inject(int argc, char **argv)
+{
+	return cs_run(argc, argv, CS_INJECT);
+}
+
+int cmd_dump_aux(int argc, char **argv)
+{
+	return cs_run(argc, argv, CS_DUMP_AUX);
+}
+
+int cmd_script_itrace(int argc, char **argv)
+{
+	return cs_run(argc, argv, CS_SCRIPT);
+}
+
+int cmd_report_itrace(int argc, char **argv)
+{
+	return cs_run(argc, argv, CS_REPORT);
+}

@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: MIT
+/*
+ * perfring dump (every record, as perf report -D) and stats (record
+ * counts, as perf report --stats) of a perf.data or a trace.dat.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include "cli.h"
+
+/* -i FILE (default perf.data, "-" standard input). */
+static int read_input(int argc, char **argv, bool stats)
+{
+	const char *in = "perf.data";
+	int err;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-i") && i + 1 < argc)
+			in = argv[++i];
+		else if (!strncmp(argv[i], "--input=", 8))
+			in = argv[i] + 8;
+		else
+			die_usage("unknown option '%s'", argv[i]);
+	}
+	setvbuf(stdout, NULL, _IOFBF, 1 << 16);
+	if (strcmp(in, "-") && perfring_trace_dat_probe(in) == 1)
+		err = stats ? perfring_trace_dat_stats(in, stdout) :
+			      perfring_trace_dat_dump(in, stdout);
+	else
+		err = stats ? perfring_stats(in, stdout) :
+			      perfring_dump(in, stdout);
+	if (err == -EPIPE)
+		return 0; /* the reader went away (| head) */
+	if (err) {
+		fflush(stdout);
+		fprintf(stderr, "%s: %s: %s\n", prog, in, strerror(-err));
+		return 1;
+	}
+	return 0;
+}
+
+int cmd_dump(int argc, char **argv)
+{
+	return read_input(argc, argv, false);
+}
+
+int cmd_stats(int argc, char **argv)
+{
+	return read_input(argc, argv, true);
+}

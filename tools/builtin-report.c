@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: MIT
+/* perfring report: perf report --stdio's overhead table. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cli.h"
+
+int cmd_report(int argc, char **argv)
+{
+	enum { OPT_CHILDREN = 256, OPT_NO_CHILDREN, OPT_STDIO, OPT_PLIMIT };
+	static const struct option opts[] = {
+		{ "input", required_argument, NULL, 'i' },
+		{ "sort", required_argument, NULL, 's' },
+		{ "children", no_argument, NULL, OPT_CHILDREN },
+		{ "no-children", no_argument, NULL, OPT_NO_CHILDREN },
+		{ "call-graph", required_argument, NULL, 'g' },
+		{ "show-nr-samples", no_argument, NULL, 'n' },
+		{ "stdio", no_argument, NULL, OPT_STDIO },
+		{ "percent-limit", required_argument, NULL, OPT_PLIMIT },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	PERFRING_OPTS(perfring_report_opts, ro, .input = "perf.data");
+	char *end;
+	int c, err;
+
+	while ((c = getopt_long(argc, argv, "i:s:g:nh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'i':
+			ro.input = optarg;
+			break;
+		case 's':
+			ro.sort = optarg;
+			break;
+		case OPT_CHILDREN:
+			ro.children = true;
+			ro.no_children = false;
+			break;
+		case OPT_NO_CHILDREN:
+			ro.no_children = true;
+			ro.children = false;
+			break;
+		case 'g':
+			if (!strcmp(optarg, "none"))
+				ro.no_callgraph = true;
+			else if (strncmp(optarg, "graph", 5))
+				die_usage("-g takes none or graph: %s", optarg);
+			break;
+		case 'n':
+			ro.show_nr_samples = true;
+			break;
+		case OPT_STDIO:
+			break; /* the only output there is */
+		case OPT_PLIMIT:
+			ro.percent_limit = strtod(optarg, &end);
+			if (*end || ro.percent_limit < 0)
+				die_usage(
+					"--percent-limit takes a percentage: %s",
+					optarg);
+			break;
+		case 'h':
+			printf("usage: %s report [-i FILE|-] [--sort comm,pid,dso,sym] [--children|--no-children]\n"
+			       "                [-g none] [-n] [--percent-limit PCT] [--stdio]\n",
+			       prog);
+			return 0;
+		default:
+			return 2;
+		}
+	}
+	if (optind < argc)
+		die_usage("unexpected argument '%s'", argv[optind]);
+	if (!input_given(argc, argv) && stdin_is_fifo())
+		ro.input = "-";
+	err = perfring_report(&ro, stdout);
+	if (err == -EPIPE)
+		return 0;
+	if (err) {
+		fprintf(stderr, "%s: report %s: %s\n", prog, ro.input,
+			strerror(-err));
+		return 1;
+	}
+	return 0;
+}

@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: MIT
 /*
- * The smallest useful perfring program: one thread emits timestamped
- * records into a ring, the main thread sleeps on the ring's wake-up
- * descriptor and reads them.  Build: cc ring_threads.c $(pkg-config --cflags
- * --libs perfring) -pthread
+ * The smallest useful perfring program: two threads emit timestamped
+ * records, each into its own ring; the main thread reads both with one
+ * consumer object, which sleeps on the rings' wake-up descriptors for it.
+ * Build: cc ring_threads.c $(pkg-config --cflags --libs perfring) -pthread
  */
 #include <pthread.h>
 #include <stdio.h>
 #include <perfring.h>
+
+#define NTHREADS 2
+#define PER_THREAD 500000
 
 struct sample {
 	struct perf_event_header header;
@@ -19,7 +22,7 @@ static void *produce(void *arg)
 {
 	struct perfring_ring *ring = arg;
 
-	for (uint64_t i = 0; i < 1000000; i++) {
+	for (uint64_t i = 0; i < PER_THREAD; i++) {
 		struct sample s = { { PERF_RECORD_SAMPLE, 0, sizeof(s) },
 				    perfring_clock_fast_ns(),
 				    i };
@@ -46,24 +49,38 @@ static int count(const struct perf_event_header *rec, size_t size, void *ctx)
 int main(void)
 {
 	PERFRING_OPTS(perfring_ring_opts, opts, .data_size = 1 << 20);
-	struct perfring_ring *ring;
-	struct perfring_ring_stats st = { .sz = sizeof(st) };
-	uint64_t n[2] = { 0, 0 };
-	pthread_t t;
+	struct perfring_ring *ring[NTHREADS];
+	struct perfring_consumer *consumer;
+	uint64_t n[2] = { 0, 0 }, pending = 0;
+	pthread_t t[NTHREADS];
 
-	if (perfring_ring_create(&opts, &ring))
+	if (perfring_consumer_new(NULL, &consumer))
 		return 1;
-	pthread_create(&t, NULL, produce, ring);
-	while (n[0] + n[1] + st.lost_pending < 1000000) {
-		perfring_ring_wait(ring, 10);
-		perfring_ring_consume(ring, count, n);
-		perfring_ring_stats(ring, &st); /* drops not yet in a LOST */
+	for (int i = 0; i < NTHREADS; i++) {
+		if (perfring_ring_create(&opts, &ring[i]) ||
+		    perfring_consumer_add_ring(consumer, ring[i], count, n) < 0)
+			return 1;
+		pthread_create(&t[i], NULL, produce, ring[i]);
 	}
-	pthread_join(t, NULL);
+	while (n[0] + n[1] + pending < NTHREADS * PER_THREAD) {
+		/* Sleeps until a ring crosses its watermark (or 10 ms). */
+		if (perfring_consumer_poll(consumer, 10) < 0)
+			return 1;
+		pending = 0; /* drops not yet in a LOST record */
+		for (int i = 0; i < NTHREADS; i++) {
+			struct perfring_ring_stats st = { .sz = sizeof(st) };
+
+			perfring_ring_stats(ring[i], &st);
+			pending += st.lost_pending;
+		}
+	}
+	for (int i = 0; i < NTHREADS; i++)
+		pthread_join(t[i], NULL);
 	printf("read %llu samples, %llu lost (%llu in LOST records)\n",
-	       (unsigned long long)n[0],
-	       (unsigned long long)(n[1] + st.lost_pending),
+	       (unsigned long long)n[0], (unsigned long long)(n[1] + pending),
 	       (unsigned long long)n[1]);
-	perfring_ring_destroy(ring);
+	perfring_consumer_free(consumer);
+	for (int i = 0; i < NTHREADS; i++)
+		perfring_ring_destroy(ring[i]);
 	return 0;
 }

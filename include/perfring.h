@@ -367,6 +367,128 @@ PERFRING_API void perfring_ring_wait_finish(struct perfring_ring *ring);
  */
 PERFRING_API int perfring_ring_wait(struct perfring_ring *ring, int timeout_ms);
 
+/* ==== consumer object: many rings, one callback, one epoll ============== */
+/*
+ * Reads many rings (perfring rings and kernel perf event mmaps) with one
+ * epoll set, as libbpf's ring_buffer__poll() and libperf's mmap reading do,
+ * so a caller does not build its own loop over wait descriptors.  Each
+ * source has a callback and a context; records arrive in order per source
+ * (no order across sources), LOST records included.  One thread at a time
+ * uses a consumer; producers run anywhere.  See docs/design.md "The
+ * consumer object".
+ */
+struct perfring_consumer;
+
+/* Records of perfring rings are handed in place, not copied: only for
+ * producers this program trusts (its own threads).  Default: a copy. */
+#define PERFRING_CONSUMER_ZERO_COPY 0x1u
+
+struct perfring_consumer_opts {
+	size_t sz; /* sizeof(struct perfring_consumer_opts) */
+	unsigned int flags; /* PERFRING_CONSUMER_* */
+};
+
+/*
+ * Creates an empty consumer; @opts may be NULL.  -EINVAL (unknown flags, a
+ * bad sz, or non-zero bytes past the fields this library knows), -ENOMEM,
+ * -errno from epoll_create1/eventfd.
+ */
+PERFRING_API int
+perfring_consumer_new(const struct perfring_consumer_opts *opts,
+		      struct perfring_consumer **out);
+
+/*
+ * Adds @ring (consumer role; a forward ring: overwrite rings are read on
+ * demand, -EOPNOTSUPP) with @fn and @ctx.  @fn gets each record and its
+ * checked size; the record is contiguous and stays valid only during the
+ * call.  From a perfring ring it is a private copy (unless
+ * PERFRING_CONSUMER_ZERO_COPY), so a producer cannot change it under @fn;
+ * from a kernel ring (perfring_ring_wrap_kernel()) it points into the
+ * mapping, or a copy when it wraps.  @fn returns 0 to go on; a negative
+ * value stops the call and is returned by it; a positive value stops the
+ * call, which returns the records handed out so far.  Either way that
+ * record is consumed.  The consumer does not own @ring: it must outlive
+ * the consumer.  Returns the source's index (>= 0), -EINVAL, -EEXIST (its
+ * wait descriptor is in the set already), -EFAULT (dead ring), -ENOMEM.
+ */
+PERFRING_API int perfring_consumer_add_ring(struct perfring_consumer *c,
+					    struct perfring_ring *ring,
+					    perfring_record_fn fn, void *ctx);
+
+/*
+ * Maps the kernel perf event @perf_fd itself (1 + @pages pages, @pages a
+ * power of two, read-write: the kernel's non-overwrite mode), wraps it and
+ * adds it as perfring_consumer_add_ring() does.  The mapping is the
+ * consumer's (unmapped by perfring_consumer_free()); @perf_fd stays the
+ * caller's and must stay open until then.  Returns the source's index or
+ * -EINVAL, -errno from mmap (EPERM: over perf_event_mlock_kb).
+ */
+PERFRING_API int perfring_consumer_add_perf_fd(struct perfring_consumer *c,
+					       int perf_fd, size_t pages,
+					       perfring_record_fn fn,
+					       void *ctx);
+
+/*
+ * Sleeps until a source's wake-up (the watermark or wakeup_events of each
+ * ring, as perfring_ring_wait() defines them) or @timeout_ms (< 0: none),
+ * then reads one batch of every source (below-watermark data included, so
+ * the timeout bounds the latency of a slow producer).  A signal ends the
+ * sleep early.  Returns the records handed out (capped at INT_MAX), the
+ * negative value a callback stopped with, or -errno (epoll_wait, -ENOMEM).
+ * A source whose ring dies (its file truncated, see perfring_sigbus_guard())
+ * is dropped: logged, counted (stats.dropped),
+ * perfring_consumer_source_error() says why, and the others go on.  A
+ * kernel event whose descriptor hangs up (its task exited) is read to the
+ * end and leaves the epoll set (-EPIPE).
+ */
+PERFRING_API int perfring_consumer_poll(struct perfring_consumer *c,
+					int timeout_ms);
+
+/* Reads one batch of every source without sleeping; returns as
+ * perfring_consumer_poll(). */
+PERFRING_API int perfring_consumer_consume(struct perfring_consumer *c);
+
+/*
+ * The consumer's epoll descriptor, to nest in the caller's own poll/epoll
+ * loop: it becomes readable when a source crosses its wake-up point (or a
+ * batch was left unread), then call perfring_consumer_consume().  Every
+ * call leaves the sources armed for the next wake-up.  As with any
+ * watermark, data below it waits for the next call: call consume on a
+ * timeout too.
+ */
+PERFRING_API int perfring_consumer_epoll_fd(const struct perfring_consumer *c);
+
+/*
+ * 0 while source @idx is read; -EPIPE when its kernel event hung up (read
+ * to the end); else the error it was dropped with (-EFAULT: dead ring).
+ * -EINVAL: no such source.
+ */
+PERFRING_API int
+perfring_consumer_source_error(const struct perfring_consumer *c,
+			       unsigned int idx);
+
+struct perfring_consumer_stats {
+	size_t sz;
+	uint64_t records; /* handed to callbacks */
+	uint64_t lost_records; /* PERF_RECORD_LOST records among them */
+	uint64_t lost; /* the sum of their lost counts */
+	uint64_t corrupt; /* batches the reader cut (see the ring's stats) */
+	uint64_t rounds; /* reads of every source (poll and consume) */
+	uint64_t wakeups; /* rounds a source's descriptor had signalled */
+	uint32_t sources; /* added */
+	uint32_t dropped; /* dropped with an error */
+	uint32_t hung_up; /* kernel events that hung up */
+};
+
+/* Fills @st (st->sz set; fields up to it), sets st->sz to what it filled. */
+PERFRING_API int perfring_consumer_stats(const struct perfring_consumer *c,
+					 struct perfring_consumer_stats *st);
+
+/* Frees the consumer and the mappings it made; the rings given to
+ * perfring_consumer_add_ring() are the caller's.  NULL is a no-op. */
+PERFRING_API void perfring_consumer_free(struct perfring_consumer *c);
+/* ==== end of consumer object ============================================ */
+
 /* ---- AUX area ---------------------------------------------------------- */
 
 /*

@@ -67,6 +67,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "perfring.h"
+#include "perfring/tools.h"
 
 #define REPS 3
 /* Ring size: BENCH_RING_KIB overrides (see ring_kib in main()). */

@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <perfring.h>
+#include <perfring/tools.h>
 
 /* A demo record: the stream the producer writes and the consumer checks. */
 #define DEMO_RECORD_TYPE 0x4000 /* in perf's "user" range, above 64 */

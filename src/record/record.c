@@ -24,10 +24,11 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "perfring/tools.h"
 #include "../format/out_file.h"
 #include "../format/perf_data.h"
 #include "../format/tracing_data.h"
-#include "../ring/internal.h"
+#include "../common/log.h"
 #include "../sources/app_session.h"
 #include "../sources/perf_event.h"
 #include "child.h"
@@ -630,7 +631,7 @@ PERFRING_API int perfring_record(const struct perfring_record_opts *o,
 	data_bytes = OPTS_GET(o, mmap_bytes, 0);
 	if (!data_bytes)
 		data_bytes = DEFAULT_MMAP_BYTES;
-	if (!is_pow2(data_bytes) ||
+	if ((data_bytes & (data_bytes - 1)) ||
 	    data_bytes < (uint64_t)sysconf(_SC_PAGESIZE)) {
 		pr_err("-m: %llu bytes is not a power of two of at least one page",
 		       (unsigned long long)data_bytes);

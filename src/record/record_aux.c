@@ -35,8 +35,8 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include "perfring.h"
-#include "../ring/internal.h"
+#include "perfring/tools.h"
+#include "../common/log.h"
 #include "../sources/source.h"
 #include "../sources/perf_event.h"
 #include "../format/out_file.h"

@@ -25,6 +25,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "perfring/tools.h"
 #include "../format/out_file.h"
 #include "../format/trace_dat.h"
 #include "../sources/stale.h"
@@ -1124,8 +1125,7 @@ int perfring_subbuf_save(struct perfring_subbuf *const *rings, int nr,
 		struct tfs_cpu c;
 		int r;
 
-		err = tfs_cpu_attach_ring(&c, (struct subbuf_ring *)rings[i],
-					  i);
+		err = tfs_cpu_attach_ring(&c, rings[i], i);
 		if (err)
 			break;
 		r = tfs_cpu_consume(&c, true, ring_sink, w);

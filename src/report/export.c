@@ -36,8 +36,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
-#include "perfring.h"
-#include "../ring/internal.h"
+#include "perfring/tools.h"
+#include "../common/log.h"
 #include "../format/perf_reader.h"
 #include "outbuf.h"
 #include "threads.h"

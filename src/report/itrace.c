@@ -17,7 +17,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../ring/internal.h"
+#include "perfring/tools.h"
+#include "../common/log.h"
 #include "../format/auxtrace.h"
 #include "../format/out_file.h"
 #include "../format/perf_reader.h"

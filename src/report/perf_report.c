@@ -23,7 +23,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
-#include "../ring/internal.h"
+#include "perfring/tools.h"
+#include "../common/log.h"
 #include "../format/perf_data.h"
 #include "../format/perf_reader.h"
 #include "outbuf.h"

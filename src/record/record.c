@@ -29,6 +29,7 @@
 #include "../format/perf_data.h"
 #include "../format/tracing_data.h"
 #include "../common/log.h"
+#include "../common/opts.h"
 #include "../sources/app_session.h"
 #include "../sources/perf_event.h"
 #include "child.h"
@@ -47,10 +48,6 @@
 /* perf.data room for application event descriptions that outgrow one
  * record (pd_writer_set_growth): about 250 event types past 64 KiB. */
 #define APP_DESC_ROOM (256u << 10)
-
-#define OPTS_HAS(o, f) \
-	((o)->sz >= offsetof(__typeof__(*(o)), f) + sizeof((o)->f))
-#define OPTS_GET(o, f, def) (OPTS_HAS(o, f) ? (o)->f : (def))
 
 struct session {
 	const struct perfring_record_opts *o;
@@ -611,8 +608,7 @@ PERFRING_API int perfring_record(const struct perfring_record_opts *o,
 		.max_rings = OPTS_GET(o, app_max_rings, 0),
 	};
 
-	if (!o || o->sz < offsetof(struct perfring_record_opts, events) +
-				  sizeof(o->events))
+	if (!o || !OPTS_VALID(o) || !OPTS_HAS(o, events))
 		return -EINVAL;
 	s.out_fd = s.cmd.pidfd = s.cmd.go_fd = s.cmd.err_fd = s.epfd = -1;
 	s.st.sz = sizeof(s.st);
@@ -858,13 +854,8 @@ out:
 	}
 	session_close(&s);
 	app_session_close(s.app);
-	if (st_out && st_out->sz) {
-		size_t len = st_out->sz < sizeof(s.st) ? st_out->sz :
-							 sizeof(s.st);
-
-		memcpy(st_out, &s.st, len);
-		st_out->sz = len;
-	}
+	if (st_out)
+		OPTS_FILL(st_out, &s.st);
 	return err;
 }
 

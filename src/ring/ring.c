@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "internal.h"
+#include "../common/opts.h"
 
 #define DEFAULT_DATA_SIZE (1u << 20)
 #define MAX_DATA_SIZE (1ull << 40)
@@ -31,9 +32,6 @@ bool is_pow2(uint64_t x)
 }
 
 /* Reads an opts field if the caller's struct is large enough to have it. */
-#define OPTS_HAS(o, f) \
-	((o) && (o)->sz >= offsetof(__typeof__(*(o)), f) + sizeof((o)->f))
-#define OPTS_GET(o, f, def) (OPTS_HAS(o, f) ? (o)->f : (def))
 
 static struct perfring_ring *ring_alloc(void)
 {
@@ -250,7 +248,7 @@ PERFRING_API int perfring_ring_create(const struct perfring_ring_opts *opts,
 	uint64_t start, commit_size;
 	int err;
 
-	if (!out || (opts && opts->sz < sizeof(size_t)))
+	if (!out || !OPTS_VALID(opts))
 		return -EINVAL;
 	*out = NULL;
 	r = ring_alloc();
@@ -935,7 +933,6 @@ PERFRING_API int perfring_ring_stats(const struct perfring_ring *r,
 {
 	struct perfring_ring_stats s = { .sz = sizeof(s) };
 	bool dead;
-	size_t len;
 
 	if (!r || !st || st->sz < offsetof(struct perfring_ring_stats, paused))
 		return -EINVAL;
@@ -965,9 +962,7 @@ PERFRING_API int perfring_ring_stats(const struct perfring_ring *r,
 	s.dead_reservations = r->dead_reservations;
 	s.dead = dead;
 	s.read_pos = r->c_tail;
-	len = st->sz < sizeof(s) ? st->sz : sizeof(s);
-	memcpy(st, &s, len);
-	st->sz = len; /* what we filled in */
+	OPTS_FILL(st, &s);
 	return dead ? -EFAULT : 0;
 }
 

@@ -8,8 +8,10 @@ LIBDIR ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
 BINDIR ?= $(PREFIX)/bin
 MANDIR ?= $(PREFIX)/share/man
-VERSION := 0.1.0
-SOVERSION := 0
+VERSION := 0.2.0
+# libperfring.so.1: 0.2 moved the tools' functions out (docs/design.md 1).
+SOVERSION := 1
+TOOLS_SOVERSION := 0
 
 # `make demo` and `make check` set a fresh Debian 12 up themselves: what
 # is missing is installed (as root) before anything below asks pkg-config.
@@ -25,20 +27,30 @@ endif
 endif
 
 WARN := -Wall -Wextra -Werror -Wshadow -Wmissing-prototypes -Wstrict-prototypes
-CFLAGS_COMMON := -std=c11 $(WARN) -Iinclude -pthread $(shell pkg-config --cflags libtraceevent libelf libzstd)
+CFLAGS_COMMON := -std=c11 $(WARN) -Iinclude -pthread
 CFLAGS_release := -O2 -g
 CFLAGS_asan := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
 CFLAGS_tsan := -O1 -g -fsanitize=thread $(shell $(CC) -Werror -Wno-tsan -fsyntax-only -x c /dev/null 2>/dev/null && echo -Wno-tsan)
-LDLIBS := -pthread $(shell pkg-config --libs libtraceevent libelf libzstd)
-# CoreSight decoding: OpenCSD's C API (its .pc names only the C++ library)
-# and capstone for disassembly.
-CFLAGS_COMMON += $(shell pkg-config --cflags capstone)
-LDLIBS += -lopencsd_c_api $(shell pkg-config --libs libopencsd capstone)
+# libperfring links libc only.
+LDLIBS := -pthread
+# libperfring-tools: libtraceevent, libelf, libzstd; CoreSight decoding
+# with OpenCSD's C API (its .pc names only the C++ library) and capstone
+# for disassembly.
+TOOLS_CFLAGS := $(shell pkg-config --cflags libtraceevent libelf libzstd capstone)
+TOOLS_LDLIBS := $(shell pkg-config --libs libtraceevent libelf libzstd) \
+	-lopencsd_c_api $(shell pkg-config --libs libopencsd capstone)
 
-# Layers: src/ring (core, libc only) -> src/sources -> src/format ->
-# src/record -> tools (CLI, public API only).
-LIB_SRC := $(sort $(wildcard src/ring/*.c src/sources/*.c src/format/*.c src/record/*.c src/report/*.c))
-HDRS := include/perfring.h include/perfring/abi.h $(wildcard src/*/*.h)
+# Layers: libperfring (src/ring, src/app: libc only) -> libperfring-tools
+# (src/sources -> src/format -> src/record, src/report) -> tools/ (the
+# CLI, public headers only).  Stateless pieces both libraries need are
+# built into both (SHARED_SRC: each library keeps its own hidden copy).
+LIB_SRC := $(sort $(wildcard src/ring/*.c src/app/*.c))
+SHARED_SRC := src/ring/subbuf_page.c src/app/app_format.c
+TOOLS_SRC := $(sort $(wildcard src/sources/*.c src/format/*.c src/record/*.c src/report/*.c) $(SHARED_SRC))
+INTERNAL_SRC := $(sort $(LIB_SRC) $(TOOLS_SRC))
+HDRS := include/perfring.h include/perfring/abi.h include/perfring/tools.h $(wildcard src/*/*.h)
+# Only the tools layer sees the tools' dependencies' headers.
+obj_cflags = $(if $(filter $(LIB_SRC),$(1)),,$(TOOLS_CFLAGS))
 
 # Tests: every test/test_*.c runs under ASan+UBSan; the concurrency ones
 # (test/stress_*.c) run under both ASan+UBSan and TSan.
@@ -52,61 +64,79 @@ TEST_APPS := $(basename $(notdir $(wildcard test/apps/*.c)))
 B := build
 SONAME := libperfring.so.$(SOVERSION)
 SHLIB := $(B)/libperfring.so.$(VERSION)
+TOOLS_SONAME := libperfring-tools.so.$(TOOLS_SOVERSION)
+TOOLS_SHLIB := $(B)/libperfring-tools.so.$(VERSION)
+# What the CLI, bench and tools programs link (static: one binary).
+CLI_LIBS = $(B)/libperfring-tools.a $(B)/libperfring.a
+CLI_LDLIBS := $(TOOLS_LDLIBS) $(LDLIBS)
 
 .PHONY: all check soak bench demo install uninstall clean fuzz format format-check check-abi
-all: $(B)/libperfring.a $(SHLIB) $(B)/perfring $(EXAMPLES:%=$(B)/examples/%) $(B)/perfring.pc
+all: $(B)/libperfring.a $(SHLIB) $(B)/libperfring-tools.a $(TOOLS_SHLIB) $(B)/perfring \
+	$(EXAMPLES:%=$(B)/examples/%) $(B)/perfring.pc $(B)/perfring-tools.pc
 
 # One set of rules per build variant: build/ (release), build/asan, build/tsan.
 define variant
 $(1)_DIR := $(if $(filter release,$(1)),$(B),$(B)/$(1))
 $$($(1)_DIR)/obj/%.o: %.c $(HDRS)
 	@mkdir -p $$(@D)
-	$$(CC) $$(CFLAGS_COMMON) $$(CFLAGS_$(1)) $$(CFLAGS) -fPIC -fvisibility=hidden -DPERFRING_BUILD -c $$< -o $$@
-# Tests and fuzz replays call internal functions: they link the objects
-# as they are (libperfring-internal.a, never installed).
-$$($(1)_DIR)/libperfring-internal.a: $(LIB_SRC:%.c=$$($(1)_DIR)/obj/%.o)
+	$$(CC) $$(CFLAGS_COMMON) $$(call obj_cflags,$$<) $$(CFLAGS_$(1)) $$(CFLAGS) -fPIC -fvisibility=hidden -DPERFRING_BUILD -c $$< -o $$@
+# Tests and fuzz replays call internal functions of both libraries: they
+# link the objects as they are (libperfring-internal.a, never installed).
+$$($(1)_DIR)/libperfring-internal.a: $(INTERNAL_SRC:%.c=$$($(1)_DIR)/obj/%.o)
 	@rm -f $$@
 	$$(AR) rcs $$@ $$^
 $$($(1)_DIR)/test/%: test/%.c test/harness.h test/stress.h $$($(1)_DIR)/libperfring-internal.a $(HDRS)
 	@mkdir -p $$(@D)
-	$$(CC) $$(CFLAGS_COMMON) $$(CFLAGS_$(1)) $$(CFLAGS) -Isrc -o $$@ $$< $$($(1)_DIR)/libperfring-internal.a $$(LDLIBS)
+	$$(CC) $$(CFLAGS_COMMON) $$(TOOLS_CFLAGS) $$(CFLAGS_$(1)) $$(CFLAGS) -Isrc -o $$@ $$< $$($(1)_DIR)/libperfring-internal.a $$(CLI_LDLIBS)
 $$($(1)_DIR)/fuzz/replay_%: fuzz/fuzz_%.c fuzz/replay.c $$($(1)_DIR)/libperfring-internal.a $(HDRS)
 	@mkdir -p $$(@D)
-	$$(CC) $$(CFLAGS_COMMON) $$(CFLAGS_$(1)) $$(CFLAGS) -Isrc -o $$@ $$< fuzz/replay.c $$($(1)_DIR)/libperfring-internal.a $$(LDLIBS)
+	$$(CC) $$(CFLAGS_COMMON) $$(TOOLS_CFLAGS) $$(CFLAGS_$(1)) $$(CFLAGS) -Isrc -o $$@ $$< fuzz/replay.c $$($(1)_DIR)/libperfring-internal.a $$(CLI_LDLIBS)
 endef
 $(foreach v,release asan tsan,$(eval $(call variant,$(v))))
 
-# The installed archive: one partially linked object in which only the
-# PERFRING_API names stay global (-fvisibility=hidden decides, as for the
-# .so; objcopy makes every hidden symbol local), so that a program linking
-# it statically meets none of its internal names.
+# The installed archives: one partially linked object each, in which only
+# the PERFRING_API names (and libperfring's perfring__ ones for the tools)
+# stay global (-fvisibility=hidden decides, as for the .so; objcopy makes
+# every hidden symbol local), so that a program linking them statically
+# meets none of their internal names.
 $(B)/libperfring.a: $(LIB_SRC:%.c=$(B)/obj/%.o)
 	@rm -f $@
 	$(LD) -r -o $(B)/libperfring.o $^
 	$(OBJCOPY) --localize-hidden $(B)/libperfring.o
 	$(AR) rcs $@ $(B)/libperfring.o
+$(B)/libperfring-tools.a: $(TOOLS_SRC:%.c=$(B)/obj/%.o)
+	@rm -f $@
+	$(LD) -r -o $(B)/libperfring-tools.o $^
+	$(OBJCOPY) --localize-hidden $(B)/libperfring-tools.o
+	$(AR) rcs $@ $(B)/libperfring-tools.o
 
 $(SHLIB): $(LIB_SRC:%.c=$(B)/obj/%.o) src/libperfring.map
 	$(CC) -shared -Wl,-soname,$(SONAME) -Wl,--version-script=src/libperfring.map -Wl,--no-undefined -o $@ $(filter %.o,$^) $(LDLIBS)
 	ln -sf libperfring.so.$(VERSION) $(B)/$(SONAME)
 	ln -sf $(SONAME) $(B)/libperfring.so
+# The tools library links libperfring.so (its DT_NEEDED: libperfring.so.1).
+$(TOOLS_SHLIB): $(TOOLS_SRC:%.c=$(B)/obj/%.o) src/libperfring-tools.map $(SHLIB)
+	$(CC) -shared -Wl,-soname,$(TOOLS_SONAME) -Wl,--version-script=src/libperfring-tools.map -Wl,--no-undefined -o $@ $(filter %.o,$^) $(SHLIB) $(TOOLS_LDLIBS) $(LDLIBS)
+	ln -sf libperfring-tools.so.$(VERSION) $(B)/$(TOOLS_SONAME)
+	ln -sf $(TOOLS_SONAME) $(B)/libperfring-tools.so
 
-# The CLI and examples link the static library: one self-contained binary.
-# The CLI is tools/perfring.c (dispatch), tools/cli.c (what commands
-# share) and one tools/builtin-*.c per command.
-TOOLS_SRC := $(sort $(wildcard tools/*.c))
-TOOLS_DEPS := $(TOOLS_SRC) $(wildcard tools/*.h) include/perfring.h include/perfring/abi.h
-$(B)/perfring: $(TOOLS_DEPS) $(B)/libperfring.a
-	$(CC) $(CFLAGS_COMMON) $(CFLAGS_release) $(CFLAGS) -o $@ $(TOOLS_SRC) $(B)/libperfring.a $(LDLIBS)
+# The CLI links the static libraries: one self-contained binary.  It is
+# tools/perfring.c (dispatch), tools/cli.c (what commands share) and one
+# tools/builtin-*.c per command.
+TOOLS_CLI_SRC := $(sort $(wildcard tools/*.c))
+TOOLS_CLI_DEPS := $(TOOLS_CLI_SRC) $(wildcard tools/*.h) $(HDRS)
+$(B)/perfring: $(TOOLS_CLI_DEPS) $(CLI_LIBS)
+	$(CC) $(CFLAGS_COMMON) $(CFLAGS_release) $(CFLAGS) -o $@ $(TOOLS_CLI_SRC) $(CLI_LIBS) $(CLI_LDLIBS)
 # The CLI under ASan+UBSan, for the tests that feed it hostile programs
 # (the ASan variant has no installed archive: it links the objects).
-$(B)/asan/perfring: $(TOOLS_DEPS) $(B)/asan/libperfring-internal.a
-	$(CC) $(CFLAGS_COMMON) $(CFLAGS_asan) $(CFLAGS) -o $@ $(TOOLS_SRC) $(B)/asan/libperfring-internal.a $(LDLIBS)
-$(B)/examples/%: examples/%.c include/perfring.h $(B)/libperfring.a
+$(B)/asan/perfring: $(TOOLS_CLI_DEPS) $(B)/asan/libperfring-internal.a
+	$(CC) $(CFLAGS_COMMON) $(CFLAGS_asan) $(CFLAGS) -o $@ $(TOOLS_CLI_SRC) $(B)/asan/libperfring-internal.a $(CLI_LDLIBS)
+# Examples and traced programs (application tests) link libperfring only:
+# libc and nothing else.
+$(B)/examples/%: examples/%.c include/perfring.h include/perfring/abi.h $(B)/libperfring.a
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_COMMON) $(CFLAGS_release) $(CFLAGS) -o $@ $< $(B)/libperfring.a $(LDLIBS)
-# Traced programs (they link libperfring) for the application tests.
-$(B)/apps/%: test/apps/%.c include/perfring.h $(B)/libperfring.a
+$(B)/apps/%: test/apps/%.c include/perfring.h include/perfring/abi.h $(B)/libperfring.a
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_COMMON) $(CFLAGS_release) $(CFLAGS) -o $@ $< $(B)/libperfring.a $(LDLIBS)
 # Programs with known behaviour that the record tests run.
@@ -117,8 +147,8 @@ $(B)/workloads/%: test/workloads/%.c
 # bench/main.c (the case table), util.c and one file per area; the two
 # traced programs below are separate.
 BENCH_SRC := $(sort $(filter-out bench/app_emit.c bench/lttng_emit.c,$(wildcard bench/*.c)))
-$(B)/bench: $(BENCH_SRC) bench/bench.h include/perfring.h $(B)/libperfring.a
-	$(CC) $(CFLAGS_COMMON) $(CFLAGS_release) $(CFLAGS) -o $@ $(BENCH_SRC) $(B)/libperfring.a $(LDLIBS)
+$(B)/bench: $(BENCH_SRC) bench/bench.h $(HDRS) $(CLI_LIBS)
+	$(CC) $(CFLAGS_COMMON) $(CFLAGS_release) $(CFLAGS) -o $@ $(BENCH_SRC) $(CLI_LIBS) $(CLI_LDLIBS)
 # The programs bench emit-vs-lttng and app-sustained run (make bench only):
 # the same events through perfring and through LTTng-UST (liblttng-ust-dev).
 $(B)/bench_app_emit: bench/app_emit.c include/perfring.h $(B)/libperfring.a
@@ -126,8 +156,9 @@ $(B)/bench_app_emit: bench/app_emit.c include/perfring.h $(B)/libperfring.a
 $(B)/bench_lttng_emit: bench/lttng_emit.c bench/lttng_tp.h
 	$(CC) -std=gnu11 $(WARN) -O2 -g -Ibench $(CFLAGS) -o $@ $< $$(pkg-config --libs lttng-ust)
 
-$(B)/perfring.pc: perfring.pc.in Makefile
-	sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCLUDEDIR@|$(INCLUDEDIR)|; s|@VERSION@|$(VERSION)|' $< > $@
+PC_SED = sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCLUDEDIR@|$(INCLUDEDIR)|; s|@VERSION@|$(VERSION)|'
+$(B)/%.pc: %.pc.in Makefile
+	$(PC_SED) $< > $@
 
 CHECK_BINS := $(UNIT_TESTS:%=$(B)/asan/test/%) $(STRESS_TESTS:%=$(B)/asan/test/%) \
 	$(STRESS_TESTS:%=$(B)/tsan/test/%) $(FUZZ_TARGETS:%=$(B)/asan/fuzz/replay_%)
@@ -154,7 +185,7 @@ fuzz:
 	@test -n "$(T)" || { echo "usage: make fuzz T=<$(FUZZ_TARGETS)> [SECS=60]"; exit 2; }
 	@mkdir -p $(B)/libfuzzer
 	clang $(CFLAGS_COMMON) -O1 -g -fsanitize=fuzzer,address,undefined -DPERFRING_BUILD -Isrc \
-		-o $(B)/libfuzzer/fuzz_$(T) fuzz/fuzz_$(T).c $(LIB_SRC) $(LDLIBS)
+		$(TOOLS_CFLAGS) -o $(B)/libfuzzer/fuzz_$(T) fuzz/fuzz_$(T).c $(INTERNAL_SRC) $(CLI_LDLIBS)
 	@mkdir -p $(B)/libfuzzer/corpus_$(T)
 	$(B)/libfuzzer/fuzz_$(T) -max_total_time=$(or $(SECS),60) $(B)/libfuzzer/corpus_$(T) fuzz/corpus/$(T)
 
@@ -162,32 +193,47 @@ install: all
 	install -d $(DESTDIR)$(INCLUDEDIR)/perfring $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(BINDIR) \
 		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3
 	install -m 644 include/perfring.h $(DESTDIR)$(INCLUDEDIR)/
-	install -m 644 include/perfring/abi.h $(DESTDIR)$(INCLUDEDIR)/perfring/
-	install -m 644 $(B)/libperfring.a $(DESTDIR)$(LIBDIR)/
-	install -m 755 $(SHLIB) $(DESTDIR)$(LIBDIR)/
+	install -m 644 include/perfring/abi.h include/perfring/tools.h $(DESTDIR)$(INCLUDEDIR)/perfring/
+	install -m 644 $(B)/libperfring.a $(B)/libperfring-tools.a $(DESTDIR)$(LIBDIR)/
+	install -m 755 $(SHLIB) $(TOOLS_SHLIB) $(DESTDIR)$(LIBDIR)/
 	ln -sf libperfring.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
 	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libperfring.so
-	sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCLUDEDIR@|$(INCLUDEDIR)|; s|@VERSION@|$(VERSION)|' \
-		perfring.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/perfring.pc
+	ln -sf libperfring-tools.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(TOOLS_SONAME)
+	ln -sf $(TOOLS_SONAME) $(DESTDIR)$(LIBDIR)/libperfring-tools.so
+	$(PC_SED) perfring.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/perfring.pc
+	$(PC_SED) perfring-tools.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/perfring-tools.pc
 	install -m 755 $(B)/perfring $(DESTDIR)$(BINDIR)/
 	install -m 644 docs/perfring.1 $(DESTDIR)$(MANDIR)/man1/
 	install -m 644 docs/libperfring.3 $(DESTDIR)$(MANDIR)/man3/
 
 uninstall:
 	rm -f $(DESTDIR)$(INCLUDEDIR)/perfring.h $(DESTDIR)$(INCLUDEDIR)/perfring/abi.h \
-		$(DESTDIR)$(LIBDIR)/libperfring.* $(DESTDIR)$(LIBDIR)/pkgconfig/perfring.pc \
+		$(DESTDIR)$(INCLUDEDIR)/perfring/tools.h \
+		$(DESTDIR)$(LIBDIR)/libperfring.* $(DESTDIR)$(LIBDIR)/libperfring-tools.* \
+		$(DESTDIR)$(LIBDIR)/pkgconfig/perfring.pc $(DESTDIR)$(LIBDIR)/pkgconfig/perfring-tools.pc \
 		$(DESTDIR)$(BINDIR)/perfring $(DESTDIR)$(MANDIR)/man1/perfring.1 $(DESTDIR)$(MANDIR)/man3/libperfring.3
+	-rmdir $(DESTDIR)$(INCLUDEDIR)/perfring
 
-# Exported symbols must be exactly the map's, and neither library may
-# export a name without the perfring_ prefix (no exceptions).
-check-abi: $(SHLIB) $(B)/libperfring.a
-	@nm -D --defined-only $(SHLIB) | awk '$$2 ~ /^[TDBR]$$/ {sub(/@.*/, "", $$3); print $$3}' | sort > $(B)/abi.syms
-	@grep -o 'perfring_[a-z_0-9]*' src/libperfring.map | sort > $(B)/abi.map
-	@diff -u $(B)/abi.map $(B)/abi.syms && echo "abi: exported symbols match src/libperfring.map"
-	@{ nm -D --defined-only $(SHLIB); nm -g --defined-only $(B)/libperfring.a; } | \
-		awk 'NF == 3 && $$3 !~ /^perfring_/ && $$3 !~ /^PERFRING_0\./ { print "  " $$3 " (" $$2 ")" }' | sort -u > $(B)/abi.unprefixed
-	@if [ -s $(B)/abi.unprefixed ]; then echo "abi: names without the perfring_ prefix exported:"; cat $(B)/abi.unprefixed; exit 1; fi
-	@echo "abi: $(notdir $(SHLIB)) and libperfring.a export only perfring_ names ($$(nm -g --defined-only $(B)/libperfring.a | awk 'NF == 3' | wc -l) in the archive)"
+# For each library: the .so exports exactly its map's names, the .a keeps
+# exactly those global, and neither exports a name without the perfring_
+# prefix (no exceptions).  $(1): library, $(2): its .so, $(3): its map.
+define check_abi_lib
+	@nm -D --defined-only $(2) | awk '$$2 ~ /^[TDBRV]$$/ {sub(/@.*/, "", $$3); print $$3}' | sort > $(B)/abi.$(1).so
+	@nm -g --defined-only $(B)/$(1).a | awk 'NF == 3 {print $$3}' | sort > $(B)/abi.$(1).a
+	@grep -o 'perfring_[a-z_0-9]*' $(3) | sort > $(B)/abi.$(1).map
+	@diff -u $(B)/abi.$(1).map $(B)/abi.$(1).so && diff -u $(B)/abi.$(1).map $(B)/abi.$(1).a
+	@{ nm -D --defined-only $(2); nm -g --defined-only $(B)/$(1).a; } | \
+		awk 'NF == 3 && $$3 !~ /^perfring_/ && $$3 !~ /^PERFRING_[A-Z_]*[0-9.]*$$/ { print "  " $$3 " (" $$2 ")" }' | sort -u > $(B)/abi.$(1).unprefixed
+	@if [ -s $(B)/abi.$(1).unprefixed ]; then echo "abi: $(1) exports names without the perfring_ prefix:"; cat $(B)/abi.$(1).unprefixed; exit 1; fi
+	@echo "abi: $(notdir $(2)) and $(1).a export exactly $(3) ($$(wc -l < $(B)/abi.$(1).map) names), all perfring_"
+endef
+check-abi: $(SHLIB) $(B)/libperfring.a $(TOOLS_SHLIB) $(B)/libperfring-tools.a
+	$(call check_abi_lib,libperfring,$(SHLIB),src/libperfring.map)
+	$(call check_abi_lib,libperfring-tools,$(TOOLS_SHLIB),src/libperfring-tools.map)
+	@needed=$$(readelf -d $(SHLIB) | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | tr '\n' ' '); \
+	other=$$(echo $$needed | tr ' ' '\n' | grep -v -e '^libc\.so\.6$$' -e '^ld-linux.*\.so\.[0-9]*$$'); \
+	if [ -n "$$other" ]; then echo "abi: libperfring.so needs $$needed: libc and the dynamic loader only"; exit 1; fi; \
+	echo "abi: libperfring.so needs only $$needed(libc, and the loader for __rseq_offset)"
 
 FORMAT_FILES := $(wildcard include/*.h include/*/*.h src/*/*.[ch] tools/*.[ch] examples/*.c test/*.[ch] test/apps/*.c bench/*.c bench/bench.h fuzz/*.c)
 format:

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "perfring.h"
+#include "perfring/tools.h"
 
 #define REPS 3
 /* Ring size: BENCH_RING_KIB overrides (see ring_kib in main()). */

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <event-parse.h>
-#include "sources/app_format.h"
+#include "app/app_format.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

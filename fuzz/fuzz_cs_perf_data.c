@@ -15,7 +15,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
-#include <perfring.h>
+#include <perfring/tools.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

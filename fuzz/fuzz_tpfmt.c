@@ -19,7 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "ring/internal.h"
+#include "common/log.h"
 #include "report/tpfmt.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

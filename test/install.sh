@@ -1,21 +1,84 @@
 #!/usr/bin/env bash
-# `make install PREFIX=...` gives a header, both libraries, a pkg-config file
-# and man pages that a program can build and run against.
+# `make install PREFIX=...` gives the headers, both libraries, their
+# pkg-config files and man pages, and a program can build and run against
+# them: one that only uses rings and events links libperfring alone and,
+# through it, libc alone; a tools program builds with perfring-tools.
 set -u
 fail() { echo "FAILED: $*" >&2; exit 1; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 make -s install PREFIX="$tmp/usr" >"$tmp/log" 2>&1 || { cat "$tmp/log"; fail "make install"; }
-for f in include/perfring.h include/perfring/abi.h lib/libperfring.a lib/libperfring.so.0 \
-	lib/pkgconfig/perfring.pc bin/perfring share/man/man1/perfring.1 share/man/man3/libperfring.3; do
+lib=$tmp/usr/lib
+for f in include/perfring.h include/perfring/abi.h include/perfring/tools.h \
+	lib/libperfring.a lib/libperfring.so.1 lib/libperfring.so \
+	lib/libperfring-tools.a lib/libperfring-tools.so.0 lib/libperfring-tools.so \
+	lib/pkgconfig/perfring.pc lib/pkgconfig/perfring-tools.pc bin/perfring \
+	share/man/man1/perfring.1 share/man/man3/libperfring.3; do
 	[ -e "$tmp/usr/$f" ] || fail "missing $f"
 done
-export PKG_CONFIG_PATH="$tmp/usr/lib/pkgconfig"
-flags=$(pkg-config --cflags --libs perfring) || fail "pkg-config"
+export PKG_CONFIG_PATH="$lib/pkgconfig"
+
+# A program on the ring API: libperfring, and through it libc only.
+flags=$(pkg-config --cflags --libs perfring) || fail "pkg-config perfring"
 cc -std=c11 -Wall -Werror examples/ring_threads.c $flags -pthread -o "$tmp/ex" || fail "build against install"
-LD_LIBRARY_PATH="$tmp/usr/lib" ldd "$tmp/ex" | grep -q "$tmp/usr/lib/libperfring.so.0" || fail "not linked to the installed .so"
-out=$(LD_LIBRARY_PATH="$tmp/usr/lib" "$tmp/ex") || fail "example run"
+LD_LIBRARY_PATH="$lib" ldd "$tmp/ex" >"$tmp/ldd" || fail "ldd"
+cat "$tmp/ldd"
+grep -q "$lib/libperfring.so.1" "$tmp/ldd" || fail "not linked to the installed .so"
+others=$(awk '{print $1}' "$tmp/ldd" | grep -v -e '^linux-vdso\.so\.1$' -e '^libperfring\.so\.1$' \
+	-e '^libc\.so\.6$' -e '^/lib.*/ld-linux[-a-z0-9_]*\.so\.[0-9]*$')
+[ -z "$others" ] || fail "a libperfring program needs more than libc: $others"
+out=$(LD_LIBRARY_PATH="$lib" "$tmp/ex") || fail "example run"
 echo "$out"
 grep -q '^read [0-9]* samples' <<<"$out" || fail "example output"
+
+# Application events, built the same way, run untraced (no session).
+cc -std=c11 -Wall -Werror examples/app_trace.c $flags -pthread -o "$tmp/app" || fail "build app_trace"
+LD_LIBRARY_PATH="$lib" "$tmp/app" >/dev/null || fail "app_trace run"
+
+# libperfring stays small: under 150 KiB stripped.
+strip -o "$tmp/small.so" "$lib/libperfring.so.1" || fail "strip"
+size=$(stat -c %s "$tmp/small.so")
+echo "libperfring.so.1 stripped: $size bytes"
+[ "$size" -lt $((150 * 1024)) ] || fail "libperfring.so is $size bytes stripped (150 KiB at most)"
+
+# A tools program: a user sub-buffer ring (libperfring) saved as a
+# trace.dat and read back (libperfring-tools).
+cat >"$tmp/tool.c" <<'EOF'
+#include <stdio.h>
+#include <perfring/tools.h>
+
+int main(int argc, char **argv)
+{
+	struct perfring_subbuf *r;
+
+	if (argc != 2 || perfring_subbuf_create(4096, 4, false, &r))
+		return 1;
+	for (int i = 0; i < 10; i++)
+		if (perfring_subbuf_message(r, 1000 + i, 1, "installed"))
+			return 2;
+	if (perfring_subbuf_save(&r, 1, argv[1]) != 10)
+		return 3;
+	perfring_subbuf_destroy(r);
+	if (perfring_trace_dat_probe(argv[1]) != 1)
+		return 4;
+	return perfring_trace_dat_stats(argv[1], stdout) ? 5 : 0;
+}
+EOF
+tflags=$(pkg-config --cflags --libs perfring-tools) || fail "pkg-config perfring-tools"
+cc -std=c11 -Wall -Werror "$tmp/tool.c" $tflags -o "$tmp/tool" || fail "build a tools program"
+LD_LIBRARY_PATH="$lib" ldd "$tmp/tool" | grep -q "$lib/libperfring-tools.so.0" || fail "tools program not linked to the installed libperfring-tools"
+LD_LIBRARY_PATH="$lib" "$tmp/tool" "$tmp/t.dat" >"$tmp/tool.out" || fail "tools program run (exit $?)"
+grep -q "^total: 10 events" "$tmp/tool.out" || { cat "$tmp/tool.out"; fail "tools program output: 10 events"; }
+cat "$tmp/tool.out"
+
+# No installed library exports a name without the perfring_ prefix.
+bad=$( { for f in "$lib"/libperfring.so.1 "$lib"/libperfring-tools.so.0; do nm -D --defined-only "$f"; done
+	for f in "$lib"/libperfring.a "$lib"/libperfring-tools.a; do nm -g --defined-only "$f"; done; } |
+	awk 'NF == 3 && $3 !~ /^perfring_/ && $3 !~ /^PERFRING_[A-Z_]*[0-9.]*$/ {print $3}' | sort -u)
+[ -z "$bad" ] || fail "exported without the perfring_ prefix: $bad"
+
 man -l "$tmp/usr/share/man/man1/perfring.1" 2>/dev/null | grep -q 'perfring' || [ ! -x "$(command -v man)" ] || fail "man page does not render"
+make -s uninstall PREFIX="$tmp/usr" >"$tmp/log" 2>&1 || { cat "$tmp/log"; fail "make uninstall"; }
+left=$(find "$tmp/usr" -type f -o -type l)
+[ -z "$left" ] || fail "left after make uninstall: $left"
 echo "install: ok"

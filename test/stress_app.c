@@ -27,6 +27,7 @@
 #include <sys/wait.h>
 #include "harness.h"
 #include "stress.h"
+#include "ring/barrier.h"
 #include "sources/app_session.h"
 
 #define THREADS 4

@@ -21,7 +21,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include "perfring.h"
+#include "perfring/tools.h"
 #include "harness.h"
 #include "stress.h"
 #include "format/auxtrace.h"

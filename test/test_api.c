@@ -345,6 +345,25 @@ static void older_opts(void)
 		CHECK_EQ(perfring_ring_stats(r, &st), 0);
 		CHECK_EQ(st.head, 64);
 		perfring_ring_destroy(r);
+		/* A setting this library does not know: refused, not dropped. */
+		big.future[2] = 1;
+		CHECK_EQ(perfring_ring_create(&big.o, &r), -EINVAL);
+	}
+	/* The same convention for every opts struct (src/common/opts.h). */
+	{
+		struct {
+			struct perfring_app_opts o;
+			uint32_t future;
+		} big;
+
+		memset(&big, 0, sizeof(big));
+		big.o.sz = sizeof(big);
+		big.future = 7;
+		CHECK_EQ(perfring_app_start(&big.o), -EINVAL);
+		CHECK(!perfring_app_active, "tracing started");
+		big.o.sz = 1; /* does not even cover sz */
+		big.future = 0;
+		CHECK_EQ(perfring_app_start(&big.o), -EINVAL);
 	}
 }
 

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <perfring.h>
+#include <perfring/tools.h>
 #include "harness.h"
 #include "report/cs_decode.h"
 #include "report/cs_snapshot.h"

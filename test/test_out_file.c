@@ -13,7 +13,7 @@
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <limits.h>
-#include <perfring.h>
+#include <perfring/tools.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <sys/socket.h>

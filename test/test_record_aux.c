@@ -26,7 +26,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include "perfring.h"
+#include "perfring/tools.h"
 #include "harness.h"
 #include "format/auxtrace.h"
 #include "sources/source.h"

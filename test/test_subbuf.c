@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "perfring/tools.h"
 #include "harness.h"
 #include "ring/subbuf.h"
 #include "sources/tracefs.h"
@@ -306,7 +307,8 @@ static void ring_overwrite(void)
 
 	CHECK(!subbuf_ring_create(4096, 5, SUBBUF_RING_OVERWRITE, &r),
 	      "create");
-	CHECK(!tfs_cpu_attach_ring(&c, r, 0), "attach");
+	CHECK(!tfs_cpu_attach_ring(&c, (struct perfring_subbuf *)r, 0),
+	      "attach");
 	for (uint64_t i = 0; i < 3000; i++) {
 		memcpy(payload, &i, 8);
 		CHECK(!subbuf_ring_write(r, i * 10, payload, sizeof(payload)),

@@ -10,7 +10,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include <perfring.h>
+#include <perfring/tools.h>
 
 /* argv[0] of messages and usage lines. */
 extern const char *prog;

@@ -14,7 +14,7 @@
 #include <unistd.h>
 #include "auxtrace.h"
 #include "perf_reader.h"
-#include "../ring/internal.h"
+#include "../common/log.h"
 #include "load.h"
 
 static unsigned long long ull(uint64_t v)

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "perfring/tools.h"
 #include "out_file.h"
 
 /* Rounds of "check, then create" lost to a racing process before giving

@@ -27,7 +27,8 @@
 #ifndef PERFRING_FORMAT_OUT_FILE_H
 #define PERFRING_FORMAT_OUT_FILE_H
 
-#include "../ring/internal.h"
+#include "perfring/tools.h"
+#include "../common/log.h"
 
 enum {
 	/* An existing regular file is kept as <path>.old (else replaced). */

@@ -73,7 +73,7 @@
 #include <unistd.h>
 #include "perf_data.h"
 #include "perf_reader.h"
-#include "../ring/internal.h"
+#include "../common/log.h"
 
 #define PD_MAGIC 0x32454c4946524550ull /* "PERFILE2" */
 #define PD_FILE_HEADER_SIZE 104

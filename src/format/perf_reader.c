@@ -60,7 +60,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "perf_reader.h"
-#include "../ring/internal.h"
+#include "../common/log.h"
 #include "load.h"
 
 #define PRD_MAGIC 0x32454c4946524550ull /* "PERFILE2" */

@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zstd.h>
-#include "../ring/subbuf.h"
+#include "../ring/subbuf_page.h"
 #include "out_file.h"
 #include "trace_dat.h"
 

@@ -40,7 +40,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "../ring/internal.h"
+#include "../common/log.h"
 
 #define TDAT_MAGIC "\027\010\104tracing"
 #define TDAT_MAGIC_LEN 10

@@ -28,7 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "../ring/internal.h"
+#include "../common/log.h"
 #include "tracing_data.h"
 
 #define TD_VERSION "0.6"

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-#include "../ring/internal.h"
+#include "../common/log.h"
 #include "child.h"
 
 PR_HIDDEN int held_child_start(struct held_child *c, char *const *argv,

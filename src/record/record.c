@@ -24,10 +24,12 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "perfring/tools.h"
 #include "../format/out_file.h"
 #include "../format/perf_data.h"
 #include "../format/tracing_data.h"
-#include "../ring/internal.h"
+#include "../common/log.h"
+#include "../common/opts.h"
 #include "../sources/app_session.h"
 #include "../sources/perf_event.h"
 #include "child.h"
@@ -46,10 +48,6 @@
 /* perf.data room for application event descriptions that outgrow one
  * record (pd_writer_set_growth): about 250 event types past 64 KiB. */
 #define APP_DESC_ROOM (256u << 10)
-
-#define OPTS_HAS(o, f) \
-	((o)->sz >= offsetof(__typeof__(*(o)), f) + sizeof((o)->f))
-#define OPTS_GET(o, f, def) (OPTS_HAS(o, f) ? (o)->f : (def))
 
 struct session {
 	const struct perfring_record_opts *o;
@@ -610,8 +608,7 @@ PERFRING_API int perfring_record(const struct perfring_record_opts *o,
 		.max_rings = OPTS_GET(o, app_max_rings, 0),
 	};
 
-	if (!o || o->sz < offsetof(struct perfring_record_opts, events) +
-				  sizeof(o->events))
+	if (!o || !OPTS_VALID(o) || !OPTS_HAS(o, events))
 		return -EINVAL;
 	s.out_fd = s.cmd.pidfd = s.cmd.go_fd = s.cmd.err_fd = s.epfd = -1;
 	s.st.sz = sizeof(s.st);
@@ -630,7 +627,7 @@ PERFRING_API int perfring_record(const struct perfring_record_opts *o,
 	data_bytes = OPTS_GET(o, mmap_bytes, 0);
 	if (!data_bytes)
 		data_bytes = DEFAULT_MMAP_BYTES;
-	if (!is_pow2(data_bytes) ||
+	if ((data_bytes & (data_bytes - 1)) ||
 	    data_bytes < (uint64_t)sysconf(_SC_PAGESIZE)) {
 		pr_err("-m: %llu bytes is not a power of two of at least one page",
 		       (unsigned long long)data_bytes);
@@ -857,13 +854,8 @@ out:
 	}
 	session_close(&s);
 	app_session_close(s.app);
-	if (st_out && st_out->sz) {
-		size_t len = st_out->sz < sizeof(s.st) ? st_out->sz :
-							 sizeof(s.st);
-
-		memcpy(st_out, &s.st, len);
-		st_out->sz = len;
-	}
+	if (st_out)
+		OPTS_FILL(st_out, &s.st);
 	return err;
 }
 

@@ -35,8 +35,9 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include "perfring.h"
-#include "../ring/internal.h"
+#include "perfring/tools.h"
+#include "../common/log.h"
+#include "../common/opts.h"
 #include "../sources/source.h"
 #include "../sources/perf_event.h"
 #include "../format/out_file.h"
@@ -44,11 +45,8 @@
 #include "../format/perf_reader.h"
 #include "../format/auxtrace.h"
 
-#define OPT(o, f, def)                                                 \
-	(((o)->sz >= offsetof(__typeof__(*(o)), f) + sizeof((o)->f) && \
-	  (o)->f) ?                                                    \
-		 (o)->f :                                              \
-		 (def))
+/* Here a zero field means the default. */
+#define OPT(o, f, def) OPTS_GET_NZ(o, f, def)
 
 #define DEFAULT_PMU_TYPE 8 /* what cs_etm is on the Android/Juno boards */
 #define AUX_PIECE (1u << 20) /* largest AUXTRACE chunk of a drain */
@@ -734,11 +732,7 @@ static int control(struct rec *R, int fd)
 static int run(struct rec *R)
 {
 	const struct perfring_record_aux_opts *o = R->o;
-	int cfd =
-		o->sz >= offsetof(struct perfring_record_aux_opts, control_fd) +
-					sizeof(int) ?
-			o->control_fd :
-			-1;
+	int cfd = OPTS_GET(o, control_fd, -1);
 	double duration = OPT(o, duration, 0.0);
 	perfring_aux_progress_fn progress = OPT(o, progress, NULL);
 	uint64_t next_progress = 0;
@@ -871,7 +865,8 @@ PERFRING_API int perfring_record_aux(const struct perfring_record_aux_opts *o,
 	struct perf_event_attr attr;
 	uint64_t *ids = NULL;
 
-	if (!o || o->sz < offsetof(struct perfring_record_aux_opts, output))
+	if (!o || !OPTS_VALID(o) ||
+	    o->sz < offsetof(struct perfring_record_aux_opts, output))
 		return -EINVAL;
 	R.st.sz = sizeof(R.st);
 	replay = OPT(o, replay, NULL);
@@ -1109,11 +1104,7 @@ out:
 	free(R.snap_buf);
 	desc_free(&R.desc, from_pd);
 out_stats:
-	if (st && st->sz) {
-		size_t len = st->sz < sizeof(R.st) ? st->sz : sizeof(R.st);
-
-		memcpy(st, &R.st, len);
-		st->sz = len;
-	}
+	if (st)
+		OPTS_FILL(st, &R.st);
 	return ret;
 }

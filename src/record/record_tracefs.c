@@ -25,15 +25,13 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "perfring/tools.h"
 #include "../format/out_file.h"
 #include "../format/trace_dat.h"
 #include "../sources/stale.h"
 #include "../sources/tracefs.h"
 #include "child.h"
-
-#define OPTS_HAS(o, f) \
-	((o)->sz >= offsetof(__typeof__(*(o)), f) + sizeof((o)->f))
-#define OPTS_GET(o, f, def) (OPTS_HAS(o, f) ? (o)->f : (def))
+#include "../common/opts.h"
 
 #define FORMAT_MAX (1u << 20)
 #define TABLE_MAX (256u << 20)
@@ -1031,21 +1029,18 @@ int perfring_record_tracefs(const struct perfring_tracefs_opts *o,
 			    struct perfring_tracefs_stats *st)
 {
 	struct perfring_tracefs_stats *full;
-	size_t sz;
 	int err;
 
-	if (!o || o->sz < sizeof(size_t) || !st ||
+	if (!o || !OPTS_VALID(o) || !st ||
 	    st->sz < offsetof(struct perfring_tracefs_stats, write_error))
 		return -EINVAL;
-	sz = st->sz < sizeof(*full) ? st->sz : sizeof(*full);
 	full = calloc(1, sizeof(*full));
 	if (!full)
 		return -ENOMEM;
 	full->sz = sizeof(*full);
 	full->child_status = -1;
 	err = record_tracefs(o, full);
-	full->sz = sz;
-	memcpy(st, full, sz);
+	OPTS_FILL(st, full);
 	free(full);
 	return err;
 }
@@ -1124,8 +1119,7 @@ int perfring_subbuf_save(struct perfring_subbuf *const *rings, int nr,
 		struct tfs_cpu c;
 		int r;
 
-		err = tfs_cpu_attach_ring(&c, (struct subbuf_ring *)rings[i],
-					  i);
+		err = tfs_cpu_attach_ring(&c, rings[i], i);
 		if (err)
 			break;
 		r = tfs_cpu_consume(&c, true, ring_sink, w);

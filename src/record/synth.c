@@ -12,7 +12,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
-#include "../ring/internal.h"
+#include "../common/log.h"
 #include "synth.h"
 
 #define REC_MAX 8192

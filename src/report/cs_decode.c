@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "cs_decode.h"
-#include "../ring/internal.h"
+#include "../common/log.h"
 
 /*
  * OpenCSD 1.3.3's C API never frees the element output object that

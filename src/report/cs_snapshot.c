@@ -16,7 +16,7 @@
 
 #include "cs_snapshot.h"
 #include "../sources/cs_ini.h"
-#include "../ring/internal.h"
+#include "../common/log.h"
 
 #define INI_MAX (1u << 20) /* bytes of one .ini file */
 #define INI_MAX_ENTRIES 65536

@@ -36,15 +36,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
-#include "perfring.h"
-#include "../ring/internal.h"
+#include "perfring/tools.h"
+#include "../common/log.h"
+#include "../common/opts.h"
 #include "../format/perf_reader.h"
 #include "outbuf.h"
 #include "threads.h"
-
-#define OPTS_HAS(o, f) \
-	((o)->sz >= offsetof(__typeof__(*(o)), f) + sizeof((o)->f))
-#define OPTS_GET(o, f, def) (OPTS_HAS(o, f) ? (o)->f : (def))
 
 #define MAX_CPUS 65536 /* sched_switch CPUs tracked (more: ignored) */
 #define MAX_STACKS (1u << 22) /* distinct stacks kept (more: lumped) */
@@ -1642,7 +1639,7 @@ PERFRING_API int perfring_export(const struct perfring_export_opts *opts,
 	const char *in, *fmt;
 	int err, perr;
 
-	if (!opts || !out || opts->sz < sizeof(size_t))
+	if (!opts || !out || !OPTS_VALID(opts))
 		return -EINVAL;
 	memset(&e, 0, sizeof(e));
 	in = OPTS_GET(opts, input, NULL);

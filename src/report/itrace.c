@@ -17,7 +17,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../ring/internal.h"
+#include "perfring/tools.h"
+#include "../common/log.h"
+#include "../common/opts.h"
 #include "../format/auxtrace.h"
 #include "../format/out_file.h"
 #include "../format/perf_reader.h"
@@ -135,13 +137,10 @@ static struct cnt_ent *cnt_sorted(const struct cnt_map *m, size_t *nr)
 
 static void copy_stats(struct perfring_cs_stats *st, const struct csd_stats *c)
 {
-	size_t sz;
-	struct perfring_cs_stats t = { 0 };
+	struct perfring_cs_stats t = { .sz = sizeof(t) };
 
 	if (!st)
 		return;
-	sz = st->sz && st->sz < sizeof(t) ? st->sz : sizeof(t);
-	t.sz = sz;
 	t.trace_bytes = c->bytes;
 	t.packets = c->packets;
 	t.elements = c->elements;
@@ -152,7 +151,10 @@ static void copy_stats(struct perfring_cs_stats *st, const struct csd_stats *c)
 	t.resyncs = c->resyncs;
 	t.errors = c->errors;
 	t.decoders = c->decoders;
-	memcpy(st, &t, sz);
+	/* These stats always took sz 0 for "all of it" (kept as it was). */
+	if (!st->sz)
+		st->sz = sizeof(*st);
+	OPTS_FILL(st, &t);
 }
 
 static void add_stats(struct csd_stats *a, const struct csd_stats *b)
@@ -208,10 +210,15 @@ int perfring_cs_decode(const struct perfring_cs_opts *o, FILE *out,
 		       struct perfring_cs_stats *st)
 {
 	struct csd_stats cs = { 0 };
+	struct perfring_cs_opts oc;
 	struct outbuf ob;
 	int ret, ret2;
 
-	if (!o || (!o->snapshot && !o->input))
+	if (!o || !OPTS_VALID(o))
+		return -EINVAL;
+	OPTS_COPY(&oc, o);
+	o = &oc;
+	if (!o->snapshot && !o->input)
 		return -EINVAL;
 	ret = ob_open(&ob, out);
 	if (ret)
@@ -1486,12 +1493,15 @@ static int itr_run(struct itr *it, struct outbuf *ob)
 int perfring_itrace_script(const struct perfring_itrace_opts *o, FILE *out,
 			   struct perfring_cs_stats *st)
 {
+	struct perfring_itrace_opts oc;
 	struct itr it;
 	struct outbuf ob;
 	int ret, ret2;
 
-	if (!o)
+	if (!o || !OPTS_VALID(o))
 		return -EINVAL;
+	OPTS_COPY(&oc, o);
+	o = &oc;
 	ret = ob_open(&ob, out);
 	if (ret)
 		return ret;
@@ -1516,11 +1526,14 @@ int perfring_itrace_report(const struct perfring_itrace_opts *o, FILE *out,
 {
 	struct itr it;
 	struct hot_tab t = { 0 };
+	struct perfring_itrace_opts oc;
 	struct outbuf ob;
 	int ret, ret2;
 
-	if (!o)
+	if (!o || !OPTS_VALID(o))
 		return -EINVAL;
+	OPTS_COPY(&oc, o);
+	o = &oc;
 	ret = ob_open(&ob, out);
 	if (ret)
 		return ret;
@@ -1587,12 +1600,15 @@ int perfring_itrace_report(const struct perfring_itrace_opts *o, FILE *out,
 int perfring_inject(const struct perfring_itrace_opts *o, const char *output,
 		    struct perfring_cs_stats *st)
 {
+	struct perfring_itrace_opts oc;
 	struct itr it;
 	FILE *f = NULL;
 	int ret, nbins = 0;
 
-	if (!o || !output)
+	if (!o || !output || !OPTS_VALID(o))
 		return -EINVAL;
+	OPTS_COPY(&oc, o);
+	o = &oc;
 	if (o->snapshot) {
 		pr_err("inject: needs a perf.data (binaries come from its "
 		       "MMAP records)");

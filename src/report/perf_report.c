@@ -23,7 +23,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
-#include "../ring/internal.h"
+#include "perfring/tools.h"
+#include "../common/log.h"
+#include "../common/opts.h"
 #include "../format/perf_data.h"
 #include "../format/perf_reader.h"
 #include "outbuf.h"
@@ -1008,13 +1010,13 @@ PERFRING_API int perfring_report(const struct perfring_report_opts *opts,
 	bool first = true;
 	int err;
 
-	if (!opts || !out ||
+	if (!opts || !out || !OPTS_VALID(opts) ||
 	    opts->sz < offsetof(struct perfring_report_opts, sort))
 		return -EINVAL;
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return -ENOMEM;
-	memcpy(&r->o, opts, opts->sz < sizeof(r->o) ? opts->sz : sizeof(r->o));
+	OPTS_COPY(&r->o, opts);
 	r->sort_given = r->o.sort && *r->o.sort;
 	err = parse_sort(r, r->sort_given ? r->o.sort : "comm,dso,sym");
 	if (err)

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* The public entry points of the report layer. */
 #include <errno.h>
-#include "perfring.h"
+#include "perfring/tools.h"
 #include "report.h"
 
 PERFRING_API int perfring_dump(const char *path, FILE *out)

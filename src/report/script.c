@@ -24,7 +24,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
-#include "../ring/internal.h"
+#include "perfring/tools.h"
+#include "../common/log.h"
+#include "../common/opts.h"
 #include "../format/perf_data.h"
 #include "../format/perf_reader.h"
 #include "outbuf.h"
@@ -652,14 +654,13 @@ PERFRING_API int perfring_script(const struct perfring_script_opts *opts,
 	struct script *sc;
 	int err;
 
-	if (!opts || !out ||
+	if (!opts || !out || !OPTS_VALID(opts) ||
 	    opts->sz < offsetof(struct perfring_script_opts, fields))
 		return -EINVAL;
 	sc = calloc(1, sizeof(*sc));
 	if (!sc)
 		return -ENOMEM;
-	memcpy(&sc->o, opts,
-	       opts->sz < sizeof(sc->o) ? opts->sz : sizeof(sc->o));
+	OPTS_COPY(&sc->o, opts);
 	for (int t = 0; t < OT_MAX; t++)
 		sc->ot[t].fields = t == OT_TRACE ? DEF_TRACE : DEF_SAMPLE;
 	if (sc->o.fields && *sc->o.fields) {

@@ -34,7 +34,7 @@
 #include <sys/auxv.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "../ring/internal.h"
+#include "../common/log.h"
 #include "symbols.h"
 
 #define DEBUG_DIR "/usr/lib/debug"

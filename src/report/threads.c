@@ -22,7 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "../ring/internal.h"
+#include "../common/log.h"
 #include "threads.h"
 
 struct thread_alloc {

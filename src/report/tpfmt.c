@@ -28,7 +28,7 @@
 #include <unistd.h>
 #include <event-parse.h>
 #include <trace-seq.h>
-#include "../ring/internal.h"
+#include "../common/log.h"
 #include "tpfmt.h"
 
 #define TP_MAX_FIELD_END (1u << 20) /* beyond: a broken format */

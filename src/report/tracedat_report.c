@@ -14,8 +14,9 @@
 #include <string.h>
 #include <event-parse.h>
 #include <trace-seq.h>
+#include "perfring/tools.h"
 #include "../format/trace_dat.h"
-#include "../ring/subbuf.h"
+#include "../ring/subbuf_page.h"
 
 struct cpu_it {
 	const struct tdat_file *f;

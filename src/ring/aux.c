@@ -43,6 +43,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "internal.h"
+#include "../common/opts.h"
 
 #define DEFAULT_AUX_SIZE (1u << 20)
 #define MAX_AUX_SIZE (1ull << 40)
@@ -138,17 +139,11 @@ PERFRING_API int perfring_aux_create(struct perfring_ring *r,
 	if (!r || !out || r->kernel || !r->ext)
 		return -EINVAL;
 	*out = NULL;
-	if (opts) {
-		if (opts->sz >= offsetof(struct perfring_aux_opts, aux_size) +
-					sizeof(uint64_t))
-			size = opts->aux_size;
-		if (opts->sz >= offsetof(struct perfring_aux_opts, overwrite) +
-					sizeof(bool))
-			ow = opts->overwrite;
-		if (opts->sz >= offsetof(struct perfring_aux_opts, watermark) +
-					sizeof(uint64_t))
-			wm = opts->watermark;
-	}
+	if (!OPTS_VALID(opts))
+		return -EINVAL;
+	size = OPTS_GET(opts, aux_size, size);
+	ow = OPTS_GET(opts, overwrite, ow);
+	wm = OPTS_GET(opts, watermark, wm);
 	if (!size)
 		size = DEFAULT_AUX_SIZE;
 	if (!is_pow2(size) || size < r->page_size || size > MAX_AUX_SIZE) {
@@ -670,7 +665,6 @@ PERFRING_API int perfring_aux_stats(const struct perfring_aux *a,
 				    struct perfring_aux_stats *st)
 {
 	struct perfring_aux_stats s = { .sz = sizeof(s) };
-	size_t len;
 
 	if (!a || !st || st->sz < offsetof(struct perfring_aux_stats, tail))
 		return -EINVAL;
@@ -686,8 +680,6 @@ PERFRING_API int perfring_aux_stats(const struct perfring_aux *a,
 		s.aux_records_lost = READ_ONCE(a->ext->aux_records_lost);
 		s.disabled = perfring_aux_disabled(a);
 	}
-	len = st->sz < sizeof(s) ? st->sz : sizeof(s);
-	memcpy(st, &s, len);
-	st->sz = len;
+	OPTS_FILL(st, &s);
 	return 0;
 }

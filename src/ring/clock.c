@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "internal.h"
+#include "../common/opts.h"
 
 #include "clock_fast.h"
 
@@ -155,13 +156,11 @@ PERFRING_API int perfring_clock_init(struct perfring_clock_info *info)
 			.time_zero = ring_clk.zero,
 			.mono_offset = ring_clk.mono_offset,
 		};
-		size_t len = info->sz < sizeof(ci) ? info->sz : sizeof(ci);
 
 		if (info->sz < offsetof(struct perfring_clock_info, source) +
 				       sizeof(info->source))
 			return -EINVAL;
-		memcpy(info, &ci, len);
-		info->sz = len; /* what we filled in */
+		OPTS_FILL(info, &ci);
 	}
 	return 0;
 }

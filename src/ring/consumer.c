@@ -23,6 +23,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 #include "internal.h"
+#include "../common/opts.h"
 
 /* epoll_event.data: 0 is the consumer's own eventfd, else index + 1. */
 #define SELF_WAKE 0
@@ -53,23 +54,6 @@ struct perfring_consumer {
 	struct perfring_consumer_stats st;
 };
 
-/*
- * The sz convention of the other opts structs, plus libbpf's OPTS_VALID
- * rule: bytes past the fields this library knows must be zero, so a newer
- * caller's option is refused rather than silently ignored.
- */
-static bool opts_valid(const void *opts, size_t sz, size_t known)
-{
-	const unsigned char *p = opts;
-
-	if (sz < sizeof(size_t))
-		return false;
-	for (size_t i = known; i < sz; i++)
-		if (p[i])
-			return false;
-	return true;
-}
-
 PERFRING_API int
 perfring_consumer_new(const struct perfring_consumer_opts *opts,
 		      struct perfring_consumer **out)
@@ -82,13 +66,9 @@ perfring_consumer_new(const struct perfring_consumer_opts *opts,
 	if (!out)
 		return -EINVAL;
 	*out = NULL;
-	if (opts) {
-		if (!opts_valid(opts, opts->sz, sizeof(*opts)))
-			return -EINVAL;
-		if (opts->sz >= offsetof(struct perfring_consumer_opts, flags) +
-					sizeof(opts->flags))
-			flags = opts->flags;
-	}
+	if (!OPTS_VALID(opts))
+		return -EINVAL;
+	flags = OPTS_GET(opts, flags, 0);
 	if (flags & ~PERFRING_CONSUMER_ZERO_COPY)
 		return -EINVAL;
 	c = calloc(1, sizeof(*c));

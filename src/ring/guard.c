@@ -182,7 +182,7 @@ PERFRING_API int perfring_sigbus_guard(void)
 	return guard_err;
 }
 
-bool ring_guard_installed(void)
+bool perfring__ring_guard_installed(void)
 {
 	return smp_load_acquire(&guard_on) != 0;
 }

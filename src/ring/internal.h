@@ -9,16 +9,8 @@
 #include <sys/types.h>
 #include "perfring.h"
 #include "barrier.h"
-
-#define PR_HIDDEN __attribute__((visibility("hidden")))
-#define PR_PRINTF(a, b) __attribute__((format(printf, a, b)))
-
-PR_HIDDEN void pr_log(enum perfring_log_level level, const char *fmt, ...)
-	PR_PRINTF(2, 3);
-#define pr_err(...) pr_log(PERFRING_LOG_ERROR, __VA_ARGS__)
-#define pr_warn(...) pr_log(PERFRING_LOG_WARN, __VA_ARGS__)
-#define pr_info(...) pr_log(PERFRING_LOG_INFO, __VA_ARGS__)
-#define pr_debug(...) pr_log(PERFRING_LOG_DEBUG, __VA_ARGS__)
+#include "../common/log.h"
+#include "private.h"
 
 /*
  * The SIGBUS guard's record of one attached ring's mappings (guard.c).  The
@@ -26,11 +18,6 @@ PR_HIDDEN void pr_log(enum perfring_log_level level, const char *fmt, ...)
  * every field is accessed through barrier.h.
  */
 #define RING_GUARD_RANGES 6
-enum ring_dead_cause {
-	RING_ALIVE = 0,
-	RING_DEAD_FAULT = 1, /* a bus error in a mapping (guard handler) */
-	RING_DEAD_SHRUNK = 2, /* perfring_ring_check() saw the file shrink */
-};
 
 struct ring_guard_slot {
 	uint32_t state; /* GUARD_FREE, GUARD_BUSY, GUARD_LIVE */
@@ -98,7 +85,7 @@ struct perfring_ring {
 	unsigned char *bounce; /* one wrapped record (kernel rings) */
 	unsigned char *copy; /* overwrite snapshot copy, size bytes */
 	uint64_t c_seen_head; /* data_head at the last reader_begin */
-	bool c_hold; /* data_tail lags c_tail until ring_reader_release() */
+	bool c_hold; /* data_tail lags c_tail until perfring__ring_reader_release() */
 	uint64_t corrupt_bytes;
 	uint64_t corrupt_events;
 	/* Reader warnings: each cause is logged once per ring, then counted. */
@@ -153,34 +140,6 @@ PR_HIDDEN void ring_guard_add(struct perfring_ring *r, void *addr, size_t len);
 PR_HIDDEN void ring_guard_remove(struct perfring_ring *r, void *addr);
 /* Before the ring's mappings go away. */
 PR_HIDDEN void ring_guard_unregister(struct perfring_ring *r);
-/* Whether perfring_sigbus_guard() ran in this process. */
-PR_HIDDEN bool ring_guard_installed(void);
-
-/*
- * Opens @name in @dirfd (one path component) without following a link and
- * without opening anything but a @type (S_IFREG, S_IFIFO) object: the type,
- * the owner (@owner, or (uid_t)-1: ours, anyone's if we are root) and the
- * link count (1) are checked on an O_PATH descriptor first, then the same
- * inode is opened with @flags (O_CLOEXEC|O_NOCTTY added; include
- * O_NONBLOCK).  Returns the descriptor, or -errno with the reason in @why.
- */
-PR_HIDDEN int ring_openat_checked(int dirfd, const char *name, int flags,
-				  unsigned int type, uid_t owner,
-				  struct stat *st, char *why, size_t why_len);
-
-/* Attaches like perfring_ring_attachat(); @display names the ring in
- * messages; @quiet: refusals are not logged, their reason goes to @why
- * (at least 256 bytes) so the caller can log each cause once. */
-PR_HIDDEN int ring_attachat(int dirfd, const char *name, unsigned int role,
-			    uid_t owner, const char *display, char *why,
-			    size_t why_len, struct perfring_ring **out);
-
-/* Ends the batch like perfring_reader_end() but keeps data_tail where it
- * is: the space is freed by ring_reader_release(), once what was read is
- * safe elsewhere (the recorder: after the round is written). */
-PR_HIDDEN void ring_reader_end_hold(struct perfring_ring *r);
-PR_HIDDEN void ring_reader_release(struct perfring_ring *r);
-
 /* MP: moves data_head over the committed reservations after it. */
 PR_HIDDEN void ring_mp_advance(struct perfring_ring *r);
 

@@ -16,7 +16,7 @@ PERFRING_API void perfring_set_log(perfring_log_fn fn, void *ctx,
 	log_max = max;
 }
 
-void pr_log(enum perfring_log_level level, const char *fmt, ...)
+void perfring__log(enum perfring_log_level level, const char *fmt, ...)
 {
 	char msg[512];
 	va_list ap;

@@ -383,18 +383,18 @@ static bool reader_end_batch(struct perfring_ring *r)
 
 PERFRING_API void perfring_reader_end(struct perfring_ring *r)
 {
-	/* Also frees what an earlier ring_reader_end_hold() kept. */
+	/* Also frees what an earlier perfring__ring_reader_end_hold() kept. */
 	reader_end_batch(r);
 	if (r)
-		ring_reader_release(r);
+		perfring__ring_reader_release(r);
 }
 
-void ring_reader_end_hold(struct perfring_ring *r)
+void perfring__ring_reader_end_hold(struct perfring_ring *r)
 {
 	reader_end_batch(r);
 }
 
-void ring_reader_release(struct perfring_ring *r)
+void perfring__ring_reader_release(struct perfring_ring *r)
 {
 	if (!r->c_hold)
 		return;

@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "internal.h"
+#include "../common/opts.h"
 
 #define DEFAULT_DATA_SIZE (1u << 20)
 #define MAX_DATA_SIZE (1ull << 40)
@@ -31,9 +32,6 @@ bool is_pow2(uint64_t x)
 }
 
 /* Reads an opts field if the caller's struct is large enough to have it. */
-#define OPTS_HAS(o, f) \
-	((o) && (o)->sz >= offsetof(__typeof__(*(o)), f) + sizeof((o)->f))
-#define OPTS_GET(o, f, def) (OPTS_HAS(o, f) ? (o)->f : (def))
 
 static struct perfring_ring *ring_alloc(void)
 {
@@ -250,7 +248,7 @@ PERFRING_API int perfring_ring_create(const struct perfring_ring_opts *opts,
 	uint64_t start, commit_size;
 	int err;
 
-	if (!out || (opts && opts->sz < sizeof(size_t)))
+	if (!out || !OPTS_VALID(opts))
 		return -EINVAL;
 	*out = NULL;
 	r = ring_alloc();
@@ -412,9 +410,9 @@ static bool owner_ok(uid_t file_uid, uid_t owner)
 	return file_uid == owner;
 }
 
-int ring_openat_checked(int dirfd, const char *name, int flags,
-			unsigned int type, uid_t owner, struct stat *st,
-			char *why, size_t why_len)
+int perfring__ring_openat_checked(int dirfd, const char *name, int flags,
+				  unsigned int type, uid_t owner,
+				  struct stat *st, char *why, size_t why_len)
 {
 	struct stat st2;
 	char proc[64];
@@ -667,9 +665,9 @@ static bool role_ok(unsigned int role)
 	return role >= PERFRING_ROLE_PRODUCER && role <= PERFRING_ROLE_BOTH;
 }
 
-int ring_attachat(int dirfd, const char *name, unsigned int role, uid_t owner,
-		  const char *display, char *why, size_t why_len,
-		  struct perfring_ring **out)
+int perfring__ring_attachat(int dirfd, const char *name, unsigned int role,
+			    uid_t owner, const char *display, char *why,
+			    size_t why_len, struct perfring_ring **out)
 {
 	const struct attach_ctx c = { .what = display ? display : name,
 				      .why = why,
@@ -691,8 +689,9 @@ int ring_attachat(int dirfd, const char *name, unsigned int role, uid_t owner,
 		err = -ENOMEM;
 		goto err;
 	}
-	fd = ring_openat_checked(dirfd, name, O_RDWR | O_NONBLOCK, S_IFREG,
-				 owner, &st, reason, sizeof(reason));
+	fd = perfring__ring_openat_checked(dirfd, name, O_RDWR | O_NONBLOCK,
+					   S_IFREG, owner, &st, reason,
+					   sizeof(reason));
 	if (fd < 0) {
 		err = fd;
 		refuse(&c, "cannot open ring: %s", reason);
@@ -708,8 +707,9 @@ int ring_attachat(int dirfd, const char *name, unsigned int role, uid_t owner,
 		refuse(&c, "name too long for its wake-up FIFO");
 		goto err;
 	}
-	fd = ring_openat_checked(dirfd, wname, O_RDWR | O_NONBLOCK, S_IFIFO,
-				 owner, &st, reason, sizeof(reason));
+	fd = perfring__ring_openat_checked(dirfd, wname, O_RDWR | O_NONBLOCK,
+					   S_IFIFO, owner, &st, reason,
+					   sizeof(reason));
 	if (fd < 0) {
 		err = fd;
 		refuse(&c, "cannot use wake-up FIFO %s%s: %s", c.what,
@@ -720,6 +720,8 @@ int ring_attachat(int dirfd, const char *name, unsigned int role, uid_t owner,
 	err = ring_attach_map(r, &c);
 	if (err)
 		goto err;
+	/* A quiet caller reports the ring's death in its own words. */
+	r->dead_logged = why != NULL;
 	*out = r;
 	return 0;
 err:
@@ -733,7 +735,8 @@ PERFRING_API int perfring_ring_attachat(int dirfd, const char *name,
 {
 	if (!name || !out)
 		return -EINVAL;
-	return ring_attachat(dirfd, name, role, owner, NULL, NULL, 0, out);
+	return perfring__ring_attachat(dirfd, name, role, owner, NULL, NULL, 0,
+				       out);
 }
 
 PERFRING_API int perfring_ring_attach(const char *path, enum perfring_role role,
@@ -767,7 +770,8 @@ PERFRING_API int perfring_ring_attach(const char *path, enum perfring_role role,
 		}
 		base = slash + 1;
 	}
-	err = ring_attachat(dirfd, base, role, (uid_t)-1, path, NULL, 0, out);
+	err = perfring__ring_attachat(dirfd, base, role, (uid_t)-1, path, NULL,
+				      0, out);
 	if (dirfd >= 0)
 		close(dirfd);
 	return err;
@@ -874,6 +878,16 @@ PERFRING_API void perfring_ring_destroy(struct perfring_ring *r)
 	free(r);
 }
 
+uint32_t perfring__ring_dead_cause(const struct perfring_ring *r)
+{
+	return ring_dead_cause(r);
+}
+
+struct perfring_ext *perfring__ring_ext(struct perfring_ring *r)
+{
+	return r->ext;
+}
+
 PERFRING_API int perfring_ring_fd(const struct perfring_ring *r)
 {
 	return (!r || r->kernel) ? -EINVAL : r->fd;
@@ -919,7 +933,6 @@ PERFRING_API int perfring_ring_stats(const struct perfring_ring *r,
 {
 	struct perfring_ring_stats s = { .sz = sizeof(s) };
 	bool dead;
-	size_t len;
 
 	if (!r || !st || st->sz < offsetof(struct perfring_ring_stats, paused))
 		return -EINVAL;
@@ -949,9 +962,7 @@ PERFRING_API int perfring_ring_stats(const struct perfring_ring *r,
 	s.dead_reservations = r->dead_reservations;
 	s.dead = dead;
 	s.read_pos = r->c_tail;
-	len = st->sz < sizeof(s) ? st->sz : sizeof(s);
-	memcpy(st, &s, len);
-	st->sz = len; /* what we filled in */
+	OPTS_FILL(st, &s);
 	return dead ? -EFAULT : 0;
 }
 

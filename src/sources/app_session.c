@@ -42,6 +42,8 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "../ring/barrier.h"
+#include "../ring/private.h"
 #include "app_session.h"
 #include "stale.h"
 
@@ -340,8 +342,9 @@ static int load_events(struct app_session *s, pid_t pid)
 	if (e->off >= EVENTS_FILE_MAX)
 		return 0;
 	snprintf(name, sizeof(name), "%d.events", (int)pid);
-	fd = ring_openat_checked(s->dirfd, name, O_RDONLY | O_NONBLOCK, S_IFREG,
-				 s->owner, &st, why, sizeof(why));
+	fd = perfring__ring_openat_checked(s->dirfd, name,
+					   O_RDONLY | O_NONBLOCK, S_IFREG,
+					   s->owner, &st, why, sizeof(why));
 	if (fd < 0) {
 		if (fd != -ENOENT && !e->warned_refused) {
 			e->warned_refused = true;
@@ -541,8 +544,9 @@ static bool attach_ring(struct app_session *s, const char *name, bool retry)
 		return true;
 	snprintf(r->name, sizeof(r->name), "%s", name);
 	snprintf(display, sizeof(display), "%s/%s", s->dir, name);
-	err = ring_attachat(s->dirfd, name, PERFRING_ROLE_CONSUMER, s->owner,
-			    display, why, sizeof(why), &r->ring);
+	err = perfring__ring_attachat(s->dirfd, name, PERFRING_ROLE_CONSUMER,
+				      s->owner, display, why, sizeof(why),
+				      &r->ring);
 	if (!err && fds_short(r->ring)) {
 		perfring_ring_destroy(r->ring);
 		err = -EMFILE;
@@ -567,8 +571,8 @@ static bool attach_ring(struct app_session *s, const char *name, bool retry)
 		seen_put(&s->seen, key, SEEN_DONE);
 		return true;
 	}
-	/* The drop is reported below in our words, naming the program. */
-	r->ring->dead_logged = true;
+	/* The drop is reported below in our words, naming the program (the
+	 * quiet attach above keeps the ring from logging it). */
 	perfring_ring_stats(r->ring, &rs);
 	r->overwrite = rs.flags & PERFRING_MODE_OVERWRITE;
 	r->size = rs.data_size;
@@ -709,7 +713,7 @@ static void drop_ring(struct app_session *s, struct app_ring **link)
 	program_name(r->pid, who, sizeof(who));
 	pr_warn("app: %s truncated its ring %s/%s under the recorder (%s): the ring is dropped; %llu bytes it held unread are lost, the other rings and events go on",
 		who, s->dir, r->name,
-		ring_dead_cause(r->ring) == RING_DEAD_FAULT ?
+		perfring__ring_dead_cause(r->ring) == RING_DEAD_FAULT ?
 			"a read of it faulted" :
 			"the file is shorter than its mapping",
 		(unsigned long long)unread);
@@ -778,7 +782,7 @@ static int convert_event(struct app_session *s, struct app_ring *r,
 	/* The record's header lands on bytes 28..51 of the sample, which
 	 * are written last; the payload at 52 is where the sample wants it. */
 	memcpy(o + 28, rec, size);
-	if (ring_dead(r->ring))
+	if (perfring__ring_dead_cause(r->ring))
 		return -EFAULT;
 	memcpy(&h, o + 28, sizeof(h));
 	pl = o + 52;
@@ -870,7 +874,7 @@ static int convert_lost(struct app_session *s, struct app_ring *r,
 		return 0;
 	}
 	memcpy(&l, rec, sizeof(l)); /* the one read */
-	if (ring_dead(r->ring))
+	if (perfring__ring_dead_cause(r->ring))
 		return -EFAULT;
 	return l.lost ? put_lost(s, r, l.lost) : 0; /* 0: padding */
 }
@@ -913,7 +917,7 @@ static int drain_ring(struct app_session *s, struct app_ring *r)
 			err = convert_event(s, r, rec, (uint32_t)n);
 		else if (hdr.type == PERF_RECORD_LOST)
 			err = convert_lost(s, r, rec, (uint32_t)n);
-		else if (ring_dead(r->ring))
+		else if (perfring__ring_dead_cause(r->ring))
 			err = -EFAULT;
 		else
 			corrupt(s, r, W_TYPE, (uint32_t)n,
@@ -930,7 +934,7 @@ static int drain_ring(struct app_session *s, struct app_ring *r)
 	if (r->overwrite) {
 		perfring_reader_end(r->ring);
 	} else {
-		ring_reader_end_hold(r->ring);
+		perfring__ring_reader_end_hold(r->ring);
 		r->held += r->batch_done;
 	}
 	r->batch_done = 0;
@@ -947,7 +951,7 @@ static int drain_ring(struct app_session *s, struct app_ring *r)
  */
 static int note_gone(struct app_session *s, struct app_ring *r)
 {
-	struct perfring_ext *ext = r->ring->ext;
+	struct perfring_ext *ext = perfring__ring_ext(r->ring);
 	uint64_t pending;
 	int err = 0;
 
@@ -969,13 +973,13 @@ static int note_gone(struct app_session *s, struct app_ring *r)
 				return err;
 		}
 	}
-	if (ring_dead(r->ring) || !ext)
+	if (perfring__ring_dead_cause(r->ring) || !ext)
 		return 0;
 	/* Taken from the ring only once the round holding its LOST record
 	 * is written (app_session_release): a recorder killed before that
 	 * leaves the count for the next one, as it leaves the records. */
 	pending = READ_ONCE(ext->lost_pending);
-	if (ring_dead(r->ring))
+	if (perfring__ring_dead_cause(r->ring))
 		return -EFAULT;
 	if (!pending)
 		return 0;
@@ -1045,13 +1049,15 @@ PR_HIDDEN void app_session_release(struct app_session *s)
 
 	while (*link) {
 		struct app_ring *r = *link;
+		struct perfring_ext *ext = perfring__ring_ext(r->ring);
 
-		ring_reader_release(r->ring);
+		perfring__ring_reader_release(r->ring);
 		r->held = 0;
-		if (r->lost_taken && !ring_dead(r->ring) && r->ring->ext) {
+
+		if (r->lost_taken && !perfring__ring_dead_cause(r->ring) &&
+		    ext) {
 			/* The producer is gone: nobody else moves the count. */
-			atomic_add_relaxed(&r->ring->ext->lost_pending,
-					   -r->lost_taken);
+			atomic_add_relaxed(&ext->lost_pending, -r->lost_taken);
 			r->lost_taken = 0;
 		}
 		if (r->gone) {
@@ -1137,9 +1143,10 @@ static void write_recorder_pid(struct app_session *s)
 	fd = openat(s->dirfd, RECORDER_PID,
 		    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0 && errno == EEXIST && !s->own) {
-		fd = ring_openat_checked(s->dirfd, RECORDER_PID,
-					 O_WRONLY | O_NONBLOCK, S_IFREG,
-					 geteuid(), &st, why, sizeof(why));
+		fd = perfring__ring_openat_checked(s->dirfd, RECORDER_PID,
+						   O_WRONLY | O_NONBLOCK,
+						   S_IFREG, geteuid(), &st, why,
+						   sizeof(why));
 		if (fd < 0) {
 			pr_warn("app: %s/%s is there and not ours to replace (%s): perfring_app_snapshot() will not reach this recorder",
 				s->dir, RECORDER_PID, why);
@@ -1170,7 +1177,7 @@ static int session_init(struct app_session *s, const struct app_session_cb *cb)
 
 	s->cb = *cb;
 	s->max_rings = cb->max_rings ? cb->max_rings : APP_MAX_RINGS_DEFAULT;
-	if (!ring_guard_installed())
+	if (!perfring__ring_guard_installed())
 		pr_warn("app: perfring_sigbus_guard() was not called: a program that truncates its ring file can crash this process");
 	s->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (s->epfd < 0)
@@ -1488,8 +1495,9 @@ static uint64_t unattached_bytes(struct app_session *s, const char *name)
 	char why[256];
 	struct stat st;
 	uint64_t n;
-	int fd = ring_openat_checked(s->dirfd, name, O_RDONLY | O_NONBLOCK,
-				     S_IFREG, s->owner, &st, why, sizeof(why));
+	int fd = perfring__ring_openat_checked(s->dirfd, name,
+					       O_RDONLY | O_NONBLOCK, S_IFREG,
+					       s->owner, &st, why, sizeof(why));
 
 	if (fd < 0)
 		return 0;

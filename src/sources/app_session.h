@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include <linux/perf_event.h>
-#include "app_format.h"
+#include "../app/app_format.h"
 
 struct app_session;
 

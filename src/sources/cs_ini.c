@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "cs_ini.h"
-#include "../ring/internal.h"
+#include "../common/log.h"
 
 PR_HIDDEN int cs_read_file(int dirfd, const char *name, size_t max, char **data,
 			   size_t *len)

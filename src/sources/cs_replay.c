@@ -33,7 +33,7 @@
 #include <unistd.h>
 #include "source.h"
 #include "cs_ini.h"
-#include "../ring/internal.h"
+#include "../common/log.h"
 
 #define INI_MAX (1u << 20)
 #define INI_MAX_ENTRIES 65536

@@ -18,7 +18,7 @@
 #include <sys/syscall.h>
 #include <sys/vfs.h>
 #include <unistd.h>
-#include "../ring/internal.h"
+#include "../common/log.h"
 #include "perf_event.h"
 
 #define TRACEFS_MAGIC 0x74726163

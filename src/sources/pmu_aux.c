@@ -25,7 +25,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "source.h"
-#include "../ring/internal.h"
+#include "../common/log.h"
 
 struct pmu_buf {
 	struct pr_source_buf *sb;

@@ -16,7 +16,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 #include <time.h>
-#include "../ring/internal.h"
+#include "../common/log.h"
 
 /*
  * The start time of process @pid in clock ticks after boot.  Returns 0,

@@ -272,9 +272,12 @@ int tfs_cpu_open(struct tfs_cpu *c, const char *dir, int cpu, bool map,
 	return 0;
 }
 
-int tfs_cpu_attach_ring(struct tfs_cpu *c, struct subbuf_ring *r, int cpu)
+int tfs_cpu_attach_ring(struct tfs_cpu *c, struct perfring_subbuf *r, int cpu)
 {
-	const struct subbuf_meta *m = subbuf_ring_meta(r);
+	/* Laid out as the kernel's meta page (subbuf_page.h asserts it). */
+	const struct subbuf_meta *m =
+		(const struct subbuf_meta *)(const void *)perfring_subbuf_meta(
+			r);
 
 	memset(c, 0, sizeof(*c));
 	c->cpu = cpu;
@@ -284,7 +287,7 @@ int tfs_cpu_attach_ring(struct tfs_cpu *c, struct subbuf_ring *r, int cpu)
 	c->meta = (struct subbuf_meta *)m;
 	c->subbuf_size = m->subbuf_size;
 	c->nr_subbufs = m->nr_subbufs;
-	c->data = (uint8_t *)subbuf_ring_page(r, 0);
+	c->data = (uint8_t *)perfring_subbuf_page(r, 0);
 	c->data_len = (size_t)m->subbuf_size * m->nr_subbufs;
 	c->copy = aligned_alloc(4096, c->subbuf_size);
 	return c->copy ? 0 : -ENOMEM;
@@ -433,7 +436,7 @@ int tfs_cpu_consume(struct tfs_cpu *c, bool final, tfs_page_fn fn, void *ctx)
 		uint32_t id, rd;
 
 		if (c->ring) {
-			subbuf_ring_get_reader(c->ring);
+			perfring_subbuf_get_reader(c->ring);
 		} else if (ioctl(c->fd, TRACE_MMAP_IOCTL_GET_READER) < 0) {
 			if (errno == EINTR)
 				continue;

@@ -12,8 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/ioctl.h>
-#include "../ring/internal.h"
-#include "../ring/subbuf.h"
+#include "../common/log.h"
+#include "../ring/subbuf_page.h"
 
 /* include/uapi/linux/trace_mmap.h (newer than the installed headers). */
 #define TRACE_MMAP_IOCTL_GET_READER _IO('R', 0x20)
@@ -47,7 +47,7 @@ struct tfs_cpu {
 	int cpu;
 	int fd;
 	bool mapped;
-	struct subbuf_ring *ring; /* a user-space ring instead of the kernel's */
+	struct perfring_subbuf *ring; /* a user-space ring, not the kernel's */
 	struct subbuf_meta *meta;
 	size_t meta_len;
 	uint8_t *data;
@@ -99,10 +99,10 @@ PR_HIDDEN void tfs_cpu_close(struct tfs_cpu *c);
 
 /*
  * Reads a user-space sub-buffer ring (src/ring/subbuf.c) with the same
- * consumer code: GET_READER is subbuf_ring_get_reader().  The ring stays
- * the caller's.
+ * consumer code, through its public API (GET_READER is
+ * perfring_subbuf_get_reader()).  The ring stays the caller's.
  */
-PR_HIDDEN int tfs_cpu_attach_ring(struct tfs_cpu *c, struct subbuf_ring *r,
+PR_HIDDEN int tfs_cpu_attach_ring(struct tfs_cpu *c, struct perfring_subbuf *r,
 				  int cpu);
 
 /* Counts the events of a page and its missed-events marks into @c. */

@@ -43,6 +43,7 @@
 #include "../ring/clock_fast.h"
 #include "../ring/output_fast.h"
 #include "app_format.h"
+#include "../common/opts.h"
 
 #define DEFAULT_RING_SIZE (1u << 20)
 #define MAX_EVENTS 4096
@@ -935,21 +936,12 @@ PERFRING_API int perfring_app_start(const struct perfring_app_opts *o)
 	unsigned int flags = 0;
 	int err = 0;
 
-	if (o && o->sz < sizeof(size_t))
+	if (!OPTS_VALID(o))
 		return -EINVAL;
-	if (o && o->sz >= offsetof(struct perfring_app_opts, session) +
-				  sizeof(o->session))
-		dir = o->session;
-	if (o && o->sz >= offsetof(struct perfring_app_opts, ring_size) +
-				  sizeof(o->ring_size))
-		rs = o->ring_size;
-	if (o && o->sz >= offsetof(struct perfring_app_opts, flags) +
-				  sizeof(o->flags))
-		flags = o->flags;
-	if (o &&
-	    o->sz >= offsetof(struct perfring_app_opts, block_timeout_ms) +
-			     sizeof(o->block_timeout_ms) &&
-	    o->block_timeout_ms > 0)
+	dir = OPTS_GET(o, session, dir);
+	rs = OPTS_GET(o, ring_size, rs);
+	flags = OPTS_GET(o, flags, flags);
+	if (OPTS_GET(o, block_timeout_ms, 0) > 0)
 		block_timeout_ms = o->block_timeout_ms;
 	if (!dir)
 		dir = getenv(PERFRING_SESSION_ENV);
@@ -1098,7 +1090,6 @@ PERFRING_API int perfring_app_stats(struct perfring_app_stats *st)
 		.sz = sizeof(s),
 		.rings = READ_ONCE(st_rings),
 	};
-	size_t len;
 
 	if (!st || st->sz < sizeof(size_t))
 		return -EINVAL;
@@ -1110,9 +1101,7 @@ PERFRING_API int perfring_app_stats(struct perfring_app_stats *st)
 		s.lost += READ_ONCE(t->lost);
 	}
 	pthread_mutex_unlock(&app_lock);
-	len = st->sz < sizeof(s) ? st->sz : sizeof(s);
-	memcpy(st, &s, len);
-	st->sz = len;
+	OPTS_FILL(st, &s);
 	return 0;
 }
 

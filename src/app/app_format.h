@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "../ring/internal.h"
+#include "../common/log.h"
 
 #define APP_COMMON_SIZE 8 /* common_type, flags, preempt_count, common_pid */
 #define APP_LAST_ID 65535u /* common_type is a u16 */

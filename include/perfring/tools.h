@@ -1,0 +1,480 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * perfring tools: recording (kernel perf events, application sessions,
+ * tracefs, AUX trace), the perf.data and trace.dat readers, reports,
+ * exports and CoreSight decoding -- libperfring-tools
+ * (`pkg-config --cflags --libs perfring-tools`), which links libperfring
+ * and libtraceevent, libelf, libzstd, OpenCSD and capstone.
+ *
+ * Same conventions as <perfring.h> (int returns >= 0 or -errno, opaque
+ * handles, messages only through perfring_set_log()); a program that only
+ * declares and emits events, or reads rings, needs <perfring.h> alone.
+ */
+#ifndef PERFRING_TOOLS_H
+#define PERFRING_TOOLS_H
+
+#include <stdio.h>
+#include <perfring.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- output files ----------------------------------------------------- */
+
+#define PERFRING_FILE_KEEP_OLD 0x1u /* an existing file becomes <path>.old */
+#define PERFRING_FILE_SEEKABLE 0x2u /* a regular file only, opened O_RDWR */
+
+/*
+ * Creates the output file @path the way every perfring output is created:
+ * O_CREAT|O_EXCL|O_NOFOLLOW with mode 0600, O_CLOEXEC.  An existing regular
+ * file is renamed to "<path>.old" (PERFRING_FILE_KEEP_OLD) or removed
+ * first; a symbolic link at @path is refused (-ELOOP) whatever it points
+ * to, a directory too (-EISDIR).  An existing FIFO or character device
+ * (/dev/null, a named pipe) is opened as it is, unless
+ * PERFRING_FILE_SEEKABLE (-ESPIPE) or it belongs to another user than the
+ * caller and root (-EPERM).  A process re-creating the path while it is
+ * being created only makes the attempt start over (a few times, then
+ * -EEXIST).  Returns the descriptor or -errno; the log says why.
+ */
+PERFRING_API int perfring_file_create(const char *path, unsigned int flags);
+
+/* ---- record ------------------------------------------------------------ */
+
+/* Live figures of a recording, and its summary at the end. */
+struct perfring_record_stats {
+	size_t sz;
+	uint64_t samples; /* PERF_RECORD_SAMPLE records written */
+	uint64_t records; /* all records written (synthesized included) */
+	uint64_t lost_records; /* PERF_RECORD_LOST records ("chunks") */
+	uint64_t lost; /* events the kernel dropped (sum of their counts) */
+	uint64_t lost_samples; /* PERF_RECORD_LOST_SAMPLES counts */
+	uint64_t bytes; /* bytes written to the file */
+	uint64_t wakeups; /* times the loop woke with data */
+	uint64_t rounds; /* FINISHED_ROUND records */
+	uint64_t snapshots; /* overwrite snapshots taken */
+	uint32_t nr_buffers; /* kernel rings */
+	int child_status; /* wait status of the command, or -1 */
+	/* Application tracing (the command's or -p's session). */
+	uint64_t app_events; /* application events written */
+	uint64_t app_lost; /* events the programs dropped */
+	uint64_t app_corrupt; /* damaged records or ranges skipped */
+	uint32_t app_rings; /* application rings drained */
+	uint32_t app_event_types; /* distinct application events */
+	/*
+	 * Application loss, in two kinds a program cannot mix up.  app_lost
+	 * above is what the programs *claim* (the sum of their LOST records,
+	 * saturating at 2^64-1); app_lost_implausible counts LOST records
+	 * claiming more than 2^40 events.  The rest the recorder *measured*:
+	 */
+	uint64_t app_lost_implausible;
+	uint64_t app_corrupt_bytes; /* bytes skipped as damaged */
+	uint64_t app_dead_reservations; /* never committed by dead producers
+					   of shared rings (1 event each) */
+	uint32_t app_rings_dropped; /* truncated under the recorder */
+	uint32_t app_rings_refused; /* not attached: not a safe ring file */
+	uint64_t app_dropped_bytes; /* what the dropped rings held unread */
+	uint32_t app_rings_over_cap; /* never attached: over app_max_rings */
+	uint32_t app_rings_no_fd; /* never attached: no descriptor left */
+	uint64_t app_unattached_bytes; /* what those held, by their own
+					  control pages */
+};
+
+typedef void (*perfring_progress_fn)(const struct perfring_record_stats *st,
+				     void *ctx);
+
+struct perfring_record_opts {
+	size_t sz;
+	const char *const *events; /* -e, "cpu-clock", "sched:sched_switch" */
+	int nr_events; /* 0: cpu-clock */
+	const char *output; /* -o, default "perf.data"; "-": pipe to stdout */
+	char *const *argv; /* command to run (NULL-terminated), or NULL */
+	bool all_cpus; /* -a */
+	const char *cpu_list; /* -C "0,2-3" */
+	bool per_thread; /* --per-thread */
+	const char *pid_list; /* -p "1,2" */
+	const char *tid_list; /* -t "3,4" */
+	uint64_t mmap_bytes; /* -m, data bytes per ring (default 512 KiB) */
+	uint64_t freq; /* -F, samples/s for sampling events (default 4000) */
+	uint64_t period; /* -c, sample period (overrides freq) */
+	bool callchain; /* -g */
+	bool overwrite; /* --overwrite */
+	/* Readable descriptor for commands: 'q' stop, 's' snapshot. */
+	int control_fd;
+	int cmdline_argc; /* recorded as CMDLINE */
+	char *const *cmdline_argv;
+	perfring_progress_fn progress; /* called about 4 times a second */
+	void *progress_ctx;
+	double duration; /* seconds to record without a command (0: until 'q') */
+	/* Application tracing is on for a command (a session directory in
+	 * its $PERFRING_SESSION) and for -p (the process's session, if it
+	 * has one); no_app turns it off. */
+	bool no_app;
+	/* Most application rings attached at once (0: 4096); the others
+	 * wait for a free slot and are reported lost if they get none. */
+	uint32_t app_max_rings;
+};
+
+/*
+ * Records kernel perf events into a perf.data file as perf record does.
+ * Returns 0, or -errno (what went wrong is logged); @st (st->sz set) gets
+ * the summary either way.  A failed write leaves a file perf opens, holding
+ * every complete round.  Application rings are read from programs that may
+ * truncate them: call perfring_sigbus_guard() first (the CLI does; without
+ * it a warning says that such a program can crash the caller).  Their
+ * space is freed only after the round holding their records is written,
+ * so a recorder killed in between leaves them for the next one: at least
+ * once across a recorder crash.
+ */
+PERFRING_API int perfring_record(const struct perfring_record_opts *opts,
+				 struct perfring_record_stats *st);
+
+/* ---- AUX area recording (hardware trace, replayed trace) --------------- */
+
+struct perfring_record_aux_stats {
+	size_t sz;
+	uint64_t aux_bytes; /* AUX trace written (AUXTRACE payloads) */
+	uint64_t aux_chunks; /* PERF_RECORD_AUXTRACE records */
+	uint64_t aux_records; /* PERF_RECORD_AUX the sources wrote */
+	uint64_t truncated; /* ... flagged TRUNCATED */
+	uint64_t lost_bytes; /* trace the sources could not store */
+	uint64_t played; /* bytes a replay source played */
+	uint64_t records; /* data ring records written */
+	uint64_t bytes; /* bytes written to the file */
+	uint64_t wakeups;
+	uint64_t snapshots;
+	uint64_t enables; /* re-enables after a truncation */
+	uint32_t nr_buffers; /* ring + AUX pairs */
+	double seconds; /* recording time */
+};
+
+typedef void (*perfring_aux_progress_fn)(
+	const struct perfring_record_aux_stats *st, void *ctx);
+
+struct perfring_record_aux_opts {
+	size_t sz;
+	/* --replay-cs: an OpenCSD snapshot directory or a perf.data with
+	 * cs_etm AUX trace, played through our AUX areas. */
+	const char *replay;
+	/* -e of an AUX PMU ("cs_etm//", "intel_pt//", "arm_spe//"): needs
+	 * that PMU in /sys/bus/event_source/devices (-ENODEV otherwise). */
+	const char *event;
+	const char *output; /* -o, default "perf.data" */
+	uint64_t rate; /* replay bytes/s (0: as fast as it drains, no loss) */
+	uint64_t loops; /* replay the input this many times (0: once) */
+	uint64_t chunk; /* replay bytes per PERF_RECORD_AUX (0: 4 KiB) */
+	int replay_cpu; /* snapshot replay: the CPU whose area gets it (-1) */
+	uint64_t aux_bytes; /* AUX area per ring (0: 4 MiB) */
+	uint64_t data_bytes; /* data ring per ring (0: 512 KiB) */
+	bool snapshot; /* -S: free-running AUX, snapshots on 's'/SIGUSR2 */
+	uint64_t snapshot_size; /* bytes per snapshot per ring (0: area) */
+	bool snapshot_on_exit; /* --snapshot=e */
+	bool overwrite; /* --overwrite: data rings too, read on snapshots */
+	int cs_header_version; /* AUXTRACE_INFO header: 1 (default), 2 */
+	int control_fd; /* 'q' stop, 's' snapshot (-1: none) */
+	double duration; /* seconds (0: until the input ends or 'q') */
+	int cmdline_argc;
+	char *const *cmdline_argv;
+	perfring_aux_progress_fn progress; /* about 4 times a second */
+	void *progress_ctx;
+};
+
+/*
+ * Records AUX area trace into a perf.data file as perf record does for
+ * cs_etm: PERF_RECORD_AUXTRACE_INFO (cs_etm metadata), the sources'
+ * PERF_RECORD_AUX/ITRACE_START and side-band records, and the AUX data as
+ * PERF_RECORD_AUXTRACE chunks with the HEADER_AUXTRACE index.  Returns 0
+ * or -errno (logged); @st (st->sz set) gets the summary.
+ */
+PERFRING_API int
+perfring_record_aux(const struct perfring_record_aux_opts *opts,
+		    struct perfring_record_aux_stats *st);
+
+typedef void (*perfring_event_fn)(const char *name, const char *kind,
+				  void *ctx);
+
+/* Calls @fn for every event perfring record accepts ("software event",
+ * "tracepoint").  Returns the count or -errno. */
+PERFRING_API int perfring_event_list(perfring_event_fn fn, void *ctx);
+
+/* ---- reading ----------------------------------------------------------- */
+
+/*
+ * Prints every record of the perf.data at @path ("-": standard input, pipe
+ * format) to @out with its offset, size, type and decoded fields, like
+ * `perf report -D`.  Returns 0 or -errno: -EPROTO for a byte order or
+ * version this reader does not know, -EBADMSG for a damaged file (what
+ * could be read before the damage is printed; the log says where).
+ */
+PERFRING_API int perfring_dump(const char *path, FILE *out);
+
+/*
+ * Prints the record counts per type and the samples per event, like
+ * `perf report --stats`, and the lost events and lost samples.  Returns as
+ * perfring_dump().
+ */
+PERFRING_API int perfring_stats(const char *path, FILE *out);
+
+/* ---- script / report ---------------------------------------------------- */
+
+struct perfring_script_opts {
+	size_t sz;
+	const char *input; /* -i: default "perf.data"; "-": pipe format, stdin */
+	/*
+	 * -F as perf script takes it: "comm,tid,time,ip,sym" (replaces the
+	 * defaults of every event type), "trace:comm,cpu,trace" (one type:
+	 * hw, sw, trace, raw, break), "+period,-dso" (edits the defaults).
+	 * Fields: comm pid tid cpu time event period ip sym symoff dso addr
+	 * trace.  Several specs (perf's repeated -F) are joined with ';'.
+	 * NULL: perf's defaults.
+	 */
+	const char *fields;
+	bool hide_callchain; /* -G: no callchains */
+	bool ns; /* --ns: times with nanoseconds */
+	/* Format every tracepoint with libtraceevent itself instead of the
+	 * compiled formats (same text; for tests). */
+	bool slow_tracepoints;
+};
+
+/*
+ * Prints the samples of a perf.data to @out as perf script does: one line
+ * per sample (comm, tid, cpu, time, period, event, ip, symbol+offset and
+ * object), callchains below it, tracepoint fields decoded from the file's
+ * TRACING_DATA.  Returns 0 or -errno (the log says what); a write error on
+ * @out (EPIPE) stops it with that error.
+ */
+PERFRING_API int perfring_script(const struct perfring_script_opts *opts,
+				 FILE *out);
+
+struct perfring_report_opts {
+	size_t sz;
+	const char *input; /* -i: default "perf.data"; "-": pipe format, stdin */
+	const char *sort; /* --sort "comm,dso,sym" (default); also pid */
+	bool children; /* --children: force the Children column */
+	bool no_children; /* --no-children: self only */
+	bool no_callgraph; /* -g none: no call graphs under the entries */
+	bool show_nr_samples; /* -n: a Samples column */
+	double percent_limit; /* hide entries below this percentage */
+};
+
+/*
+ * Prints an overhead table to @out as perf report --stdio does: per event,
+ * samples grouped by the sort keys with their share of the period, the
+ * callchain's Children/Self and call graphs when the samples have them.
+ * Returns 0 or -errno.
+ */
+PERFRING_API int perfring_report(const struct perfring_report_opts *opts,
+				 FILE *out);
+
+/* ---- export ------------------------------------------------------------ */
+
+struct perfring_export_opts {
+	size_t sz;
+	const char *input; /* -i: default "perf.data"; "-": pipe format, stdin */
+	/*
+	 * "chrome" (default): Chrome trace-event JSON for Perfetto and
+	 * chrome://tracing; "folded": collapsed stacks ("comm;outer;inner N"
+	 * per line) for flame graph tools; "svg": a flame graph.
+	 */
+	const char *format;
+	const char *title; /* svg heading, chrome otherData.title */
+	unsigned int width; /* svg: image width in pixels (0: 1200) */
+};
+
+/*
+ * Converts the perf.data at opts->input and writes it to @out: samples as
+ * instants on per-thread tracks, sched:sched_switch as slices of the
+ * running threads and process/thread names (chrome), or the samples'
+ * call stacks aggregated (folded, svg).  Returns 0 or -errno (-EINVAL: an
+ * unknown format; -EBADMSG: the file is damaged, what came before the
+ * damage was written out completely; a write error on @out stops it).
+ */
+PERFRING_API int perfring_export(const struct perfring_export_opts *opts,
+				 FILE *out);
+
+/* ---- CoreSight trace decoding (OpenCSD) -------------------------------- */
+
+struct perfring_cs_opts {
+	size_t sz;
+	const char *snapshot; /* an OpenCSD snapshot directory, or NULL */
+	const char *input; /* else a perf.data with cs_etm AUX trace */
+	const char *buffer; /* snapshot trace buffer (NULL: the first) */
+	bool decode; /* packets with raw bytes + generic elements */
+	bool elements_only; /* generic elements only (implies decode) */
+	const char *symdir; /* perf.data: where binaries are looked up */
+};
+
+struct perfring_cs_stats {
+	size_t sz;
+	uint64_t trace_bytes; /* trace bytes decoded */
+	uint64_t packets;
+	uint64_t elements; /* generic elements (decoding) */
+	uint64_t ranges; /* executed instruction ranges */
+	uint64_t instructions; /* instructions in them */
+	uint64_t nosync; /* NO_SYNC elements: unsynchronised stretches */
+	uint64_t nacc; /* ranges whose code the memory image lacked */
+	uint64_t resyncs; /* data errors: decoders reset and resynced */
+	uint64_t errors; /* decoder errors logged */
+	uint32_t decoders; /* trace IDs decoded */
+};
+
+/*
+ * Lists the CoreSight trace of an OpenCSD snapshot directory or of the AUX
+ * data of a perf.data (cs_etm AUXTRACE) to @out: packets ("Idx:N; ID:id;
+ * packet"), or when decoding the packets with their bytes and the generic
+ * elements, in the line format of OpenCSD's trc_pkt_lister.  Decoders are
+ * configured from the snapshot registers or the AUXTRACE_INFO metadata;
+ * code comes from the snapshot memory dumps, or from the files of the
+ * perf.data's MMAP2 records.  Data errors are resynchronisation points
+ * (counted in @st), never fatal.  Returns 0 or -errno.
+ */
+PERFRING_API int perfring_cs_decode(const struct perfring_cs_opts *opts,
+				    FILE *out, struct perfring_cs_stats *st);
+
+struct perfring_itrace_opts {
+	size_t sz;
+	const char *input; /* perf.data with cs_etm AUX trace */
+	const char *snapshot; /* or an OpenCSD snapshot directory */
+	const char *symdir; /* binaries by path, build-id or base name */
+	bool no_disasm; /* script: ranges only, no instructions */
+	unsigned int max_insns; /* script: instructions per range (0: all) */
+};
+
+/*
+ * One line per executed instruction range (CPU/trace ID, start, end,
+ * instructions, object), followed by its instructions disassembled
+ * (capstone, aarch64), like perf's cs-trace-disasm.py.  Returns 0 or
+ * -errno.
+ */
+PERFRING_API int perfring_itrace_script(const struct perfring_itrace_opts *o,
+					FILE *out,
+					struct perfring_cs_stats *st);
+
+/* Hot spots: instructions executed per object and symbol, as perf report
+ * does with --itrace. */
+PERFRING_API int perfring_itrace_report(const struct perfring_itrace_opts *o,
+					FILE *out,
+					struct perfring_cs_stats *st);
+
+/*
+ * AutoFDO input as simpleperf inject writes it: per binary, the executed
+ * address ranges and the taken branches with their counts, in binary
+ * (ELF virtual) addresses, to @output ("-": stdout).  Binaries are found
+ * by the MMAP2 path, the build-id or the base name in opts->symdir.
+ */
+PERFRING_API int perfring_inject(const struct perfring_itrace_opts *o,
+				 const char *output,
+				 struct perfring_cs_stats *st);
+
+/* ==== tracefs recording, trace.dat, sub-buffer rings ==================== */
+/* (The kernel's memory-mapped ftrace ring buffers; see perfring(1)
+ * "record --tracefs" and docs/design.md "Sub-buffer rings".) */
+
+#define PERFRING_TRACEFS_MAX_CPUS 256
+
+struct perfring_tracefs_cpu_stats {
+	uint64_t events; /* events in the pages written */
+	uint64_t pages; /* sub-buffers written */
+	uint64_t bytes; /* event bytes in them */
+	uint64_t lost; /* events the kernel dropped (its overrun counter) */
+	uint64_t lost_pages; /* pages marked "events missed before this" */
+	uint64_t entries; /* the kernel's count of events written */
+	uint64_t kernel_read; /* the kernel's count of events consumed */
+	uint64_t zero_copy_pages; /* written straight from the mapping */
+};
+
+struct perfring_tracefs_stats {
+	size_t sz;
+	uint64_t events, pages, bytes, lost, lost_pages, entries, kernel_read;
+	uint64_t zero_copy_pages;
+	uint64_t file_bytes; /* size of the trace.dat */
+	uint64_t wakeups; /* times the loop woke with data */
+	uint32_t nr_cpus;
+	uint32_t subbuf_size;
+	bool mapped; /* memory-mapped consumer (false: read() fallback) */
+	int child_status; /* wait status of the command, or -1 */
+	char instance[64]; /* the tracefs instance used */
+	struct perfring_tracefs_cpu_stats cpu[PERFRING_TRACEFS_MAX_CPUS];
+	/* CPU time of the capture itself (the drain loop and the last
+	 * drains), without the set-up and the trace.dat headers. */
+	uint64_t capture_cpu_ns;
+	/*
+	 * Writing the file failed (a full disk): the first error (-errno),
+	 * 0 if none.  Recording stopped there; the file is kept, cut at the
+	 * last complete page, and the figures above count what is in it.
+	 * (Fields from here on are filled when st->sz covers them.)
+	 */
+	int write_error;
+	/* events the kernel recorded that are not in the file because of
+	 * write_error (taken but not written, or left in its buffer) */
+	uint64_t unsaved_events;
+	uint64_t unsaved_pages; /* pages taken from the kernel, not written */
+};
+
+typedef void (*perfring_tracefs_progress_fn)(
+	const struct perfring_tracefs_stats *st, void *ctx);
+
+struct perfring_tracefs_opts {
+	size_t sz;
+	/* "sys:event", "sys:*", "ftrace:print" (trace_marker writes) */
+	const char *const *events;
+	int nr_events;
+	const char *output; /* -o, default "trace.dat" */
+	char *const *argv; /* command to run (NULL-terminated), or NULL */
+	/* -a: every task; without it a command's events only are kept
+	 * (set_event_pid with event-fork); no command implies -a. */
+	bool all_cpus;
+	uint64_t buffer_bytes; /* -m: ring bytes per CPU (0: instance default) */
+	uint32_t subbuf_bytes; /* --subbuf-size (0: instance default) */
+	int buffer_percent; /* wake-up fill level 0..100 (< 0: default) */
+	bool no_mmap; /* read() trace_pipe_raw instead of mapping it */
+	int control_fd; /* readable: 'q' stops (-1: none) */
+	perfring_tracefs_progress_fn progress; /* about 4 times a second */
+	void *progress_ctx;
+	double duration; /* seconds without a command (0: until 'q') */
+	const char *tracefs; /* mount point (default /sys/kernel/tracing) */
+	const char *instance; /* instance name (default "perfring-<pid>") */
+	const char *cpu_list; /* -C "0,2-3": only these CPUs (tracing_cpumask) */
+};
+
+/*
+ * Records tracepoints through a private tracefs instance (made, set to the
+ * mono clock, removed at the end, also after errors) into a trace.dat
+ * (version 6, page size = sub-buffer size) that trace-cmd report reads.
+ * The instance is named perfring-<pid>-<start time of the process>;
+ * instances of that form (and the older perfring-<pid>) whose process is
+ * gone are removed first, with a warning.  The output is created as
+ * perfring_file_create() does with PERFRING_FILE_KEEP_OLD.  Returns 0 or
+ * -errno (logged); @st (st->sz set) gets the summary.  A failed write
+ * (st->write_error) returns that error with the file kept and @st filled:
+ * it holds everything up to its last complete page.
+ */
+PERFRING_API int perfring_record_tracefs(const struct perfring_tracefs_opts *o,
+					 struct perfring_tracefs_stats *st);
+
+/* 1 if @path starts with the trace.dat magic, 0 if not, -errno. */
+PERFRING_API int perfring_trace_dat_probe(const char *path);
+
+/* A trace.dat's events, one line each as trace-cmd report prints them
+ * (decoded with libtraceevent from the formats in the file), with the
+ * kernel's dropped-event marks.  Returns 0 or -errno (-EBADMSG: damaged,
+ * the log says where; what came before was printed). */
+PERFRING_API int perfring_trace_dat_script(const char *path, FILE *out);
+/* Events per CPU and per event type, pages, lost events, time range. */
+PERFRING_API int perfring_trace_dat_stats(const char *path, FILE *out);
+/* The file's sections, and every page and event with its offset. */
+PERFRING_API int perfring_trace_dat_dump(const char *path, FILE *out);
+
+/* Saving user-space sub-buffer rings (<perfring.h>) as a trace.dat. */
+/*
+ * Drains @nr rings (one per "CPU" of the file) through GET_READER into a
+ * trace.dat at @path that trace-cmd report prints (perfring:message
+ * events decoded).  Returns the events written or -errno.
+ */
+PERFRING_API int perfring_subbuf_save(struct perfring_subbuf *const *rings,
+				      int nr, const char *path);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* PERFRING_TOOLS_H */

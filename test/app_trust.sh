@@ -19,6 +19,7 @@
 # Runs as root (the machine's tests do) for the -p cases; skips those
 # otherwise.  Skips (77) only if the kernel refuses perf_event_open.
 set -u
+. "$(dirname "$0")/lib.sh"
 cli=${PERFRING_CLI:-build/perfring}
 apps=${TEST_APPS:-build/apps}
 fail() { echo "FAILED: $*" >&2; exit 1; }
@@ -97,6 +98,10 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && id nobody >/dev/null 2
 		env PERFRING_SESSION="$dir" setpriv --reuid="$nob" --regid="$nog" --clear-groups "$@" &
 		tpid=$!
 		bg+=("$tpid")
+		# Until env and setpriv have exec'd the command, the process
+		# is root's: -p must meet the nobody process it is about.
+		wait_until "$WAIT_S" has_exec "$tpid" "$(basename "$1")" ||
+			fail "target $*: never started"
 	}
 	# record -p for a moment; must end by itself, exit 0.
 	rec_p() {

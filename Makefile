@@ -63,7 +63,9 @@ TEST_APPS := $(basename $(notdir $(wildcard test/apps/*.c)))
 
 B := build
 SONAME := libperfring.so.$(SOVERSION)
-SHLIB := $(B)/libperfring.so.$(VERSION)
+# The file name starts with the soname (libperfring.so.1.0.0).
+SHLIB_FILE := libperfring.so.$(SOVERSION).0.0
+SHLIB := $(B)/$(SHLIB_FILE)
 TOOLS_SONAME := libperfring-tools.so.$(TOOLS_SOVERSION)
 TOOLS_SHLIB := $(B)/libperfring-tools.so.$(VERSION)
 # What the CLI, bench and tools programs link (static: one binary).
@@ -112,7 +114,7 @@ $(B)/libperfring-tools.a: $(TOOLS_SRC:%.c=$(B)/obj/%.o)
 
 $(SHLIB): $(LIB_SRC:%.c=$(B)/obj/%.o) src/libperfring.map
 	$(CC) -shared -Wl,-soname,$(SONAME) -Wl,--version-script=src/libperfring.map -Wl,--no-undefined -o $@ $(filter %.o,$^) $(LDLIBS)
-	ln -sf libperfring.so.$(VERSION) $(B)/$(SONAME)
+	ln -sf $(SHLIB_FILE) $(B)/$(SONAME)
 	ln -sf $(SONAME) $(B)/libperfring.so
 # The tools library links libperfring.so (its DT_NEEDED: libperfring.so.1).
 $(TOOLS_SHLIB): $(TOOLS_SRC:%.c=$(B)/obj/%.o) src/libperfring-tools.map $(SHLIB)
@@ -196,7 +198,7 @@ install: all
 	install -m 644 include/perfring/abi.h include/perfring/tools.h $(DESTDIR)$(INCLUDEDIR)/perfring/
 	install -m 644 $(B)/libperfring.a $(B)/libperfring-tools.a $(DESTDIR)$(LIBDIR)/
 	install -m 755 $(SHLIB) $(TOOLS_SHLIB) $(DESTDIR)$(LIBDIR)/
-	ln -sf libperfring.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
+	ln -sf $(SHLIB_FILE) $(DESTDIR)$(LIBDIR)/$(SONAME)
 	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libperfring.so
 	ln -sf libperfring-tools.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(TOOLS_SONAME)
 	ln -sf $(TOOLS_SONAME) $(DESTDIR)$(LIBDIR)/libperfring-tools.so

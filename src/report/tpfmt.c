@@ -173,6 +173,7 @@ struct tpfmt {
 	size_t scratch_len;
 	struct trace_seq seq;
 	bool seq_init;
+	bool have_bprint; /* an ftrace bprint event went to libtraceevent */
 	tpfmt_resolve_fn resolve;
 	void *resolve_ctx;
 };
@@ -1973,8 +1974,60 @@ static int fmt_check(struct fmt_view *v, const char *s, size_t n)
 	return 1;
 }
 
+/* Records of event @id are not printed (lookup() finds this entry). */
+static int leave_out_id(struct tpfmt *t, int id)
+{
+	struct tp_ev ***page, *te;
+
+	if (id < 0 || id >= TP_MAX_ID)
+		return 0; /* lookup() never reaches it */
+	page = &t->byid[id / TP_ID_PAGE];
+	if (!*page && !(*page = calloc(TP_ID_PAGE, sizeof(**page))))
+		return -ENOMEM;
+	te = (*page)[id % TP_ID_PAGE];
+	if (!te) {
+		te = calloc(1, sizeof(*te));
+		if (!te)
+			return -ENOMEM;
+		(*page)[id % TP_ID_PAGE] = te;
+	}
+	te->compiled = true;
+	te->min_size = UINT32_MAX;
+	return 0;
+}
+
+/*
+ * Why libtraceevent cannot print @ev, as it parsed it, or NULL.
+ *
+ * An ftrace event named "bprint" is a binary printk to libtraceevent: it
+ * prints it from the printk format its "fmt" field points to and the
+ * words of its "buf" field, after its "ip", and without such a field it
+ * hands a NULL format to strlen().  It looks the three fields up in the
+ * first bprint event it prints and keeps them for every other one, whose
+ * records it would then read with another event's offsets.  Where the
+ * text says the name does not matter: this is libtraceevent's own verdict
+ * (TEP_EVENT_FL_ISBPRINT), whatever the spelling.
+ */
+static const char *event_unprintable(struct tpfmt *t, struct tep_event *ev)
+{
+	static const char *const bprint_fields[] = { "ip", "fmt", "buf" };
+
+	if (!(ev->flags & TEP_EVENT_FL_ISBPRINT) ||
+	    (ev->flags & TEP_EVENT_FL_FAILED))
+		return NULL;
+	for (size_t i = 0; i < 3; i++)
+		if (!tep_find_field(ev, bprint_fields[i]))
+			return "a binary printk (ftrace bprint) without its ip, fmt and buf fields";
+	if (t->have_bprint)
+		return "a second binary printk (ftrace bprint) event: libtraceevent would read it with the first one's fields";
+	t->have_bprint = true;
+	return NULL;
+}
+
 static int parse_one_format(struct tpfmt *t, struct rd *r, const char *sys)
 {
+	struct tep_event *ev = NULL;
+	const char *why;
 	struct fmt_view v = { 0 };
 	uint64_t size;
 	const void *p;
@@ -2007,10 +2060,20 @@ static int parse_one_format(struct tpfmt *t, struct rd *r, const char *sys)
 	if (!buf)
 		return -ENOMEM;
 	/* A format libtraceevent cannot parse leaves that event unprinted,
-	 * as in perf. */
-	tep_parse_event(t->tep, buf, (unsigned long)size, sys);
+	 * as in perf.  It holds the event it returns (only on success). */
+	if (tep_parse_format(t->tep, &ev, buf, (unsigned long)size, sys) !=
+		    TEP_ERRNO__SUCCESS ||
+	    !ev) {
+		free(buf);
+		return 0;
+	}
 	free(buf);
-	return 0;
+	why = event_unprintable(t, ev);
+	if (!why)
+		return 0;
+	pr_warn("TRACING_DATA: event %s:%.64s (format at byte %zu) is left out: %s",
+		sys, ev->name ? ev->name : "?", r->off - (size_t)size, why);
+	return leave_out_id(t, ev->id);
 }
 
 static int parse_blob(struct tpfmt *t, struct rd *r)

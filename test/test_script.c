@@ -364,6 +364,8 @@ static void test_damaged_formats(void)
 		{ "\"s\", REC->arr[1] = 3, 2",
 		  "a subscript is followed by an operator libtraceevent does not know (\"[1] =\"" },
 		{ "\"s\", REC->arr[1];, 2", "a subscript is followed" },
+		{ "\"s\", REC->arr[1] ? 1 : 2;, 2",
+		  "an operator libtraceevent does not know follows a '?' (\";\"" },
 		/* strcmp() of NULL reading a field's dimension */
 		{ "\"s\", 1, 2\n\tfield:int x[", "it ends with a '['" },
 	};

@@ -1872,13 +1872,65 @@ static bool fmt_check_subscript(struct fmt_view *v, struct fmt_lex *x)
 }
 
 /*
+ * After a '?', libtraceevent's process_op() goes on with the operator that
+ * follows the condition's branches, and one it gives no priority (";",
+ * "=", "->" after a number ...) makes it recurse on a NULL argument, as
+ * after a subscript.  Every operator from the '?' to the ',' or ')' that
+ * ends its expression must be one it knows.  Kernel formats use only those.
+ */
+static bool fmt_check_ternary(struct fmt_view *v, const struct fmt_lex *at)
+{
+	struct fmt_lex x = *at;
+	enum fmt_tok t, prev = FT_CHAR;
+	bool prev_rec = false;
+	size_t len;
+	int depth = 0;
+
+	while ((t = fmt_next(&x)) != FT_END) {
+		if (t == FT_CHAR &&
+		    (tok_is(&x, "(") || tok_is(&x, "[") || tok_is(&x, "{"))) {
+			depth++;
+		} else if (t == FT_CHAR &&
+			   (tok_is(&x, ")") || tok_is(&x, "]") ||
+			    tok_is(&x, "}"))) {
+			if (--depth < 0)
+				break;
+		} else if (t == FT_CHAR && tok_is(&x, ",")) {
+			if (!depth)
+				break;
+		} else if (t == FT_ARROW) {
+			/* "REC->f" and "(REC)->f" name a field */
+			if (!prev_rec && prev != FT_CHAR)
+				return fmt_refuse(
+					v,
+					"an operator libtraceevent does not know follows a '?'",
+					&x);
+		} else if (t == FT_CHAR && !depth) {
+			if (!fmt_op_known(x.tok, x.end, &len)) {
+				x.len = len;
+				return fmt_refuse(
+					v,
+					"an operator libtraceevent does not know follows a '?'",
+					&x);
+			}
+			if (len > 1)
+				x.p = x.tok + len;
+		}
+		prev_rec = t == FT_IDENT && tok_is(&x, "REC");
+		prev = t;
+	}
+	return true;
+}
+
+/*
  * The print format's arguments:
  *  - "REC->x" where the event has no field x: libtraceevent flags the field
  *    it did not find when the reference is an argument of __print_flags()
  *    or __print_symbolic() (a NULL dereference).  Kernel formats only name
  *    their own fields, and use "->" for nothing else.
  *  - a constant divisor of zero (fmt_check_divisor());
- *  - a subscript followed by an unknown operator (fmt_check_subscript()).
+ *  - a subscript followed by an unknown operator (fmt_check_subscript());
+ *  - an unknown operator after a '?' (fmt_check_ternary()).
  */
 static bool fmt_check_args(struct fmt_view *v, const char *p, const char *end)
 {
@@ -1900,6 +1952,9 @@ static bool fmt_check_args(struct fmt_view *v, const char *p, const char *end)
 				return false;
 		} else if (t == FT_CHAR && tok_is(&x, "[")) {
 			if (!fmt_check_subscript(v, &x))
+				return false;
+		} else if (t == FT_CHAR && tok_is(&x, "?")) {
+			if (!fmt_check_ternary(v, &x))
 				return false;
 		}
 	}

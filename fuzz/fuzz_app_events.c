@@ -6,8 +6,9 @@
  * Each line goes through app_desc_parse_line().  What it accepts must come
  * out the same through app_desc_format() (the canonical line parses to the
  * same layout), its format text must be accepted by libtraceevent (the
- * recorder puts it into TRACING_DATA for perf), and the layout must fit a
- * record: fields inside the payload, __data_loc words after the integers.
+ * recorder puts it into TRACING_DATA for perf) and print a record, and the
+ * layout must fit a record: fields inside the payload, __data_loc words
+ * after the integers.
  * Seeds: fuzz/corpus/app_events/ (real events files and damaged lines).
  */
 #include <stdint.h>
@@ -15,9 +16,32 @@
 #include <stdlib.h>
 #include <string.h>
 #include <event-parse.h>
+#include <trace-seq.h>
 #include "app/app_format.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/*
+ * Prints a record of @d (zeroes: empty strings and byte arrays) as perf
+ * script does, so a format libtraceevent parses but handles apart (an
+ * ftrace bprint) crashes here rather than in perf.
+ */
+static void print_zero_record(struct tep_handle *tep,
+			      const struct app_event_desc *d)
+{
+	static unsigned char rec[APP_COMMON_SIZE + APP_RECORD_MAX];
+	struct tep_record r = { 0 };
+	struct trace_seq s;
+	uint16_t type = (uint16_t)d->id;
+
+	memset(rec, 0, sizeof(rec));
+	memcpy(rec, &type, sizeof(type));
+	r.data = rec;
+	r.size = (int)(APP_COMMON_SIZE + d->payload_fixed);
+	trace_seq_init(&s);
+	tep_print_event(tep, &s, &r, "%s", TEP_PRINT_INFO);
+	trace_seq_destroy(&s);
+}
 
 static void check_one(const char *line, size_t len)
 {
@@ -54,6 +78,7 @@ static void check_one(const char *line, size_t len)
 			    !ev || ev->id != (int)d.id ||
 			    (ev->flags & TEP_EVENT_FL_FAILED))
 				abort(); /* perf could not decode our events */
+			print_zero_record(tep, &d);
 			tep_free(tep);
 		}
 		free(text);

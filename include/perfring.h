@@ -731,8 +731,12 @@ PERFRING_API extern volatile int perfring_app_active;
 /*
  * Declares an event "@provider:@name" with @fields, a comma-separated list
  * of "type name" with type one of u8 u16 u32 u64 s8 s16 s32 s64 string
- * bytes ("u64 id, u32 len, string path").  Names are C identifiers.  May
- * be called before or after perfring_app_start(), from any thread.
+ * bytes ("u64 id, u32 len, string path").  Names are C identifiers; a
+ * few cannot name an event perf decodes and are refused: the provider
+ * "ftrace" (the kernel's own system), fields starting with common_, and
+ * LOCAL_PR_FMT, STA_PR_FMT, VIF_PR_FMT anywhere (libtraceevent rewrites
+ * them).  May be called before or after perfring_app_start(), from any
+ * thread.
  * Events whose name ends in _begin or _end mark the two ends of a slice
  * (exports pair them per thread).  Returns 0 or -EINVAL (the log says
  * what is wrong), -ENOSPC when the session has no event ids left.

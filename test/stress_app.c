@@ -459,6 +459,18 @@ int main(void)
 	      "duplicate");
 	CHECK(perfring_event_declare("a", "x", "double a", &bad) == -EINVAL,
 	      "type");
+	/* Names perf could not decode: libtraceevent rewrites the first
+	 * three, and reads system "ftrace" as the kernel's. */
+	CHECK(perfring_event_declare("a", "x", "u64 VIF_PR_FMT", &bad) ==
+		      -EINVAL,
+	      "field libtraceevent rewrites");
+	CHECK(perfring_event_declare("a", "STA_PR_FMT", "", &bad) == -EINVAL,
+	      "name libtraceevent rewrites");
+	CHECK(perfring_event_declare("LOCAL_PR_FMT", "x", "", &bad) == -EINVAL,
+	      "provider libtraceevent rewrites");
+	CHECK(perfring_event_declare("ftrace", "bprint", "u64 a", &bad) ==
+		      -EINVAL,
+	      "provider ftrace");
 	/* Not recording: emit is a no-op; wrong sizes are refused. */
 	{
 		struct tick t = { 0, 0, 0 };

@@ -364,6 +364,8 @@ static void test_damaged_formats(void)
 		{ "\"s\", REC->arr[1] = 3, 2",
 		  "a subscript is followed by an operator libtraceevent does not know (\"[1] =\"" },
 		{ "\"s\", REC->arr[1];, 2", "a subscript is followed" },
+		{ "\"s\", REC->arr[1] ? 1 : 2;, 2",
+		  "an operator libtraceevent does not know follows a '?' (\";\"" },
 		/* strcmp() of NULL reading a field's dimension */
 		{ "\"s\", 1, 2\n\tfield:int x[", "it ends with a '['" },
 	};
@@ -420,6 +422,77 @@ static void test_damaged_formats(void)
 	}
 	printf("tpfmt: %zu damaged formats refused with the event and the reason named\n",
 	       sizeof(cases) / sizeof(cases[0]));
+}
+
+/*
+ * An ftrace event named bprint is a binary printk to libtraceevent: one
+ * without the kernel's ip, fmt and buf fields made it strlen() a NULL
+ * format (fuzz/corpus/tpfmt/crash-bprint-without-fmt-field), and it reads
+ * every bprint event with the fields of the first one it printed.  Such
+ * an event is left out with one warning, and so is a second bprint event.
+ */
+#define BPRINT_WHOLE(id)                                              \
+	"name: bprint\nID: " id "\n" BPRINT_COMMON                    \
+	"\tfield:unsigned long ip;\toffset:8;\tsize:8;\tsigned:0;\n"  \
+	"\tfield:const char * fmt;\toffset:16;\tsize:8;\tsigned:0;\n" \
+	"\tfield:u32 buf[];\toffset:24;\tsize:0;\tsigned:0;\n\n"      \
+	"print fmt: \"%ps: %s\", (void *)REC->ip, REC->fmt\n"
+#define BPRINT_COMMON                                                                  \
+	"format:\n"                                                                    \
+	"\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"         \
+	"\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"         \
+	"\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n" \
+	"\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n"
+
+static void test_bprint_formats(void)
+{
+	static const char no_fmt[] =
+		"name: bprint\nID: 902\n" BPRINT_COMMON
+		"\tfield:void * mm;\toffset:8;\tsize:8;\tsigned:0;\n\n"
+		"print fmt: \"mm %p\", REC->mm\n";
+	static const struct {
+		const char *first, *second, *why;
+		uint16_t id; /* the one refused */
+	} cases[] = {
+		{ no_fmt, NULL, "without its ip, fmt and buf fields", 902 },
+		{ BPRINT_WHOLE("903"), BPRINT_WHOLE("904"),
+		  "a second binary printk", 904 },
+	};
+	unsigned char rec[64] = { 0 };
+	struct tpfmt *t;
+	void *blob;
+	size_t len, n;
+	int err;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct td_extra ex[2] = {
+			{ "ftrace", cases[i].first, strlen(cases[i].first) },
+			{ "ftrace", cases[i].second,
+			  cases[i].second ? strlen(cases[i].second) : 0 },
+		};
+
+		err = tracing_data_build_ext(TRACEFS, NULL, 0, ex,
+					     cases[i].second ? 2 : 1, &blob,
+					     &len);
+		CHECK(err == 0, "tracing_data_build_ext: %d", err);
+		nr_logged = 0;
+		perfring_set_log(count_log, NULL, PERFRING_LOG_WARN);
+		err = tpfmt_new(blob, len, &t);
+		perfring_set_log(NULL, NULL, PERFRING_LOG_ERROR);
+		CHECK(err == 0, "bprint case %zu: tpfmt_new: %d", i, err);
+		CHECK(nr_logged == 1, "bprint case %zu: %u messages", i,
+		      nr_logged);
+		CHECK(strstr(first_logged, "event ftrace:bprint") &&
+			      strstr(first_logged, cases[i].why),
+		      "bprint case %zu: the message is: %s", i, first_logged);
+		memcpy(rec, &cases[i].id, 2);
+		print_one(t, true, rec, sizeof(rec), &n);
+		CHECK(n == 0, "bprint case %zu: the refused event printed", i);
+		tpfmt_free(t);
+		free(blob);
+	}
+	printf("tpfmt: ftrace bprint events libtraceevent cannot print are left out (%s)\n",
+	       first_logged);
 }
 
 /*
@@ -662,6 +735,7 @@ int main(void)
 	test_threads();
 	test_tpfmt();
 	test_damaged_formats();
+	test_bprint_formats();
 	test_loglevel();
 	return T_EXIT_PASS;
 }

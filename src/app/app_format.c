@@ -68,6 +68,33 @@ static bool reserved(const char *name)
 	return !strncmp(name, "common_", 7);
 }
 
+/*
+ * Words libtraceevent (1.7 to 1.8) rewrites wherever its tokenizer meets
+ * them in a format, an old mac80211 workaround: as an event or field name
+ * they turn into a string and perf cannot parse the format.
+ */
+static bool tep_rewrites(const char *name)
+{
+	return !strcmp(name, "LOCAL_PR_FMT") || !strcmp(name, "STA_PR_FMT") ||
+	       !strcmp(name, "VIF_PR_FMT");
+}
+
+/*
+ * Why @provider and @name cannot name an event perf decodes, or NULL.
+ * The provider becomes the event's system in TRACING_DATA, and system
+ * "ftrace" is the kernel's own: libtraceevent reads its events as ftrace
+ * events (a "bprint" as a binary printk, whose printing crashes without
+ * the kernel's fields).
+ */
+static const char *names_refused(const char *provider, const char *name)
+{
+	if (!strcmp(provider, "ftrace"))
+		return "the provider \"ftrace\" is the kernel's own system";
+	if (tep_rewrites(provider) || tep_rewrites(name))
+		return "LOCAL_PR_FMT, STA_PR_FMT and VIF_PR_FMT are rewritten by libtraceevent";
+	return NULL;
+}
+
 static uint32_t align_up(uint32_t x, uint32_t a)
 {
 	return (x + a - 1) & ~(a - 1);
@@ -156,6 +183,8 @@ static const char *parse_fields(const char *s, size_t n,
 		f->type = (uint8_t)t;
 		if (reserved(f->name))
 			return "fields: names starting with common_ are the format's own";
+		if (tep_rewrites(f->name))
+			return "fields: LOCAL_PR_FMT, STA_PR_FMT and VIF_PR_FMT are rewritten by libtraceevent";
 		for (uint32_t k = 0; k + 1 < d->nr_fields; k++)
 			if (!strcmp(d->fields[k].name, f->name))
 				return "fields: a name is used twice";
@@ -168,6 +197,8 @@ PR_HIDDEN const char *app_desc_parse_decl(const char *provider,
 					  const char *name, const char *fields,
 					  struct app_event_desc *d)
 {
+	const char *why;
+
 	memset(d, 0, sizeof(*d));
 	if (!provider || !ident_ok(provider, strlen(provider)))
 		return "the provider is not a C identifier of at most 63 characters";
@@ -175,6 +206,9 @@ PR_HIDDEN const char *app_desc_parse_decl(const char *provider,
 		return "the name is not a C identifier of at most 63 characters";
 	strcpy(d->provider, provider);
 	strcpy(d->name, name);
+	why = names_refused(provider, name);
+	if (why)
+		return why;
 	return parse_fields(fields, strlen(fields), d);
 }
 
@@ -235,6 +269,9 @@ PR_HIDDEN const char *app_desc_parse_line(const char *line, size_t len,
 	memcpy(d->provider, line + ps, pe - ps);
 	memcpy(d->name, line + ns, ne - ns);
 	d->id = (uint32_t)id;
+	why = names_refused(d->provider, d->name);
+	if (why)
+		return why;
 	if (i < len)
 		i++; /* the space before the fields */
 	why = parse_fields(line + i, len - i, d);

@@ -173,6 +173,7 @@ struct tpfmt {
 	size_t scratch_len;
 	struct trace_seq seq;
 	bool seq_init;
+	bool have_bprint; /* an ftrace bprint event went to libtraceevent */
 	tpfmt_resolve_fn resolve;
 	void *resolve_ctx;
 };
@@ -1871,13 +1872,65 @@ static bool fmt_check_subscript(struct fmt_view *v, struct fmt_lex *x)
 }
 
 /*
+ * After a '?', libtraceevent's process_op() goes on with the operator that
+ * follows the condition's branches, and one it gives no priority (";",
+ * "=", "->" after a number ...) makes it recurse on a NULL argument, as
+ * after a subscript.  Every operator from the '?' to the ',' or ')' that
+ * ends its expression must be one it knows.  Kernel formats use only those.
+ */
+static bool fmt_check_ternary(struct fmt_view *v, const struct fmt_lex *at)
+{
+	struct fmt_lex x = *at;
+	enum fmt_tok t, prev = FT_CHAR;
+	bool prev_rec = false;
+	size_t len;
+	int depth = 0;
+
+	while ((t = fmt_next(&x)) != FT_END) {
+		if (t == FT_CHAR &&
+		    (tok_is(&x, "(") || tok_is(&x, "[") || tok_is(&x, "{"))) {
+			depth++;
+		} else if (t == FT_CHAR &&
+			   (tok_is(&x, ")") || tok_is(&x, "]") ||
+			    tok_is(&x, "}"))) {
+			if (--depth < 0)
+				break;
+		} else if (t == FT_CHAR && tok_is(&x, ",")) {
+			if (!depth)
+				break;
+		} else if (t == FT_ARROW) {
+			/* "REC->f" and "(REC)->f" name a field */
+			if (!prev_rec && prev != FT_CHAR)
+				return fmt_refuse(
+					v,
+					"an operator libtraceevent does not know follows a '?'",
+					&x);
+		} else if (t == FT_CHAR && !depth) {
+			if (!fmt_op_known(x.tok, x.end, &len)) {
+				x.len = len;
+				return fmt_refuse(
+					v,
+					"an operator libtraceevent does not know follows a '?'",
+					&x);
+			}
+			if (len > 1)
+				x.p = x.tok + len;
+		}
+		prev_rec = t == FT_IDENT && tok_is(&x, "REC");
+		prev = t;
+	}
+	return true;
+}
+
+/*
  * The print format's arguments:
  *  - "REC->x" where the event has no field x: libtraceevent flags the field
  *    it did not find when the reference is an argument of __print_flags()
  *    or __print_symbolic() (a NULL dereference).  Kernel formats only name
  *    their own fields, and use "->" for nothing else.
  *  - a constant divisor of zero (fmt_check_divisor());
- *  - a subscript followed by an unknown operator (fmt_check_subscript()).
+ *  - a subscript followed by an unknown operator (fmt_check_subscript());
+ *  - an unknown operator after a '?' (fmt_check_ternary()).
  */
 static bool fmt_check_args(struct fmt_view *v, const char *p, const char *end)
 {
@@ -1899,6 +1952,9 @@ static bool fmt_check_args(struct fmt_view *v, const char *p, const char *end)
 				return false;
 		} else if (t == FT_CHAR && tok_is(&x, "[")) {
 			if (!fmt_check_subscript(v, &x))
+				return false;
+		} else if (t == FT_CHAR && tok_is(&x, "?")) {
+			if (!fmt_check_ternary(v, &x))
 				return false;
 		}
 	}
@@ -1973,8 +2029,60 @@ static int fmt_check(struct fmt_view *v, const char *s, size_t n)
 	return 1;
 }
 
+/* Records of event @id are not printed (lookup() finds this entry). */
+static int leave_out_id(struct tpfmt *t, int id)
+{
+	struct tp_ev ***page, *te;
+
+	if (id < 0 || id >= TP_MAX_ID)
+		return 0; /* lookup() never reaches it */
+	page = &t->byid[id / TP_ID_PAGE];
+	if (!*page && !(*page = calloc(TP_ID_PAGE, sizeof(**page))))
+		return -ENOMEM;
+	te = (*page)[id % TP_ID_PAGE];
+	if (!te) {
+		te = calloc(1, sizeof(*te));
+		if (!te)
+			return -ENOMEM;
+		(*page)[id % TP_ID_PAGE] = te;
+	}
+	te->compiled = true;
+	te->min_size = UINT32_MAX;
+	return 0;
+}
+
+/*
+ * Why libtraceevent cannot print @ev, as it parsed it, or NULL.
+ *
+ * An ftrace event named "bprint" is a binary printk to libtraceevent: it
+ * prints it from the printk format its "fmt" field points to and the
+ * words of its "buf" field, after its "ip", and without such a field it
+ * hands a NULL format to strlen().  It looks the three fields up in the
+ * first bprint event it prints and keeps them for every other one, whose
+ * records it would then read with another event's offsets.  Where the
+ * text says the name does not matter: this is libtraceevent's own verdict
+ * (TEP_EVENT_FL_ISBPRINT), whatever the spelling.
+ */
+static const char *event_unprintable(struct tpfmt *t, struct tep_event *ev)
+{
+	static const char *const bprint_fields[] = { "ip", "fmt", "buf" };
+
+	if (!(ev->flags & TEP_EVENT_FL_ISBPRINT) ||
+	    (ev->flags & TEP_EVENT_FL_FAILED))
+		return NULL;
+	for (size_t i = 0; i < 3; i++)
+		if (!tep_find_field(ev, bprint_fields[i]))
+			return "a binary printk (ftrace bprint) without its ip, fmt and buf fields";
+	if (t->have_bprint)
+		return "a second binary printk (ftrace bprint) event: libtraceevent would read it with the first one's fields";
+	t->have_bprint = true;
+	return NULL;
+}
+
 static int parse_one_format(struct tpfmt *t, struct rd *r, const char *sys)
 {
+	struct tep_event *ev = NULL;
+	const char *why;
 	struct fmt_view v = { 0 };
 	uint64_t size;
 	const void *p;
@@ -2007,10 +2115,20 @@ static int parse_one_format(struct tpfmt *t, struct rd *r, const char *sys)
 	if (!buf)
 		return -ENOMEM;
 	/* A format libtraceevent cannot parse leaves that event unprinted,
-	 * as in perf. */
-	tep_parse_event(t->tep, buf, (unsigned long)size, sys);
+	 * as in perf.  It holds the event it returns (only on success). */
+	if (tep_parse_format(t->tep, &ev, buf, (unsigned long)size, sys) !=
+		    TEP_ERRNO__SUCCESS ||
+	    !ev) {
+		free(buf);
+		return 0;
+	}
 	free(buf);
-	return 0;
+	why = event_unprintable(t, ev);
+	if (!why)
+		return 0;
+	pr_warn("TRACING_DATA: event %s:%.64s (format at byte %zu) is left out: %s",
+		sys, ev->name ? ev->name : "?", r->off - (size_t)size, why);
+	return leave_out_id(t, ev->id);
 }
 
 static int parse_blob(struct tpfmt *t, struct rd *r)

@@ -249,6 +249,13 @@ struct perfring_script_opts {
 	/* Format every tracepoint with libtraceevent itself instead of the
 	 * compiled formats (same text; for tests). */
 	bool slow_tracepoints;
+	/*
+	 * A trace.dat of the same run (perfring record --tracefs-event writes
+	 * "<output>.trace.dat"): its events, each line as
+	 * perfring_trace_dat_script() prints it, are merged in by time
+	 * between the samples.  Its listing is held in memory.  NULL: none.
+	 */
+	const char *trace_dat;
 };
 
 /*

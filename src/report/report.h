@@ -6,7 +6,21 @@
 #ifndef PERFRING_REPORT_REPORT_H
 #define PERFRING_REPORT_REPORT_H
 
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
+
+/* One listing entry: @text (@len bytes, whole lines) of an event at @ts
+ * (ns).  Returns 0 or -errno to stop. */
+typedef int (*tdat_line_fn)(void *ctx, uint64_t ts, const char *text,
+			    size_t len);
+
+/*
+ * The events of a trace.dat in time order, each as trace-cmd report
+ * prints it (with the kernel's dropped-events mark before it), to @fn.
+ * Returns 0, @fn's error, or -errno of the file (-EBADMSG: damaged).
+ */
+int tdat_script_lines(const char *path, tdat_line_fn fn, void *ctx);
 
 /*
  * Every record of @path ("-": standard input) with its offset, size, type

@@ -30,6 +30,7 @@
 #include "../format/perf_data.h"
 #include "../format/perf_reader.h"
 #include "outbuf.h"
+#include "report.h"
 #include "threads.h"
 #include "tpfmt.h"
 
@@ -121,7 +122,83 @@ struct script {
 	uint64_t sec; /* put_time()'s cache */
 	uint32_t sec_len;
 	char sec_text[28];
+	/* The trace.dat merged in (opts->trace_dat): its listing, read
+	 * first, goes out by time between the samples. */
+	struct merged *merged;
 };
+
+/* The trace.dat's listing: entries in time order over one text. */
+struct merged {
+	char *text;
+	size_t len, cap;
+	struct merged_entry {
+		uint64_t ts;
+		size_t off, len;
+	} * e;
+	size_t nr, cap_e, next;
+};
+
+static int merged_add(void *ctx, uint64_t ts, const char *text, size_t len)
+{
+	struct merged *m = ctx;
+
+	if (m->len + len > m->cap) {
+		size_t cap = m->cap ? m->cap : 1u << 16;
+		char *p;
+
+		while (cap < m->len + len)
+			cap *= 2;
+		p = realloc(m->text, cap);
+		if (!p)
+			return -ENOMEM;
+		m->text = p;
+		m->cap = cap;
+	}
+	if (m->nr == m->cap_e) {
+		size_t cap = m->cap_e ? m->cap_e * 2 : 1024;
+		struct merged_entry *e = realloc(m->e, cap * sizeof(*e));
+
+		if (!e)
+			return -ENOMEM;
+		m->e = e;
+		m->cap_e = cap;
+	}
+	memcpy(m->text + m->len, text, len);
+	m->e[m->nr++] = (struct merged_entry){ ts, m->len, len };
+	m->len += len;
+	return 0;
+}
+
+/* The merged entries before @ts (every one left: UINT64_MAX) out. */
+static void merged_put_until(struct script *sc, uint64_t ts)
+{
+	struct merged *m = sc->merged;
+
+	while (m && m->next < m->nr && m->e[m->next].ts < ts) {
+		const struct merged_entry *e = &m->e[m->next++];
+
+		for (size_t done = 0; done < e->len;) {
+			size_t n = e->len - done < OB_SLACK ? e->len - done :
+							      OB_SLACK;
+
+			ob_room(&sc->ob, n);
+			memcpy(sc->ob.p + sc->ob.len, m->text + e->off + done,
+			       n);
+			sc->ob.len += n;
+			done += n;
+		}
+		ob_line_done(&sc->ob);
+	}
+}
+
+static void merged_free(struct merged *m)
+{
+	if (!m)
+		return;
+	free(m->text);
+	free(m->e);
+	free(m);
+}
 
 static int out_type(uint32_t attr_type)
 {
@@ -595,6 +672,7 @@ static void print_sample(struct script *sc, const struct psample *s)
 
 static void print_one(struct script *sc, const struct psample *ps)
 {
+	merged_put_until(sc, ps->time);
 	print_sample(sc, ps);
 	ob_line_done(&sc->ob);
 	if (sc->ob.err && !sc->stop)
@@ -673,12 +751,25 @@ PERFRING_API int perfring_script(const struct perfring_script_opts *opts,
 		err = machine_init(&sc->m);
 	if (err)
 		goto out_free;
+	if (OPTS_GET(opts, trace_dat, NULL)) {
+		sc->merged = calloc(1, sizeof(*sc->merged));
+		err = sc->merged ? tdat_script_lines(opts->trace_dat,
+						     merged_add, sc->merged) :
+				   -ENOMEM;
+		if (err) {
+			pr_err("script: %s: %s", opts->trace_dat,
+			       strerror(-err));
+			goto out_machine;
+		}
+	}
 	err = prd_open(sc->o.input ? sc->o.input : "perf.data", &sc->f);
 	if (err)
 		goto out_machine;
 	err = prd_process(sc->f, true, on_event, sc);
 	if (sc->stop && (!err || err == sc->stop))
 		err = sc->stop;
+	if (!err)
+		merged_put_until(sc, UINT64_MAX);
 	ob_flush(&sc->ob);
 	if (!err && sc->ob.err)
 		err = sc->ob.err;
@@ -688,6 +779,7 @@ PERFRING_API int perfring_script(const struct perfring_script_opts *opts,
 out_machine:
 	machine_exit(&sc->m);
 out_free:
+	merged_free(sc->merged);
 	tpfmt_free(sc->tp);
 	for (uint32_t i = 0; i < sc->nr_ai; i++) {
 		struct attr_info *ai = sc->ai[i], *n;

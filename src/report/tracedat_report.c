@@ -17,6 +17,7 @@
 #include "perfring/tools.h"
 #include "../format/trace_dat.h"
 #include "../ring/subbuf_page.h"
+#include "report.h"
 
 struct cpu_it {
 	const struct tdat_file *f;
@@ -274,7 +275,12 @@ int perfring_trace_dat_probe(const char *path)
 	return tdat_probe(path);
 }
 
-int perfring_trace_dat_script(const char *path, FILE *out)
+/*
+ * Each event of the trace.dat at @path in time order, as trace-cmd report
+ * prints it (a dropped-events mark line before it when the kernel marked
+ * its page), to @fn with its time; stops at @fn's error.
+ */
+int tdat_script_lines(const char *path, tdat_line_fn fn, void *ctx)
 {
 	struct trace_seq s;
 	struct rd r;
@@ -288,18 +294,21 @@ int perfring_trace_dat_script(const char *path, FILE *out)
 	while ((cpu = rd_pick(&r, &err)) >= 0) {
 		struct cpu_it *c = &r.cpus[cpu];
 		struct tep_record rec;
+		int ferr;
 
+		trace_seq_reset(&s);
 		if (c->missed_pending) {
 			if (c->missed_count)
-				fprintf(out,
-					"CPU:%d [%" PRIu64 " EVENTS DROPPED]\n",
-					cpu, c->missed_count);
+				trace_seq_printf(&s,
+						 "CPU:%d [%" PRIu64
+						 " EVENTS DROPPED]\n",
+						 cpu, c->missed_count);
 			else
-				fprintf(out, "CPU:%d [EVENTS DROPPED]\n", cpu);
+				trace_seq_printf(
+					&s, "CPU:%d [EVENTS DROPPED]\n", cpu);
 		}
 		fill_record(&rec, c);
 		c->missed_pending = false;
-		trace_seq_reset(&s);
 		if (c->ev.size < 8) {
 			trace_seq_printf(&s, "[short event of %u bytes]",
 					 c->ev.size);
@@ -328,17 +337,38 @@ int perfring_trace_dat_script(const char *path, FILE *out)
 		/* trace_marker text ends in its own newline. */
 		while (s.len && s.buffer[s.len - 1] == '\n')
 			s.buffer[--s.len] = 0;
-		fprintf(out, "%s\n", s.buffer);
-		if (ferror(out))
+		trace_seq_putc(&s, '\n');
+		trace_seq_terminate(&s);
+		ferr = fn(ctx, c->ev.ts, s.buffer, (size_t)s.len);
+		if (ferr) {
+			err = ferr;
 			break;
+		}
 		cpu_next(c);
 		if (c->err && !err)
 			err = c->err;
 	}
 	trace_seq_destroy(&s);
+	rd_close(&r);
+	return err;
+}
+
+static int print_line(void *ctx, uint64_t ts, const char *text, size_t len)
+{
+	FILE *out = ctx;
+
+	(void)ts;
+	if (fwrite(text, 1, len, out) != len || ferror(out))
+		return errno ? -errno : -EIO;
+	return 0;
+}
+
+int perfring_trace_dat_script(const char *path, FILE *out)
+{
+	int err = tdat_script_lines(path, print_line, out);
+
 	if (!err)
 		err = out_err(out);
-	rd_close(&r);
 	return err;
 }
 

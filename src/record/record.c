@@ -33,6 +33,7 @@
 #include "../sources/app_session.h"
 #include "../sources/perf_event.h"
 #include "child.h"
+#include "session.h"
 #include "synth.h"
 #include "tracefs_source.h"
 
@@ -66,7 +67,6 @@ struct session {
 	int out_fd;
 	bool pipe;
 	struct held_child cmd; /* the command (pid 0: none) */
-	int epfd;
 	uint64_t first_time, last_time;
 	int err; /* first write error */
 	bool overwrite;
@@ -94,10 +94,8 @@ struct session {
 	struct perfring_tracefs_stats *tfs_st;
 	char tfs_path[4096];
 	int tfs_err; /* its first write error: recording stopped */
+	struct rec_session rs; /* the loop over the sources */
 };
-
-/* epoll tags: rings are their index, the tracefs CPUs this bit or'ed. */
-#define TAG_TRACEFS 0x40000000u
 
 static uint64_t now_ms(void)
 {
@@ -487,133 +485,123 @@ static int add_tracing_data(struct session *s, bool app_possible)
 	return err;
 }
 
-static void progress(struct session *s, uint64_t *last)
-{
-	perfring_progress_fn fn = OPTS_GET(s->o, progress, NULL);
-	uint64_t t = now_ms();
+/* ---- the perf.data source: kernel rings and application rings ---- */
 
-	if (fn && t - *last >= 250) {
-		*last = t;
-		fn(&s->st, OPTS_GET(s->o, progress_ctx, NULL));
-	}
+#define APP_INDEX 0xFFFFFFu /* the application session's descriptor */
+
+static struct pe_evlist *forward_rings(struct session *s)
+{
+	/* Forward rings only: overwrite rings are read on snapshots. */
+	return s->overwrite ? &s->track_el : &s->el;
 }
 
+static int pd_watch(void *ctx, struct rec_session *rs)
+{
+	struct session *s = ctx;
+	struct pe_evlist *fwd = forward_rings(s);
+
+	/* A ring not watched is still drained every pass. */
+	for (int i = 0; i < fwd->nr_bufs; i++)
+		rec_session_watch(rs, fwd->bufs[i].fd, (uint32_t)i);
+	if (s->app)
+		rec_session_watch(rs, app_session_fd(s->app), APP_INDEX);
+	return 0;
+}
+
+static int pd_ready(void *ctx, uint32_t index, uint32_t events)
+{
+	struct session *s = ctx;
+	struct pe_evlist *fwd = forward_rings(s);
+
+	if (index == APP_INDEX)
+		return 1; /* taken by app_session_finish() */
+	if (index >= (uint32_t)fwd->nr_bufs)
+		return 0;
+	if (events & (EPOLLHUP | EPOLLERR)) {
+		/* Its task exited: stop watching it (perf filters such fds
+		 * too); its data is still drained in the passes. */
+		rec_session_unwatch(&s->rs, fwd->bufs[index].fd);
+		return 0;
+	}
+	return 1;
+}
+
+/* Application rings wake us at their watermark, as the kernel's do;
+ * prepare marks us as about to sleep. */
+static bool pd_prepare(void *ctx)
+{
+	struct session *s = ctx;
+
+	return s->app && app_session_prepare(s->app);
+}
+
+/* Every pass drains every forward ring: the timeout also flushes sparse
+ * events stuck below the watermark, which perf leaves in the buffers. */
+static int pd_pass(void *ctx)
+{
+	struct session *s = ctx;
+
+	if (s->app)
+		app_session_finish(s->app);
+	return drain_all(s, false, false);
+}
+
+static void pd_progress(void *ctx)
+{
+	struct session *s = ctx;
+	perfring_progress_fn fn = OPTS_GET(s->o, progress, NULL);
+
+	if (fn)
+		fn(&s->st, OPTS_GET(s->o, progress_ctx, NULL));
+}
+
+static const struct rec_source_ops perf_data_source_ops = {
+	.name = "perf.data",
+	.watch = pd_watch,
+	.ready = pd_ready,
+	.prepare = pd_prepare,
+	.pass = pd_pass,
+	.progress = pd_progress,
+};
+
+/* 's' on the control pipe: the overwrite rings' snapshot. */
+static int session_snapshot(void *ctx)
+{
+	return snapshot(ctx);
+}
+
+/* The sources in one loop until the command exits, 'q', --duration or
+ * an error. */
 static int loop(struct session *s)
 {
-	int ctl = OPTS_GET(s->o, control_fd, -1);
-	double duration = OPTS_GET(s->o, duration, 0.0);
-	uint64_t start = now_ms(), last_progress = start;
-	struct epoll_event ev = { .events = EPOLLIN };
-	bool stop = false;
+	int err;
 
-	s->epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (s->epfd < 0)
-		return -errno;
-	/* Forward rings only: overwrite rings are read on snapshots. */
-	{
-		struct pe_evlist *fwd = s->overwrite ? &s->track_el : &s->el;
-
-		for (int i = 0; i < fwd->nr_bufs; i++) {
-			ev.data.u32 = (uint32_t)i;
-			epoll_ctl(s->epfd, EPOLL_CTL_ADD, fwd->bufs[i].fd, &ev);
-		}
+	s->rs.control_fd = OPTS_GET(s->o, control_fd, -1);
+	s->rs.cmd = &s->cmd;
+	s->rs.child_status = &s->st.child_status;
+	s->rs.duration = OPTS_GET(s->o, duration, 0.0);
+	s->rs.poll_ms = POLL_MS;
+	s->rs.snapshot = session_snapshot;
+	s->rs.snapshot_ctx = s;
+	err = rec_session_add(&s->rs, &perf_data_source_ops, s);
+	if (!err && s->tfs)
+		err = rec_session_add(&s->rs, &tfs_source_ops, s->tfs);
+	if (!err)
+		err = rec_session_loop(&s->rs);
+	s->st.wakeups = s->rs.wakeups;
+	if (s->tfs && tfs_source_error(s->tfs)) {
+		/* Its file is kept up to here; the perf.data is completed. */
+		s->tfs_err = tfs_source_error(s->tfs);
+		pr_err("tracefs: %s; recording stopped", strerror(-s->tfs_err));
 	}
-	if (ctl >= 0) {
-		ev.data.u32 = UINT32_MAX - 1;
-		epoll_ctl(s->epfd, EPOLL_CTL_ADD, ctl, &ev);
-	}
-	if (s->cmd.pidfd >= 0) {
-		ev.data.u32 = UINT32_MAX;
-		epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->cmd.pidfd, &ev);
-	}
-	if (s->app) {
-		ev.data.u32 = UINT32_MAX - 2;
-		epoll_ctl(s->epfd, EPOLL_CTL_ADD, app_session_fd(s->app), &ev);
-	}
-	for (int i = 0; s->tfs && i < tfs_source_nr_cpus(s->tfs); i++) {
-		int fd = tfs_source_fd(s->tfs, i);
-
-		ev.data.u32 = TAG_TRACEFS | (uint32_t)i;
-		if (fd >= 0 && epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &ev))
-			return -errno;
-	}
-	while (!stop) {
-		struct epoll_event evs[64];
-		bool woke = false;
-		/* Application rings wake us at their watermark, as the
-		 * kernel's do; prepare marks us as about to sleep. */
-		int n = epoll_wait(
-			s->epfd, evs, 64,
-			s->app && app_session_prepare(s->app) ? 0 : POLL_MS);
-
-		if (n < 0 && errno != EINTR)
-			return -errno;
-		for (int i = 0; i < n; i++) {
-			uint32_t id = evs[i].data.u32;
-
-			if (id == UINT32_MAX - 2) {
-				woke = true; /* taken by app_session_finish() */
-			} else if (id >= TAG_TRACEFS && id < UINT32_MAX - 2) {
-				int r = tfs_source_drain(
-					s->tfs, (int)(id & ~TAG_TRACEFS),
-					false);
-
-				woke = true;
-				if (r < 0) {
-					/* Its file is kept up to here. */
-					s->tfs_err = r;
-					pr_err("tracefs: %s; recording stopped",
-					       strerror(-r));
-					stop = true;
-				}
-			} else if (id == UINT32_MAX) {
-				stop = true; /* the command exited */
-			} else if (id == UINT32_MAX - 1) {
-				char cmd[16];
-				ssize_t r = read(ctl, cmd, sizeof(cmd));
-
-				if (r <= 0)
-					stop = true;
-				for (ssize_t j = 0; j < r; j++) {
-					if (cmd[j] == 'q')
-						stop = true;
-					else if (cmd[j] == 's' && snapshot(s))
-						stop = true;
-				}
-			} else if (evs[i].events & (EPOLLHUP | EPOLLERR)) {
-				/* Its task exited: stop watching it (perf
-				 * filters such fds too); its data is still
-				 * drained below. */
-				epoll_ctl(s->epfd, EPOLL_CTL_DEL,
-					  (s->overwrite ? &s->track_el : &s->el)
-						  ->bufs[id]
-						  .fd,
-					  NULL);
-			} else {
-				woke = true;
-			}
-		}
-		if (s->app)
-			app_session_finish(s->app);
-		if (woke)
-			s->st.wakeups++;
-		/* The timeout also flushes sparse events stuck below the
-		 * watermark, which perf leaves in the buffers. */
-		if (drain_all(s, false, false))
-			break;
-		if (duration > 0 && now_ms() - start >= duration * 1000)
-			stop = true;
-		progress(s, &last_progress);
-	}
-	return s->err ? s->err : s->tfs_err;
+	return err;
 }
 
 static void session_close(struct session *s)
 {
 	pe_evlist_close(&s->el);
 	pe_evlist_close(&s->track_el);
-	if (s->epfd >= 0)
-		close(s->epfd);
+	rec_session_close(&s->rs);
 	if (s->cmd.pidfd >= 0)
 		close(s->cmd.pidfd);
 	if (s->cmd.go_fd >= 0)
@@ -997,7 +985,8 @@ PERFRING_API int perfring_record(const struct perfring_record_opts *o,
 
 	if (!o || !OPTS_VALID(o) || !OPTS_HAS(o, events))
 		return -EINVAL;
-	s.out_fd = s.cmd.pidfd = s.cmd.go_fd = s.cmd.err_fd = s.epfd = -1;
+	s.out_fd = s.cmd.pidfd = s.cmd.go_fd = s.cmd.err_fd = -1;
+	rec_session_init(&s.rs);
 	s.st.sz = sizeof(s.st);
 	s.st.child_status = -1;
 	err = session_start(&s, &app_cb);

@@ -14,11 +14,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
@@ -31,6 +31,7 @@
 #include "../sources/stale.h"
 #include "../sources/tracefs.h"
 #include "child.h"
+#include "session.h"
 #include "tracefs_source.h"
 #include "../common/opts.h"
 
@@ -61,6 +62,7 @@ struct tfs_source {
 	bool want_print;
 	bool on[PERFRING_TRACEFS_MAX_CPUS]; /* CPUs recorded */
 	int write_err;
+	int loop_err; /* the first drain error in a session's loop */
 	int nopen; /* CPUs opened (tfs_cpu_close) */
 	bool all; /* every task: no set_event_pid */
 	bool made; /* the instance exists: removed at the end */
@@ -76,14 +78,6 @@ static uint64_t cpu_ns(void)
 
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
 static int count_cpus(const char *dir)
@@ -343,83 +337,6 @@ static int drain(struct tfs_source *s, int cpu, bool final)
 	if (r < 0)
 		return s->write_err ? s->write_err : r;
 	return r;
-}
-
-static int record_loop(struct tfs_source *s, struct held_child *cmd)
-{
-	int ctl = OPTS_GET(s->o, control_fd, -1);
-	double duration = OPTS_GET(s->o, duration, 0.0);
-	perfring_tracefs_progress_fn prog = OPTS_GET(s->o, progress, NULL);
-	struct pollfd *pfd;
-	uint64_t start = now_ms(), last = start;
-	int n = 0, ctl_i = -1, pid_i = -1, err = 0;
-	bool stop = false;
-
-	pfd = calloc((size_t)s->nr_cpus + 2, sizeof(*pfd));
-	if (!pfd)
-		return -ENOMEM;
-	for (int i = 0; i < s->nr_cpus; i++) {
-		pfd[n].fd = s->cpus[i].fd;
-		pfd[n++].events = POLLIN;
-	}
-	if (ctl >= 0) {
-		ctl_i = n;
-		pfd[n].fd = ctl;
-		pfd[n++].events = POLLIN;
-	}
-	if (cmd->pidfd >= 0) {
-		pid_i = n;
-		pfd[n].fd = cmd->pidfd;
-		pfd[n++].events = POLLIN;
-	}
-	while (!stop) {
-		int r = poll(pfd, (nfds_t)n, 250);
-		bool woke = false;
-
-		if (r < 0 && errno != EINTR) {
-			err = -errno;
-			break;
-		}
-		for (int i = 0; r > 0 && i < s->nr_cpus; i++) {
-			if (!(pfd[i].revents & POLLIN))
-				continue;
-			woke = true;
-			err = drain(s, i, false);
-			if (err < 0)
-				goto out;
-			err = 0;
-		}
-		if (woke)
-			s->st->wakeups++;
-		if (ctl_i >= 0 && (pfd[ctl_i].revents & (POLLIN | POLLHUP))) {
-			char keys[16];
-			ssize_t got = read(ctl, keys, sizeof(keys));
-
-			if (got <= 0 || memchr(keys, 'q', (size_t)got))
-				stop = true;
-		}
-		if (pid_i >= 0 && (pfd[pid_i].revents & POLLIN))
-			stop = true;
-		if (cmd->pid > 0 && cmd->pidfd < 0) {
-			int status;
-
-			if (waitpid(cmd->pid, &status, WNOHANG) == cmd->pid) {
-				s->st->child_status = status;
-				cmd->pid = 0;
-				stop = true;
-			}
-		}
-		if (duration > 0 && now_ms() - start >= duration * 1000)
-			stop = true;
-		if (prog && now_ms() - last >= 250) {
-			last = now_ms();
-			fill_stats(s, false);
-			prog(s->st, OPTS_GET(s->o, progress_ctx, NULL));
-		}
-	}
-out:
-	free(pfd);
-	return err;
 }
 
 /* ---- metadata ---------------------------------------------------------- */
@@ -999,6 +916,63 @@ void tfs_source_stats(struct tfs_source *s)
 	fill_stats(s, false);
 }
 
+int tfs_source_error(const struct tfs_source *s)
+{
+	return s->loop_err;
+}
+
+/* ---- the source in a session's loop (session.h) ---- */
+
+static int src_watch(void *ctx, struct rec_session *rs)
+{
+	struct tfs_source *s = ctx;
+
+	for (int i = 0; i < s->nr_cpus; i++) {
+		int fd = tfs_source_fd(s, i);
+		int err = fd >= 0 ? rec_session_watch(rs, fd, (uint32_t)i) : 0;
+
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* A CPU's buffer reached its fill level (buffer_percent): its full
+ * pages into the file. */
+static int src_ready(void *ctx, uint32_t cpu, uint32_t events)
+{
+	struct tfs_source *s = ctx;
+	int r;
+
+	if (!(events & EPOLLIN) || (int)cpu >= s->nr_cpus)
+		return 0;
+	r = drain(s, (int)cpu, false);
+	if (r < 0) {
+		if (!s->loop_err)
+			s->loop_err = r;
+		return r;
+	}
+	return 1;
+}
+
+static void src_progress(void *ctx)
+{
+	struct tfs_source *s = ctx;
+	perfring_tracefs_progress_fn prog = OPTS_GET(s->o, progress, NULL);
+
+	if (prog) {
+		fill_stats(s, false);
+		prog(s->st, OPTS_GET(s->o, progress_ctx, NULL));
+	}
+}
+
+const struct rec_source_ops tfs_source_ops = {
+	.name = "tracefs",
+	.watch = src_watch,
+	.ready = src_ready,
+	.progress = src_progress,
+};
+
 /*
  * Tracing off, the last pages (unless @err: a loop that failed), the
  * final figures, the metadata that changed while recording and the file
@@ -1088,6 +1062,29 @@ static void reap_child(struct held_child *cmd, int *child_status)
 		close(cmd->pidfd);
 }
 
+/* The source alone in a session: until the command ends, 'q' or the
+ * duration. */
+static int run_session(const struct perfring_tracefs_opts *o,
+		       struct tfs_source *s, struct held_child *cmd,
+		       struct perfring_tracefs_stats *st)
+{
+	struct rec_session rs;
+	int err;
+
+	rec_session_init(&rs);
+	rs.control_fd = OPTS_GET(o, control_fd, -1);
+	rs.cmd = cmd;
+	rs.child_status = &st->child_status;
+	rs.duration = OPTS_GET(o, duration, 0.0);
+	rs.poll_ms = 250;
+	err = rec_session_add(&rs, &tfs_source_ops, s);
+	if (!err)
+		err = rec_session_loop(&rs);
+	st->wakeups = rs.wakeups;
+	rec_session_close(&rs);
+	return err;
+}
+
 static int record_tracefs(const struct perfring_tracefs_opts *o,
 			  struct perfring_tracefs_stats *st)
 {
@@ -1119,7 +1116,7 @@ static int record_tracefs(const struct perfring_tracefs_opts *o,
 		err = held_child_release(&cmd, argv);
 	if (err)
 		goto out;
-	err = record_loop(s, &cmd);
+	err = run_session(o, s, &cmd, st);
 	err = tfs_source_finish(s, err);
 out:
 	reap_child(&cmd, &st->child_status);

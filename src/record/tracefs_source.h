@@ -4,14 +4,15 @@
  * (CLOCK_MONOTONIC, the clock of perf events with use_clockid), its
  * per-CPU mapped buffers, and the trace.dat they go into.  Used alone by
  * perfring_record_tracefs() and beside the kernel perf rings and the
- * application rings by perfring_record() (its one epoll loop waits on
- * tfs_source_fd() and calls tfs_source_drain()).
+ * application rings by perfring_record(), in a session's loop
+ * (tfs_source_ops).
  */
 #ifndef PERFRING_RECORD_TRACEFS_SOURCE_H
 #define PERFRING_RECORD_TRACEFS_SOURCE_H
 
 #include <stdbool.h>
 #include "perfring/tools.h"
+#include "session.h"
 
 struct tfs_source;
 
@@ -25,6 +26,11 @@ int tfs_source_nr_cpus(const struct tfs_source *s);
 int tfs_source_fd(const struct tfs_source *s, int cpu);
 int tfs_source_drain(struct tfs_source *s, int cpu, bool final);
 void tfs_source_stats(struct tfs_source *s);
+/* The first error of its ready() in a session's loop, or 0. */
+int tfs_source_error(const struct tfs_source *s);
+/* The source in a session (ctx: the struct tfs_source): a CPU's
+ * descriptor waking drains its full pages. */
+extern const struct rec_source_ops tfs_source_ops;
 int tfs_source_finish(struct tfs_source *s, int err);
 int tfs_source_close(struct tfs_source *s, int err);
 

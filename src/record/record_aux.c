@@ -38,6 +38,7 @@
 #include "perfring/tools.h"
 #include "../common/log.h"
 #include "../common/opts.h"
+#include "session.h"
 #include "../sources/source.h"
 #include "../sources/perf_event.h"
 #include "../format/out_file.h"
@@ -74,6 +75,9 @@ struct rec {
 	unsigned char *snap_buf;
 	uint64_t t0;
 	uint64_t ids_own[PR_SOURCE_MAX_BUFS];
+	bool busy; /* the last pass had data: no sleeping */
+	bool prepared; /* the rings are marked waiting */
+	int snap_err; /* a snapshot asked on the control pipe failed */
 };
 
 static uint64_t now_ns(void)
@@ -740,107 +744,123 @@ static void update_stats(struct rec *R)
 }
 
 /* 'q' → 1, 's' → snapshot, EOF of the control fd → 1. */
-static int control(struct rec *R, int fd)
-{
-	char cmd[16];
-	ssize_t n;
-	int ret;
+/* ---- the AUX source in a session's loop (session.h) ---- */
 
-	while ((n = read(fd, cmd, sizeof(cmd))) > 0) {
-		for (ssize_t i = 0; i < n; i++) {
-			if (cmd[i] == 'q')
-				return 1;
-			if (cmd[i] == 's') {
-				if (!R->snapshot && !R->overwrite) {
-					pr_warn("record: snapshot asked for, but not in snapshot mode (-S)");
-					continue;
-				}
-				ret = take_snapshot(R, true);
-				if (ret)
-					return ret;
-			}
-		}
+/* The data rings' wake-up descriptors (AUX wake-ups write them too). */
+static int aux_watch(void *ctx, struct rec_session *rs)
+{
+	struct rec *R = ctx;
+
+	for (int i = 0; i < R->nr_bufs; i++) {
+		int err = rec_session_watch(
+			rs, perfring_ring_wait_fd(R->bufs[i].sb.ring),
+			(uint32_t)i);
+
+		if (err)
+			return err;
 	}
-	return n == 0 ? 1 : 0;
+	return 0;
 }
 
-static int run(struct rec *R)
+/* No sleeping while the last pass found data; else every ring marked
+ * waiting (all of them: each one's wake-up must come). */
+static bool aux_prepare(void *ctx)
 {
-	const struct perfring_record_aux_opts *o = R->o;
-	int cfd = OPTS_GET(o, control_fd, -1);
-	double duration = OPT(o, duration, 0.0);
-	perfring_aux_progress_fn progress = OPT(o, progress, NULL);
-	uint64_t next_progress = 0;
-	struct pollfd pfd[PR_SOURCE_MAX_BUFS + 1];
-	bool stop = false, finished = false;
+	struct rec *R = ctx;
+	bool ready = false;
+
+	if (R->busy)
+		return true;
+	for (int i = 0; i < R->nr_bufs; i++)
+		ready |= perfring_ring_wait_prepare(R->bufs[i].sb.ring) == 1 ||
+			 (!R->snapshot &&
+			  perfring_aux_wait_prepare(R->bufs[i].sb.aux) == 1);
+	R->prepared = true;
+	return ready;
+}
+
+/*
+ * A pass: every data ring and AUX area drained (a FINISHED_ROUND if any
+ * had data), then the source plays on.  Returns 1 when its input has
+ * ended: the loop stops and the final drain takes what is left.
+ */
+static int aux_pass(void *ctx)
+{
+	struct rec *R = ctx;
+	bool any = false;
 	int ret = 0;
 
-	for (;;) {
-		bool any = false;
-		int np = 0;
-
-		for (int i = 0; i < R->nr_bufs && !ret; i++) {
-			if (!R->overwrite)
-				ret = drain_ring(R, &R->bufs[i], &any);
-			if (!ret && !R->snapshot)
-				ret = drain_aux(R, &R->bufs[i], &any);
-		}
-		if (!ret && any) {
-			ret = pd_writer_finish_round(R->w);
-			R->st.wakeups++;
-		}
-		if (ret || (stop && !any))
-			break;
-		if (finished) {
-			stop = true; /* one more pass drains what is left */
-			continue;
-		}
-		if (R->src->ops->read(R->src) == 1)
-			finished = true;
-		if (duration > 0 && now_ns() - R->t0 >= duration * 1e9)
-			finished = true;
-		if (progress && now_ns() >= next_progress) {
-			update_stats(R);
-			progress(&R->st, OPT(o, progress_ctx, NULL));
-			next_progress = now_ns() + 250000000ull;
-		}
-		if (any || finished)
-			continue;
-		for (int i = 0; i < R->nr_bufs; i++) {
-			bool ready = perfring_ring_wait_prepare(
-					     R->bufs[i].sb.ring) == 1 ||
-				     (!R->snapshot &&
-				      perfring_aux_wait_prepare(
-					      R->bufs[i].sb.aux) == 1);
-
-			if (ready)
-				np = -1;
-			if (np >= 0) {
-				pfd[np].fd = perfring_ring_wait_fd(
-					R->bufs[i].sb.ring);
-				pfd[np++].events = POLLIN;
-			}
-		}
-		if (np >= 0) {
-			if (cfd >= 0) {
-				pfd[np].fd = cfd;
-				pfd[np++].events = POLLIN;
-			}
-			if (poll(pfd, (nfds_t)np, 50) < 0 && errno != EINTR)
-				ret = -errno;
-		}
+	if (R->prepared) {
 		for (int i = 0; i < R->nr_bufs; i++)
 			perfring_ring_wait_finish(R->bufs[i].sb.ring);
-		if (!ret && cfd >= 0) {
-			int c = control(R, cfd);
-
-			if (c < 0)
-				ret = c;
-			else if (c == 1)
-				finished = true;
-		}
+		R->prepared = false;
 	}
-	return ret;
+	for (int i = 0; i < R->nr_bufs && !ret; i++) {
+		if (!R->overwrite)
+			ret = drain_ring(R, &R->bufs[i], &any);
+		if (!ret && !R->snapshot)
+			ret = drain_aux(R, &R->bufs[i], &any);
+	}
+	if (!ret && any) {
+		ret = pd_writer_finish_round(R->w);
+		R->st.wakeups++;
+	}
+	if (ret)
+		return ret;
+	R->busy = any;
+	return R->src->ops->read(R->src) == 1 ? 1 : 0;
+}
+
+static void aux_progress(void *ctx)
+{
+	struct rec *R = ctx;
+	perfring_aux_progress_fn progress = OPT(R->o, progress, NULL);
+
+	if (progress) {
+		update_stats(R);
+		progress(&R->st, OPT(R->o, progress_ctx, NULL));
+	}
+}
+
+static const struct rec_source_ops aux_source_ops = {
+	.name = "aux",
+	.watch = aux_watch,
+	.prepare = aux_prepare,
+	.pass = aux_pass,
+	.progress = aux_progress,
+};
+
+/* 's' on the control pipe: a snapshot (-S, --overwrite). */
+static int aux_snapshot(void *ctx)
+{
+	struct rec *R = ctx;
+
+	if (!R->snapshot && !R->overwrite) {
+		pr_warn("record: snapshot asked for, but not in snapshot mode (-S)");
+		return 0;
+	}
+	R->snap_err = take_snapshot(R, true);
+	return R->snap_err;
+}
+
+/* Until the input ends, 'q' or the duration. */
+static int run(struct rec *R)
+{
+	struct rec_session rs;
+	int ret;
+
+	rec_session_init(&rs);
+	rs.control_fd = OPTS_GET(R->o, control_fd, -1);
+	rs.duration = OPT(R->o, duration, 0.0);
+	rs.poll_ms = 50;
+	rs.snapshot = aux_snapshot;
+	rs.snapshot_ctx = R;
+	R->busy = true; /* the source plays before the first wait */
+	ret = rec_session_add(&rs, &aux_source_ops, R);
+	if (!ret)
+		ret = rec_session_loop(&rs);
+	rec_session_close(&rs);
+	return ret ? ret : R->snap_err;
 }
 
 /*

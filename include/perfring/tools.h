@@ -253,7 +253,9 @@ struct perfring_script_opts {
 	 * A trace.dat of the same run (perfring record --tracefs-event writes
 	 * "<output>.trace.dat"): its events, each line as
 	 * perfring_trace_dat_script() prints it, are merged in by time
-	 * between the samples.  Its listing is held in memory.  NULL: none.
+	 * between the samples (both files are read once, in step).  A
+	 * damaged trace.dat: its readable events are printed and -EBADMSG
+	 * returned.  NULL: none.
 	 */
 	const char *trace_dat;
 };

@@ -22,6 +22,16 @@ typedef int (*tdat_line_fn)(void *ctx, uint64_t ts, const char *text,
  */
 int tdat_script_lines(const char *path, tdat_line_fn fn, void *ctx);
 
+/* The same, pulled one event at a time (the merged listing). */
+struct tdat_lines;
+int tdat_lines_open(const char *path, struct tdat_lines **out);
+/* 1: the next event's time and text (whole lines, valid until the next
+ * call); 0 at the end; -errno at the end of a damaged file (-EBADMSG: the
+ * events around the damage were returned). */
+int tdat_lines_next(struct tdat_lines *l, uint64_t *ts, const char **text,
+		    size_t *len);
+void tdat_lines_close(struct tdat_lines *l);
+
 /*
  * Every record of @path ("-": standard input) with its offset, size, type
  * and decoded fields, in file order, like `perf report -D`.  Returns 0 or

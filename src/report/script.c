@@ -127,67 +127,42 @@ struct script {
 	struct merged *merged;
 };
 
-/* The trace.dat's listing: entries in time order over one text. */
+/* The trace.dat's listing, pulled one event ahead. */
 struct merged {
-	char *text;
-	size_t len, cap;
-	struct merged_entry {
-		uint64_t ts;
-		size_t off, len;
-	} * e;
-	size_t nr, cap_e, next;
+	struct tdat_lines *lines;
+	bool have; /* ts/text/len: the next event, not printed yet */
+	uint64_t ts;
+	const char *text;
+	size_t len;
+	int err; /* the trace.dat's damage (-EBADMSG), at its end */
 };
 
-static int merged_add(void *ctx, uint64_t ts, const char *text, size_t len)
+static void merged_pull(struct merged *m)
 {
-	struct merged *m = ctx;
+	int r = tdat_lines_next(m->lines, &m->ts, &m->text, &m->len);
 
-	if (m->len + len > m->cap) {
-		size_t cap = m->cap ? m->cap : 1u << 16;
-		char *p;
-
-		while (cap < m->len + len)
-			cap *= 2;
-		p = realloc(m->text, cap);
-		if (!p)
-			return -ENOMEM;
-		m->text = p;
-		m->cap = cap;
-	}
-	if (m->nr == m->cap_e) {
-		size_t cap = m->cap_e ? m->cap_e * 2 : 1024;
-		struct merged_entry *e = realloc(m->e, cap * sizeof(*e));
-
-		if (!e)
-			return -ENOMEM;
-		m->e = e;
-		m->cap_e = cap;
-	}
-	memcpy(m->text + m->len, text, len);
-	m->e[m->nr++] = (struct merged_entry){ ts, m->len, len };
-	m->len += len;
-	return 0;
+	m->have = r > 0;
+	if (r < 0)
+		m->err = r;
 }
 
-/* The merged entries before @ts (every one left: UINT64_MAX) out. */
+/* The trace.dat's events before @ts (every one left: UINT64_MAX) out. */
 static void merged_put_until(struct script *sc, uint64_t ts)
 {
 	struct merged *m = sc->merged;
 
-	while (m && m->next < m->nr && m->e[m->next].ts < ts) {
-		const struct merged_entry *e = &m->e[m->next++];
-
-		for (size_t done = 0; done < e->len;) {
-			size_t n = e->len - done < OB_SLACK ? e->len - done :
+	while (m && m->have && m->ts < ts) {
+		for (size_t done = 0; done < m->len;) {
+			size_t n = m->len - done < OB_SLACK ? m->len - done :
 							      OB_SLACK;
 
 			ob_room(&sc->ob, n);
-			memcpy(sc->ob.p + sc->ob.len, m->text + e->off + done,
-			       n);
+			memcpy(sc->ob.p + sc->ob.len, m->text + done, n);
 			sc->ob.len += n;
 			done += n;
 		}
 		ob_line_done(&sc->ob);
+		merged_pull(m);
 	}
 }
 
@@ -195,8 +170,7 @@ static void merged_free(struct merged *m)
 {
 	if (!m)
 		return;
-	free(m->text);
-	free(m->e);
+	tdat_lines_close(m->lines);
 	free(m);
 }
 
@@ -753,12 +727,14 @@ PERFRING_API int perfring_script(const struct perfring_script_opts *opts,
 		goto out_free;
 	if (OPTS_GET(opts, trace_dat, NULL)) {
 		sc->merged = calloc(1, sizeof(*sc->merged));
-		err = sc->merged ? tdat_script_lines(opts->trace_dat,
-						     merged_add, sc->merged) :
+		err = sc->merged ? tdat_lines_open(opts->trace_dat,
+						   &sc->merged->lines) :
 				   -ENOMEM;
+		if (!err)
+			merged_pull(sc->merged);
 		if (err) {
-			pr_err("script: %s: %s", opts->trace_dat,
-			       strerror(-err));
+			pr_err("script: %s: %s (--no-trace-dat: the perf.data alone)",
+			       opts->trace_dat, strerror(-err));
 			goto out_machine;
 		}
 	}
@@ -768,8 +744,13 @@ PERFRING_API int perfring_script(const struct perfring_script_opts *opts,
 	err = prd_process(sc->f, true, on_event, sc);
 	if (sc->stop && (!err || err == sc->stop))
 		err = sc->stop;
-	if (!err)
+	if (!err && sc->merged) {
 		merged_put_until(sc, UINT64_MAX);
+		err = sc->merged->err;
+		if (err)
+			pr_err("script: %s: %s (the events around it are printed)",
+			       opts->trace_dat, strerror(-err));
+	}
 	ob_flush(&sc->ob);
 	if (!err && sc->ob.err)
 		err = sc->ob.err;

@@ -4,7 +4,6 @@
  * area's data into AUXTRACE records of a perf.data.
  */
 #define _GNU_SOURCE
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,122 +32,41 @@ static void aux_usage(void)
 	       prog, prog);
 }
 
-/* The options into @o.  Returns -1 to go on, or the exit status. */
-static int aux_parse(int argc, char **argv, struct perfring_record_aux_opts *o,
-		     bool *quiet)
+/* The shared options into the AUX recorder's opts. */
+static void aux_opts_from(const struct record_args *ra,
+			  struct perfring_record_aux_opts *o)
 {
-	enum {
-		OPT_REPLAY = 256,
-		OPT_RATE,
-		OPT_LOOPS,
-		OPT_CHUNK,
-		OPT_CPU,
-		OPT_OVERWRITE,
-		OPT_CSV
-	};
-	static const struct option opts[] = {
-		{ "replay-cs", required_argument, NULL, OPT_REPLAY },
-		{ "event", required_argument, NULL, 'e' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "rate", required_argument, NULL, OPT_RATE },
-		{ "loops", required_argument, NULL, OPT_LOOPS },
-		{ "chunk", required_argument, NULL, OPT_CHUNK },
-		{ "replay-cpu", required_argument, NULL, OPT_CPU },
-		{ "mmap-pages", required_argument, NULL, 'm' },
-		{ "snapshot", optional_argument, NULL, 'S' },
-		{ "overwrite", no_argument, NULL, OPT_OVERWRITE },
-		{ "cs-header-version", required_argument, NULL, OPT_CSV },
-		{ "duration", required_argument, NULL, 'D' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	char *end, *comma;
-	int c;
-
-	while ((c = getopt_long(argc, argv, "+e:o:m:S::D:qh", opts, NULL)) !=
-	       -1) {
-		switch (c) {
-		case OPT_REPLAY:
-			o->replay = optarg;
-			break;
-		case 'e':
-			o->event = optarg;
-			break;
-		case 'o':
-			o->output = optarg;
-			break;
-		case OPT_RATE:
-			o->rate = parse_size(optarg, "--rate");
-			break;
-		case OPT_LOOPS:
-			o->loops = strtoull(optarg, &end, 10);
-			if (*end || !o->loops)
-				die_usage("--loops takes a count: %s", optarg);
-			break;
-		case OPT_CHUNK:
-			o->chunk = parse_size(optarg, "--chunk");
-			break;
-		case OPT_CPU:
-			o->replay_cpu = (int)strtol(optarg, &end, 10);
-			if (*end || o->replay_cpu < 0)
-				die_usage("--replay-cpu takes a CPU: %s",
-					  optarg);
-			break;
-		case 'm': /* perf's -m pages[,auxpages] */
-			comma = strchr(optarg, ',');
-			if (comma) {
-				*comma = 0;
-				o->aux_bytes = parse_mmap(comma + 1);
-			}
-			if (*optarg)
-				o->data_bytes = parse_mmap(optarg);
-			break;
-		case 'S': /* -S[size], --snapshot[=[e][size]] */
-			o->snapshot = true;
-			if (optarg && *optarg == 'e') {
-				o->snapshot_on_exit = true;
-				optarg++;
-			}
-			if (optarg && *optarg)
-				o->snapshot_size = parse_size(optarg, "-S");
-			break;
-		case OPT_OVERWRITE:
-			o->overwrite = true;
-			break;
-		case OPT_CSV:
-			o->cs_header_version = atoi(optarg);
-			break;
-		case 'D':
-			o->duration = parse_seconds(optarg);
-			break;
-		case 'q':
-			*quiet = true;
-			break;
-		case 'h':
-			aux_usage();
-			return 0;
-		default:
-			return 2;
-		}
-	}
-	if (optind < argc && o->replay)
-		die_usage("record --replay-cs runs no command: %s",
-			  argv[optind]);
-	return -1;
+	o->replay = ra->replay;
+	/* the last -e, as it always was */
+	o->event = ra->nr_events ? ra->events[ra->nr_events - 1] : NULL;
+	o->output = ra->output;
+	o->rate = ra->rate;
+	o->loops = ra->loops;
+	o->chunk = ra->chunk;
+	o->replay_cpu = ra->replay_cpu;
+	o->aux_bytes = ra->aux_bytes;
+	o->data_bytes = ra->mmap_bytes;
+	o->snapshot = ra->snapshot;
+	o->snapshot_on_exit = ra->snapshot_on_exit;
+	o->snapshot_size = ra->snapshot_size;
+	o->overwrite = ra->overwrite;
+	o->cs_header_version = ra->cs_header_version;
+	o->duration = ra->duration;
 }
 
-int cmd_record_aux(int argc, char **argv)
+int cmd_record_aux(const struct record_args *ra)
 {
 	PERFRING_OPTS(perfring_record_aux_opts, o, .control_fd = -1,
 		      .replay_cpu = -1);
 	struct perfring_record_aux_stats st = { .sz = sizeof(st) };
-	bool quiet = false;
+	bool quiet = ra->quiet;
 	int err;
 
-	err = aux_parse(argc, argv, &o, &quiet);
-	if (err >= 0)
-		return err;
+	if (ra->help) {
+		aux_usage();
+		return 0;
+	}
+	aux_opts_from(ra, &o);
 	o.cmdline_argc = cli_cmdline_argc;
 	o.cmdline_argv = cli_cmdline_argv;
 	o.control_fd = control_setup(true);

@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
- * perfring record: kernel perf events (and the application rings of the
- * programs it traces) into perf.data.  `record --tracefs` and AUX area
- * recording (`--replay-cs`, `-e cs_etm//`...) have their own front-ends,
- * builtin-record-tracefs.c and builtin-record-aux.c, picked here.
+ * perfring record: kernel perf events, the application rings of the
+ * programs it traces and (--tracefs-event) ftrace events, in one run, into
+ * perf.data and the trace.dat beside it.  The options are parsed once for
+ * every mode (record-options.c); `record --tracefs` and AUX area recording
+ * (`--replay-cs`, `-e cs_etm//`...) print their own summaries
+ * (builtin-record-tracefs.c, builtin-record-aux.c).
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,46 +18,18 @@
 #include <unistd.h>
 #include "cli.h"
 
-static bool wants_tracefs(int argc, char **argv)
-{
-	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
-		if (!strcmp(argv[i], "--tracefs"))
-			return true;
-	return false;
-}
-
-static bool aux_pmu_event(const char *e)
-{
-	static const char *const pmus[] = { "cs_etm", "cs-etm", "intel_pt",
-					    "arm_spe" };
-
-	for (size_t i = 0; i < sizeof(pmus) / sizeof(pmus[0]); i++)
-		if (!strncmp(e, pmus[i], strlen(pmus[i])))
-			return true;
-	return false;
-}
-
-static bool wants_aux(int argc, char **argv)
-{
-	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++) {
-		if (!strncmp(argv[i], "--replay-cs", 11))
-			return true;
-		if ((!strcmp(argv[i], "-e") || !strcmp(argv[i], "--event")) &&
-		    i + 1 < argc && aux_pmu_event(argv[i + 1]))
-			return true;
-		if (!strncmp(argv[i], "-e", 2) && aux_pmu_event(argv[i] + 2))
-			return true;
-	}
-	return false;
-}
-
 int cmd_record(int argc, char **argv)
 {
-	if (wants_aux(argc, argv))
-		return cmd_record_aux(argc, argv);
-	if (wants_tracefs(argc, argv))
-		return cmd_record_tracefs(argc, argv);
-	return cmd_record_perf(argc, argv);
+	struct record_args ra;
+	int err = record_parse_args(argc, argv, &ra);
+
+	if (err >= 0)
+		return err;
+	if (ra.mode == RECORD_AUX)
+		return cmd_record_aux(&ra);
+	if (ra.mode == RECORD_TRACEFS)
+		return cmd_record_tracefs(&ra);
+	return cmd_record_perf(&ra);
 }
 
 static void record_progress(const struct perfring_record_stats *st, void *ctx)
@@ -188,124 +161,75 @@ static void record_usage(void)
 	printf("usage: %s record [-e EVENT]... [-a] [-C CPUS] [-p PID] [-t TID] [--per-thread]\n"
 	       "                [-m PAGES|SIZE] [-F HZ | -c PERIOD] [-g] [-o FILE|-] [--overwrite]\n"
 	       "                [-q] [--duration SECS] [--no-app] [--app-max-rings N]\n"
+	       "                [--tracefs-event SYS:EVENT]... [--tracefs-output FILE]\n"
+	       "                [--buffer-size SIZE] [--subbuf-size SIZE] [--buffer-percent N]\n"
 	       "                [-- COMMAND [ARGS]]\n"
+	       "  --tracefs-event: ftrace events of the same run, from the tracefs per-CPU\n"
+	       "  buffers into OUTPUT.trace.dat (perfring script merges the two files)\n"
 	       "  a COMMAND (or -p PID) that links libperfring records its own events too;\n"
 	       "  at most N of its rings (default 4096) are read at once\n",
 	       prog);
 }
 
-/*
- * The options into @ro, the events into @events (64 at most).  Returns -1
- * to go on, or the exit status (help, bad option).
- */
-static int record_parse(int argc, char **argv, struct perfring_record_opts *ro,
-			const char **events, bool *quiet)
+/* The shared options into the opts of the one recorder. */
+static void record_opts_from(const struct record_args *ra,
+			     struct perfring_record_opts *ro)
 {
-	enum {
-		OPT_PER_THREAD = 256,
-		OPT_OVERWRITE,
-		OPT_NO_APP,
-		OPT_APP_MAX_RINGS
-	};
-	static const struct option opts[] = {
-		{ "no-app", no_argument, NULL, OPT_NO_APP },
-		{ "app-max-rings", required_argument, NULL, OPT_APP_MAX_RINGS },
-		{ "event", required_argument, NULL, 'e' },
-		{ "all-cpus", no_argument, NULL, 'a' },
-		{ "cpu", required_argument, NULL, 'C' },
-		{ "pid", required_argument, NULL, 'p' },
-		{ "tid", required_argument, NULL, 't' },
-		{ "per-thread", no_argument, NULL, OPT_PER_THREAD },
-		{ "mmap-pages", required_argument, NULL, 'm' },
-		{ "freq", required_argument, NULL, 'F' },
-		{ "count", required_argument, NULL, 'c' },
-		{ "call-graph", no_argument, NULL, 'g' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "overwrite", no_argument, NULL, OPT_OVERWRITE },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "duration", required_argument, NULL, 'D' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	unsigned long long v;
-	int c, nev = 0;
-	char *end;
+	ro->events = ra->events;
+	ro->nr_events = ra->nr_events;
+	ro->argv = ra->argv;
+	ro->all_cpus = ra->all_cpus;
+	ro->cpu_list = ra->cpu_list;
+	ro->pid_list = ra->pid_list;
+	ro->tid_list = ra->tid_list;
+	ro->per_thread = ra->per_thread;
+	ro->mmap_bytes = ra->mmap_bytes;
+	ro->freq = ra->freq;
+	ro->period = ra->period;
+	ro->callchain = ra->callchain;
+	ro->output = ra->output;
+	ro->overwrite = ra->overwrite;
+	ro->no_app = ra->no_app;
+	ro->app_max_rings = ra->app_max_rings;
+	ro->duration = ra->duration;
+}
 
-	while ((c = getopt_long(argc, argv, "+e:aC:p:t:m:F:c:go:qD:h", opts,
-				NULL)) != -1) {
-		switch (c) {
-		case 'e':
-			if (nev == 64)
-				die_usage("at most 64 events (%s)", optarg);
-			events[nev++] = optarg;
-			break;
-		case 'a':
-			ro->all_cpus = true;
-			break;
-		case 'C':
-			ro->cpu_list = optarg;
-			break;
-		case 'p':
-			ro->pid_list = optarg;
-			break;
-		case 't':
-			ro->tid_list = optarg;
-			break;
-		case OPT_PER_THREAD:
-			ro->per_thread = true;
-			break;
-		case 'm':
-			ro->mmap_bytes = parse_mmap(optarg);
-			break;
-		case 'F':
-			ro->freq = strtoull(optarg, &end, 10);
-			if (*end || !ro->freq)
-				die_usage("-F takes a frequency in Hz: %s",
-					  optarg);
-			break;
-		case 'c':
-			ro->period = strtoull(optarg, &end, 10);
-			if (*end || !ro->period)
-				die_usage(
-					"-c takes a period (events per sample): %s",
-					optarg);
-			break;
-		case 'g':
-			ro->callchain = true;
-			break;
-		case 'o':
-			ro->output = optarg;
-			break;
-		case OPT_OVERWRITE:
-			ro->overwrite = true;
-			break;
-		case OPT_NO_APP:
-			ro->no_app = true;
-			break;
-		case OPT_APP_MAX_RINGS:
-			v = strtoull(optarg, &end, 10);
-			if (*end || !v || v > UINT32_MAX)
-				die_usage("--app-max-rings takes a count: %s",
-					  optarg);
-			ro->app_max_rings = (uint32_t)v;
-			break;
-		case 'q':
-			*quiet = true;
-			break;
-		case 'D':
-			ro->duration = parse_seconds(optarg);
-			break;
-		case 'h':
-			record_usage();
-			return 0;
-		default:
-			return 2;
-		}
+/* --tracefs-event and the ftrace buffer options, for the same run. */
+static void tracefs_opts_from(const struct record_args *ra,
+			      struct perfring_tracefs_opts *to)
+{
+	to->events = ra->tracefs_events;
+	to->nr_events = ra->nr_tracefs_events;
+	to->output = ra->tracefs_output;
+	to->buffer_bytes = ra->buffer_bytes;
+	to->subbuf_bytes = ra->subbuf_bytes;
+	to->buffer_percent = ra->buffer_percent;
+	to->no_mmap = ra->no_mmap;
+}
+
+/* The ftrace part of the summary: one line, the details are
+ * record --tracefs's. */
+static void tracefs_part_summary(const struct perfring_record_opts *ro,
+				 const struct perfring_tracefs_stats *ts)
+{
+	char def[4096];
+	const char *out = ro->tracefs->output;
+
+	if (!out) {
+		snprintf(def, sizeof(def), "%s.trace.dat",
+			 ro->output ? ro->output : "perf.data");
+		out = def;
 	}
-	ro->events = events;
-	ro->nr_events = nev;
-	ro->argv = optind < argc ? &argv[optind] : NULL;
-	return -1;
+	fprintf(stderr,
+		"[ perfring record: ftrace: wrote %.3f MB %s: events=%" PRIu64
+		" pages=%" PRIu64 " lost=%" PRIu64 " (instance %s, %s) ]\n",
+		(double)ts->file_bytes / 1e6, out, ts->events, ts->pages,
+		ts->lost, ts->instance, ts->mapped ? "mmap" : "read()");
+	if (ts->lost)
+		fprintf(stderr,
+			"Warning: the kernel dropped %" PRIu64
+			" ftrace events: use a larger --buffer-size.\n",
+			ts->lost);
 }
 
 static void record_summary(const struct perfring_record_opts *ro,
@@ -332,17 +256,25 @@ static void record_summary(const struct perfring_record_opts *ro,
 	app_summary(st);
 }
 
-int cmd_record_perf(int argc, char **argv)
+int cmd_record_perf(const struct record_args *ra)
 {
-	const char *events[64];
+	static struct perfring_tracefs_stats ts = { .sz = sizeof(ts) };
 	struct perfring_record_stats st = { .sz = sizeof(st) };
 	PERFRING_OPTS(perfring_record_opts, ro, .control_fd = -1);
-	bool quiet = false;
+	PERFRING_OPTS(perfring_tracefs_opts, to, .control_fd = -1,
+		      .buffer_percent = -1);
 	int err;
 
-	err = record_parse(argc, argv, &ro, events, &quiet);
-	if (err >= 0)
-		return err;
+	if (ra->help) {
+		record_usage();
+		return 0;
+	}
+	record_opts_from(ra, &ro);
+	if (ra->nr_tracefs_events) {
+		tracefs_opts_from(ra, &to);
+		ro.tracefs = &to;
+		ro.tracefs_stats = &ts;
+	}
 	ro.cmdline_argc = cli_cmdline_argc;
 	ro.cmdline_argv = cli_cmdline_argv;
 	ro.control_fd = control_setup(true);
@@ -350,14 +282,16 @@ int cmd_record_perf(int argc, char **argv)
 		return 1;
 	record_prepare();
 	/* No progress line over perf.data going to standard output. */
-	if (!quiet && isatty(STDERR_FILENO) &&
+	if (!ra->quiet && isatty(STDERR_FILENO) &&
 	    (!ro.output || strcmp(ro.output, "-")))
 		ro.progress = record_progress;
 	err = perfring_record(&ro, &st);
 	if (ro.progress)
 		fprintf(stderr, "\r\033[K");
-	if (!quiet && st.sz >= sizeof(st) && (!err || st.bytes))
+	if (!ra->quiet && st.sz >= sizeof(st) && (!err || st.bytes))
 		record_summary(&ro, &st);
+	if (!ra->quiet && ro.tracefs && (!err || ts.file_bytes))
+		tracefs_part_summary(&ro, &ts);
 	if (err)
 		return 1;
 	if (st.child_status >= 0 && WIFEXITED(st.child_status))

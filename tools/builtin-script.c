@@ -2,24 +2,28 @@
 /* perfring script: perf script's text, one line per sample. */
 #include <errno.h>
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include "cli.h"
 
 int cmd_script(int argc, char **argv)
 {
-	enum { OPT_NS = 256, OPT_SLOW_TP };
+	enum { OPT_NS = 256, OPT_SLOW_TP, OPT_TRACE_DAT, OPT_NO_TRACE_DAT };
 	static const struct option opts[] = {
 		{ "input", required_argument, NULL, 'i' },
 		{ "fields", required_argument, NULL, 'F' },
 		{ "hide-call-graph", no_argument, NULL, 'G' },
 		{ "ns", no_argument, NULL, OPT_NS },
 		{ "slow-tracepoints", no_argument, NULL, OPT_SLOW_TP },
+		{ "trace-dat", required_argument, NULL, OPT_TRACE_DAT },
+		{ "no-trace-dat", no_argument, NULL, OPT_NO_TRACE_DAT },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	PERFRING_OPTS(perfring_script_opts, so, .input = "perf.data");
-	char fields[4096] = "";
+	char fields[4096] = "", beside[4096];
+	bool no_trace_dat = false;
 	int c, err;
 
 	while ((c = getopt_long(argc, argv, "i:F:Gh", opts, NULL)) != -1) {
@@ -46,8 +50,17 @@ int cmd_script(int argc, char **argv)
 		case OPT_SLOW_TP:
 			so.slow_tracepoints = true;
 			break;
+		case OPT_TRACE_DAT:
+			so.trace_dat = optarg;
+			break;
+		case OPT_NO_TRACE_DAT:
+			no_trace_dat = true;
+			break;
 		case 'h':
 			printf("usage: %s script [-i FILE|-] [-F FIELDS] [-G] [--ns]\n"
+			       "                [--trace-dat FILE | --no-trace-dat]\n"
+			       "  FILE.trace.dat beside the perf.data (record --tracefs-event) is merged\n"
+			       "  in by time, its lines as trace-cmd report prints them\n"
 			       "  -F comm,pid,tid,cpu,time,event,period,ip,sym,symoff,dso,addr,trace\n"
 			       "     (TYPE:FIELDS for one type: hw sw trace raw break; +F/-F edit the defaults)\n",
 			       prog);
@@ -60,6 +73,14 @@ int cmd_script(int argc, char **argv)
 		die_usage("unexpected argument '%s'", argv[optind]);
 	if (!input_given(argc, argv) && stdin_is_fifo())
 		so.input = "-"; /* as perf: a pipe on stdin is the input */
+	/* The ftrace events of the same run, beside the perf.data. */
+	if (!so.trace_dat && !no_trace_dat && strcmp(so.input, "-") &&
+	    snprintf(beside, sizeof(beside), "%s.trace.dat", so.input) <
+		    (int)sizeof(beside) &&
+	    perfring_trace_dat_probe(beside) == 1)
+		so.trace_dat = beside;
+	if (no_trace_dat)
+		so.trace_dat = NULL;
 	if (strcmp(so.input, "-") && perfring_trace_dat_probe(so.input) == 1)
 		err = perfring_trace_dat_script(so.input, stdout);
 	else

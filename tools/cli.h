@@ -44,11 +44,61 @@ bool stdin_is_fifo(void);
  */
 int control_setup(bool snapshots);
 
+/*
+ * perfring record's options, parsed once for every mode
+ * (tools/record-options.c): each means what it means in perf record.
+ */
+#define RECORD_MAX_EVENTS 64
+enum record_mode {
+	RECORD_PERF, /* kernel perf events, application rings, ftrace */
+	RECORD_TRACEFS, /* --tracefs: ftrace events only, -e names them */
+	RECORD_AUX, /* --replay-cs, -e cs_etm//: AUX area trace */
+};
+struct record_args {
+	enum record_mode mode;
+	bool help;
+	const char *events[RECORD_MAX_EVENTS]; /* -e */
+	int nr_events;
+	/* --tracefs-event: ftrace events beside the perf events */
+	const char *tracefs_events[RECORD_MAX_EVENTS];
+	int nr_tracefs_events;
+	const char *tracefs_output; /* --tracefs-output */
+	char **argv; /* the command, or NULL */
+	const char *output; /* -o */
+	bool quiet; /* -q */
+	double duration; /* --duration */
+	bool all_cpus; /* -a */
+	const char *cpu_list, *pid_list, *tid_list; /* -C, -p, -t */
+	bool per_thread;
+	uint64_t mmap_bytes, aux_bytes; /* -m DATA[,AUX] */
+	bool mmap_has_aux;
+	uint64_t freq, period; /* -F, -c */
+	bool callchain; /* -g */
+	bool overwrite;
+	bool no_app;
+	uint32_t app_max_rings;
+	bool tracefs; /* --tracefs */
+	uint64_t buffer_bytes; /* --buffer-size (ftrace, per CPU) */
+	uint32_t subbuf_bytes;
+	int buffer_percent; /* -1: default */
+	bool no_mmap;
+	const char *replay; /* --replay-cs */
+	uint64_t rate, loops, chunk;
+	int replay_cpu; /* -1: default */
+	bool snapshot, snapshot_on_exit; /* -S, --snapshot[=e] */
+	uint64_t snapshot_size;
+	int cs_header_version;
+};
+/* Returns -1 to go on (ra->help: print the mode's usage), or the exit
+ * status of a bad option; usage errors exit(2). */
+int record_parse_args(int argc, char **argv, struct record_args *ra);
+bool record_aux_event(const char *event);
+
 /* The commands (tools/builtin-*.c); argv[0] is the command's name. */
 int cmd_record(int argc, char **argv);
-int cmd_record_perf(int argc, char **argv);
-int cmd_record_tracefs(int argc, char **argv);
-int cmd_record_aux(int argc, char **argv);
+int cmd_record_perf(const struct record_args *ra);
+int cmd_record_tracefs(const struct record_args *ra);
+int cmd_record_aux(const struct record_args *ra);
 int cmd_list(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
 int cmd_ring_stat(int argc, char **argv);

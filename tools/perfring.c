@@ -51,6 +51,7 @@ static void usage(FILE *f)
 		"\n"
 		"commands:\n"
 		"  record [OPTIONS] [-- COMMAND]     record kernel perf events into perf.data\n"
+		"  record ... --tracefs-event SYS:EVENT  + ftrace events, same run: perf.data.trace.dat\n"
 		"  record --tracefs -e SYS:EVENT...  ftrace's mapped buffers into trace.dat\n"
 		"  list                               events record accepts\n"
 		"  demo [-n N] [-s BYTES] [-m SIZE] [--drop]\n"

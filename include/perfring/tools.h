@@ -80,6 +80,9 @@ struct perfring_record_stats {
 					  control pages */
 };
 
+struct perfring_tracefs_opts;
+struct perfring_tracefs_stats;
+
 typedef void (*perfring_progress_fn)(const struct perfring_record_stats *st,
 				     void *ctx);
 
@@ -113,6 +116,18 @@ struct perfring_record_opts {
 	/* Most application rings attached at once (0: 4096); the others
 	 * wait for a free slot and are reported lost if they get none. */
 	uint32_t app_max_rings;
+	/*
+	 * ftrace events recorded in the same run, on the same clock
+	 * (CLOCK_MONOTONIC), from a private tracefs instance's per-CPU
+	 * buffers into a trace.dat beside the perf.data (its output; default
+	 * "<output>.trace.dat").  Of it, events, output, buffer_bytes,
+	 * subbuf_bytes, buffer_percent, no_mmap, tracefs and instance are
+	 * used; the command, -a, -C, -p/-t, duration, control and progress
+	 * are this recording's.  NULL: none.
+	 */
+	const struct perfring_tracefs_opts *tracefs;
+	/* Its figures (sz set), filled as perfring_record_tracefs() does. */
+	struct perfring_tracefs_stats *tracefs_stats;
 };
 
 /*
@@ -234,6 +249,15 @@ struct perfring_script_opts {
 	/* Format every tracepoint with libtraceevent itself instead of the
 	 * compiled formats (same text; for tests). */
 	bool slow_tracepoints;
+	/*
+	 * A trace.dat of the same run (perfring record --tracefs-event writes
+	 * "<output>.trace.dat"): its events, each line as
+	 * perfring_trace_dat_script() prints it, are merged in by time
+	 * between the samples (both files are read once, in step).  A
+	 * damaged trace.dat: its readable events are printed and -EBADMSG
+	 * returned.  NULL: none.
+	 */
+	const char *trace_dat;
 };
 
 /*

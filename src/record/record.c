@@ -33,7 +33,9 @@
 #include "../sources/app_session.h"
 #include "../sources/perf_event.h"
 #include "child.h"
+#include "session.h"
 #include "synth.h"
+#include "tracefs_source.h"
 
 #define MAX_CPUS 4096
 #define MAX_TIDS 65536
@@ -65,7 +67,6 @@ struct session {
 	int out_fd;
 	bool pipe;
 	struct held_child cmd; /* the command (pid 0: none) */
-	int epfd;
 	uint64_t first_time, last_time;
 	int err; /* first write error */
 	bool overwrite;
@@ -76,6 +77,24 @@ struct session {
 	bool have_tdata; /* TRACING_DATA set: application formats join it */
 	uint64_t app_first, app_last; /* application events' time range */
 	bool warned_tdata;
+	/* The opts, parsed (session_parse, session_targets). */
+	const char *const *evs;
+	int nr_events;
+	char *const *argv;
+	bool all, per_thread, on_exec, app_on, app_possible;
+	const char *cpu_list, *pid_list, *tid_list;
+	const int *cpus;
+	const pid_t *tids;
+	pid_t *tids_buf; /* tids[0] is the command's pid once forked */
+	int nr_cpus, nr_tids;
+	uint64_t data_bytes;
+	/* ftrace events of the same run (opts->tracefs), or NULL. */
+	struct tfs_source *tfs;
+	struct perfring_tracefs_opts tfs_opts;
+	struct perfring_tracefs_stats *tfs_st;
+	char tfs_path[4096];
+	int tfs_err; /* its first write error: recording stopped */
+	struct rec_session rs; /* the loop over the sources */
 };
 
 static uint64_t now_ms(void)
@@ -466,113 +485,123 @@ static int add_tracing_data(struct session *s, bool app_possible)
 	return err;
 }
 
-static void progress(struct session *s, uint64_t *last)
-{
-	perfring_progress_fn fn = OPTS_GET(s->o, progress, NULL);
-	uint64_t t = now_ms();
+/* ---- the perf.data source: kernel rings and application rings ---- */
 
-	if (fn && t - *last >= 250) {
-		*last = t;
-		fn(&s->st, OPTS_GET(s->o, progress_ctx, NULL));
-	}
+#define APP_INDEX 0xFFFFFFu /* the application session's descriptor */
+
+static struct pe_evlist *forward_rings(struct session *s)
+{
+	/* Forward rings only: overwrite rings are read on snapshots. */
+	return s->overwrite ? &s->track_el : &s->el;
 }
 
+static int pd_watch(void *ctx, struct rec_session *rs)
+{
+	struct session *s = ctx;
+	struct pe_evlist *fwd = forward_rings(s);
+
+	/* A ring not watched is still drained every pass. */
+	for (int i = 0; i < fwd->nr_bufs; i++)
+		rec_session_watch(rs, fwd->bufs[i].fd, (uint32_t)i);
+	if (s->app)
+		rec_session_watch(rs, app_session_fd(s->app), APP_INDEX);
+	return 0;
+}
+
+static int pd_ready(void *ctx, uint32_t index, uint32_t events)
+{
+	struct session *s = ctx;
+	struct pe_evlist *fwd = forward_rings(s);
+
+	if (index == APP_INDEX)
+		return 1; /* taken by app_session_finish() */
+	if (index >= (uint32_t)fwd->nr_bufs)
+		return 0;
+	if (events & (EPOLLHUP | EPOLLERR)) {
+		/* Its task exited: stop watching it (perf filters such fds
+		 * too); its data is still drained in the passes. */
+		rec_session_unwatch(&s->rs, fwd->bufs[index].fd);
+		return 0;
+	}
+	return 1;
+}
+
+/* Application rings wake us at their watermark, as the kernel's do;
+ * prepare marks us as about to sleep. */
+static bool pd_prepare(void *ctx)
+{
+	struct session *s = ctx;
+
+	return s->app && app_session_prepare(s->app);
+}
+
+/* Every pass drains every forward ring: the timeout also flushes sparse
+ * events stuck below the watermark, which perf leaves in the buffers. */
+static int pd_pass(void *ctx)
+{
+	struct session *s = ctx;
+
+	if (s->app)
+		app_session_finish(s->app);
+	return drain_all(s, false, false);
+}
+
+static void pd_progress(void *ctx)
+{
+	struct session *s = ctx;
+	perfring_progress_fn fn = OPTS_GET(s->o, progress, NULL);
+
+	if (fn)
+		fn(&s->st, OPTS_GET(s->o, progress_ctx, NULL));
+}
+
+static const struct rec_source_ops perf_data_source_ops = {
+	.name = "perf.data",
+	.watch = pd_watch,
+	.ready = pd_ready,
+	.prepare = pd_prepare,
+	.pass = pd_pass,
+	.progress = pd_progress,
+};
+
+/* 's' on the control pipe: the overwrite rings' snapshot. */
+static int session_snapshot(void *ctx)
+{
+	return snapshot(ctx);
+}
+
+/* The sources in one loop until the command exits, 'q', --duration or
+ * an error. */
 static int loop(struct session *s)
 {
-	int ctl = OPTS_GET(s->o, control_fd, -1);
-	double duration = OPTS_GET(s->o, duration, 0.0);
-	uint64_t start = now_ms(), last_progress = start;
-	struct epoll_event ev = { .events = EPOLLIN };
-	bool stop = false;
+	int err;
 
-	s->epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (s->epfd < 0)
-		return -errno;
-	/* Forward rings only: overwrite rings are read on snapshots. */
-	{
-		struct pe_evlist *fwd = s->overwrite ? &s->track_el : &s->el;
-
-		for (int i = 0; i < fwd->nr_bufs; i++) {
-			ev.data.u32 = (uint32_t)i;
-			epoll_ctl(s->epfd, EPOLL_CTL_ADD, fwd->bufs[i].fd, &ev);
-		}
+	s->rs.control_fd = OPTS_GET(s->o, control_fd, -1);
+	s->rs.cmd = &s->cmd;
+	s->rs.child_status = &s->st.child_status;
+	s->rs.duration = OPTS_GET(s->o, duration, 0.0);
+	s->rs.poll_ms = POLL_MS;
+	s->rs.snapshot = session_snapshot;
+	s->rs.snapshot_ctx = s;
+	err = rec_session_add(&s->rs, &perf_data_source_ops, s);
+	if (!err && s->tfs)
+		err = rec_session_add(&s->rs, &tfs_source_ops, s->tfs);
+	if (!err)
+		err = rec_session_loop(&s->rs);
+	s->st.wakeups = s->rs.wakeups;
+	if (s->tfs && tfs_source_error(s->tfs)) {
+		/* Its file is kept up to here; the perf.data is completed. */
+		s->tfs_err = tfs_source_error(s->tfs);
+		pr_err("tracefs: %s; recording stopped", strerror(-s->tfs_err));
 	}
-	if (ctl >= 0) {
-		ev.data.u32 = UINT32_MAX - 1;
-		epoll_ctl(s->epfd, EPOLL_CTL_ADD, ctl, &ev);
-	}
-	if (s->cmd.pidfd >= 0) {
-		ev.data.u32 = UINT32_MAX;
-		epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->cmd.pidfd, &ev);
-	}
-	if (s->app) {
-		ev.data.u32 = UINT32_MAX - 2;
-		epoll_ctl(s->epfd, EPOLL_CTL_ADD, app_session_fd(s->app), &ev);
-	}
-	while (!stop) {
-		struct epoll_event evs[64];
-		bool woke = false;
-		/* Application rings wake us at their watermark, as the
-		 * kernel's do; prepare marks us as about to sleep. */
-		int n = epoll_wait(
-			s->epfd, evs, 64,
-			s->app && app_session_prepare(s->app) ? 0 : POLL_MS);
-
-		if (n < 0 && errno != EINTR)
-			return -errno;
-		for (int i = 0; i < n; i++) {
-			uint32_t id = evs[i].data.u32;
-
-			if (id == UINT32_MAX - 2) {
-				woke = true; /* taken by app_session_finish() */
-			} else if (id == UINT32_MAX) {
-				stop = true; /* the command exited */
-			} else if (id == UINT32_MAX - 1) {
-				char cmd[16];
-				ssize_t r = read(ctl, cmd, sizeof(cmd));
-
-				if (r <= 0)
-					stop = true;
-				for (ssize_t j = 0; j < r; j++) {
-					if (cmd[j] == 'q')
-						stop = true;
-					else if (cmd[j] == 's' && snapshot(s))
-						stop = true;
-				}
-			} else if (evs[i].events & (EPOLLHUP | EPOLLERR)) {
-				/* Its task exited: stop watching it (perf
-				 * filters such fds too); its data is still
-				 * drained below. */
-				epoll_ctl(s->epfd, EPOLL_CTL_DEL,
-					  (s->overwrite ? &s->track_el : &s->el)
-						  ->bufs[id]
-						  .fd,
-					  NULL);
-			} else {
-				woke = true;
-			}
-		}
-		if (s->app)
-			app_session_finish(s->app);
-		if (woke)
-			s->st.wakeups++;
-		/* The timeout also flushes sparse events stuck below the
-		 * watermark, which perf leaves in the buffers. */
-		if (drain_all(s, false, false))
-			break;
-		if (duration > 0 && now_ms() - start >= duration * 1000)
-			stop = true;
-		progress(s, &last_progress);
-	}
-	return s->err;
+	return err;
 }
 
 static void session_close(struct session *s)
 {
 	pe_evlist_close(&s->el);
 	pe_evlist_close(&s->track_el);
-	if (s->epfd >= 0)
-		close(s->epfd);
+	rec_session_close(&s->rs);
 	if (s->cmd.pidfd >= 0)
 		close(s->cmd.pidfd);
 	if (s->cmd.go_fd >= 0)
@@ -583,277 +612,415 @@ static void session_close(struct session *s)
 		close(s->out_fd);
 }
 
-PERFRING_API int perfring_record(const struct perfring_record_opts *o,
-				 struct perfring_record_stats *st_out)
+/* The opts in the session: the command, the targets, the ring size. */
+static int session_parse(struct session *s)
+{
+	const struct perfring_record_opts *o = s->o;
+
+	s->evs = OPTS_GET(o, events, NULL);
+	s->nr_events = OPTS_GET(o, nr_events, 0);
+	s->argv = OPTS_GET(o, argv, NULL);
+	if (s->argv && !s->argv[0])
+		s->argv = NULL;
+	s->all = OPTS_GET(o, all_cpus, false);
+	s->cpu_list = OPTS_GET(o, cpu_list, NULL);
+	s->per_thread = OPTS_GET(o, per_thread, false);
+	s->pid_list = OPTS_GET(o, pid_list, NULL);
+	s->tid_list = OPTS_GET(o, tid_list, NULL);
+	s->overwrite = OPTS_GET(o, overwrite, false);
+	s->data_bytes = OPTS_GET(o, mmap_bytes, 0);
+	if (!s->data_bytes)
+		s->data_bytes = DEFAULT_MMAP_BYTES;
+	if ((s->data_bytes & (s->data_bytes - 1)) ||
+	    s->data_bytes < (uint64_t)sysconf(_SC_PAGESIZE)) {
+		pr_err("-m: %llu bytes is not a power of two of at least one page",
+		       (unsigned long long)s->data_bytes);
+		return -EINVAL;
+	}
+	if (!s->evs || s->nr_events <= 0) {
+		static const char *const default_events[] = { "cpu-clock" };
+
+		s->evs = default_events;
+		s->nr_events = 1;
+	}
+	if (s->nr_events > PE_MAX_EVENTS) {
+		pr_err("at most %d events", PE_MAX_EVENTS);
+		return -E2BIG;
+	}
+	if (!s->argv && !s->all && !s->cpu_list && !s->pid_list &&
+	    !s->tid_list) {
+		pr_err("nothing to record: give a command, -a, -C, -p or -t");
+		return -EINVAL;
+	}
+	if ((s->pid_list || s->tid_list) && s->argv) {
+		pr_err("-p/-t attach to running threads; they do not take a command");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* The perf events, then the CPUs and threads by mode
+ * (perf-ring-buffer.rst 2.2), then their attrs. */
+static int session_targets(struct session *s)
 {
 	static int cpus_buf[MAX_CPUS];
 	static pid_t tids_buf[MAX_TIDS];
+	static const int any_cpu = -1;
+	static const pid_t any_tid = -1;
+	const char *tracefs = NULL;
+	bool inherit = false;
+	int err;
+
+	for (int i = 0; i < s->nr_events; i++) {
+		if (strchr(s->evs[i], ':') && !tracefs)
+			tracefs = pe_tracefs();
+		err = pe_event_parse(s->evs[i], tracefs, &s->events[i]);
+		if (err)
+			return err;
+	}
+	s->el.events = s->events;
+	s->el.nr_events = s->nr_events;
+
+	s->cpus = cpus_buf;
+	s->tids = tids_buf;
+	s->tids_buf = tids_buf;
+	if (s->cpu_list) {
+		s->nr_cpus = pe_parse_cpus(s->cpu_list, cpus_buf, MAX_CPUS);
+		if (s->nr_cpus < 0) {
+			pr_err("-C: bad CPU list '%s'", s->cpu_list);
+			return -EINVAL;
+		}
+	} else {
+		s->nr_cpus = pe_online_cpus(cpus_buf, MAX_CPUS);
+		if (s->nr_cpus < 0)
+			return s->nr_cpus;
+	}
+	if (s->pid_list || s->tid_list) {
+		s->nr_tids = parse_tids(s->pid_list ? s->pid_list : s->tid_list,
+					s->pid_list != NULL, tids_buf,
+					MAX_TIDS);
+		if (s->nr_tids < 0) {
+			if (s->nr_tids == -EINVAL)
+				pr_err("bad %s list",
+				       s->pid_list ? "-p" : "-t");
+			return s->nr_tids;
+		}
+		inherit = !s->per_thread;
+		if (s->per_thread && !s->cpu_list) {
+			s->cpus = &any_cpu;
+			s->nr_cpus = 1;
+		}
+	} else if (s->all || (s->cpu_list && !s->per_thread)) {
+		s->tids = &any_tid;
+		s->nr_tids = 1;
+	} else {
+		/* A command: its pid is known once it is forked. */
+		s->nr_tids = 1;
+		inherit = !s->per_thread || s->cpu_list;
+		s->on_exec = true;
+		if (s->per_thread && !s->cpu_list) {
+			s->cpus = &any_cpu;
+			s->nr_cpus = 1;
+		}
+	}
+	if (inherit && s->cpus[0] == -1)
+		inherit = false; /* inherited per-task rings cannot be mapped */
+	setup_attrs(s, inherit, s->on_exec, s->data_bytes);
+	return 0;
+}
+
+/*
+ * The ftrace events of the same run (opts->tracefs): the tracefs source
+ * with the command, CPUs and tasks of this recording, its trace.dat
+ * beside the perf.data (default "<output>.trace.dat").  Made before the
+ * command is forked, so its first events are recorded.
+ */
+static int tracefs_open(struct session *s)
+{
+	const struct perfring_tracefs_opts *user =
+		OPTS_GET(s->o, tracefs, NULL);
+	struct perfring_tracefs_opts *to = &s->tfs_opts;
+
+	if (!user)
+		return 0;
+	if (!OPTS_VALID(user))
+		return -EINVAL;
+	OPTS_COPY(to, user);
+	to->sz = sizeof(*to);
+	to->argv = s->argv;
+	to->all_cpus = s->all;
+	to->cpu_list = s->cpu_list;
+	if (!to->output) {
+		const char *out = output_path(s->o);
+
+		if (!strcmp(out, "-")) {
+			pr_err("tracefs events with -o -: give the trace.dat a file name");
+			return -EINVAL;
+		}
+		snprintf(s->tfs_path, sizeof(s->tfs_path), "%s.trace.dat", out);
+		to->output = s->tfs_path;
+	}
+	s->tfs_st = calloc(1, sizeof(*s->tfs_st));
+	if (!s->tfs_st)
+		return -ENOMEM;
+	s->tfs_st->sz = sizeof(*s->tfs_st);
+	s->tfs_st->child_status = -1;
+	return tfs_source_open(to, s->tfs_st, &s->tfs);
+}
+
+/* Only the command's or -p/-t's tasks, unless -a or -C without them. */
+static int tracefs_follow(struct session *s)
+{
+	char pids[4096];
+	const char *list = s->pid_list ? s->pid_list : s->tid_list;
+
+	if (!s->tfs || s->all || (!s->argv && !list))
+		return 0;
+	if (s->argv) {
+		snprintf(pids, sizeof(pids), "%d", (int)s->cmd.pid);
+	} else {
+		if (strlen(list) >= sizeof(pids))
+			return -E2BIG;
+		strcpy(pids, list);
+		for (char *p = pids; *p; p++)
+			if (*p == ',')
+				*p = ' ';
+	}
+	return tfs_source_follow(s->tfs, pids);
+}
+
+/* The perf.data's header: attrs, TRACING_DATA, clock; then started. */
+static int writer_open(struct session *s)
+{
+	const struct perfring_record_opts *o = s->o;
+	int err;
+
+	err = pd_writer_open(s->out_fd, s->pipe, OPTS_GET(o, cmdline_argc, 0),
+			     OPTS_GET(o, cmdline_argv, NULL), &s->w);
+	if (err)
+		return err;
+	for (int i = 0; i < s->nr_events && !err; i++)
+		err = pd_writer_add_attr(s->w, &s->events[i].attr,
+					 s->events[i].name, s->events[i].ids,
+					 s->events[i].nr_ids);
+	if (!err && s->overwrite)
+		err = pd_writer_add_attr(s->w, &s->track_ev.attr,
+					 s->track_ev.name, s->track_ev.ids,
+					 s->track_ev.nr_ids);
+	if (!err)
+		err = add_tracing_data(s, s->app_possible);
+	if (err)
+		return err;
+	pd_writer_set_clockid(s->w, CLOCK_MONOTONIC);
+	/* Room for application event descriptions beyond 64 KiB each. */
+	if (s->app_possible)
+		pd_writer_set_growth(s->w, APP_DESC_ROOM);
+	return pd_writer_start(s->w);
+}
+
+/* What already exists when recording starts. */
+static int synthesize(struct session *s)
+{
+	struct synth sy = { .w = s->w,
+			    .sample_type = s->events[0].attr.sample_type,
+			    .id = s->events[0].nr_ids ? s->events[0].ids[0] :
+							0 };
+	int err;
+
+	err = synth_kernel(&sy);
+	if (!err && (s->all || (s->cpu_list && !s->argv)))
+		err = synth_all(&sy);
+	else if (!err && (s->pid_list || s->tid_list))
+		for (int i = 0; i < s->nr_tids && !err; i++)
+			err = synth_process(&sy, s->tids[i]);
+	else if (!err && s->argv)
+		err = synth_process(&sy, s->cmd.pid);
+	if (!err)
+		err = pd_writer_finish_round(s->w);
+	s->st.records += sy.records;
+	return err;
+}
+
+/* Everything up to the loop: sources opened, files begun, the command
+ * held, then every source started and the command let go. */
+static int session_start(struct session *s, const struct app_session_cb *cb)
+{
+	int err;
+
+	err = session_parse(s);
+	if (!err)
+		err = session_targets(s);
+	if (!err)
+		err = open_output(s);
+	if (err)
+		return err;
+	s->app_on = !OPTS_GET(s->o, no_app, false) && !s->pipe;
+	/* A pipe cannot take attrs and formats that appear while recording. */
+	if (s->pipe && s->argv && !OPTS_GET(s->o, no_app, false))
+		pr_info("-o -: application events (libperfring) are not recorded in perf's pipe format; write a file for them");
+	s->app_possible = s->app_on && (s->argv || s->pid_list);
+	err = tracefs_open(s);
+	if (!err && s->app_on && s->argv)
+		err = app_session_create(cb, &s->app);
+	if (!err && s->argv) {
+		err = start_child(s, s->argv);
+		if (!err && s->on_exec)
+			s->tids_buf[0] = s->cmd.pid;
+	}
+	if (!err)
+		err = tracefs_follow(s);
+	if (!err)
+		err = pe_evlist_open(&s->el, s->cpus, s->nr_cpus, s->tids,
+				     s->nr_tids, s->data_bytes, s->overwrite);
+	if (!err && s->overwrite)
+		err = pe_evlist_open(&s->track_el, s->cpus, s->nr_cpus, s->tids,
+				     s->nr_tids, s->data_bytes, false);
+	if (err)
+		return err;
+	s->st.nr_buffers = (uint32_t)(s->el.nr_bufs + s->track_el.nr_bufs);
+	err = writer_open(s);
+	if (!err)
+		err = synthesize(s);
+	if (err)
+		return err;
+
+	/* A process that traces into its own session (-p). */
+	if (s->app_on && s->pid_list) {
+		for (int i = 0; i < s->nr_tids && !s->app; i++) {
+			err = app_session_find(s->tids[i], cb, &s->app);
+			if (err && err != -ENOENT && err != -ESRCH)
+				return err;
+		}
+		err = 0;
+	}
+	if (s->tfs) {
+		err = tfs_source_start(s->tfs);
+		if (err)
+			return err;
+	}
+	if (!s->on_exec) {
+		pe_evlist_enable(&s->track_el, true);
+		pe_evlist_enable(&s->el, true);
+	}
+	if (s->argv)
+		err = held_child_release(&s->cmd, s->argv);
+	return err;
+}
+
+/* Stopped first (error, Ctrl-C, --duration): end the command as perf
+ * does, then collect it. */
+static void reap_command(struct session *s)
+{
+	int status;
+
+	if (s->cmd.go_fd >= 0) { /* never released: let it go away */
+		close(s->cmd.go_fd);
+		s->cmd.go_fd = -1;
+	}
+	if (s->cmd.pid <= 0)
+		return;
+	if (waitpid(s->cmd.pid, &status, WNOHANG) == s->cmd.pid) {
+		s->st.child_status = status;
+	} else {
+		kill(s->cmd.pid, SIGTERM);
+		if (waitpid(s->cmd.pid, &status, 0) == s->cmd.pid)
+			s->st.child_status = status;
+	}
+}
+
+/* The files completed (what they hold, also after a failed write), the
+ * figures final.  Returns @err or the first error of these steps. */
+static int session_finish(struct session *s, int err)
+{
+	if (s->app) {
+		struct app_session_stats as;
+
+		app_session_stats(s->app, &as);
+		app_stats(s);
+		s->st.samples += as.events;
+		s->st.records += as.events + as.lost_records;
+		if (as.events &&
+		    (!s->first_time || as.first_time < s->first_time))
+			s->first_time = as.first_time;
+		if (as.last_time > s->last_time)
+			s->last_time = as.last_time;
+	}
+	if (s->w) {
+		uint64_t kept = 0;
+		int cerr;
+
+		pd_writer_note_time(s->w, s->first_time, s->last_time);
+		cerr = pd_writer_close(s->w, &kept);
+		if (cerr && !err)
+			err = cerr;
+		/* What the file holds, not what was handed to the writer. */
+		s->st.bytes = kept;
+		if (cerr)
+			pr_err("writing %s failed: %s; it holds %llu bytes of data, up to its last complete round",
+			       s->pipe ? "the output" : output_path(s->o),
+			       strerror(-cerr), (unsigned long long)kept);
+	}
+	if (s->tfs) {
+		int terr = tfs_source_close(s->tfs, 0);
+
+		s->tfs = NULL;
+		if (terr && !err)
+			err = terr;
+	}
+	return err;
+}
+
+PERFRING_API int perfring_record(const struct perfring_record_opts *o,
+				 struct perfring_record_stats *st_out)
+{
 	struct session s = { .o = o };
-	const char *const *evs;
-	char *const *argv;
-	const char *cpu_list, *pid_list, *tid_list, *tracefs = NULL;
-	int nr_events, nr_cpus, nr_tids, err, status;
-	int any_cpu = -1;
-	pid_t any_tid = -1;
-	const int *cpus = cpus_buf;
-	const pid_t *tids = tids_buf;
-	uint64_t data_bytes;
-	bool all, per_thread, inherit = false, on_exec = false, app_on;
-	bool app_possible;
-	static const char *const default_events[] = { "cpu-clock" };
 	const struct app_session_cb app_cb = {
 		.new_event = app_new_event,
 		.write = app_write,
 		.ctx = &s,
 		.max_rings = OPTS_GET(o, app_max_rings, 0),
 	};
+	struct perfring_tracefs_stats *tst;
+	int err;
 
 	if (!o || !OPTS_VALID(o) || !OPTS_HAS(o, events))
 		return -EINVAL;
-	s.out_fd = s.cmd.pidfd = s.cmd.go_fd = s.cmd.err_fd = s.epfd = -1;
+	s.out_fd = s.cmd.pidfd = s.cmd.go_fd = s.cmd.err_fd = -1;
+	rec_session_init(&s.rs);
 	s.st.sz = sizeof(s.st);
 	s.st.child_status = -1;
-	evs = OPTS_GET(o, events, NULL);
-	nr_events = OPTS_GET(o, nr_events, 0);
-	argv = OPTS_GET(o, argv, NULL);
-	if (argv && !argv[0])
-		argv = NULL;
-	all = OPTS_GET(o, all_cpus, false);
-	cpu_list = OPTS_GET(o, cpu_list, NULL);
-	per_thread = OPTS_GET(o, per_thread, false);
-	pid_list = OPTS_GET(o, pid_list, NULL);
-	tid_list = OPTS_GET(o, tid_list, NULL);
-	s.overwrite = OPTS_GET(o, overwrite, false);
-	data_bytes = OPTS_GET(o, mmap_bytes, 0);
-	if (!data_bytes)
-		data_bytes = DEFAULT_MMAP_BYTES;
-	if ((data_bytes & (data_bytes - 1)) ||
-	    data_bytes < (uint64_t)sysconf(_SC_PAGESIZE)) {
-		pr_err("-m: %llu bytes is not a power of two of at least one page",
-		       (unsigned long long)data_bytes);
-		return -EINVAL;
-	}
-	if (!evs || nr_events <= 0) {
-		evs = default_events;
-		nr_events = 1;
-	}
-	if (nr_events > PE_MAX_EVENTS) {
-		pr_err("at most %d events", PE_MAX_EVENTS);
-		return -E2BIG;
-	}
-	if (!argv && !all && !cpu_list && !pid_list && !tid_list) {
-		pr_err("nothing to record: give a command, -a, -C, -p or -t");
-		return -EINVAL;
-	}
-	if ((pid_list || tid_list) && argv) {
-		pr_err("-p/-t attach to running threads; they do not take a command");
-		return -EINVAL;
-	}
-
-	/* Events. */
-	for (int i = 0; i < nr_events; i++) {
-		if (strchr(evs[i], ':') && !tracefs)
-			tracefs = pe_tracefs();
-		err = pe_event_parse(evs[i], tracefs, &s.events[i]);
-		if (err)
-			return err;
-	}
-	s.el.events = s.events;
-	s.el.nr_events = nr_events;
-
-	/* CPUs and threads, by mode (perf-ring-buffer.rst 2.2). */
-	if (cpu_list) {
-		nr_cpus = pe_parse_cpus(cpu_list, cpus_buf, MAX_CPUS);
-		if (nr_cpus < 0) {
-			pr_err("-C: bad CPU list '%s'", cpu_list);
-			return -EINVAL;
+	err = session_start(&s, &app_cb);
+	if (!err) {
+		err = loop(&s);
+		pe_evlist_enable(&s.el, false);
+		pe_evlist_enable(&s.track_el, false);
+		if (!s.err) {
+			/* Final drain: everything left, and the overwrite
+			 * snapshot. */
+			if (s.overwrite)
+				s.st.snapshots++;
+			drain_all(&s, s.overwrite, true);
 		}
-	} else {
-		nr_cpus = pe_online_cpus(cpus_buf, MAX_CPUS);
-		if (nr_cpus < 0)
-			return nr_cpus;
-	}
-	if (pid_list || tid_list) {
-		nr_tids = parse_tids(pid_list ? pid_list : tid_list,
-				     pid_list != NULL, tids_buf, MAX_TIDS);
-		if (nr_tids < 0) {
-			if (nr_tids == -EINVAL)
-				pr_err("bad %s list", pid_list ? "-p" : "-t");
-			return nr_tids;
-		}
-		inherit = !per_thread;
-		if (per_thread && !cpu_list) {
-			cpus = &any_cpu;
-			nr_cpus = 1;
-		}
-	} else if (all || (cpu_list && !per_thread)) {
-		tids = &any_tid;
-		nr_tids = 1;
-	} else {
-		/* A command: its pid is known once it is forked. */
-		nr_tids = 1;
-		inherit = !per_thread || cpu_list;
-		on_exec = true;
-		if (per_thread && !cpu_list) {
-			cpus = &any_cpu;
-			nr_cpus = 1;
-		}
-	}
-	if (inherit && cpus[0] == -1)
-		inherit = false; /* inherited per-task rings cannot be mapped */
-	setup_attrs(&s, inherit, on_exec, data_bytes);
-
-	err = open_output(&s);
-	if (err)
-		return err;
-	app_on = !OPTS_GET(o, no_app, false) && !s.pipe;
-	/* A pipe cannot take attrs and formats that appear while recording. */
-	if (s.pipe && argv && !OPTS_GET(o, no_app, false))
-		pr_info("-o -: application events (libperfring) are not recorded in perf's pipe format; write a file for them");
-	app_possible = app_on && (argv || pid_list);
-	if (app_on && argv) {
-		err = app_session_create(&app_cb, &s.app);
-		if (err)
-			goto out;
-	}
-	if (argv) {
-		err = start_child(&s, argv);
-		if (err)
-			goto out;
-		if (on_exec)
-			tids_buf[0] = s.cmd.pid;
-	}
-	err = pe_evlist_open(&s.el, cpus, nr_cpus, tids, nr_tids, data_bytes,
-			     s.overwrite);
-	if (!err && s.overwrite)
-		err = pe_evlist_open(&s.track_el, cpus, nr_cpus, tids, nr_tids,
-				     data_bytes, false);
-	if (err)
-		goto out;
-	s.st.nr_buffers = (uint32_t)(s.el.nr_bufs + s.track_el.nr_bufs);
-
-	err = pd_writer_open(s.out_fd, s.pipe, OPTS_GET(o, cmdline_argc, 0),
-			     OPTS_GET(o, cmdline_argv, NULL), &s.w);
-	if (err)
-		goto out;
-	for (int i = 0; i < nr_events && !err; i++)
-		err = pd_writer_add_attr(s.w, &s.events[i].attr,
-					 s.events[i].name, s.events[i].ids,
-					 s.events[i].nr_ids);
-	if (!err && s.overwrite)
-		err = pd_writer_add_attr(s.w, &s.track_ev.attr, s.track_ev.name,
-					 s.track_ev.ids, s.track_ev.nr_ids);
-	if (!err)
-		err = add_tracing_data(&s, app_possible);
-	if (err)
-		goto out;
-	pd_writer_set_clockid(s.w, CLOCK_MONOTONIC);
-	/* Room for application event descriptions beyond 64 KiB each. */
-	if (app_possible)
-		pd_writer_set_growth(s.w, APP_DESC_ROOM);
-	err = pd_writer_start(s.w);
-	if (err)
-		goto out;
-
-	/* What already exists when recording starts. */
-	{
-		struct synth sy = { .w = s.w,
-				    .sample_type = s.events[0].attr.sample_type,
-				    .id = s.events[0].nr_ids ?
-						  s.events[0].ids[0] :
-						  0 };
-
-		err = synth_kernel(&sy);
-		if (!err && (all || (cpu_list && !argv)))
-			err = synth_all(&sy);
-		else if (!err && (pid_list || tid_list))
-			for (int i = 0; i < nr_tids && !err; i++)
-				err = synth_process(&sy, tids[i]);
-		else if (!err && argv)
-			err = synth_process(&sy, s.cmd.pid);
 		if (!err)
-			err = pd_writer_finish_round(s.w);
-		s.st.records += sy.records;
-		if (err)
-			goto out;
-	}
+			err = s.err;
+		if (s.tfs) {
+			/* Tracing off, its last pages, its file completed. */
+			int terr = tfs_source_finish(s.tfs, s.tfs_err);
 
-	/* A process that traces into its own session (-p). */
-	if (app_on && pid_list) {
-		for (int i = 0; i < nr_tids && !s.app; i++) {
-			err = app_session_find(tids[i], &app_cb, &s.app);
-			if (err && err != -ENOENT && err != -ESRCH)
-				goto out;
-		}
-		err = 0;
-	}
-
-	if (!on_exec) {
-		pe_evlist_enable(&s.track_el, true);
-		pe_evlist_enable(&s.el, true);
-	}
-	if (argv) {
-		err = held_child_release(&s.cmd, argv);
-		if (err)
-			goto out;
-	}
-	err = loop(&s);
-	pe_evlist_enable(&s.el, false);
-	pe_evlist_enable(&s.track_el, false);
-	if (!s.err) {
-		/* Final drain: everything left, and the overwrite snapshot. */
-		if (s.overwrite)
-			s.st.snapshots++;
-		drain_all(&s, s.overwrite, true);
-	}
-	if (!err)
-		err = s.err;
-out:
-	if (s.cmd.go_fd >= 0) { /* never released: let it go away */
-		close(s.cmd.go_fd);
-		s.cmd.go_fd = -1;
-	}
-	if (s.cmd.pid > 0) {
-		/* Stopped first (error, Ctrl-C, --duration): end the command
-		 * as perf does, then collect it. */
-		if (waitpid(s.cmd.pid, &status, WNOHANG) == s.cmd.pid) {
-			s.st.child_status = status;
-		} else {
-			kill(s.cmd.pid, SIGTERM);
-			if (waitpid(s.cmd.pid, &status, 0) == s.cmd.pid)
-				s.st.child_status = status;
+			if (terr && !err)
+				err = terr;
 		}
 	}
-	if (s.app) {
-		struct app_session_stats as;
-
-		app_session_stats(s.app, &as);
-		app_stats(&s);
-		s.st.samples += as.events;
-		s.st.records += as.events + as.lost_records;
-		if (as.events &&
-		    (!s.first_time || as.first_time < s.first_time))
-			s.first_time = as.first_time;
-		if (as.last_time > s.last_time)
-			s.last_time = as.last_time;
-	}
-	if (s.w) {
-		uint64_t kept = 0;
-		int cerr;
-
-		pd_writer_note_time(s.w, s.first_time, s.last_time);
-		cerr = pd_writer_close(s.w, &kept);
-		if (cerr && !err)
-			err = cerr;
-		/* What the file holds, not what was handed to the writer. */
-		s.st.bytes = kept;
-		if (cerr)
-			pr_err("writing %s failed: %s; it holds %llu bytes of data, up to its last complete round",
-			       s.pipe ? "the output" : output_path(o),
-			       strerror(-cerr), (unsigned long long)kept);
-	}
+	reap_command(&s);
+	err = session_finish(&s, err);
 	session_close(&s);
 	app_session_close(s.app);
+	tst = OPTS_GET(o, tracefs_stats, NULL);
+	if (tst && s.tfs_st) {
+		s.tfs_st->child_status = s.st.child_status;
+		OPTS_FILL(tst, s.tfs_st);
+	}
+	free(s.tfs_st);
 	if (st_out)
 		OPTS_FILL(st_out, &s.st);
 	return err;

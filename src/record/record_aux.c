@@ -38,6 +38,7 @@
 #include "perfring/tools.h"
 #include "../common/log.h"
 #include "../common/opts.h"
+#include "session.h"
 #include "../sources/source.h"
 #include "../sources/perf_event.h"
 #include "../format/out_file.h"
@@ -74,6 +75,9 @@ struct rec {
 	unsigned char *snap_buf;
 	uint64_t t0;
 	uint64_t ids_own[PR_SOURCE_MAX_BUFS];
+	bool busy; /* the last pass had data: no sleeping */
+	bool prepared; /* the rings are marked waiting */
+	int snap_err; /* a snapshot asked on the control pipe failed */
 };
 
 static uint64_t now_ns(void)
@@ -241,16 +245,210 @@ static int add_chunk(struct pr_replay_desc *d, size_t *cap, int cpu,
 	return 0;
 }
 
+/* The file's first attr (or one our trailers agree with) and its ids. */
+static int pd_take_attr(struct pd_load *L, struct prd_file *f,
+			struct pr_replay_desc *d)
+{
+	const struct prd_attr *pa;
+
+	if (!prd_nr_attrs(f))
+		return -EINVAL;
+	pa = prd_attr(f, 0);
+	d->attr = pa->attr;
+	L->own_trailer = pa->attr.sample_id_all &&
+			 (pa->attr.sample_type &
+			  (PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID |
+			   PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU |
+			   PERF_SAMPLE_IDENTIFIER)) == PR_SAMPLE_ID_TYPE;
+	if (!L->own_trailer) {
+		/* Our trailers with the file's attr would disagree. */
+		d->attr.sample_type = PERF_SAMPLE_IP | PR_SAMPLE_ID_TYPE |
+				      PERF_SAMPLE_PERIOD;
+		d->attr.sample_id_all = 1;
+	}
+	if (pa->nr_ids) {
+		uint64_t *ids = malloc(pa->nr_ids * sizeof(*ids));
+
+		if (!ids)
+			return -ENOMEM;
+		memcpy(ids, pa->ids, pa->nr_ids * sizeof(*ids));
+		d->ids = ids;
+		d->nr_ids = pa->nr_ids;
+		d->owned2 = ids;
+	}
+	return 0;
+}
+
+/* The trace, read into one block (d->owned), one segment per AUXTRACE
+ * chunk of the file. */
+static int pd_read_trace(struct pd_load *L, size_t nseg, struct seg *segs,
+			 struct pr_replay_desc *d)
+{
+	uint64_t total = 0, pos = 0;
+	unsigned char *data;
+	int ret;
+
+	for (size_t i = 0; i < nseg; i++)
+		total += auxtrace_file_chunk(L->af, i)->size;
+	data = malloc(total ? total : 1);
+	if (!data)
+		return -ENOMEM;
+	for (size_t i = 0; i < nseg; i++) {
+		const struct auxtrace_chunk *c = auxtrace_file_chunk(L->af, i);
+
+		ret = auxtrace_file_read(L->af, i, 0, data + pos, c->size);
+		if (ret) {
+			free(data);
+			return ret;
+		}
+		segs[i].cpu = (int)c->cpu;
+		segs[i].tid = (int)c->tid;
+		if (segs[i].cpu < 0)
+			d->ring_tid = segs[i].tid; /* one per-thread pair */
+		segs[i].off = c->offset;
+		segs[i].size = c->size;
+		segs[i].data = data + pos;
+		segs[i].used_to = c->offset;
+		pos += c->size;
+	}
+	d->owned = data;
+	return 0;
+}
+
+/*
+ * The file's AUX records, in order, cut the stream into chunks with their
+ * flags and trailers (*sids_out: 4 words per AUX record); side-band
+ * records go before the chunk that followed them in the file.  Then the
+ * records after the last AUX record, and the trace no AUX record covered
+ * in pieces of @chunk_max.
+ */
+static int pd_cut_chunks(struct pd_load *L, struct seg *segs, size_t nseg,
+			 uint64_t chunk_max, struct pr_replay_desc *d,
+			 uint64_t **sids_out)
+{
+	size_t cap_chunks = 0, placed = 0;
+	uint64_t *sids;
+	int ret;
+
+	sids = calloc(L->nr_aux ? L->nr_aux : 1, 4 * sizeof(uint64_t));
+	if (!sids)
+		return -ENOMEM;
+	*sids_out = sids;
+	for (size_t a = 0; a < L->nr_aux; a++) {
+		struct oaux *x = &L->aux[a];
+
+		memcpy(&sids[4 * a], x->sid, sizeof(x->sid));
+		for (; placed < x->nr_recs_before; placed++)
+			L->recs[placed].before = d->nr_chunks;
+		for (size_t i = 0; i < nseg; i++) {
+			struct seg *s = &segs[i];
+			uint64_t lo, hi;
+
+			/* perf's rule: per-CPU buffers match the record's
+			 * CPU, per-thread ones (cpu -1) its tid. */
+			if (s->cpu >= 0 ? s->cpu != x->cpu : s->tid != x->tid)
+				continue;
+			lo = x->off > s->off ? x->off : s->off;
+			hi = x->off + x->size < s->off + s->size ?
+				     x->off + x->size :
+				     s->off + s->size;
+			if (lo >= hi)
+				continue;
+			ret = add_chunk(d, &cap_chunks, s->cpu,
+					s->data + (lo - s->off), hi - lo,
+					x->flags & (PERF_AUX_FLAG_PARTIAL |
+						    PERF_AUX_FLAG_COLLISION),
+					x->has_sid ? &sids[4 * a] : NULL);
+			if (ret)
+				return ret;
+			if (hi > s->used_to)
+				s->used_to = hi;
+		}
+	}
+	for (; placed < L->nr_recs; placed++)
+		L->recs[placed].before = d->nr_chunks;
+	for (size_t i = 0; i < nseg; i++) {
+		struct seg *s = &segs[i];
+
+		while (s->used_to < s->off + s->size) {
+			uint64_t n = s->off + s->size - s->used_to;
+
+			if (n > chunk_max)
+				n = chunk_max;
+			ret = add_chunk(d, &cap_chunks, s->cpu,
+					s->data + (s->used_to - s->off), n, 0,
+					NULL);
+			if (ret)
+				return ret;
+			s->used_to += n;
+		}
+	}
+	for (size_t r = 0; r < L->nr_recs; r++)
+		L->recs[r].rec = (const void *)(L->rec_mem + L->rec_off[r]);
+	d->records = L->recs;
+	d->nr_records = L->nr_recs;
+	L->recs = NULL;
+	return 0;
+}
+
+/* The ETM metadata, the CPUs of the segments, and the id each ring
+ * writes (*ring_ids_out): the one the file's records of its CPU carry,
+ * so the copied trailers and ours name the same event. */
+static int pd_metadata(struct pd_load *L, const struct seg *segs, size_t nseg,
+		       struct pr_replay_desc *d, uint64_t **ring_ids_out)
+{
+	uint64_t *ring_ids;
+
+	d->nr_etm = L->ci->nr_cpu;
+	d->etm = calloc(d->nr_etm, sizeof(*d->etm));
+	d->cpus = calloc(nseg, sizeof(int));
+	if (!d->etm || !d->cpus)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < d->nr_etm; i++) {
+		const struct cs_etm_cpu *c = &L->ci->cpus[i];
+		struct pr_cs_etm_cpu *e = &d->etm[i];
+
+		e->kind = kind_from(c->kind);
+		e->cpu = c->cpu;
+		e->nr_regs = c->nr_params > 16 ? 16 : c->nr_params;
+		memcpy(e->regs, c->params, e->nr_regs * sizeof(uint64_t));
+	}
+	d->pmu_type = L->ci->pmu_type;
+	d->attr.type = L->ci->pmu_type;
+	for (size_t i = 0; i < nseg; i++) {
+		bool seen = false;
+
+		for (int k = 0; k < d->nr_cpus; k++)
+			seen |= d->cpus[k] == segs[i].cpu;
+		if (!seen)
+			d->cpus[d->nr_cpus++] = segs[i].cpu;
+	}
+	d->pid = d->tid = (uint32_t)-1;
+	ring_ids = calloc((size_t)d->nr_cpus, sizeof(*ring_ids));
+	if (!ring_ids)
+		return -ENOMEM;
+	*ring_ids_out = ring_ids;
+	for (int k = 0; k < d->nr_cpus; k++) {
+		ring_ids[k] = d->nr_ids ? d->ids[0] : 1000 + (uint64_t)k;
+		for (size_t a = 0; a < L->nr_aux; a++)
+			if (L->aux[a].has_sid &&
+			    (d->cpus[k] >= 0 ? L->aux[a].cpu == d->cpus[k] :
+					       L->aux[a].tid == d->ring_tid)) {
+				ring_ids[k] = L->aux[a].sid[2];
+				break;
+			}
+	}
+	d->ring_ids = ring_ids;
+	return 0;
+}
+
 static int load_perf_data(const char *path, uint64_t chunk_max,
 			  struct pr_replay_desc *d)
 {
 	struct pd_load L = { .d = d };
 	struct prd_file *f = NULL;
-	const struct prd_attr *pa;
 	struct seg *segs = NULL;
-	unsigned char *data = NULL;
-	uint64_t total = 0, pos = 0;
-	size_t nseg, cap_chunks = 0, placed = 0;
+	size_t nseg;
 	uint64_t *sids = NULL, *ring_ids = NULL;
 	int ret;
 
@@ -272,181 +470,21 @@ static int load_perf_data(const char *path, uint64_t chunk_max,
 		goto out;
 	}
 	ret = prd_open(path, &f);
+	if (!ret)
+		ret = pd_take_attr(&L, f, d);
 	if (ret)
 		goto out;
-	if (!prd_nr_attrs(f)) {
-		ret = -EINVAL;
-		goto out;
-	}
-	pa = prd_attr(f, 0);
-	d->attr = pa->attr;
-	L.own_trailer = pa->attr.sample_id_all &&
-			(pa->attr.sample_type &
-			 (PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID |
-			  PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU |
-			  PERF_SAMPLE_IDENTIFIER)) == PR_SAMPLE_ID_TYPE;
-	if (!L.own_trailer) {
-		/* Our trailers with the file's attr would disagree. */
-		d->attr.sample_type = PERF_SAMPLE_IP | PR_SAMPLE_ID_TYPE |
-				      PERF_SAMPLE_PERIOD;
-		d->attr.sample_id_all = 1;
-	}
-	if (pa->nr_ids) {
-		uint64_t *ids = malloc(pa->nr_ids * sizeof(*ids));
-
-		if (!ids) {
-			ret = -ENOMEM;
-			goto out;
-		}
-		memcpy(ids, pa->ids, pa->nr_ids * sizeof(*ids));
-		d->ids = ids;
-		d->nr_ids = pa->nr_ids;
-		d->owned2 = ids;
-	}
 	ret = prd_process(f, false, collect_pd, &L);
 	if (ret < 0 && ret != -EBADMSG)
 		goto out;
-	ret = 0;
-
-	/* The trace, read into one block. */
-	for (size_t i = 0; i < nseg; i++)
-		total += auxtrace_file_chunk(L.af, i)->size;
-	data = malloc(total ? total : 1);
 	segs = calloc(nseg, sizeof(*segs));
-	if (!data || !segs) {
-		ret = -ENOMEM;
+	ret = segs ? pd_read_trace(&L, nseg, segs, d) : -ENOMEM;
+	if (!ret)
+		ret = pd_cut_chunks(&L, segs, nseg, chunk_max, d, &sids);
+	if (!ret)
+		ret = pd_metadata(&L, segs, nseg, d, &ring_ids);
+	if (ret)
 		goto out;
-	}
-	for (size_t i = 0; i < nseg; i++) {
-		const struct auxtrace_chunk *c = auxtrace_file_chunk(L.af, i);
-
-		ret = auxtrace_file_read(L.af, i, 0, data + pos, c->size);
-		if (ret)
-			goto out;
-		segs[i].cpu = (int)c->cpu;
-		segs[i].tid = (int)c->tid;
-		if (segs[i].cpu < 0)
-			d->ring_tid = segs[i].tid; /* one per-thread pair */
-		segs[i].off = c->offset;
-		segs[i].size = c->size;
-		segs[i].data = data + pos;
-		segs[i].used_to = c->offset;
-		pos += c->size;
-	}
-	d->owned = data;
-	data = NULL;
-
-	/* The file's AUX records, in order, cut the stream into chunks with
-	 * their flags and trailers; side-band records go before the chunk
-	 * that followed them in the file. */
-	sids = calloc(L.nr_aux ? L.nr_aux : 1, 4 * sizeof(uint64_t));
-	if (!sids) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	for (size_t a = 0; a < L.nr_aux; a++) {
-		struct oaux *x = &L.aux[a];
-
-		memcpy(&sids[4 * a], x->sid, sizeof(x->sid));
-		for (; placed < x->nr_recs_before; placed++)
-			L.recs[placed].before = d->nr_chunks;
-		for (size_t i = 0; i < nseg; i++) {
-			struct seg *s = &segs[i];
-			uint64_t lo, hi;
-
-			/* perf's rule: per-CPU buffers match the record's
-			 * CPU, per-thread ones (cpu -1) its tid. */
-			if (s->cpu >= 0 ? s->cpu != x->cpu : s->tid != x->tid)
-				continue;
-			lo = x->off > s->off ? x->off : s->off;
-			hi = x->off + x->size < s->off + s->size ?
-				     x->off + x->size :
-				     s->off + s->size;
-			if (lo >= hi)
-				continue;
-			ret = add_chunk(d, &cap_chunks, s->cpu,
-					s->data + (lo - s->off), hi - lo,
-					x->flags & (PERF_AUX_FLAG_PARTIAL |
-						    PERF_AUX_FLAG_COLLISION),
-					x->has_sid ? &sids[4 * a] : NULL);
-			if (ret)
-				goto out;
-			if (hi > s->used_to)
-				s->used_to = hi;
-		}
-	}
-	/* Records after the last AUX record, then the trace no AUX record
-	 * covered, in pieces of chunk_max. */
-	for (; placed < L.nr_recs; placed++)
-		L.recs[placed].before = d->nr_chunks;
-	for (size_t i = 0; i < nseg; i++) {
-		struct seg *s = &segs[i];
-
-		while (s->used_to < s->off + s->size) {
-			uint64_t n = s->off + s->size - s->used_to;
-
-			if (n > chunk_max)
-				n = chunk_max;
-			ret = add_chunk(d, &cap_chunks, s->cpu,
-					s->data + (s->used_to - s->off), n, 0,
-					NULL);
-			if (ret)
-				goto out;
-			s->used_to += n;
-		}
-	}
-	for (size_t r = 0; r < L.nr_recs; r++)
-		L.recs[r].rec = (const void *)(L.rec_mem + L.rec_off[r]);
-	d->records = L.recs;
-	d->nr_records = L.nr_recs;
-	L.recs = NULL;
-
-	/* Metadata and CPUs. */
-	d->nr_etm = L.ci->nr_cpu;
-	d->etm = calloc(d->nr_etm, sizeof(*d->etm));
-	d->cpus = calloc(nseg, sizeof(int));
-	if (!d->etm || !d->cpus) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	for (uint32_t i = 0; i < d->nr_etm; i++) {
-		const struct cs_etm_cpu *c = &L.ci->cpus[i];
-		struct pr_cs_etm_cpu *e = &d->etm[i];
-
-		e->kind = kind_from(c->kind);
-		e->cpu = c->cpu;
-		e->nr_regs = c->nr_params > 16 ? 16 : c->nr_params;
-		memcpy(e->regs, c->params, e->nr_regs * sizeof(uint64_t));
-	}
-	d->pmu_type = L.ci->pmu_type;
-	d->attr.type = L.ci->pmu_type;
-	for (size_t i = 0; i < nseg; i++) {
-		bool seen = false;
-
-		for (int k = 0; k < d->nr_cpus; k++)
-			seen |= d->cpus[k] == segs[i].cpu;
-		if (!seen)
-			d->cpus[d->nr_cpus++] = segs[i].cpu;
-	}
-	d->pid = d->tid = (uint32_t)-1;
-	/* Each ring writes the id the file's records of its CPU carry, so
-	 * the copied trailers and ours name the same event. */
-	ring_ids = calloc((size_t)d->nr_cpus, sizeof(*ring_ids));
-	if (!ring_ids) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	for (int k = 0; k < d->nr_cpus; k++) {
-		ring_ids[k] = d->nr_ids ? d->ids[0] : 1000 + (uint64_t)k;
-		for (size_t a = 0; a < L.nr_aux; a++)
-			if (L.aux[a].has_sid &&
-			    (d->cpus[k] >= 0 ? L.aux[a].cpu == d->cpus[k] :
-					       L.aux[a].tid == d->ring_tid)) {
-				ring_ids[k] = L.aux[a].sid[2];
-				break;
-			}
-	}
-	d->ring_ids = ring_ids;
 	/* The record memory and the trailers live as long as d. */
 	{
 		void **keep = malloc(4 * sizeof(void *));
@@ -473,8 +511,9 @@ out:
 	free(L.rec_off);
 	free(L.aux);
 	free(segs);
-	free(data);
 	free(sids);
+	if (ring_ids && d->ring_ids == ring_ids)
+		d->ring_ids = NULL;
 	free(ring_ids);
 	if (ret)
 		pr_replay_desc_free(d);
@@ -705,107 +744,123 @@ static void update_stats(struct rec *R)
 }
 
 /* 'q' → 1, 's' → snapshot, EOF of the control fd → 1. */
-static int control(struct rec *R, int fd)
-{
-	char cmd[16];
-	ssize_t n;
-	int ret;
+/* ---- the AUX source in a session's loop (session.h) ---- */
 
-	while ((n = read(fd, cmd, sizeof(cmd))) > 0) {
-		for (ssize_t i = 0; i < n; i++) {
-			if (cmd[i] == 'q')
-				return 1;
-			if (cmd[i] == 's') {
-				if (!R->snapshot && !R->overwrite) {
-					pr_warn("record: snapshot asked for, but not in snapshot mode (-S)");
-					continue;
-				}
-				ret = take_snapshot(R, true);
-				if (ret)
-					return ret;
-			}
-		}
+/* The data rings' wake-up descriptors (AUX wake-ups write them too). */
+static int aux_watch(void *ctx, struct rec_session *rs)
+{
+	struct rec *R = ctx;
+
+	for (int i = 0; i < R->nr_bufs; i++) {
+		int err = rec_session_watch(
+			rs, perfring_ring_wait_fd(R->bufs[i].sb.ring),
+			(uint32_t)i);
+
+		if (err)
+			return err;
 	}
-	return n == 0 ? 1 : 0;
+	return 0;
 }
 
-static int run(struct rec *R)
+/* No sleeping while the last pass found data; else every ring marked
+ * waiting (all of them: each one's wake-up must come). */
+static bool aux_prepare(void *ctx)
 {
-	const struct perfring_record_aux_opts *o = R->o;
-	int cfd = OPTS_GET(o, control_fd, -1);
-	double duration = OPT(o, duration, 0.0);
-	perfring_aux_progress_fn progress = OPT(o, progress, NULL);
-	uint64_t next_progress = 0;
-	struct pollfd pfd[PR_SOURCE_MAX_BUFS + 1];
-	bool stop = false, finished = false;
+	struct rec *R = ctx;
+	bool ready = false;
+
+	if (R->busy)
+		return true;
+	for (int i = 0; i < R->nr_bufs; i++)
+		ready |= perfring_ring_wait_prepare(R->bufs[i].sb.ring) == 1 ||
+			 (!R->snapshot &&
+			  perfring_aux_wait_prepare(R->bufs[i].sb.aux) == 1);
+	R->prepared = true;
+	return ready;
+}
+
+/*
+ * A pass: every data ring and AUX area drained (a FINISHED_ROUND if any
+ * had data), then the source plays on.  Returns 1 when its input has
+ * ended: the loop stops and the final drain takes what is left.
+ */
+static int aux_pass(void *ctx)
+{
+	struct rec *R = ctx;
+	bool any = false;
 	int ret = 0;
 
-	for (;;) {
-		bool any = false;
-		int np = 0;
-
-		for (int i = 0; i < R->nr_bufs && !ret; i++) {
-			if (!R->overwrite)
-				ret = drain_ring(R, &R->bufs[i], &any);
-			if (!ret && !R->snapshot)
-				ret = drain_aux(R, &R->bufs[i], &any);
-		}
-		if (!ret && any) {
-			ret = pd_writer_finish_round(R->w);
-			R->st.wakeups++;
-		}
-		if (ret || (stop && !any))
-			break;
-		if (finished) {
-			stop = true; /* one more pass drains what is left */
-			continue;
-		}
-		if (R->src->ops->read(R->src) == 1)
-			finished = true;
-		if (duration > 0 && now_ns() - R->t0 >= duration * 1e9)
-			finished = true;
-		if (progress && now_ns() >= next_progress) {
-			update_stats(R);
-			progress(&R->st, OPT(o, progress_ctx, NULL));
-			next_progress = now_ns() + 250000000ull;
-		}
-		if (any || finished)
-			continue;
-		for (int i = 0; i < R->nr_bufs; i++) {
-			bool ready = perfring_ring_wait_prepare(
-					     R->bufs[i].sb.ring) == 1 ||
-				     (!R->snapshot &&
-				      perfring_aux_wait_prepare(
-					      R->bufs[i].sb.aux) == 1);
-
-			if (ready)
-				np = -1;
-			if (np >= 0) {
-				pfd[np].fd = perfring_ring_wait_fd(
-					R->bufs[i].sb.ring);
-				pfd[np++].events = POLLIN;
-			}
-		}
-		if (np >= 0) {
-			if (cfd >= 0) {
-				pfd[np].fd = cfd;
-				pfd[np++].events = POLLIN;
-			}
-			if (poll(pfd, (nfds_t)np, 50) < 0 && errno != EINTR)
-				ret = -errno;
-		}
+	if (R->prepared) {
 		for (int i = 0; i < R->nr_bufs; i++)
 			perfring_ring_wait_finish(R->bufs[i].sb.ring);
-		if (!ret && cfd >= 0) {
-			int c = control(R, cfd);
-
-			if (c < 0)
-				ret = c;
-			else if (c == 1)
-				finished = true;
-		}
+		R->prepared = false;
 	}
-	return ret;
+	for (int i = 0; i < R->nr_bufs && !ret; i++) {
+		if (!R->overwrite)
+			ret = drain_ring(R, &R->bufs[i], &any);
+		if (!ret && !R->snapshot)
+			ret = drain_aux(R, &R->bufs[i], &any);
+	}
+	if (!ret && any) {
+		ret = pd_writer_finish_round(R->w);
+		R->st.wakeups++;
+	}
+	if (ret)
+		return ret;
+	R->busy = any;
+	return R->src->ops->read(R->src) == 1 ? 1 : 0;
+}
+
+static void aux_progress(void *ctx)
+{
+	struct rec *R = ctx;
+	perfring_aux_progress_fn progress = OPT(R->o, progress, NULL);
+
+	if (progress) {
+		update_stats(R);
+		progress(&R->st, OPT(R->o, progress_ctx, NULL));
+	}
+}
+
+static const struct rec_source_ops aux_source_ops = {
+	.name = "aux",
+	.watch = aux_watch,
+	.prepare = aux_prepare,
+	.pass = aux_pass,
+	.progress = aux_progress,
+};
+
+/* 's' on the control pipe: a snapshot (-S, --overwrite). */
+static int aux_snapshot(void *ctx)
+{
+	struct rec *R = ctx;
+
+	if (!R->snapshot && !R->overwrite) {
+		pr_warn("record: snapshot asked for, but not in snapshot mode (-S)");
+		return 0;
+	}
+	R->snap_err = take_snapshot(R, true);
+	return R->snap_err;
+}
+
+/* Until the input ends, 'q' or the duration. */
+static int run(struct rec *R)
+{
+	struct rec_session rs;
+	int ret;
+
+	rec_session_init(&rs);
+	rs.control_fd = OPTS_GET(R->o, control_fd, -1);
+	rs.duration = OPT(R->o, duration, 0.0);
+	rs.poll_ms = 50;
+	rs.snapshot = aux_snapshot;
+	rs.snapshot_ctx = R;
+	R->busy = true; /* the source plays before the first wait */
+	ret = rec_session_add(&rs, &aux_source_ops, R);
+	if (!ret)
+		ret = rec_session_loop(&rs);
+	rec_session_close(&rs);
+	return ret ? ret : R->snap_err;
 }
 
 /*
@@ -853,6 +908,237 @@ static int kernel_source(struct rec *R, const char *event)
 	return pr_pmu_aux_source_new(pmu, cpus, nr, -1, &R->src);
 }
 
+/* --replay-cs: an OpenCSD snapshot directory or a cs_etm perf.data into
+ * R->desc (*from_pd: the latter). */
+static int load_replay(struct rec *R, const char *replay, bool *from_pd)
+{
+	const struct perfring_record_aux_opts *o = R->o;
+	struct stat sb;
+	int ret;
+
+	if (stat(replay, &sb) < 0) {
+		ret = -errno;
+		pr_err("%s: %s", replay, strerror(errno));
+		return ret;
+	}
+	if (!S_ISDIR(sb.st_mode)) {
+		ret = load_perf_data(replay, OPT(o, chunk, 4096), &R->desc);
+		*from_pd = !ret;
+		return ret;
+	}
+	ret = pr_replay_load_snapshot(replay, OPT(o, replay_cpu, -1),
+				      OPT(o, chunk, 4096), &R->desc);
+	if (ret)
+		return ret;
+	R->desc.pmu_type = (uint32_t)(pr_aux_pmu_type("cs_etm") >= 0 ?
+					      pr_aux_pmu_type("cs_etm") :
+					      DEFAULT_PMU_TYPE);
+	memset(&R->desc.attr, 0, sizeof(R->desc.attr));
+	R->desc.attr.type = R->desc.pmu_type;
+	R->desc.attr.size = sizeof(R->desc.attr);
+	R->desc.attr.sample_period = 1;
+	R->desc.attr.sample_type = PERF_SAMPLE_IP | PR_SAMPLE_ID_TYPE |
+				   PERF_SAMPLE_PERIOD;
+	R->desc.attr.read_format = PERF_FORMAT_ID;
+	R->desc.attr.sample_id_all = 1;
+	R->desc.attr.disabled = 1;
+	R->desc.attr.use_clockid = 1;
+	R->desc.attr.clockid = CLOCK_MONOTONIC;
+	return 0;
+}
+
+/*
+ * The recording options, settled by the AUX recorder (perf's
+ * auxtrace_record__options), then a data ring + AUX area pair per CPU the
+ * source wants; each pair's event id into @ids (one per pair).
+ */
+static int setup_buffers(struct rec *R, struct pr_aux_opts *ao,
+			 uint64_t **ids_out)
+{
+	const struct perfring_record_aux_opts *o = R->o;
+	int cpus[PR_SOURCE_MAX_BUFS], nr_cpus, ret;
+	uint64_t *ids;
+
+	ao->aux_bytes = OPT(o, aux_bytes, 0);
+	ao->data_bytes = OPT(o, data_bytes, 512u << 10);
+	ao->snapshot = OPT(o, snapshot, false);
+	ao->snapshot_size = OPT(o, snapshot_size, 0);
+	ret = R->itr->ops->recording_options(R->itr, ao);
+	if (ret)
+		return ret;
+	R->snapshot = ao->snapshot;
+	R->overwrite = OPT(o, overwrite, false);
+	R->snap_size = ao->snapshot_size;
+	if (R->snapshot || R->overwrite) {
+		R->snap_buf = malloc(ao->aux_bytes);
+		if (!R->snap_buf)
+			return -ENOMEM;
+		if (!R->snap_size || R->snap_size > ao->aux_bytes)
+			R->snap_size = ao->aux_bytes;
+	}
+
+	nr_cpus = R->src->ops->cpus(R->src, cpus, PR_SOURCE_MAX_BUFS);
+	R->bufs = calloc((size_t)(nr_cpus > 0 ? nr_cpus : 1), sizeof(*R->bufs));
+	ids = calloc((size_t)(nr_cpus > 0 ? nr_cpus : 1), sizeof(*ids));
+	*ids_out = ids;
+	if (!R->bufs || !ids)
+		return -ENOMEM;
+	for (int i = 0; i < nr_cpus; i++) {
+		PERFRING_OPTS(
+			perfring_ring_opts, ro, .data_size = ao->data_bytes,
+			.flags = R->overwrite ? PERFRING_MODE_OVERWRITE : 0);
+		PERFRING_OPTS(perfring_aux_opts, xo, .aux_size = ao->aux_bytes,
+			      .overwrite = ao->snapshot);
+		struct rbuf *b = &R->bufs[i];
+
+		b->sb.idx = i;
+		b->sb.cpu = cpus[i];
+		/* Per-thread mode (one pair for the session): the tid. */
+		b->sb.tid = cpus[i] < 0 ? R->desc.ring_tid : -1;
+		b->sb.id = R->desc.ring_ids ? R->desc.ring_ids[i] :
+			   R->desc.nr_ids   ? R->desc.ids[i % R->desc.nr_ids] :
+					      1000 + (uint64_t)i;
+		ids[i] = b->sb.id;
+		if (R->src->ops->map) {
+			/* The kernel's rings, mapped by the source. */
+			ret = R->src->ops->map(R->src, &b->sb, ao->data_bytes,
+					       ao->aux_bytes, ao->snapshot);
+			ids[i] = b->sb.id;
+		} else {
+			ret = perfring_ring_create(&ro, &b->sb.ring);
+			if (!ret)
+				ret = perfring_aux_create(b->sb.ring, &xo,
+							  &b->sb.aux);
+		}
+		if (ret) {
+			pr_err("record: cannot create the ring and AUX area of CPU %d: %s",
+			       cpus[i], strerror(-ret));
+			return ret;
+		}
+		R->nr_bufs++;
+		ret = R->src->ops->add(R->src, &b->sb);
+		if (!ret && R->src->ops->setup_aux)
+			ret = R->src->ops->setup_aux(R->src, &b->sb,
+						     ao->snapshot);
+		if (ret)
+			return ret;
+	}
+	R->st.nr_buffers = (uint32_t)R->nr_bufs;
+	return 0;
+}
+
+/*
+ * The file: the event's attr with its ids (the input's, every CPU's, or
+ * the rings' @ids), the clock, the AUXTRACE_INFO.  The previous file is
+ * kept as .old (as perf does) and the one before it is written over: on
+ * tmpfs that saves allocating and zeroing every page, the most expensive
+ * part of writing there; the writer truncates the file to its end at
+ * close.
+ */
+static int open_aux_output(struct rec *R, const char *output,
+			   const uint64_t *ids)
+{
+	const struct perfring_record_aux_opts *o = R->o;
+	struct perf_event_attr attr;
+	int ret;
+
+	if (!strcmp(output, "-")) {
+		/* perf's pipe format on standard output (no index). */
+		R->out_fd = dup(STDOUT_FILENO);
+		R->pipe = true;
+		if (R->out_fd < 0) {
+			ret = -errno;
+			pr_err("%s: %s", output, strerror(errno));
+			return ret;
+		}
+	} else {
+		R->out_fd = out_file_open(output, OUT_FILE_KEEP_OLD |
+							  OUT_FILE_REUSE_OLD |
+							  OUT_FILE_SEEKABLE);
+		if (R->out_fd < 0)
+			return R->out_fd;
+	}
+	ret = pd_writer_open(R->out_fd, R->pipe, OPT(o, cmdline_argc, 0),
+			     OPT(o, cmdline_argv, NULL), &R->w);
+	if (ret)
+		return ret;
+	R->src->ops->event_attr(R->src, &attr);
+	ret = pd_writer_add_attr(R->w, &attr, R->desc.event_name,
+				 R->desc.nr_ids ? R->desc.ids : ids,
+				 R->desc.nr_ids ? R->desc.nr_ids :
+						  (uint32_t)R->nr_bufs);
+	if (ret)
+		return ret;
+	if (attr.use_clockid)
+		pd_writer_set_clockid(R->w, attr.clockid);
+	ret = pd_writer_start(R->w);
+	R->started = !ret;
+	return ret ? ret : write_info(R);
+}
+
+/* After the loop: the exit snapshot or the overwrite rings, then what
+ * the source wrote since the last pass. */
+static int final_drain(struct rec *R)
+{
+	bool any = false;
+	int ret = 0;
+
+	if ((R->snapshot || R->overwrite) && OPT(R->o, snapshot_on_exit, false))
+		ret = take_snapshot(R, false);
+	else if (R->overwrite)
+		/* Overwrite data rings are read at exit, as perf does. */
+		for (int i = 0; i < R->nr_bufs && !ret; i++)
+			ret = drain_ring(R, &R->bufs[i], &any);
+	if (ret)
+		return ret;
+	any = false;
+	for (int i = 0; i < R->nr_bufs && !ret; i++) {
+		if (!R->overwrite)
+			ret = drain_ring(R, &R->bufs[i], &any);
+		if (!ret && !R->snapshot)
+			ret = drain_aux(R, &R->bufs[i], &any);
+	}
+	if (!ret && any)
+		ret = pd_writer_finish_round(R->w);
+	return ret;
+}
+
+/* The file completed (or emptied if never started), everything freed.
+ * Returns @ret or the writer's error. */
+static int close_aux(struct rec *R, int ret, const char *output)
+{
+	if (R->w) {
+		uint64_t kept = 0;
+		int cret = pd_writer_close(R->w, &kept);
+
+		/* What the file holds (cut back after a write error). */
+		R->st.bytes = kept;
+		if (cret)
+			pr_err("writing %s failed: %s; it holds %llu bytes of data, up to its last complete round",
+			       R->pipe ? "the output" : output, strerror(-cret),
+			       (unsigned long long)kept);
+		if (!ret)
+			ret = cret;
+	}
+	if (R->out_fd >= 0) {
+		if (!R->started && !R->pipe && ftruncate(R->out_fd, 0))
+			pr_warn("%s: cannot empty: %s", output,
+				strerror(errno));
+		close(R->out_fd);
+	}
+	if (R->src)
+		R->src->ops->destroy(R->src);
+	if (R->itr)
+		R->itr->ops->free(R->itr);
+	for (int i = 0; i < R->nr_bufs; i++) {
+		perfring_aux_destroy(R->bufs[i].sb.aux);
+		perfring_ring_destroy(R->bufs[i].sb.ring);
+	}
+	free(R->bufs);
+	free(R->snap_buf);
+	return ret;
+}
+
 PERFRING_API int perfring_record_aux(const struct perfring_record_aux_opts *o,
 				     struct perfring_record_aux_stats *st)
 {
@@ -860,9 +1146,7 @@ PERFRING_API int perfring_record_aux(const struct perfring_record_aux_opts *o,
 	struct pr_aux_opts ao = { 0 };
 	const char *replay, *event, *output;
 	bool from_pd = false;
-	struct stat sb;
-	int cpus[PR_SOURCE_MAX_BUFS], nr_cpus, ret, version;
-	struct perf_event_attr attr;
+	int ret, version;
 	uint64_t *ids = NULL;
 
 	if (!o || !OPTS_VALID(o) ||
@@ -880,165 +1164,23 @@ PERFRING_API int perfring_record_aux(const struct perfring_record_aux_opts *o,
 	}
 	if (!replay) {
 		ret = kernel_source(&R, event ? event : "cs_etm//");
-		if (ret)
-			goto out;
 		R.desc.event_name = event ? event : "cs_etm//";
-		goto have_source;
-	}
-	if (stat(replay, &sb) < 0) {
-		ret = -errno;
-		pr_err("%s: %s", replay, strerror(errno));
-		goto out_stats;
-	}
-	if (S_ISDIR(sb.st_mode)) {
-		ret = pr_replay_load_snapshot(replay, OPT(o, replay_cpu, -1),
-					      OPT(o, chunk, 4096), &R.desc);
+	} else {
+		ret = load_replay(&R, replay, &from_pd);
 		if (ret)
 			goto out_stats;
-		R.desc.pmu_type = (uint32_t)(pr_aux_pmu_type("cs_etm") >= 0 ?
-						     pr_aux_pmu_type("cs_etm") :
-						     DEFAULT_PMU_TYPE);
-		memset(&R.desc.attr, 0, sizeof(R.desc.attr));
-		R.desc.attr.type = R.desc.pmu_type;
-		R.desc.attr.size = sizeof(R.desc.attr);
-		R.desc.attr.sample_period = 1;
-		R.desc.attr.sample_type = PERF_SAMPLE_IP | PR_SAMPLE_ID_TYPE |
-					  PERF_SAMPLE_PERIOD;
-		R.desc.attr.read_format = PERF_FORMAT_ID;
-		R.desc.attr.sample_id_all = 1;
-		R.desc.attr.disabled = 1;
-		R.desc.attr.use_clockid = 1;
-		R.desc.attr.clockid = CLOCK_MONOTONIC;
-	} else {
-		ret = load_perf_data(replay, OPT(o, chunk, 4096), &R.desc);
-		if (ret)
-			goto out_stats;
-		from_pd = true;
+		R.desc.event_name = "cs_etm//";
+		ret = pr_replay_source_new(&R.desc, OPT(o, rate, 0),
+					   OPT(o, loops, 0), &R.src);
 	}
-	R.desc.event_name = "cs_etm//";
-	ret = pr_replay_source_new(&R.desc, OPT(o, rate, 0), OPT(o, loops, 0),
-				   &R.src);
-	if (ret)
-		goto out;
-have_source:
-	ret = pr_cs_etm_record_new(R.src, R.desc.etm, R.desc.nr_etm,
-				   R.desc.pmu_type, (uint32_t)version, &R.itr);
-	if (ret)
-		goto out;
-
-	/* Recording options, settled by the AUX recorder (perf's
-	 * auxtrace_record__options). */
-	ao.aux_bytes = OPT(o, aux_bytes, 0);
-	ao.data_bytes = OPT(o, data_bytes, 512u << 10);
-	ao.snapshot = OPT(o, snapshot, false);
-	ao.snapshot_size = OPT(o, snapshot_size, 0);
-	ret = R.itr->ops->recording_options(R.itr, &ao);
-	if (ret)
-		goto out;
-	R.snapshot = ao.snapshot;
-	R.overwrite = OPT(o, overwrite, false);
-	R.snap_size = ao.snapshot_size;
-	if (R.snapshot || R.overwrite) {
-		R.snap_buf = malloc(ao.aux_bytes);
-		if (!R.snap_buf) {
-			ret = -ENOMEM;
-			goto out;
-		}
-		if (!R.snap_size || R.snap_size > ao.aux_bytes)
-			R.snap_size = ao.aux_bytes;
-	}
-
-	/* A data ring + AUX area pair per CPU the source wants. */
-	nr_cpus = R.src->ops->cpus(R.src, cpus, PR_SOURCE_MAX_BUFS);
-	R.bufs = calloc((size_t)(nr_cpus > 0 ? nr_cpus : 1), sizeof(*R.bufs));
-	ids = calloc((size_t)(nr_cpus > 0 ? nr_cpus : 1), sizeof(*ids));
-	if (!R.bufs || !ids) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	for (int i = 0; i < nr_cpus; i++) {
-		PERFRING_OPTS(
-			perfring_ring_opts, ro, .data_size = ao.data_bytes,
-			.flags = R.overwrite ? PERFRING_MODE_OVERWRITE : 0);
-		PERFRING_OPTS(perfring_aux_opts, xo, .aux_size = ao.aux_bytes,
-			      .overwrite = ao.snapshot);
-		struct rbuf *b = &R.bufs[i];
-
-		b->sb.idx = i;
-		b->sb.cpu = cpus[i];
-		/* Per-thread mode (one pair for the session): the tid. */
-		b->sb.tid = cpus[i] < 0 ? R.desc.ring_tid : -1;
-		b->sb.id = R.desc.ring_ids ? R.desc.ring_ids[i] :
-			   R.desc.nr_ids   ? R.desc.ids[i % R.desc.nr_ids] :
-					     1000 + (uint64_t)i;
-		ids[i] = b->sb.id;
-		if (R.src->ops->map) {
-			/* The kernel's rings, mapped by the source. */
-			ret = R.src->ops->map(R.src, &b->sb, ao.data_bytes,
-					      ao.aux_bytes, ao.snapshot);
-			ids[i] = b->sb.id;
-		} else {
-			ret = perfring_ring_create(&ro, &b->sb.ring);
-			if (!ret)
-				ret = perfring_aux_create(b->sb.ring, &xo,
-							  &b->sb.aux);
-		}
-		if (ret) {
-			pr_err("record: cannot create the ring and AUX area of CPU %d: %s",
-			       cpus[i], strerror(-ret));
-			goto out;
-		}
-		R.nr_bufs++;
-		ret = R.src->ops->add(R.src, &b->sb);
-		if (!ret && R.src->ops->setup_aux)
-			ret = R.src->ops->setup_aux(R.src, &b->sb, ao.snapshot);
-		if (ret)
-			goto out;
-	}
-	R.st.nr_buffers = (uint32_t)R.nr_bufs;
-
-	/* The file. */
-	/*
-	 * The previous file is kept as .old (as perf does) and the one
-	 * before it is written over: on tmpfs that saves allocating and
-	 * zeroing every page, the most expensive part of writing there; the
-	 * writer truncates the file to its end at close.
-	 */
-	if (!strcmp(output, "-")) {
-		/* perf's pipe format on standard output (no index). */
-		R.out_fd = dup(STDOUT_FILENO);
-		R.pipe = true;
-		if (R.out_fd < 0) {
-			ret = -errno;
-			pr_err("%s: %s", output, strerror(errno));
-			goto out;
-		}
-	} else {
-		R.out_fd = out_file_open(output, OUT_FILE_KEEP_OLD |
-							 OUT_FILE_REUSE_OLD |
-							 OUT_FILE_SEEKABLE);
-		if (R.out_fd < 0) {
-			ret = R.out_fd;
-			goto out;
-		}
-	}
-	ret = pd_writer_open(R.out_fd, R.pipe, OPT(o, cmdline_argc, 0),
-			     OPT(o, cmdline_argv, NULL), &R.w);
-	if (ret)
-		goto out;
-	R.src->ops->event_attr(R.src, &attr);
-	/* The event's ids: the input's (every CPU's) or the rings'. */
-	ret = pd_writer_add_attr(
-		R.w, &attr, R.desc.event_name, R.desc.nr_ids ? R.desc.ids : ids,
-		R.desc.nr_ids ? R.desc.nr_ids : (uint32_t)R.nr_bufs);
-	if (ret)
-		goto out;
-	if (attr.use_clockid)
-		pd_writer_set_clockid(R.w, attr.clockid);
-	ret = pd_writer_start(R.w);
-	R.started = !ret;
 	if (!ret)
-		ret = write_info(&R);
+		ret = pr_cs_etm_record_new(R.src, R.desc.etm, R.desc.nr_etm,
+					   R.desc.pmu_type, (uint32_t)version,
+					   &R.itr);
+	if (!ret)
+		ret = setup_buffers(&R, &ao, &ids);
+	if (!ret)
+		ret = open_aux_output(&R, output, ids);
 	if (ret)
 		goto out;
 
@@ -1047,61 +1189,12 @@ have_source:
 	if (!ret)
 		ret = run(&R);
 	R.src->ops->stop(R.src);
-	if (!ret && (R.snapshot || R.overwrite) &&
-	    OPT(o, snapshot_on_exit, false))
-		ret = take_snapshot(&R, false);
-	else if (!ret && R.overwrite) {
-		/* Overwrite data rings are read at exit, as perf does. */
-		bool any = false;
-
-		for (int i = 0; i < R.nr_bufs && !ret; i++)
-			ret = drain_ring(&R, &R.bufs[i], &any);
-	}
-	if (!ret) {
-		/* What the source wrote since the last pass. */
-		bool any = false;
-
-		for (int i = 0; i < R.nr_bufs && !ret; i++) {
-			if (!R.overwrite)
-				ret = drain_ring(&R, &R.bufs[i], &any);
-			if (!ret && !R.snapshot)
-				ret = drain_aux(&R, &R.bufs[i], &any);
-		}
-		if (!ret && any)
-			ret = pd_writer_finish_round(R.w);
-	}
+	if (!ret)
+		ret = final_drain(&R);
 	update_stats(&R);
 out:
-	if (R.w) {
-		uint64_t kept = 0;
-		int cret = pd_writer_close(R.w, &kept);
-
-		/* What the file holds (cut back after a write error). */
-		R.st.bytes = kept;
-		if (cret)
-			pr_err("writing %s failed: %s; it holds %llu bytes of data, up to its last complete round",
-			       R.pipe ? "the output" : output, strerror(-cret),
-			       (unsigned long long)kept);
-		if (!ret)
-			ret = cret;
-	}
-	if (R.out_fd >= 0) {
-		if (!R.started && !R.pipe && ftruncate(R.out_fd, 0))
-			pr_warn("%s: cannot empty: %s", output,
-				strerror(errno));
-		close(R.out_fd);
-	}
-	if (R.src)
-		R.src->ops->destroy(R.src);
-	if (R.itr)
-		R.itr->ops->free(R.itr);
-	for (int i = 0; i < R.nr_bufs; i++) {
-		perfring_aux_destroy(R.bufs[i].sb.aux);
-		perfring_ring_destroy(R.bufs[i].sb.ring);
-	}
-	free(R.bufs);
+	ret = close_aux(&R, ret, output);
 	free(ids);
-	free(R.snap_buf);
 	desc_free(&R.desc, from_pd);
 out_stats:
 	if (st)

@@ -14,11 +14,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
@@ -31,12 +31,26 @@
 #include "../sources/stale.h"
 #include "../sources/tracefs.h"
 #include "child.h"
+#include "session.h"
+#include "tracefs_source.h"
 #include "../common/opts.h"
 
 #define FORMAT_MAX (1u << 20)
 #define TABLE_MAX (256u << 20)
 
-struct tsess {
+struct metabuf {
+	struct tdat_meta m;
+	char *hp, *he, *kall, *printk, *cmdl, *clock, *cpustat;
+	char uname[512];
+	struct tdat_blob *ftrace;
+	size_t nr_ftrace;
+	struct tdat_system *sys;
+	size_t nr_sys;
+	char **texts; /* every allocated format, to free */
+	size_t nr_texts;
+};
+
+struct tfs_source {
 	const struct perfring_tracefs_opts *o;
 	struct perfring_tracefs_stats *st;
 	const char *root;
@@ -47,8 +61,14 @@ struct tsess {
 	uint32_t subbuf_size;
 	bool want_print;
 	bool on[PERFRING_TRACEFS_MAX_CPUS]; /* CPUs recorded */
-	struct held_child cmd; /* the command (pid 0: none) */
 	int write_err;
+	int loop_err; /* the first drain error in a session's loop */
+	int nopen; /* CPUs opened (tfs_cpu_close) */
+	bool all; /* every task: no set_event_pid */
+	bool made; /* the instance exists: removed at the end */
+	bool tracing; /* tracing_on is 1 */
+	uint64_t cpu0; /* cpu_ns() when tracing went on */
+	struct metabuf mb;
 };
 
 /* CPU time of the process (the recorder is one thread). */
@@ -58,14 +78,6 @@ static uint64_t cpu_ns(void)
 
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
 static int count_cpus(const char *dir)
@@ -117,7 +129,7 @@ static int split_event(const char *spec, char *sys, size_t ssz, char *name,
 	return 0;
 }
 
-static int enable_events(struct tsess *s)
+static int enable_events(struct tfs_source *s)
 {
 	int nr = OPTS_GET(s->o, nr_events, 0);
 	const char *const *ev = OPTS_GET(s->o, events, NULL);
@@ -167,7 +179,7 @@ static int enable_events(struct tsess *s)
  * So the copy is switched on after tracing_on=1 and off before
  * tracing_on=0.
  */
-static void copy_markers(struct tsess *s, bool on)
+static void copy_markers(struct tfs_source *s, bool on)
 {
 	if (!s->want_print)
 		return;
@@ -178,7 +190,7 @@ static void copy_markers(struct tsess *s, bool on)
 			s->ti.path);
 }
 
-static int setup_instance(struct tsess *s)
+static int setup_instance(struct tfs_source *s)
 {
 	uint64_t buf = OPTS_GET(s->o, buffer_bytes, 0);
 	uint32_t sub = OPTS_GET(s->o, subbuf_bytes, 0);
@@ -234,7 +246,7 @@ static int setup_instance(struct tsess *s)
 
 static int sink(void *ctx, int cpu, const void *page)
 {
-	struct tsess *s = ctx;
+	struct tfs_source *s = ctx;
 	int err = tdat_writer_page(s->w, cpu, page);
 
 	if (err && !s->write_err)
@@ -264,7 +276,7 @@ static uint64_t stat_field(const char *root_or_inst, int cpu, const char *key)
 	return v;
 }
 
-static void fill_stats(struct tsess *s, bool final)
+static void fill_stats(struct tfs_source *s, bool final)
 {
 	struct perfring_tracefs_stats *st = s->st;
 
@@ -314,7 +326,7 @@ static void fill_stats(struct tsess *s, bool final)
 	st->subbuf_size = s->subbuf_size;
 }
 
-static int drain(struct tsess *s, int cpu, bool final)
+static int drain(struct tfs_source *s, int cpu, bool final)
 {
 	int r;
 
@@ -327,97 +339,7 @@ static int drain(struct tsess *s, int cpu, bool final)
 	return r;
 }
 
-static int record_loop(struct tsess *s)
-{
-	int ctl = OPTS_GET(s->o, control_fd, -1);
-	double duration = OPTS_GET(s->o, duration, 0.0);
-	perfring_tracefs_progress_fn prog = OPTS_GET(s->o, progress, NULL);
-	struct pollfd *pfd;
-	uint64_t start = now_ms(), last = start;
-	int n = 0, ctl_i = -1, pid_i = -1, err = 0;
-	bool stop = false;
-
-	pfd = calloc((size_t)s->nr_cpus + 2, sizeof(*pfd));
-	if (!pfd)
-		return -ENOMEM;
-	for (int i = 0; i < s->nr_cpus; i++) {
-		pfd[n].fd = s->cpus[i].fd;
-		pfd[n++].events = POLLIN;
-	}
-	if (ctl >= 0) {
-		ctl_i = n;
-		pfd[n].fd = ctl;
-		pfd[n++].events = POLLIN;
-	}
-	if (s->cmd.pidfd >= 0) {
-		pid_i = n;
-		pfd[n].fd = s->cmd.pidfd;
-		pfd[n++].events = POLLIN;
-	}
-	while (!stop) {
-		int r = poll(pfd, (nfds_t)n, 250);
-		bool woke = false;
-
-		if (r < 0 && errno != EINTR) {
-			err = -errno;
-			break;
-		}
-		for (int i = 0; r > 0 && i < s->nr_cpus; i++) {
-			if (!(pfd[i].revents & POLLIN))
-				continue;
-			woke = true;
-			err = drain(s, i, false);
-			if (err < 0)
-				goto out;
-			err = 0;
-		}
-		if (woke)
-			s->st->wakeups++;
-		if (ctl_i >= 0 && (pfd[ctl_i].revents & (POLLIN | POLLHUP))) {
-			char cmd[16];
-			ssize_t got = read(ctl, cmd, sizeof(cmd));
-
-			if (got <= 0 || memchr(cmd, 'q', (size_t)got))
-				stop = true;
-		}
-		if (pid_i >= 0 && (pfd[pid_i].revents & POLLIN))
-			stop = true;
-		if (s->cmd.pid > 0 && s->cmd.pidfd < 0) {
-			int status;
-
-			if (waitpid(s->cmd.pid, &status, WNOHANG) ==
-			    s->cmd.pid) {
-				s->st->child_status = status;
-				s->cmd.pid = 0;
-				stop = true;
-			}
-		}
-		if (duration > 0 && now_ms() - start >= duration * 1000)
-			stop = true;
-		if (prog && now_ms() - last >= 250) {
-			last = now_ms();
-			fill_stats(s, false);
-			prog(s->st, OPTS_GET(s->o, progress_ctx, NULL));
-		}
-	}
-out:
-	free(pfd);
-	return err;
-}
-
 /* ---- metadata ---------------------------------------------------------- */
-
-struct metabuf {
-	struct tdat_meta m;
-	char *hp, *he, *kall, *printk, *cmdl, *clock, *cpustat;
-	char uname[512];
-	struct tdat_blob *ftrace;
-	size_t nr_ftrace;
-	struct tdat_system *sys;
-	size_t nr_sys;
-	char **texts; /* every allocated format, to free */
-	size_t nr_texts;
-};
 
 static int keep_text(struct metabuf *mb, char *t)
 {
@@ -456,7 +378,7 @@ static int add_format(struct metabuf *mb, struct tdat_blob **arr, size_t *nr,
 }
 
 /* Every format in events/@sys (or just @name), added under @sys. */
-static int add_system(struct tsess *s, struct metabuf *mb, const char *sys,
+static int add_system(struct tfs_source *s, struct metabuf *mb, const char *sys,
 		      const char *name)
 {
 	char dir[PATH_MAX], path[PATH_MAX + 300];
@@ -519,7 +441,7 @@ static int read_opt(const char *path, char **out, size_t *len, size_t max)
 }
 
 /* Per-CPU statistics, "CPU: n" then the stats file, as trace-cmd. */
-static void read_cpustat(struct tsess *s, struct metabuf *mb)
+static void read_cpustat(struct tfs_source *s, struct metabuf *mb)
 {
 	char path[PATH_MAX];
 	size_t cap = 0, used = 0;
@@ -552,7 +474,7 @@ static void read_cpustat(struct tsess *s, struct metabuf *mb)
 
 /* What changes while recording, read again at the end: the task names
  * and the per-CPU statistics. */
-static void refresh_meta(struct tsess *s, struct metabuf *mb)
+static void refresh_meta(struct tfs_source *s, struct metabuf *mb)
 {
 	char path[PATH_MAX];
 	size_t len;
@@ -564,7 +486,7 @@ static void refresh_meta(struct tsess *s, struct metabuf *mb)
 	read_cpustat(s, mb);
 }
 
-static int build_meta(struct tsess *s, struct metabuf *mb)
+static int build_meta(struct tfs_source *s, struct metabuf *mb)
 {
 	const char *const *ev = OPTS_GET(s->o, events, NULL);
 	int nr = OPTS_GET(s->o, nr_events, 0);
@@ -682,7 +604,7 @@ static void free_meta(struct metabuf *mb)
  * them does not record.  Then all CPUs record into the instance and only
  * the chosen ones are read; the others' buffers overwrite themselves.
  */
-static int select_cpus(struct tsess *s, const char *list)
+static int select_cpus(struct tfs_source *s, const char *list)
 {
 	uint32_t mask[PERFRING_TRACEFS_MAX_CPUS / 32] = { 0 };
 	char txt[PERFRING_TRACEFS_MAX_CPUS / 32 * 9 + 1], *end;
@@ -795,7 +717,7 @@ static void reclaim_instances(const char *root)
  * what is in it.  The join may have left pages out; the kernel's counters
  * say how many of its events never got into the file.
  */
-static void stats_after_cut(struct tsess *s, int write_error)
+static void stats_after_cut(struct tfs_source *s, int write_error)
 {
 	struct perfring_tracefs_stats *st = s->st;
 
@@ -841,33 +763,41 @@ static void stats_after_cut(struct tsess *s, int write_error)
 	}
 }
 
-static int record_tracefs(const struct perfring_tracefs_opts *o,
-			  struct perfring_tracefs_stats *st)
-{
-	struct tsess s = { .o = o,
-			   .st = st,
-			   .cmd = { .go_fd = -1, .err_fd = -1, .pidfd = -1 } };
-	struct metabuf mb;
-	char name[64], *const *argv;
-	unsigned long long start;
-	const char *out;
-	bool map, all;
-	int err, nopen = 0, first = -1;
-	uint64_t cpu0;
+/* ---- the source: one instance, its per-CPU buffers, one trace.dat ----- */
 
-	memset(&mb, 0, sizeof(mb));
-	s.root = OPTS_GET(o, tracefs, NULL);
-	if (!s.root)
-		s.root = TFS_DEFAULT_ROOT;
-	out = OPTS_GET(o, output, NULL);
-	if (!out)
-		out = "trace.dat";
-	if (!strcmp(out, "-")) {
+/*
+ * Makes the instance, opens its CPUs' buffers and writes the trace.dat's
+ * metadata, tracing still off.  @st (zeroed, st->sz set) is filled along.
+ * On error what was made is undone (*out stays NULL).
+ */
+int tfs_source_open(const struct perfring_tracefs_opts *o,
+		    struct perfring_tracefs_stats *st, struct tfs_source **out)
+{
+	struct tfs_source *s;
+	char name[64];
+	unsigned long long start;
+	const char *path;
+	bool map;
+	int err, first = -1;
+
+	*out = NULL;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->o = o;
+	s->st = st;
+	s->root = OPTS_GET(o, tracefs, NULL);
+	if (!s->root)
+		s->root = TFS_DEFAULT_ROOT;
+	path = OPTS_GET(o, output, NULL);
+	if (!path)
+		path = "trace.dat";
+	if (!strcmp(path, "-")) {
 		pr_err("tracefs: trace.dat cannot go to a pipe: give -o FILE");
+		free(s);
 		return -EINVAL;
 	}
-	argv = OPTS_GET(o, argv, NULL);
-	all = OPTS_GET(o, all_cpus, false) || !argv;
+	s->all = OPTS_GET(o, all_cpus, false) || !OPTS_GET(o, argv, NULL);
 	map = !OPTS_GET(o, no_mmap, false);
 	if (OPTS_GET(o, instance, NULL))
 		snprintf(name, sizeof(name), "%s", o->instance);
@@ -878,149 +808,319 @@ static int record_tracefs(const struct perfring_tracefs_opts *o,
 		snprintf(name, sizeof(name), "perfring-%d", (int)getpid());
 	snprintf(st->instance, sizeof(st->instance), "%s", name);
 
-	reclaim_instances(s.root);
-	err = tfs_instance_create(&s.ti, s.root, name);
-	if (err)
+	reclaim_instances(s->root);
+	err = tfs_instance_create(&s->ti, s->root, name);
+	if (err) {
+		free(s);
 		return err;
-	err = setup_instance(&s);
-	if (err)
-		goto out;
-	s.nr_cpus = count_cpus(s.ti.path);
-	if (s.nr_cpus <= 0) {
-		err = s.nr_cpus ? s.nr_cpus : -ENODEV;
-		pr_err("tracefs: no CPUs under %s/per_cpu", s.ti.path);
-		goto out;
 	}
-	s.cpus = calloc((size_t)s.nr_cpus, sizeof(*s.cpus));
-	if (!s.cpus) {
+	s->made = true;
+	err = setup_instance(s);
+	if (err)
+		goto fail;
+	s->nr_cpus = count_cpus(s->ti.path);
+	if (s->nr_cpus <= 0) {
+		err = s->nr_cpus ? s->nr_cpus : -ENODEV;
+		pr_err("tracefs: no CPUs under %s/per_cpu", s->ti.path);
+		goto fail;
+	}
+	s->cpus = calloc((size_t)s->nr_cpus, sizeof(*s->cpus));
+	if (!s->cpus) {
 		err = -ENOMEM;
-		goto out;
+		goto fail;
 	}
-	err = select_cpus(&s, OPTS_GET(o, cpu_list, NULL));
+	err = select_cpus(s, OPTS_GET(o, cpu_list, NULL));
 	if (err)
-		goto out;
-	for (; nopen < s.nr_cpus; nopen++) {
-		if (!s.on[nopen]) {
-			s.cpus[nopen].fd = -1; /* not recorded */
+		goto fail;
+	for (; s->nopen < s->nr_cpus; s->nopen++) {
+		int i = s->nopen;
+
+		if (!s->on[i]) {
+			s->cpus[i].fd = -1; /* not recorded */
 			continue;
 		}
-		err = tfs_cpu_open(&s.cpus[nopen], s.ti.path, nopen, map,
-				   s.subbuf_size);
+		err = tfs_cpu_open(&s->cpus[i], s->ti.path, i, map,
+				   s->subbuf_size);
 		if (err)
-			goto out;
-		if (s.cpus[nopen].mapped)
-			s.subbuf_size = s.cpus[nopen].subbuf_size;
-		first = first < 0 ? nopen : first;
+			goto fail;
+		if (s->cpus[i].mapped)
+			s->subbuf_size = s->cpus[i].subbuf_size;
+		first = first < 0 ? i : first;
 	}
-	st->mapped = s.cpus[first].mapped;
-	for (int i = first + 1; i < s.nr_cpus; i++)
-		if (s.on[i] && (s.cpus[i].mapped != st->mapped ||
-				s.cpus[i].subbuf_size != s.subbuf_size)) {
+	st->mapped = s->cpus[first].mapped;
+	for (int i = first + 1; i < s->nr_cpus; i++)
+		if (s->on[i] && (s->cpus[i].mapped != st->mapped ||
+				 s->cpus[i].subbuf_size != s->subbuf_size)) {
 			pr_err("tracefs: CPUs disagree on the buffer layout");
 			err = -EPROTO;
-			goto out;
+			goto fail;
 		}
 	/* The metadata first: a disk that fills up later cuts the data,
 	 * never the formats that make it readable. */
-	err = build_meta(&s, &mb);
+	err = build_meta(s, &s->mb);
 	if (err)
-		goto out;
-	err = tdat_writer_open(out, s.subbuf_size, s.nr_cpus, OUT_FILE_KEEP_OLD,
-			       &s.w);
+		goto fail;
+	err = tdat_writer_open(path, s->subbuf_size, s->nr_cpus,
+			       OUT_FILE_KEEP_OLD, &s->w);
 	if (!err)
-		err = tdat_writer_begin(s.w, &mb.m);
+		err = tdat_writer_begin(s->w, &s->mb.m);
 	if (err)
-		goto out;
-	if (argv) {
-		err = held_child_start(&s.cmd, argv, NULL, NULL);
-		if (err) {
-			pr_err("tracefs: cannot start %s: %s", argv[0],
-			       strerror(-err));
-			goto out;
-		}
-		if (!all) {
-			char pid[32];
+		goto fail;
+	*out = s;
+	return 0;
+fail:
+	tfs_source_close(s, err);
+	return err;
+}
 
-			snprintf(pid, sizeof(pid), "%d", (int)s.cmd.pid);
-			tfs_write(&s.ti, "options/event-fork", "1", false);
-			err = tfs_write(&s.ti, "set_event_pid", pid, true);
-			if (err)
-				goto out;
-		}
-	}
-	err = tfs_write(&s.ti, "tracing_on", "1", true);
-	if (err)
-		goto out;
-	copy_markers(&s, true);
-	if (argv) {
-		err = held_child_release(&s.cmd, argv);
-		if (err)
-			goto out;
-	}
-	cpu0 = cpu_ns();
-	err = record_loop(&s);
-	copy_markers(&s, false);
-	tfs_write(&s.ti, "tracing_on", "0", false);
+/* Only @pids (a command, or -p's list: "1 2") and what they fork are
+ * kept (the caller knows whether every task is wanted). */
+int tfs_source_follow(struct tfs_source *s, const char *pids)
+{
+	tfs_write(&s->ti, "options/event-fork", "1", false);
+	return tfs_write(&s->ti, "set_event_pid", pids, true);
+}
+
+int tfs_source_start(struct tfs_source *s)
+{
+	int err = tfs_write(&s->ti, "tracing_on", "1", true);
+
 	if (!err) {
-		for (int i = 0; i < s.nr_cpus; i++) {
-			err = drain(&s, i, true);
+		s->tracing = true;
+		copy_markers(s, true);
+		s->cpu0 = cpu_ns();
+	}
+	return err;
+}
+
+int tfs_source_nr_cpus(const struct tfs_source *s)
+{
+	return s->nr_cpus;
+}
+
+/* CPU @cpu's descriptor (readable at the buffer's fill level), or -1. */
+int tfs_source_fd(const struct tfs_source *s, int cpu)
+{
+	return s->on[cpu] ? s->cpus[cpu].fd : -1;
+}
+
+/* The full pages of @cpu into the file (@final: all that is left).
+ * Returns >= 0 or -errno (a write error first). */
+int tfs_source_drain(struct tfs_source *s, int cpu, bool final)
+{
+	return drain(s, cpu, final);
+}
+
+void tfs_source_stats(struct tfs_source *s)
+{
+	fill_stats(s, false);
+}
+
+int tfs_source_error(const struct tfs_source *s)
+{
+	return s->loop_err;
+}
+
+/* ---- the source in a session's loop (session.h) ---- */
+
+static int src_watch(void *ctx, struct rec_session *rs)
+{
+	struct tfs_source *s = ctx;
+
+	for (int i = 0; i < s->nr_cpus; i++) {
+		int fd = tfs_source_fd(s, i);
+		int err = fd >= 0 ? rec_session_watch(rs, fd, (uint32_t)i) : 0;
+
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* A CPU's buffer reached its fill level (buffer_percent): its full
+ * pages into the file. */
+static int src_ready(void *ctx, uint32_t cpu, uint32_t events)
+{
+	struct tfs_source *s = ctx;
+	int r;
+
+	if (!(events & EPOLLIN) || (int)cpu >= s->nr_cpus)
+		return 0;
+	r = drain(s, (int)cpu, false);
+	if (r < 0) {
+		if (!s->loop_err)
+			s->loop_err = r;
+		return r;
+	}
+	return 1;
+}
+
+static void src_progress(void *ctx)
+{
+	struct tfs_source *s = ctx;
+	perfring_tracefs_progress_fn prog = OPTS_GET(s->o, progress, NULL);
+
+	if (prog) {
+		fill_stats(s, false);
+		prog(s->st, OPTS_GET(s->o, progress_ctx, NULL));
+	}
+}
+
+const struct rec_source_ops tfs_source_ops = {
+	.name = "tracefs",
+	.watch = src_watch,
+	.ready = src_ready,
+	.progress = src_progress,
+};
+
+/*
+ * Tracing off, the last pages (unless @err: a loop that failed), the
+ * final figures, the metadata that changed while recording and the file
+ * completed.  Returns @err, or the first error of these steps.
+ */
+int tfs_source_finish(struct tfs_source *s, int err)
+{
+	if (s->tracing) {
+		copy_markers(s, false);
+		tfs_write(&s->ti, "tracing_on", "0", false);
+		s->tracing = false;
+	}
+	if (!err) {
+		for (int i = 0; i < s->nr_cpus; i++) {
+			err = drain(s, i, true);
 			if (err < 0)
 				break;
 			err = 0;
 		}
 	}
-	fill_stats(&s, true);
-	st->capture_cpu_ns = cpu_ns() - cpu0;
+	fill_stats(s, true);
+	s->st->capture_cpu_ns = cpu_ns() - s->cpu0;
 	/* A failed write (a full disk) keeps what was written. */
-	if (!err || (s.write_err && err == s.write_err)) {
+	if (!err || (s->write_err && err == s->write_err)) {
 		int ferr;
 
-		refresh_meta(&s, &mb);
-		ferr = tdat_writer_finish(s.w, &mb.m);
-		st->file_bytes = tdat_writer_file_bytes(s.w);
-		if (ferr && st->file_bytes)
-			stats_after_cut(&s, ferr);
+		refresh_meta(s, &s->mb);
+		ferr = tdat_writer_finish(s->w, &s->mb.m);
+		s->st->file_bytes = tdat_writer_file_bytes(s->w);
+		if (ferr && s->st->file_bytes)
+			stats_after_cut(s, ferr);
 		err = err ? err : ferr;
-		tdat_writer_free(s.w);
-		s.w = NULL;
-	}
-out:
-	free_meta(&mb);
-	if (s.cmd.pid > 0) {
-		int status;
-
-		if (s.cmd.go_fd >= 0) {
-			/* Never started: it exits when the pipe closes. */
-			close(s.cmd.go_fd);
-			s.cmd.go_fd = -1;
-		} else if (waitpid(s.cmd.pid, &status, WNOHANG) == 0) {
-			kill(s.cmd.pid, SIGTERM);
-		} else {
-			st->child_status = status;
-			s.cmd.pid = 0;
-		}
-		if (s.cmd.pid > 0 &&
-		    waitpid(s.cmd.pid, &status, 0) == s.cmd.pid)
-			st->child_status = status;
-	}
-	if (s.cmd.go_fd >= 0)
-		close(s.cmd.go_fd);
-	if (s.cmd.err_fd >= 0)
-		close(s.cmd.err_fd);
-	if (s.cmd.pidfd >= 0)
-		close(s.cmd.pidfd);
-	if (s.w)
-		tdat_writer_abort(s.w);
-	for (int i = 0; i < nopen; i++)
-		tfs_cpu_close(&s.cpus[i]);
-	free(s.cpus);
-	{
-		int rerr = tfs_instance_remove(&s.ti);
-
-		if (!err)
-			err = rerr;
+		tdat_writer_free(s->w);
+		s->w = NULL;
 	}
 	return err;
+}
+
+/* Undoes what is left (an unfinished file is removed, the instance
+ * always) and frees @s.  Returns @err, or the instance's removal error. */
+int tfs_source_close(struct tfs_source *s, int err)
+{
+	int rerr = 0;
+
+	if (!s)
+		return err;
+	if (s->tracing) {
+		copy_markers(s, false);
+		tfs_write(&s->ti, "tracing_on", "0", false);
+	}
+	free_meta(&s->mb);
+	if (s->w)
+		tdat_writer_abort(s->w);
+	for (int i = 0; i < s->nopen; i++)
+		tfs_cpu_close(&s->cpus[i]);
+	free(s->cpus);
+	if (s->made)
+		rerr = tfs_instance_remove(&s->ti);
+	free(s);
+	return err ? err : rerr;
+}
+
+/* Ends the command (if still running) and collects its status. */
+static void reap_child(struct held_child *cmd, int *child_status)
+{
+	int status;
+
+	if (cmd->pid > 0) {
+		if (cmd->go_fd >= 0) {
+			/* Never started: it exits when the pipe closes. */
+			close(cmd->go_fd);
+			cmd->go_fd = -1;
+		} else if (waitpid(cmd->pid, &status, WNOHANG) == 0) {
+			kill(cmd->pid, SIGTERM);
+		} else {
+			*child_status = status;
+			cmd->pid = 0;
+		}
+		if (cmd->pid > 0 && waitpid(cmd->pid, &status, 0) == cmd->pid)
+			*child_status = status;
+	}
+	if (cmd->go_fd >= 0)
+		close(cmd->go_fd);
+	if (cmd->err_fd >= 0)
+		close(cmd->err_fd);
+	if (cmd->pidfd >= 0)
+		close(cmd->pidfd);
+}
+
+/* The source alone in a session: until the command ends, 'q' or the
+ * duration. */
+static int run_session(const struct perfring_tracefs_opts *o,
+		       struct tfs_source *s, struct held_child *cmd,
+		       struct perfring_tracefs_stats *st)
+{
+	struct rec_session rs;
+	int err;
+
+	rec_session_init(&rs);
+	rs.control_fd = OPTS_GET(o, control_fd, -1);
+	rs.cmd = cmd;
+	rs.child_status = &st->child_status;
+	rs.duration = OPTS_GET(o, duration, 0.0);
+	rs.poll_ms = 250;
+	err = rec_session_add(&rs, &tfs_source_ops, s);
+	if (!err)
+		err = rec_session_loop(&rs);
+	st->wakeups = rs.wakeups;
+	rec_session_close(&rs);
+	return err;
+}
+
+static int record_tracefs(const struct perfring_tracefs_opts *o,
+			  struct perfring_tracefs_stats *st)
+{
+	struct held_child cmd = { .go_fd = -1, .err_fd = -1, .pidfd = -1 };
+	char *const *argv = OPTS_GET(o, argv, NULL);
+	struct tfs_source *s;
+	int err;
+
+	err = tfs_source_open(o, st, &s);
+	if (err)
+		return err;
+	if (argv) {
+		char pid[32];
+
+		err = held_child_start(&cmd, argv, NULL, NULL);
+		if (err) {
+			pr_err("tracefs: cannot start %s: %s", argv[0],
+			       strerror(-err));
+			goto out;
+		}
+		snprintf(pid, sizeof(pid), "%d", (int)cmd.pid);
+		if (!s->all)
+			err = tfs_source_follow(s, pid);
+		if (err)
+			goto out;
+	}
+	err = tfs_source_start(s);
+	if (!err && argv)
+		err = held_child_release(&cmd, argv);
+	if (err)
+		goto out;
+	err = run_session(o, s, &cmd, st);
+	err = tfs_source_finish(s, err);
+out:
+	reap_child(&cmd, &st->child_status);
+	return tfs_source_close(s, err);
 }
 
 /* The figures go to the caller's @st as far as its st->sz reaches (the

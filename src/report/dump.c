@@ -341,9 +341,9 @@ static void put_cpu_map(FILE *out, const unsigned char *d, uint32_t len)
 	}
 }
 
-/* The fields of records other than samples, perf's wording. */
-static void put_fields(FILE *out, const unsigned char *r, uint32_t type,
-		       uint32_t size, uint32_t end)
+/* The fields of the kernel's records (types below 64), perf's wording. */
+static void put_kernel_fields(FILE *out, const unsigned char *r, uint32_t type,
+			      uint32_t end)
 {
 	uint16_t misc = ld16(r + 4);
 
@@ -465,6 +465,18 @@ static void put_fields(FILE *out, const unsigned char *r, uint32_t type,
 	case 21: /* AUX_OUTPUT_HW_ID */
 		fprintf(out, " hw_id: %#llx", ull(ld64(r + 8)));
 		break;
+	default:
+		break;
+	}
+}
+
+/* The fields of the records perf itself writes (types from 64). */
+static void put_user_fields(FILE *out, const unsigned char *r, uint32_t type,
+			    uint32_t size)
+{
+	uint16_t misc = ld16(r + 4);
+
+	switch (type) {
 	case PRD_REC_HEADER_ATTR: {
 		struct perf_event_attr a;
 		uint32_t asz = ld32(r + 12) ? ld32(r + 12) : 64;
@@ -615,6 +627,16 @@ static void put_fields(FILE *out, const unsigned char *r, uint32_t type,
 	default:
 		break;
 	}
+}
+
+/* The fields of records other than samples, perf's wording. */
+static void put_fields(FILE *out, const unsigned char *r, uint32_t type,
+		       uint32_t size, uint32_t end)
+{
+	if (type < PRD_REC_HEADER_ATTR)
+		put_kernel_fields(out, r, type, end);
+	else
+		put_user_fields(out, r, type, size);
 }
 
 static int dump_event(struct prd_file *f, const struct prd_event *ev, void *ctx)

@@ -6,7 +6,31 @@
 #ifndef PERFRING_REPORT_REPORT_H
 #define PERFRING_REPORT_REPORT_H
 
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
+
+/* One listing entry: @text (@len bytes, whole lines) of an event at @ts
+ * (ns).  Returns 0 or -errno to stop. */
+typedef int (*tdat_line_fn)(void *ctx, uint64_t ts, const char *text,
+			    size_t len);
+
+/*
+ * The events of a trace.dat in time order, each as trace-cmd report
+ * prints it (with the kernel's dropped-events mark before it), to @fn.
+ * Returns 0, @fn's error, or -errno of the file (-EBADMSG: damaged).
+ */
+int tdat_script_lines(const char *path, tdat_line_fn fn, void *ctx);
+
+/* The same, pulled one event at a time (the merged listing). */
+struct tdat_lines;
+int tdat_lines_open(const char *path, struct tdat_lines **out);
+/* 1: the next event's time and text (whole lines, valid until the next
+ * call); 0 at the end; -errno at the end of a damaged file (-EBADMSG: the
+ * events around the damage were returned). */
+int tdat_lines_next(struct tdat_lines *l, uint64_t *ts, const char **text,
+		    size_t *len);
+void tdat_lines_close(struct tdat_lines *l);
 
 /*
  * Every record of @path ("-": standard input) with its offset, size, type

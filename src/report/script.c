@@ -30,6 +30,7 @@
 #include "../format/perf_data.h"
 #include "../format/perf_reader.h"
 #include "outbuf.h"
+#include "report.h"
 #include "threads.h"
 #include "tpfmt.h"
 
@@ -121,7 +122,57 @@ struct script {
 	uint64_t sec; /* put_time()'s cache */
 	uint32_t sec_len;
 	char sec_text[28];
+	/* The trace.dat merged in (opts->trace_dat): its listing, read
+	 * first, goes out by time between the samples. */
+	struct merged *merged;
 };
+
+/* The trace.dat's listing, pulled one event ahead. */
+struct merged {
+	struct tdat_lines *lines;
+	bool have; /* ts/text/len: the next event, not printed yet */
+	uint64_t ts;
+	const char *text;
+	size_t len;
+	int err; /* the trace.dat's damage (-EBADMSG), at its end */
+};
+
+static void merged_pull(struct merged *m)
+{
+	int r = tdat_lines_next(m->lines, &m->ts, &m->text, &m->len);
+
+	m->have = r > 0;
+	if (r < 0)
+		m->err = r;
+}
+
+/* The trace.dat's events before @ts (every one left: UINT64_MAX) out. */
+static void merged_put_until(struct script *sc, uint64_t ts)
+{
+	struct merged *m = sc->merged;
+
+	while (m && m->have && m->ts < ts) {
+		for (size_t done = 0; done < m->len;) {
+			size_t n = m->len - done < OB_SLACK ? m->len - done :
+							      OB_SLACK;
+
+			ob_room(&sc->ob, n);
+			memcpy(sc->ob.p + sc->ob.len, m->text + done, n);
+			sc->ob.len += n;
+			done += n;
+		}
+		ob_line_done(&sc->ob);
+		merged_pull(m);
+	}
+}
+
+static void merged_free(struct merged *m)
+{
+	if (!m)
+		return;
+	tdat_lines_close(m->lines);
+	free(m);
+}
 
 static int out_type(uint32_t attr_type)
 {
@@ -595,6 +646,7 @@ static void print_sample(struct script *sc, const struct psample *s)
 
 static void print_one(struct script *sc, const struct psample *ps)
 {
+	merged_put_until(sc, ps->time);
 	print_sample(sc, ps);
 	ob_line_done(&sc->ob);
 	if (sc->ob.err && !sc->stop)
@@ -673,12 +725,32 @@ PERFRING_API int perfring_script(const struct perfring_script_opts *opts,
 		err = machine_init(&sc->m);
 	if (err)
 		goto out_free;
+	if (OPTS_GET(opts, trace_dat, NULL)) {
+		sc->merged = calloc(1, sizeof(*sc->merged));
+		err = sc->merged ? tdat_lines_open(opts->trace_dat,
+						   &sc->merged->lines) :
+				   -ENOMEM;
+		if (!err)
+			merged_pull(sc->merged);
+		if (err) {
+			pr_err("script: %s: %s (--no-trace-dat: the perf.data alone)",
+			       opts->trace_dat, strerror(-err));
+			goto out_machine;
+		}
+	}
 	err = prd_open(sc->o.input ? sc->o.input : "perf.data", &sc->f);
 	if (err)
 		goto out_machine;
 	err = prd_process(sc->f, true, on_event, sc);
 	if (sc->stop && (!err || err == sc->stop))
 		err = sc->stop;
+	if (!err && sc->merged) {
+		merged_put_until(sc, UINT64_MAX);
+		err = sc->merged->err;
+		if (err)
+			pr_err("script: %s: %s (the events around it are printed)",
+			       opts->trace_dat, strerror(-err));
+	}
 	ob_flush(&sc->ob);
 	if (!err && sc->ob.err)
 		err = sc->ob.err;
@@ -688,6 +760,7 @@ PERFRING_API int perfring_script(const struct perfring_script_opts *opts,
 out_machine:
 	machine_exit(&sc->m);
 out_free:
+	merged_free(sc->merged);
 	tpfmt_free(sc->tp);
 	for (uint32_t i = 0; i < sc->nr_ai; i++) {
 		struct attr_info *ai = sc->ai[i], *n;

@@ -17,6 +17,7 @@
 #include "perfring/tools.h"
 #include "../format/trace_dat.h"
 #include "../ring/subbuf_page.h"
+#include "report.h"
 
 struct cpu_it {
 	const struct tdat_file *f;
@@ -274,71 +275,144 @@ int perfring_trace_dat_probe(const char *path)
 	return tdat_probe(path);
 }
 
-int perfring_trace_dat_script(const char *path, FILE *out)
-{
-	struct trace_seq s;
+struct tdat_lines {
 	struct rd r;
-	int err, cpu;
+	struct trace_seq s;
+	int err; /* sticky: the first damage (the other CPUs go on) */
+};
 
-	err = rd_open(&r, path, true);
+int tdat_lines_open(const char *path, struct tdat_lines **out)
+{
+	struct tdat_lines *l = calloc(1, sizeof(*l));
+	int err;
+
+	if (!l)
+		return -ENOMEM;
+	err = rd_open(&l->r, path, true);
+	if (err) {
+		free(l);
+		return err;
+	}
+	trace_seq_init(&l->s);
+	*out = l;
+	return 0;
+}
+
+/* The text of CPU @cpu's pending event into l->s, as trace-cmd report
+ * prints it (a dropped-events mark line before it when the kernel marked
+ * its page). */
+static void format_event(struct tdat_lines *l, int cpu)
+{
+	struct cpu_it *c = &l->r.cpus[cpu];
+	struct trace_seq *s = &l->s;
+	struct tep_record rec;
+
+	trace_seq_reset(s);
+	if (c->missed_pending) {
+		if (c->missed_count)
+			trace_seq_printf(s,
+					 "CPU:%d [%" PRIu64
+					 " EVENTS DROPPED]\n",
+					 cpu, c->missed_count);
+		else
+			trace_seq_printf(s, "CPU:%d [EVENTS DROPPED]\n", cpu);
+	}
+	fill_record(&rec, c);
+	c->missed_pending = false;
+	if (c->ev.size < 8) {
+		trace_seq_printf(s, "[short event of %u bytes]", c->ev.size);
+	} else {
+		struct tep_event *e;
+		char name[256];
+		/* Microseconds, rounded as trace-cmd report. */
+		uint64_t us = (c->ev.ts + 500) / 1000;
+
+		tep_print_event(l->r.tep, s, &rec, "%16s-%-5d [%03d] ",
+				TEP_PRINT_COMM, TEP_PRINT_PID, TEP_PRINT_CPU);
+		trace_seq_printf(s, "%5" PRIu64 ".%06" PRIu64 ": ",
+				 us / 1000000, us % 1000000);
+		/* "name:" in 21 columns, as trace-cmd. */
+		e = tep_find_event_by_record(l->r.tep, &rec);
+		snprintf(name, sizeof(name), "%s:", e ? e->name : "?");
+		trace_seq_printf(s, "%-21s ", name);
+		tep_print_event(l->r.tep, s, &rec, "%s", TEP_PRINT_INFO);
+	}
+	trace_seq_terminate(s);
+	/* trace_marker text ends in its own newline. */
+	while (s->len && s->buffer[s->len - 1] == '\n')
+		s->buffer[--s->len] = 0;
+	trace_seq_putc(s, '\n');
+	trace_seq_terminate(s);
+}
+
+int tdat_lines_next(struct tdat_lines *l, uint64_t *ts, const char **text,
+		    size_t *len)
+{
+	int cpu = rd_pick(&l->r, &l->err);
+	struct cpu_it *c;
+
+	if (cpu < 0)
+		return l->err;
+	c = &l->r.cpus[cpu];
+	format_event(l, cpu);
+	*ts = c->ev.ts;
+	*text = l->s.buffer;
+	*len = (size_t)l->s.len;
+	cpu_next(c);
+	if (c->err && !l->err)
+		l->err = c->err;
+	return 1;
+}
+
+void tdat_lines_close(struct tdat_lines *l)
+{
+	if (!l)
+		return;
+	trace_seq_destroy(&l->s);
+	rd_close(&l->r);
+	free(l);
+}
+
+/*
+ * Each event of the trace.dat at @path in time order, as trace-cmd report
+ * prints it, to @fn with its time; stops at @fn's error.
+ */
+int tdat_script_lines(const char *path, tdat_line_fn fn, void *ctx)
+{
+	struct tdat_lines *l;
+	const char *text;
+	uint64_t ts;
+	size_t len;
+	int err;
+
+	err = tdat_lines_open(path, &l);
 	if (err)
 		return err;
-	trace_seq_init(&s);
-	err = 0;
-	while ((cpu = rd_pick(&r, &err)) >= 0) {
-		struct cpu_it *c = &r.cpus[cpu];
-		struct tep_record rec;
-
-		if (c->missed_pending) {
-			if (c->missed_count)
-				fprintf(out,
-					"CPU:%d [%" PRIu64 " EVENTS DROPPED]\n",
-					cpu, c->missed_count);
-			else
-				fprintf(out, "CPU:%d [EVENTS DROPPED]\n", cpu);
-		}
-		fill_record(&rec, c);
-		c->missed_pending = false;
-		trace_seq_reset(&s);
-		if (c->ev.size < 8) {
-			trace_seq_printf(&s, "[short event of %u bytes]",
-					 c->ev.size);
-		} else {
-			tep_print_event(r.tep, &s, &rec, "%16s-%-5d [%03d] ",
-					TEP_PRINT_COMM, TEP_PRINT_PID,
-					TEP_PRINT_CPU);
-			/* Microseconds, rounded as trace-cmd report. */
-			uint64_t us = (c->ev.ts + 500) / 1000;
-
-			trace_seq_printf(&s, "%5" PRIu64 ".%06" PRIu64 ": ",
-					 us / 1000000, us % 1000000);
-			{
-				struct tep_event *e =
-					tep_find_event_by_record(r.tep, &rec);
-				char name[256];
-
-				/* "name:" in 21 columns, as trace-cmd. */
-				snprintf(name, sizeof(name),
-					 "%s:", e ? e->name : "?");
-				trace_seq_printf(&s, "%-21s ", name);
-			}
-			tep_print_event(r.tep, &s, &rec, "%s", TEP_PRINT_INFO);
-		}
-		trace_seq_terminate(&s);
-		/* trace_marker text ends in its own newline. */
-		while (s.len && s.buffer[s.len - 1] == '\n')
-			s.buffer[--s.len] = 0;
-		fprintf(out, "%s\n", s.buffer);
-		if (ferror(out))
+	while ((err = tdat_lines_next(l, &ts, &text, &len)) > 0) {
+		err = fn(ctx, ts, text, len);
+		if (err)
 			break;
-		cpu_next(c);
-		if (c->err && !err)
-			err = c->err;
 	}
-	trace_seq_destroy(&s);
+	tdat_lines_close(l);
+	return err;
+}
+
+static int print_line(void *ctx, uint64_t ts, const char *text, size_t len)
+{
+	FILE *out = ctx;
+
+	(void)ts;
+	if (fwrite(text, 1, len, out) != len || ferror(out))
+		return errno ? -errno : -EIO;
+	return 0;
+}
+
+int perfring_trace_dat_script(const char *path, FILE *out)
+{
+	int err = tdat_script_lines(path, print_line, out);
+
 	if (!err)
 		err = out_err(out);
-	rd_close(&r);
 	return err;
 }
 

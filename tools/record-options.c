@@ -1,0 +1,385 @@
+// SPDX-License-Identifier: MIT
+/*
+ * perfring record's options: one parser for every mode.  An option means
+ * what it means in perf record (-e, -a, -C, -p, -t, -m, -F, -c, -g, -o,
+ * -S, --overwrite...) whatever the mode; the mode comes from what is asked
+ * for: --replay-cs or an AUX PMU event (cs_etm//, intel_pt//, arm_spe//)
+ * is AUX recording, --tracefs the ftrace-only recorder (where -e names
+ * ftrace events, as trace-cmd's -e does), anything else the one recorder
+ * of kernel perf events, application rings and, with --tracefs-event,
+ * ftrace events in the same run.  An option the mode has no use for is a
+ * usage error, as an unknown option always was.
+ */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cli.h"
+
+enum {
+	OPT_PER_THREAD = 256,
+	OPT_OVERWRITE,
+	OPT_NO_APP,
+	OPT_APP_MAX_RINGS,
+	OPT_TRACEFS,
+	OPT_TRACEFS_EVENT,
+	OPT_TRACEFS_OUTPUT,
+	OPT_BUFFER_SIZE,
+	OPT_SUBBUF,
+	OPT_PERCENT,
+	OPT_NO_MMAP,
+	OPT_REPLAY,
+	OPT_RATE,
+	OPT_LOOPS,
+	OPT_CHUNK,
+	OPT_REPLAY_CPU,
+	OPT_CS_HEADER,
+	OPT_MAX
+};
+
+static const struct option record_longopts[] = {
+	{ "event", required_argument, NULL, 'e' },
+	{ "all-cpus", no_argument, NULL, 'a' },
+	{ "cpu", required_argument, NULL, 'C' },
+	{ "pid", required_argument, NULL, 'p' },
+	{ "tid", required_argument, NULL, 't' },
+	{ "per-thread", no_argument, NULL, OPT_PER_THREAD },
+	{ "mmap-pages", required_argument, NULL, 'm' },
+	{ "freq", required_argument, NULL, 'F' },
+	{ "count", required_argument, NULL, 'c' },
+	{ "call-graph", no_argument, NULL, 'g' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "overwrite", no_argument, NULL, OPT_OVERWRITE },
+	{ "snapshot", optional_argument, NULL, 'S' },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "duration", required_argument, NULL, 'D' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "no-app", no_argument, NULL, OPT_NO_APP },
+	{ "app-max-rings", required_argument, NULL, OPT_APP_MAX_RINGS },
+	{ "tracefs", no_argument, NULL, OPT_TRACEFS },
+	{ "tracefs-event", required_argument, NULL, OPT_TRACEFS_EVENT },
+	{ "tracefs-output", required_argument, NULL, OPT_TRACEFS_OUTPUT },
+	{ "buffer-size", required_argument, NULL, OPT_BUFFER_SIZE },
+	{ "subbuf-size", required_argument, NULL, OPT_SUBBUF },
+	{ "buffer-percent", required_argument, NULL, OPT_PERCENT },
+	{ "no-mmap", no_argument, NULL, OPT_NO_MMAP },
+	{ "replay-cs", required_argument, NULL, OPT_REPLAY },
+	{ "rate", required_argument, NULL, OPT_RATE },
+	{ "loops", required_argument, NULL, OPT_LOOPS },
+	{ "chunk", required_argument, NULL, OPT_CHUNK },
+	{ "replay-cpu", required_argument, NULL, OPT_REPLAY_CPU },
+	{ "cs-header-version", required_argument, NULL, OPT_CS_HEADER },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* What each mode takes (0-terminated). */
+static const int perf_takes[] = { 'e',
+				  'a',
+				  'C',
+				  'p',
+				  't',
+				  OPT_PER_THREAD,
+				  'm',
+				  'F',
+				  'c',
+				  'g',
+				  'o',
+				  OPT_OVERWRITE,
+				  'q',
+				  'D',
+				  OPT_NO_APP,
+				  OPT_APP_MAX_RINGS,
+				  OPT_TRACEFS_EVENT,
+				  OPT_TRACEFS_OUTPUT,
+				  OPT_BUFFER_SIZE,
+				  OPT_SUBBUF,
+				  OPT_PERCENT,
+				  OPT_NO_MMAP,
+				  0 };
+static const int tracefs_takes[] = { OPT_TRACEFS,
+				     'e',
+				     'a',
+				     'C',
+				     'm',
+				     'o',
+				     'q',
+				     'D',
+				     OPT_BUFFER_SIZE,
+				     OPT_SUBBUF,
+				     OPT_PERCENT,
+				     OPT_NO_MMAP,
+				     0 };
+static const int aux_takes[] = { OPT_REPLAY,
+				 'e',
+				 'o',
+				 OPT_RATE,
+				 OPT_LOOPS,
+				 OPT_CHUNK,
+				 OPT_REPLAY_CPU,
+				 'm',
+				 'S',
+				 OPT_OVERWRITE,
+				 OPT_CS_HEADER,
+				 'D',
+				 'q',
+				 0 };
+/* Options of the ftrace part that need ftrace events in perf mode. */
+static const int tracefs_part[] = { OPT_TRACEFS_OUTPUT, OPT_BUFFER_SIZE,
+				    OPT_SUBBUF,		OPT_PERCENT,
+				    OPT_NO_MMAP,	0 };
+
+static bool takes(const int *list, int c)
+{
+	for (; *list; list++)
+		if (*list == c)
+			return true;
+	return false;
+}
+
+static const char *opt_name(int c)
+{
+	static char s[4];
+
+	for (const struct option *o = record_longopts; o->name; o++)
+		if (o->val == c)
+			return o->name;
+	snprintf(s, sizeof(s), "%c", c);
+	return s;
+}
+
+bool record_aux_event(const char *e)
+{
+	static const char *const pmus[] = { "cs_etm", "cs-etm", "intel_pt",
+					    "arm_spe" };
+
+	for (size_t i = 0; i < sizeof(pmus) / sizeof(pmus[0]); i++)
+		if (!strncmp(e, pmus[i], strlen(pmus[i])))
+			return true;
+	return false;
+}
+
+/* --subbuf-size: a power of two from 4K; no suffix means kilobytes. */
+static uint32_t parse_subbuf(const char *arg)
+{
+	uint64_t v = parse_size(arg, "--subbuf-size");
+
+	if (isdigit((unsigned char)arg[strlen(arg) - 1]))
+		v *= 1024; /* trace-cmd: kilobytes */
+	if (v < 4096 || (v & (v - 1)) || v > (1u << 27))
+		die_usage("--subbuf-size must be a power of two from 4K: %s",
+			  arg);
+	return (uint32_t)v;
+}
+
+static uint64_t parse_count(const char *arg, const char *fmt)
+{
+	char *end;
+	unsigned long long v = strtoull(arg, &end, 10);
+
+	if (*end || !v)
+		die_usage(fmt, arg);
+	return v;
+}
+
+/* perf's -m pages[,auxpages]: the AUX part only in AUX mode. */
+static void parse_mmap_arg(struct record_args *ra, const char *arg)
+{
+	char *copy = strdup(arg), *comma;
+
+	if (!copy)
+		die_usage("out of memory: %s", arg);
+	comma = strchr(copy, ',');
+	if (comma) {
+		*comma = 0;
+		ra->aux_bytes = parse_mmap(comma + 1);
+	}
+	if (*copy)
+		ra->mmap_bytes = parse_mmap(copy);
+	ra->mmap_has_aux = comma != NULL;
+	free(copy);
+}
+
+/* One option into @ra.  Returns false for an unknown one. */
+static bool record_option(struct record_args *ra, int c, char *arg)
+{
+	char *end;
+	unsigned long long v;
+
+	switch (c) {
+	case 'e':
+		if (ra->nr_events == RECORD_MAX_EVENTS)
+			die_usage("at most 64 events (%s)", arg);
+		ra->events[ra->nr_events++] = arg;
+		break;
+	case OPT_TRACEFS_EVENT:
+		if (ra->nr_tracefs_events == RECORD_MAX_EVENTS)
+			die_usage("at most 64 tracefs events (%s)", arg);
+		ra->tracefs_events[ra->nr_tracefs_events++] = arg;
+		break;
+	case 'a':
+		ra->all_cpus = true;
+		break;
+	case 'C':
+		ra->cpu_list = arg;
+		break;
+	case 'p':
+		ra->pid_list = arg;
+		break;
+	case 't':
+		ra->tid_list = arg;
+		break;
+	case OPT_PER_THREAD:
+		ra->per_thread = true;
+		break;
+	case 'm':
+		parse_mmap_arg(ra, arg);
+		break;
+	case 'F':
+		ra->freq = parse_count(arg, "-F takes a frequency in Hz: %s");
+		break;
+	case 'c':
+		ra->period = parse_count(
+			arg, "-c takes a period (events per sample): %s");
+		break;
+	case 'g':
+		ra->callchain = true;
+		break;
+	case 'o':
+		ra->output = arg;
+		break;
+	case OPT_OVERWRITE:
+		ra->overwrite = true;
+		break;
+	case 'S': /* -S[size], --snapshot[=[e][size]] */
+		ra->snapshot = true;
+		if (arg && *arg == 'e') {
+			ra->snapshot_on_exit = true;
+			arg++;
+		}
+		if (arg && *arg)
+			ra->snapshot_size = parse_size(arg, "-S");
+		break;
+	case 'q':
+		ra->quiet = true;
+		break;
+	case 'D':
+		ra->duration = parse_seconds(arg);
+		break;
+	case OPT_NO_APP:
+		ra->no_app = true;
+		break;
+	case OPT_APP_MAX_RINGS:
+		v = strtoull(arg, &end, 10);
+		if (*end || !v || v > UINT32_MAX)
+			die_usage("--app-max-rings takes a count: %s", arg);
+		ra->app_max_rings = (uint32_t)v;
+		break;
+	case OPT_TRACEFS:
+		ra->tracefs = true;
+		break;
+	case OPT_TRACEFS_OUTPUT:
+		ra->tracefs_output = arg;
+		break;
+	case OPT_BUFFER_SIZE:
+		ra->buffer_bytes = parse_mmap(arg);
+		break;
+	case OPT_SUBBUF:
+		ra->subbuf_bytes = parse_subbuf(arg);
+		break;
+	case OPT_PERCENT:
+		ra->buffer_percent = (int)strtol(arg, &end, 10);
+		if (*end || ra->buffer_percent < 0 || ra->buffer_percent > 100)
+			die_usage("--buffer-percent takes 0..100: %s", arg);
+		break;
+	case OPT_NO_MMAP:
+		ra->no_mmap = true;
+		break;
+	case OPT_REPLAY:
+		ra->replay = arg;
+		break;
+	case OPT_RATE:
+		ra->rate = parse_size(arg, "--rate");
+		break;
+	case OPT_LOOPS:
+		ra->loops = parse_count(arg, "--loops takes a count: %s");
+		break;
+	case OPT_CHUNK:
+		ra->chunk = parse_size(arg, "--chunk");
+		break;
+	case OPT_REPLAY_CPU:
+		ra->replay_cpu = (int)strtol(arg, &end, 10);
+		if (*end || ra->replay_cpu < 0)
+			die_usage("--replay-cpu takes a CPU: %s", arg);
+		break;
+	case OPT_CS_HEADER:
+		ra->cs_header_version = atoi(arg);
+		break;
+	default:
+		return false;
+	}
+	return true;
+}
+
+static enum record_mode pick_mode(const struct record_args *ra)
+{
+	if (ra->replay)
+		return RECORD_AUX;
+	for (int i = 0; i < ra->nr_events; i++)
+		if (record_aux_event(ra->events[i]))
+			return RECORD_AUX;
+	return ra->tracefs ? RECORD_TRACEFS : RECORD_PERF;
+}
+
+int record_parse_args(int argc, char **argv, struct record_args *ra)
+{
+	bool seen[OPT_MAX] = { false };
+	const int *ok;
+	int c;
+
+	memset(ra, 0, sizeof(*ra));
+	ra->buffer_percent = -1;
+	ra->replay_cpu = -1;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+e:aC:p:t:m:F:c:go:S::qD:h",
+				record_longopts, NULL)) != -1) {
+		if (c == 'h') {
+			ra->help = true;
+			continue;
+		}
+		if (c < 0 || c >= OPT_MAX || !record_option(ra, c, optarg))
+			return 2;
+		seen[c] = true;
+	}
+	ra->mode = pick_mode(ra);
+	if (ra->help)
+		return -1;
+	ok = ra->mode == RECORD_AUX	? aux_takes :
+	     ra->mode == RECORD_TRACEFS ? tracefs_takes :
+					  perf_takes;
+	for (c = 0; c < OPT_MAX; c++) {
+		if (!seen[c])
+			continue;
+		if (!takes(ok, c))
+			die_usage(
+				ra->mode == RECORD_AUX ?
+					"--%s does not apply to AUX area recording (--replay-cs, cs_etm//...)" :
+				ra->mode == RECORD_TRACEFS ?
+					"--%s does not apply to record --tracefs (use --tracefs-event in a perf recording)" :
+					"--%s does not apply to record of perf events",
+				opt_name(c));
+		if (ra->mode == RECORD_PERF && takes(tracefs_part, c) &&
+		    !ra->nr_tracefs_events)
+			die_usage("--%s needs --tracefs-event", opt_name(c));
+	}
+	if (ra->mode != RECORD_AUX && ra->mmap_has_aux)
+		die_usage(
+			"-m DATA,AUX: the AUX size is for AUX area recording: %s",
+			"-m");
+	ra->argv = optind < argc ? &argv[optind] : NULL;
+	if (ra->argv && ra->replay)
+		die_usage("record --replay-cs runs no command: %s",
+			  argv[optind]);
+	return -1;
+}

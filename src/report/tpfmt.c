@@ -31,7 +31,10 @@
 #include "../common/log.h"
 #include "tpfmt.h"
 
-#define TP_MAX_FIELD_END (1u << 20) /* beyond: a broken format */
+/* Fields ending past 64 KiB: a broken format, as a record is smaller (its
+ * size is a u16).  Such an event would have every record padded to that
+ * size and libtraceevent print all of it. */
+#define TP_MAX_FIELD_END (1u << 16)
 #define TP_MAX_ID 65536 /* common_type is a u16 */
 /* Compiled events by id, in pages made on first use: a file names a few
  * ids, and a whole table would be 512 KiB to clear and scan per file. */

@@ -14,14 +14,11 @@
 #include <unistd.h>
 #include "bench.h"
 
-/*
- * perfring stats over a recording of >= 400,000 sched:sched_switch
- * samples made in the same run: MB/s of the in-process perfring_stats()
- * (best of 3), and the peak RSS of a `perfring stats` process.
- */
-void case_stats_throughput(void)
+/* The file both cases read: >= 400,000 sched:sched_switch samples of a
+ * pipe ping-pong, recorded system wide into @f.  0 or the exit status. */
+static int record_sched_switch(char *f)
 {
-	char pp[PATH_MAX], f[] = "/tmp/perfring-bench-stats.data";
+	char pp[PATH_MAX];
 	char *rec[] = { (char *)cli_path(),
 			"record",
 			"-q",
@@ -36,6 +33,18 @@ void case_stats_throughput(void)
 			workload("pingpong", pp, sizeof(pp)),
 			"250000",
 			NULL };
+
+	return run_measured(rec, NULL, NULL);
+}
+
+/*
+ * perfring stats over a recording of >= 400,000 sched:sched_switch
+ * samples made in the same run: MB/s of the in-process perfring_stats()
+ * (best of 3), and the peak RSS of a `perfring stats` process.
+ */
+void case_stats_throughput(void)
+{
+	char f[] = "/tmp/perfring-bench-stats.data";
 	char *stats[] = { (char *)cli_path(), "stats", "-i", f, NULL };
 	double best = 1e9, w;
 	unsigned long long samples = 0;
@@ -48,7 +57,7 @@ void case_stats_throughput(void)
 	int status;
 	pid_t pid;
 
-	if (run_measured(rec, NULL, NULL) != 0 || stat(f, &st) != 0) {
+	if (record_sched_switch(f) != 0 || stat(f, &st) != 0) {
 		printf("bench stats-throughput error=record-failed\n");
 		unlink(f);
 		return;
@@ -100,21 +109,7 @@ void case_stats_throughput(void)
  */
 void case_script_vs_perf(void)
 {
-	char pp[PATH_MAX], f[] = "/tmp/perfring-bench-script.data";
-	char *rec[] = { (char *)cli_path(),
-			"record",
-			"-q",
-			"-a",
-			"-e",
-			"sched:sched_switch",
-			"-m",
-			"4M",
-			"-o",
-			f,
-			"--",
-			workload("pingpong", pp, sizeof(pp)),
-			"250000",
-			NULL };
+	char f[] = "/tmp/perfring-bench-script.data";
 	char *ours[] = { (char *)cli_path(), "script", "-i", f, NULL };
 	char *perf[] = { "perf", "script", "-i", f, NULL };
 	double o = 1e9, p = 1e9, w;
@@ -123,7 +118,7 @@ void case_script_vs_perf(void)
 	size_t tlen = 0;
 	FILE *out;
 
-	if (run_measured(rec, NULL, NULL) != 0) {
+	if (record_sched_switch(f) != 0) {
 		printf("bench script-vs-perf error=record-failed\n");
 		unlink(f);
 		return;

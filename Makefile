@@ -174,7 +174,7 @@ soak: $(B)/asan/perfring $(B)/apps/apphostile
 	SOAK_SECS=$(or $(SECS),300) PERFRING_ASAN_CLI=$(B)/asan/perfring TEST_APPS=$(B)/apps ./test/soak.sh
 
 bench: $(B)/bench $(B)/perfring $(WORKLOADS:%=$(B)/workloads/%) $(B)/bench_app_emit $(B)/bench_lttng_emit
-	$(B)/bench $(CASE)
+	$(B)/bench $(CASE) $(ARGS)
 
 # The ring demo, then a real recording judged by perf.
 demo: all $(WORKLOADS:%=$(B)/workloads/%)

@@ -32,6 +32,17 @@ static inline void __lsan_enable(void)
 }
 #endif
 
+/*
+ * TPIU streams: OpenCSD 1.3.3's deformatter reads up to 3 bytes past the
+ * block it is given (4-byte FSYNC checks at 2-byte steps), and given a
+ * block of under 4 bytes before its first FSYNC it scans on past it until
+ * it meets one.  Each block is copied to a staging buffer and followed by
+ * an FSYNC, where such a scan stops (a pattern no read that starts inside
+ * the block can match: its fourth byte is 0xff, an FSYNC's 0x7f).
+ */
+#define CSD_STAGE (64u << 10)
+static const uint8_t stage_tail[8] = { 0xff, 0xff, 0xff, 0x7f };
+
 /* One decoder: what its callbacks need to know. */
 struct csd_src {
 	struct csd *d;
@@ -54,6 +65,7 @@ struct csd {
 	bool elem_attached; /* decoders see the element output */
 	bool lib_printer; /* OpenCSD prints some packets (log callback) */
 	uint8_t carry[16]; /* formatted: the start of a split unit */
+	uint8_t *stage; /* TPIU: blocks as OpenCSD may read them (process) */
 	uint32_t ncarry;
 	uint64_t index; /* trace index of the next byte fed */
 	struct csd_src *src[128]; /* by trace ID */
@@ -307,6 +319,13 @@ struct csd *csd_new(bool formatted, uint32_t frame_flags, unsigned flags,
 		d->align = 4;
 	else
 		d->align = 16;
+	if (d->align < 16) {
+		d->stage = malloc(CSD_STAGE + sizeof(stage_tail));
+		if (!d->stage) {
+			csd_free(d);
+			return NULL;
+		}
+	}
 	d->flags = flags;
 	d->ob = ob;
 	return d;
@@ -321,6 +340,7 @@ void csd_free(struct csd *d)
 	ocsd_destroy_dcd_tree(d->tree);
 	for (int i = 0; i < 128; i++)
 		free(d->src[i]);
+	free(d->stage);
 	free(d);
 }
 
@@ -531,7 +551,7 @@ static int op_all(struct csd *d, ocsd_datapath_op_t op)
 }
 
 /* Feeds @len bytes (a whole number of d->align units) at d->index. */
-static int process(struct csd *d, const uint8_t *p, size_t len)
+static int process_block(struct csd *d, const uint8_t *p, size_t len)
 {
 	int ret = len ? reset_if_due(d) : 0;
 
@@ -587,6 +607,24 @@ static int process(struct csd *d, const uint8_t *p, size_t len)
 		len -= used;
 		d->index += used;
 		d->st.bytes += used;
+	}
+	return ret;
+}
+
+static int process(struct csd *d, const uint8_t *p, size_t len)
+{
+	int ret = 0;
+
+	if (!d->stage)
+		return process_block(d, p, len);
+	while (len && !ret && !d->halted) {
+		size_t n = len > CSD_STAGE ? CSD_STAGE : len;
+
+		memcpy(d->stage, p, n);
+		memcpy(d->stage + n, stage_tail, sizeof(stage_tail));
+		ret = process_block(d, d->stage, n);
+		p += n;
+		len -= n;
 	}
 	return ret;
 }

@@ -57,6 +57,7 @@ same "a55 (DSTREAM) differs from trc_pkt_lister -dstream_format's golden" "$tmp/
 ref "$a55" -decode -dstream_format >"$tmp/ref"
 same "a55 (DSTREAM) differs from the installed trc_pkt_lister -dstream_format" "$tmp/ref" "$tmp/ours"
 [ "$(grep -c 'OCSD_GEN_TRC_ELEM_INSTR_RANGE\|ADDR_NACC' "$tmp/ours")" -gt 0 ] || fail "a55: no code reached"
+grep -q 'warning: .*cannot read memory dump mem_Cortex-A57_0.bin: .*inaccessible' "$tmp/err" || fail "a55: the missing dump: $(cat "$tmp/err")"
 grep -q ' 48384 trace bytes' "$tmp/err" || fail "a55: not 96 blocks of 504 trace bytes: $(cat "$tmp/err")"
 grep -q 'Idx:46121; ID:1; OCSD_GEN_TRC_ELEM_EO_TRACE' "$tmp/ours" || fail "a55: the trace does not reach its end"
 ours "a55 packets" "$a55" >"$tmp/ours"

@@ -717,8 +717,11 @@ static int add_source(struct css *s, struct csd *d, const struct device *src,
 	return -EOPNOTSUPP;
 }
 
+/* A snapshot file, read once; NULL (logged) if it cannot be: an error for
+ * the trace, a warning for a memory dump (@dump: its code is then
+ * inaccessible, as OpenCSD's snapshot reader goes on without it). */
 static const struct loaded *load_file(struct css *s, const char *name,
-				      uint64_t max)
+				      uint64_t max, bool dump)
 {
 	struct loaded *nf;
 	uint8_t *data;
@@ -729,6 +732,13 @@ static const struct loaded *load_file(struct css *s, const char *name,
 		if (!strcmp(s->files[i].name, name))
 			return &s->files[i];
 	ret = s->rd(s->ctx, name, (size_t)max, &data, &len);
+	if (ret < 0 && dump) {
+		pr_warn("%s: cannot read memory dump %s: %s; its code is "
+			"inaccessible",
+			s->label, name,
+			ret == -EFBIG ? "too large" : strerror(-ret));
+		return NULL;
+	}
 	if (ret < 0) {
 		pr_err("%s: cannot read %s: %s", s->label, name,
 		       ret == -EFBIG ? "too large" : strerror(-ret));
@@ -784,7 +794,7 @@ static int add_dumps(struct css *s, struct csd *d, const struct device *core)
 {
 	for (int i = 0; i < core->ndumps; i++) {
 		const struct dump *dp = &core->dumps[i];
-		const struct loaded *f = load_file(s, dp->file, DUMP_MAX);
+		const struct loaded *f = load_file(s, dp->file, DUMP_MAX, true);
 		uint64_t len;
 		bool dup = false;
 		struct memreg *na;
@@ -972,7 +982,7 @@ int css_decode(struct css *s, const char *buffer, unsigned flags,
 		/* A directory: the buffer streamed, any size. */
 		ret = feed_file(s, &feeder, b->file);
 	} else {
-		data = load_file(s, b->file, TRACE_MAX);
+		data = load_file(s, b->file, TRACE_MAX, false);
 		if (!data) {
 			ret = -EIO;
 			goto out;

@@ -326,6 +326,15 @@ struct perfring_cs_opts {
 	bool decode; /* packets with raw bytes + generic elements */
 	bool elements_only; /* generic elements only (implies decode) */
 	const char *symdir; /* perf.data: where binaries are looked up */
+	/* Snapshot: how the buffer is framed: "frames", "tpiu" (FSYNCs),
+	 * "tpiu-hsync" (FSYNCs and HSYNCs), "dstream" (DSTREAM blocks),
+	 * "raw" (one unframed source); NULL or "auto": as the buffer's
+	 * format says (coresight, dstream_coresight, source_data). */
+	const char *framing;
+	/* Snapshot: the first data error ends the decode (no reset, no end
+	 * of trace), as OpenCSD 1.3.3's trc_pkt_lister does; else it is a
+	 * resynchronisation point. */
+	bool halt_on_error;
 };
 
 struct perfring_cs_stats {
@@ -350,7 +359,8 @@ struct perfring_cs_stats {
  * configured from the snapshot registers or the AUXTRACE_INFO metadata;
  * code comes from the snapshot memory dumps, or from the files of the
  * perf.data's MMAP2 records.  Data errors are resynchronisation points
- * (counted in @st), never fatal.  Returns 0 or -errno.
+ * (counted in @st), never fatal (unless halt_on_error).  Returns 0 or
+ * -errno (-EINVAL: an unknown framing, or one given without a snapshot).
  */
 PERFRING_API int perfring_cs_decode(const struct perfring_cs_opts *opts,
 				    FILE *out, struct perfring_cs_stats *st);

@@ -485,15 +485,25 @@ static void nap(struct replay *r, const struct pr_source_buf *b)
 		r->nap_ns *= 2;
 }
 
+/* Our trailer for ring @b into @sid; its size: PR_SAMPLE_ID_TYPE's, and
+ * the id again last when the attr has PERF_SAMPLE_IDENTIFIER. */
+static uint32_t own_trailer(const struct replay *r,
+			    const struct pr_source_buf *b, uint64_t sid[5])
+{
+	pr_sample_id_fill(sid, r->d->pid, r->d->tid, mono_ns(), b->id,
+			  (uint32_t)b->cpu);
+	sid[4] = b->id;
+	return r->d->identifier ? PR_SAMPLE_ID_SIZE + 8 : PR_SAMPLE_ID_SIZE;
+}
+
 static void send_itrace_start(struct replay *r)
 {
 	for (int i = 0; i < r->nr_bufs; i++) {
-		uint64_t sid[4];
+		uint64_t sid[5];
+		uint32_t n = own_trailer(r, r->bufs[i], sid);
 
-		pr_sample_id_fill(sid, r->d->pid, r->d->tid, mono_ns(),
-				  r->bufs[i]->id, (uint32_t)r->bufs[i]->cpu);
 		perfring_aux_itrace_start(r->bufs[i]->aux, r->d->pid, r->d->tid,
-					  sid, sizeof(sid));
+					  sid, n);
 	}
 }
 
@@ -508,7 +518,7 @@ static bool play_chunk(struct replay *r, const struct pr_replay_chunk *c)
 		return true;
 	while (left) {
 		struct perfring_aux_output h;
-		uint64_t sid[4], n;
+		uint64_t sid[5], n;
 		int ret;
 
 		if (!checkpoint(r))
@@ -541,14 +551,14 @@ static bool play_chunk(struct replay *r, const struct pr_replay_chunk *c)
 		perfring_aux_output_flag(&h, c->flags);
 		if (r->rate && n < left)
 			perfring_aux_output_flag(&h, PERF_AUX_FLAG_TRUNCATED);
-		if (c->sample_id) {
+		if (c->sample_id && !r->d->identifier) {
+			/* a replayed perf.data's own trailer */
 			h.sample_id = c->sample_id;
+			h.sample_id_size = PR_SAMPLE_ID_SIZE;
 		} else {
-			pr_sample_id_fill(sid, r->d->pid, r->d->tid, mono_ns(),
-					  b->id, (uint32_t)b->cpu);
+			h.sample_id_size = own_trailer(r, b, sid);
 			h.sample_id = sid;
 		}
-		h.sample_id_size = PR_SAMPLE_ID_SIZE;
 		perfring_aux_output_end(&h, n);
 		__atomic_add_fetch(&r->played, n, __ATOMIC_RELAXED);
 		pace(r, n);

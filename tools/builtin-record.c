@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * perfring record: kernel perf events, the application rings of the
- * programs it traces and (--tracefs-event) ftrace events, in one run, into
- * perf.data and the trace.dat beside it.  The options are parsed once for
- * every mode (record-options.c); `record --tracefs` and AUX area recording
+ * programs it traces, (--tracefs-event) ftrace events and (--replay-cs
+ * beside them) AUX trace, in one run, into perf.data and the trace.dat
+ * beside it.  The options are parsed once for every mode
+ * (record-options.c); `record --tracefs` and AUX area recording alone
  * (`--replay-cs`, `-e cs_etm//`...) print their own summaries
  * (builtin-record-tracefs.c, builtin-record-aux.c).
  */

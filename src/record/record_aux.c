@@ -20,6 +20,10 @@
  * CLI, and at exit with --snapshot=e) copies the newest snapshot_size
  * bytes of each area.
  *
+ * The AUX source (aux_source.h) runs alone in perfring_record_aux(), with
+ * its own writer, or beside the other sources of perfring_record(),
+ * through theirs.
+ *
  * Inputs of the replay source: an OpenCSD snapshot directory (read by the
  * source), or a perf.data whose AUXTRACE data, cs_etm metadata, attr and
  * side-band records (MMAP2, COMM, ITRACE_START ...) are read here with the
@@ -52,9 +56,9 @@
 
 #define DEFAULT_PMU_TYPE 8 /* what cs_etm is on the Android/Juno boards */
 #define AUX_PIECE (1u << 20) /* largest AUXTRACE chunk of a drain */
-/* Ring ids of a snapshot replay recorded alone; beside kernel events
- * (whose ids the kernel counts up from 0) and application events
- * (APP_SAMPLE_ID: bit 62), ids no other source can have. */
+/* Ring ids of a snapshot replay: alone, 1000 + ring; beside kernel events
+ * (the kernel counts their ids up from 0) and application events
+ * (APP_SAMPLE_ID: bit 62), bit 61 + ring, which neither can have. */
 #define ALONE_ID_BASE 1000ull
 #define BESIDE_ID_BASE (1ull << 61)
 

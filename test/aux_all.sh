@@ -158,4 +158,25 @@ grep -q 'only an OpenCSD snapshot directory' err || fail "perf.data beside: uncl
 "$cli" record -e cpu-clock --rate 1M -o x.data -- true 2>/dev/null
 [ $? = 2 ] || fail "--rate without --replay-cs accepted"
 echo "2-3: alone as before; perf.data input, -S, cs_etm// beside other sources refused"
+
+# 4. A recorder killed (SIGKILL) while the trace plays, beside kernel
+#    events: the file it leaves holds its complete rounds, AUXTRACE data
+#    among them, and perf reads and decodes it (no index: perf queues the
+#    AUXTRACE records as it meets them).
+"$cli" record -q --replay-cs "$snaps/juno_r1_1" --loops 100000 --rate 2M \
+	-e sched:sched_switch -a -o kill.data 2>kill.err &
+pid=$!
+wait_until "$WAIT_S" grown kill.data 300000 ||
+	{ kill $pid; fail "record -a --replay-cs: under 300 KB after ${WAIT_S}s: $(cat kill.err)"; }
+kill -KILL $pid
+wait $pid 2>/dev/null
+perf report --stats -i kill.data >stats.txt 2>&1 || fail "perf report --stats of a killed recording: $(head -3 stats.txt)"
+grep -qi 'failed\|error' stats.txt && fail "perf report --stats of a killed recording complained: $(head -3 stats.txt)"
+grep -Eq '^ *AUXTRACE events: +[1-9]' stats.txt || fail "killed: no AUXTRACE in the file: $(grep AUX stats.txt)"
+grep -Eq '^ *sched:sched_switch stats:' stats.txt || fail "killed: no sched_switch samples"
+perf report -D -i kill.data >dump.txt 2>dump.err || fail "perf report -D of a killed recording: $(cat dump.err)"
+grep -qi 'failed\|error' dump.err && fail "perf report -D of a killed recording complained: $(head -3 dump.err)"
+killed_pkts=$(grep -cE '^\s*Idx:' dump.txt)
+[ "$killed_pkts" -gt 0 ] || fail "killed: perf decodes no packet"
+echo "4: killed with SIGKILL: $(awk '/^ *AUXTRACE events:/ { print $3 }' stats.txt) AUXTRACE chunks, $killed_pkts packet lines decoded by perf"
 echo "PASS"

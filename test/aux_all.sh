@@ -18,8 +18,10 @@
 #     memory image (the perf.data holds no kernel image);
 #   - trace-cmd report reads the trace.dat beside it; perfring script
 #     merges both files as before.
-# Then: the old AUX-only invocation records the trace alone, and what
-# cannot go beside other sources is refused.  Skips (77) only when the
+# Then: the old AUX-only invocation records the trace alone; a perf.data
+# (simpleperf's ETM recording) replayed beside a traced program decodes as
+# the original; what cannot go beside other sources is refused; a recorder
+# killed with SIGKILL leaves a file perf decodes.  Skips (77) only when the
 # kernel refuses perf events or there is no writable tracefs.
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -147,17 +149,49 @@ grep -Eq '^ *AUXTRACE events: +1 ' stats.txt || fail "alone: no AUXTRACE"
 perf report -D -i solo.data 2>/dev/null | grep -E '^\s*Idx:' | sed 's/^\s*//' | cmp -s gold.pkts - ||
 	fail "alone: perf's decode differs from the golden listing"
 
-# 3. What cannot go beside other sources is refused, clearly.
-"$cli" record --replay-cs "$data/simpleperf-etm/perf_etm.data" -o x.data -- true 2>err &&
-	fail "a perf.data replayed beside a command was accepted"
-grep -q 'only an OpenCSD snapshot directory' err || fail "perf.data beside: unclear message: $(cat err)"
+echo "2: --replay-cs alone records the trace alone, as before"
+
+# 3. A perf.data replayed beside other sources (simpleperf's ETM
+#    recording): its side-band records (59 MMAP2...) and AUX records keep
+#    their order, their ids move out of the kernel's way and get
+#    PERF_SAMPLE_IDENTIFIER; perf decodes the trace as the original's and
+#    dump --aux --decode gives the original's instruction ranges.
+etm=$data/simpleperf-etm
+"$cli" record --replay-cs "$etm/perf_etm.data" -e sched:sched_switch \
+	-o pdb.data -- "$app" 1 500 >app.out 2>rec.err || fail "record a perf.data beside: $(cat rec.err)"
+emitted=$(sed -n 's/^emitted \([0-9]*\) lost 0 .*/\1/p' app.out)
+[ -n "$emitted" ] || fail "perf.data beside: the app lost events or did not finish: $(cat app.out)"
+perf report --stats -i pdb.data >stats.txt 2>&1 || fail "perf report --stats pdb.data: $(head -3 stats.txt)"
+grep -qi 'warning\|failed' stats.txt && fail "perf report --stats pdb.data complained: $(head -3 stats.txt)"
+mmap2=$(awk '/^ *MMAP2 events:/ { print $3 }' stats.txt)
+[ "${mmap2:-0}" -ge 59 ] || fail "perf.data beside: the input's 59 MMAP2 records not replayed ($mmap2)"
+perf script -i pdb.data >perf.txt 2>perf.err || fail "perf script pdb.data: $(cat perf.err)"
+# perf decodes the trace and misses the traced binary (not on this
+# machine): that warning, and no other.
+grep -v 'CS ETM Trace: Missing DSO\|CONFIG_PROC_KCORE\|^Warning:$' perf.err | grep -qi 'warning\|error\|failed' &&
+	fail "perf script pdb.data complained: $(head -3 perf.err)"
+[ "$(grep -cE ' apptest:[a-z_]+: ' perf.txt)" = "$emitted" ] || fail "perf.data beside: application events differ from the $emitted emitted"
+grep -q ' sched:sched_switch: ' perf.txt || fail "perf.data beside: no sched_switch"
+perf report -D -i "$etm/perf_etm.data" 2>/dev/null | grep -E '^\s*Idx:' >orig.pkts
+perf report -D -i pdb.data 2>dump.err | grep -E '^\s*Idx:' >ours.pkts
+grep -qi 'failed' dump.err && fail "perf report -D pdb.data: $(cat dump.err)"
+[ -s orig.pkts ] && cmp -s orig.pkts ours.pkts ||
+	fail "perf decodes the perf.data replayed beside differently ($(wc -l <ours.pkts) vs $(wc -l <orig.pkts) lines)"
+"$cli" dump --aux --decode -i "$etm/perf_etm.data" --symdir "$etm" 2>/dev/null | grep -E '^(Idx:|ID:)' >orig.dec
+"$cli" dump --aux --decode -i pdb.data --symdir "$etm" 2>err | grep -E '^(Idx:|ID:)' >ours.dec
+grep -q ' 0 errors' err || fail "dump --aux --decode pdb.data: $(cat err)"
+[ "$(grep -c INSTR_RANGE ours.dec)" -gt 0 ] && cmp -s orig.dec ours.dec ||
+	fail "dump --aux --decode of the perf.data replayed beside differs from the original's"
+echo "3: perf.data beside: $mmap2 MMAP2, $emitted application events, perf decodes $(wc -l <ours.pkts) packet lines as the original's, $(grep -c INSTR_RANGE ours.dec) ranges as the original's"
+
+# What cannot go beside other sources is refused.
 "$cli" record --replay-cs "$snaps/juno_r1_1" -S -o x.data -- true 2>/dev/null
 [ $? = 2 ] || fail "-S beside a command accepted"
 "$cli" record --replay-cs "$snaps/juno_r1_1" -e cs_etm// -e cpu-clock -o x.data -- true 2>/dev/null
 [ $? = 2 ] || fail "-e cs_etm// beside other events accepted"
 "$cli" record -e cpu-clock --rate 1M -o x.data -- true 2>/dev/null
 [ $? = 2 ] || fail "--rate without --replay-cs accepted"
-echo "2-3: alone as before; perf.data input, -S, cs_etm// beside other sources refused"
+echo "   -S, cs_etm// beside other sources, --rate without --replay-cs refused"
 
 # 4. A recorder killed (SIGKILL) while the trace plays, beside kernel
 #    events: the file it leaves holds its complete rounds, AUXTRACE data

@@ -164,7 +164,7 @@ static void record_usage(void)
 	       "                [-q] [--duration SECS] [--no-app] [--app-max-rings N]\n"
 	       "                [--tracefs-event SYS:EVENT]... [--tracefs-output FILE]\n"
 	       "                [--buffer-size SIZE] [--subbuf-size SIZE] [--buffer-percent N]\n"
-	       "                [--replay-cs SNAPSHOT_DIR [--rate BYTES/S] [--loops N] [--chunk SIZE]\n"
+	       "                [--replay-cs DIR|PERF_DATA [--rate BYTES/S] [--loops N] [--chunk SIZE]\n"
 	       "                [--replay-cpu CPU] [--cs-header-version 1|2] [-m DATA,AUX]]\n"
 	       "                [-- COMMAND [ARGS]]\n"
 	       "  --tracefs-event: ftrace events of the same run, from the tracefs per-CPU\n"

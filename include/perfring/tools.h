@@ -134,9 +134,10 @@ struct perfring_record_opts {
 	/*
 	 * AUX area trace recorded in the same run, into the same perf.data
 	 * (its attr beside the events', AUXTRACE_INFO, AUXTRACE chunks and
-	 * their index), on the same clock: the replay of an OpenCSD snapshot
-	 * directory (replay; a perf.data input is replayed alone by
-	 * perfring_record_aux()).  Of it, replay, rate, loops, chunk,
+	 * their index), on the same clock: the replay (replay) of an OpenCSD
+	 * snapshot directory or a cs_etm perf.data (its records' ids moved
+	 * out of the other events' way, their times this run's).  Of it,
+	 * replay, rate, loops, chunk,
 	 * replay_cpu, aux_bytes, data_bytes and cs_header_version are used;
 	 * the output, command, duration, control and progress are this
 	 * recording's; snapshot and overwrite are refused (-EINVAL).  The

@@ -21,11 +21,11 @@ struct pd_writer;
 /*
  * The source of @o, its AUX recorder (cs_etm) and its ring pairs.
  * @beside: one source of perfring_record(), so its attr must agree with
- * the kernel events' (PERF_SAMPLE_IDENTIFIER in every trailer), its ids
- * must not meet theirs, the recording's rounds are its writer's and the
- * end of the replay does not end the recording; only a snapshot
- * directory's replay (a perf.data's copied records have the old
- * trailers), without -S or --overwrite.
+ * the kernel events' (PERF_SAMPLE_IDENTIFIER in every trailer, a replayed
+ * perf.data's copied records too), its ids must not meet theirs or the
+ * application events' (bit 61 set), the recording's rounds are its
+ * writer's and the end of the replay does not end the recording; a
+ * replay (snapshot directory or perf.data), without -S or --overwrite.
  */
 int aux_source_open(const struct perfring_record_aux_opts *o, bool beside,
 		    struct aux_source **out);

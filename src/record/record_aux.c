@@ -108,6 +108,9 @@ struct pd_load {
 	struct auxtrace_file *af;
 	const struct cs_etm_info *ci;
 	bool own_trailer; /* the file's trailer layout is ours */
+	/* Beside other sources: ids moved out of their way (beside_id), the
+	 * records' trailers given PERF_SAMPLE_IDENTIFIER. */
+	bool beside;
 	/* Side-band records, copied. */
 	unsigned char *rec_mem;
 	size_t rec_len, rec_cap;
@@ -124,6 +127,13 @@ struct pd_load {
 	size_t nr_aux, cap_aux;
 	int err;
 };
+
+/* A replayed perf.data's id beside other sources: bit 61 set, which
+ * neither the kernel's ids nor application ids have. */
+static uint64_t beside_id(uint64_t id)
+{
+	return id | BESIDE_ID_BASE;
+}
 
 static bool sideband_type(uint32_t t)
 {
@@ -159,6 +169,23 @@ static void *grow(void *p, size_t *cap, size_t need, size_t elem)
 	if (n)
 		*cap = ncap;
 	return n;
+}
+
+/* A copied record (room for 8 more bytes) beside other sources: its id
+ * moved (beside_id) and appended as PERF_SAMPLE_IDENTIFIER. */
+static void beside_trailer(unsigned char *rec)
+{
+	struct perf_event_header h;
+	uint64_t id;
+
+	memcpy(&h, rec, sizeof(h));
+	/* TID TIME ID CPU: the id is the third word from the end. */
+	memcpy(&id, rec + h.size - 16, 8);
+	id = beside_id(id);
+	memcpy(rec + h.size - 16, &id, 8);
+	memcpy(rec + h.size, &id, 8);
+	h.size += 8;
+	memcpy(rec, &h, sizeof(h));
 }
 
 static int collect_pd(struct prd_file *f, const struct prd_event *ev, void *ctx)
@@ -197,9 +224,14 @@ static int collect_pd(struct prd_file *f, const struct prd_event *ev, void *ctx)
 	}
 	if (!sideband_type(h->type) || !L->own_trailer)
 		return 0;
+	/* Beside: a trailer to move the id in, room for the IDENTIFIER;
+	 * records without are left out. */
+	if (L->beside && (h->size < sizeof(*h) + PR_SAMPLE_ID_SIZE ||
+			  h->size > UINT16_MAX - 8))
+		return 0;
 	{
-		void *n =
-			grow(L->rec_mem, &L->rec_cap, L->rec_len + h->size, 1);
+		void *n = grow(L->rec_mem, &L->rec_cap,
+			       L->rec_len + h->size + 8, 1);
 
 		if (!n)
 			return -ENOMEM;
@@ -215,11 +247,14 @@ static int collect_pd(struct prd_file *f, const struct prd_event *ev, void *ctx)
 		L->rec_off = n;
 	}
 	memcpy(L->rec_mem + L->rec_len, h, h->size);
+	if (L->beside)
+		beside_trailer(L->rec_mem + L->rec_len);
 	L->rec_off[L->nr_recs] = L->rec_len;
 	L->recs[L->nr_recs].cpu = cpu;
 	L->recs[L->nr_recs].before = 0;
 	L->nr_recs++;
-	L->rec_len += h->size;
+	L->rec_len +=
+		((struct perf_event_header *)(L->rec_mem + L->rec_len))->size;
 	return 0;
 }
 
@@ -279,12 +314,23 @@ static int pd_take_attr(struct pd_load *L, struct prd_file *f,
 				      PERF_SAMPLE_PERIOD;
 		d->attr.sample_id_all = 1;
 	}
+	if (L->beside) {
+		/* As the other sources' events: IDENTIFIER, their clock,
+		 * their read_format. */
+		d->attr.sample_type |= PERF_SAMPLE_IDENTIFIER;
+		d->attr.read_format = 0;
+		d->attr.use_clockid = 1;
+		d->attr.clockid = CLOCK_MONOTONIC;
+		d->identifier = true;
+	}
 	if (pa->nr_ids) {
 		uint64_t *ids = malloc(pa->nr_ids * sizeof(*ids));
 
 		if (!ids)
 			return -ENOMEM;
 		memcpy(ids, pa->ids, pa->nr_ids * sizeof(*ids));
+		for (uint32_t i = 0; L->beside && i < pa->nr_ids; i++)
+			ids[i] = beside_id(ids[i]);
 		d->ids = ids;
 		d->nr_ids = pa->nr_ids;
 		d->owned2 = ids;
@@ -442,12 +488,17 @@ static int pd_metadata(struct pd_load *L, const struct seg *segs, size_t nseg,
 		return -ENOMEM;
 	*ring_ids_out = ring_ids;
 	for (int k = 0; k < d->nr_cpus; k++) {
-		ring_ids[k] = d->nr_ids ? d->ids[0] : 1000 + (uint64_t)k;
+		ring_ids[k] = d->nr_ids ? d->ids[0] :
+			      L->beside ? BESIDE_ID_BASE + (uint64_t)k :
+					  ALONE_ID_BASE + (uint64_t)k;
 		for (size_t a = 0; a < L->nr_aux; a++)
 			if (L->aux[a].has_sid &&
 			    (d->cpus[k] >= 0 ? L->aux[a].cpu == d->cpus[k] :
 					       L->aux[a].tid == d->ring_tid)) {
-				ring_ids[k] = L->aux[a].sid[2];
+				ring_ids[k] =
+					L->beside ?
+						beside_id(L->aux[a].sid[2]) :
+						L->aux[a].sid[2];
 				break;
 			}
 	}
@@ -455,10 +506,10 @@ static int pd_metadata(struct pd_load *L, const struct seg *segs, size_t nseg,
 	return 0;
 }
 
-static int load_perf_data(const char *path, uint64_t chunk_max,
+static int load_perf_data(const char *path, uint64_t chunk_max, bool beside,
 			  struct pr_replay_desc *d)
 {
-	struct pd_load L = { .d = d };
+	struct pd_load L = { .d = d, .beside = beside };
 	struct prd_file *f = NULL;
 	struct seg *segs = NULL;
 	size_t nseg;
@@ -981,13 +1032,9 @@ static int load_replay(struct aux_source *R, const char *replay)
 		pr_err("%s: %s", replay, strerror(errno));
 		return ret;
 	}
-	if (!S_ISDIR(sb.st_mode) && R->beside) {
-		pr_err("--replay-cs %s: beside other sources only an OpenCSD snapshot directory is replayed (a perf.data's records keep their own sample ids and trailers); record it alone",
-		       replay);
-		return -EINVAL;
-	}
 	if (!S_ISDIR(sb.st_mode)) {
-		ret = load_perf_data(replay, OPT(o, chunk, 4096), &R->desc);
+		ret = load_perf_data(replay, OPT(o, chunk, 4096), R->beside,
+				     &R->desc);
 		R->from_pd = !ret;
 		return ret;
 	}
@@ -1094,7 +1141,7 @@ static int open_source(struct aux_source *R)
 	}
 	if (R->beside &&
 	    (!replay || OPT(o, snapshot, false) || OPT(o, overwrite, false))) {
-		pr_err("record: AUX trace beside other sources is a --replay-cs of a snapshot directory, without -S or --overwrite");
+		pr_err("record: AUX trace beside other sources is a --replay-cs (snapshot directory or perf.data), without -S or --overwrite");
 		return -EINVAL;
 	}
 	if (!replay) {

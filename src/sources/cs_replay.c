@@ -400,6 +400,7 @@ struct replay {
 	uint64_t played, lost;
 	uint64_t t0, paced; /* rate pacing */
 	uint64_t nap_ns; /* current back-off while an area is full */
+	unsigned char *scratch; /* a side-band record retimed (identifier) */
 };
 
 static struct replay *rp(const struct pr_source *s)
@@ -574,6 +575,28 @@ static bool play_chunk(struct replay *r, const struct pr_replay_chunk *c)
 	return true;
 }
 
+/*
+ * A copied side-band record into @b's data ring.  Beside other sources
+ * (identifier: the record layer gave it the trailer TID TIME ID CPU
+ * IDENTIFIER), its time becomes now: the others' clock, not the one of
+ * the recording it comes from.
+ */
+static void emit_record(struct replay *r, struct pr_source_buf *b,
+			const struct perf_event_header *h)
+{
+	uint64_t now;
+
+	if (!r->d->identifier || !r->scratch ||
+	    h->size < sizeof(*h) + PR_SAMPLE_ID_SIZE + 8) {
+		perfring_ring_emit(b->ring, h, h->size);
+		return;
+	}
+	now = mono_ns();
+	memcpy(r->scratch, h, h->size);
+	memcpy(r->scratch + h->size - 32, &now, sizeof(now));
+	perfring_ring_emit(b->ring, r->scratch, h->size);
+}
+
 static bool emit_records(struct replay *r, size_t before, size_t *next)
 {
 	const struct pr_replay_desc *d = r->d;
@@ -590,7 +613,7 @@ static bool emit_records(struct replay *r, size_t before, size_t *next)
 			continue;
 		}
 		if (b)
-			perfring_ring_emit(b->ring, rec->rec, rec->rec->size);
+			emit_record(r, b, rec->rec);
 		(*next)++;
 	}
 	return true;
@@ -740,6 +763,7 @@ static void rp_destroy(struct pr_source *s)
 		pthread_join(r->thread, NULL);
 	pthread_mutex_destroy(&r->lock);
 	pthread_cond_destroy(&r->cond);
+	free(r->scratch);
 	free(r);
 	free(s);
 }
@@ -780,6 +804,14 @@ int pr_replay_source_new(const struct pr_replay_desc *d, uint64_t rate,
 	r->want = ST_STOPPED;
 	r->state = ST_STOPPED;
 	r->nap_ns = 20000;
+	if (d->identifier && d->nr_records) {
+		r->scratch = malloc(UINT16_MAX + 1);
+		if (!r->scratch) {
+			free(s);
+			free(r);
+			return -ENOMEM;
+		}
+	}
 	pthread_mutex_init(&r->lock, NULL);
 	pthread_cond_init(&r->cond, NULL);
 	s->ops = &replay_ops;

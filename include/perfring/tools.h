@@ -86,6 +86,9 @@ struct perfring_tracefs_stats;
 typedef void (*perfring_progress_fn)(const struct perfring_record_stats *st,
 				     void *ctx);
 
+struct perfring_record_aux_opts;
+struct perfring_record_aux_stats;
+
 struct perfring_record_opts {
 	size_t sz;
 	const char *const *events; /* -e, "cpu-clock", "sched:sched_switch" */
@@ -128,6 +131,22 @@ struct perfring_record_opts {
 	const struct perfring_tracefs_opts *tracefs;
 	/* Its figures (sz set), filled as perfring_record_tracefs() does. */
 	struct perfring_tracefs_stats *tracefs_stats;
+	/*
+	 * AUX area trace recorded in the same run, into the same perf.data
+	 * (its attr beside the events', AUXTRACE_INFO, AUXTRACE chunks and
+	 * their index), on the same clock: the replay (replay) of an OpenCSD
+	 * snapshot directory or a cs_etm perf.data (its records' ids moved
+	 * out of the other events' way, their times this run's).  Of it,
+	 * replay, rate, loops, chunk,
+	 * replay_cpu, aux_bytes, data_bytes and cs_header_version are used;
+	 * the output, command, duration, control and progress are this
+	 * recording's; snapshot and overwrite are refused (-EINVAL).  The
+	 * trace plays from the start of the recording until its input ends
+	 * or the recording does.  NULL: none.
+	 */
+	const struct perfring_record_aux_opts *aux;
+	/* Its figures (sz set), filled as perfring_record_aux() does. */
+	struct perfring_record_aux_stats *aux_stats;
 };
 
 /*

@@ -35,10 +35,12 @@ CFLAGS_tsan := -O1 -g -fsanitize=thread $(shell $(CC) -Werror -Wno-tsan -fsyntax
 LDLIBS := -pthread
 # libperfring-tools: libtraceevent, libelf, libzstd; CoreSight decoding
 # with OpenCSD's C API (its .pc names only the C++ library) and capstone
-# for disassembly.
-TOOLS_CFLAGS := $(shell pkg-config --cflags libtraceevent libelf libzstd capstone)
+# for disassembly; libunwind (remote, x86_64) unwinds --call-graph dwarf
+# samples' user stacks as perf does.
+TOOLS_CFLAGS := $(shell pkg-config --cflags libtraceevent libelf libzstd capstone libunwind-generic)
 TOOLS_LDLIBS := $(shell pkg-config --libs libtraceevent libelf libzstd) \
-	-lopencsd_c_api $(shell pkg-config --libs libopencsd capstone)
+	-lopencsd_c_api $(shell pkg-config --libs libopencsd capstone) \
+	$(shell pkg-config --libs libunwind-generic)
 
 # Layers: libperfring (src/ring, src/app: libc only) -> libperfring-tools
 # (src/sources -> src/format -> src/record, src/report) -> tools/ (the

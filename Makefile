@@ -147,6 +147,10 @@ $(B)/apps/%: test/apps/%.c include/perfring.h include/perfring/abi.h $(B)/libper
 $(B)/workloads/%: test/workloads/%.c
 	@mkdir -p $(@D)
 	$(CC) -std=gnu11 -Wall -Werror -O1 -g -fno-omit-frame-pointer -o $@ $<
+# Without frame pointers: only DWARF unwinding follows its calls (test/dwarf.sh).
+$(B)/workloads/nofp: test/workloads/nofp.c
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 -Wall -Werror -O1 -g -fomit-frame-pointer -o $@ $<
 
 # bench/main.c (the case table), util.c and one file per area; the two
 # traced programs below are separate.
@@ -169,7 +173,7 @@ CHECK_BINS := $(UNIT_TESTS:%=$(B)/asan/test/%) $(STRESS_TESTS:%=$(B)/asan/test/%
 
 check: $(CHECK_BINS) all $(B)/asan/perfring $(WORKLOADS:%=$(B)/workloads/%) $(TEST_APPS:%=$(B)/apps/%)
 	@FUZZ_CORPUS_DIR=fuzz/corpus PERFRING_CLI=$(B)/perfring PERFRING_ASAN_CLI=$(B)/asan/perfring WORKLOADS=$(B)/workloads TEST_APPS=$(B)/apps \
-		./test/run-tests.sh $(CHECK_BINS) test/cli.sh test/install.sh test/record.sh test/export.sh test/script.sh test/app.sh test/app_trust.sh test/app_fork.sh test/cs.sh test/tracefs.sh test/record_all.sh test/aux.sh test/outputs.sh test/kill_matrix.sh test/soak.sh
+		./test/run-tests.sh $(CHECK_BINS) test/cli.sh test/install.sh test/record.sh test/export.sh test/script.sh test/dwarf.sh test/app.sh test/app_trust.sh test/app_fork.sh test/cs.sh test/tracefs.sh test/record_all.sh test/aux.sh test/outputs.sh test/kill_matrix.sh test/soak.sh
 
 # The hostile-program soak for longer than make check's 20 s.
 soak: $(B)/asan/perfring $(B)/apps/apphostile

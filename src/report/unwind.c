@@ -317,8 +317,9 @@ static int find_proc_info(unw_addr_space_t as, unw_word_t ip,
 	unw_dyn_info_t di;
 	uint64_t bias;
 
+	/* perf's -EINVAL, whatever the reason */
 	if (!im || !im->has_table)
-		return -UNW_ENOINFO;
+		return -EINVAL;
 	/* runtime address = vaddr + bias, from the segment this map maps */
 	bias = al.map->start - al.map->pgoff;
 	for (uint32_t i = 0; i < im->nr_load; i++) {
@@ -376,11 +377,15 @@ static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *valp,
 		memcpy(valp, c->stack + (addr - c->sp), sizeof(*valp));
 		return 0;
 	}
+	/* perf's return codes, which steer libunwind: no map is an error;
+	 * a map whose bytes cannot be read (anonymous memory, [stack], past
+	 * the file's end) reads as 0, successfully */
+	*valp = 0;
 	im = image_at(c, addr, &al);
-	if (!im || al.addr > im->size || im->size - al.addr < sizeof(*valp)) {
-		*valp = 0;
-		return -UNW_EINVAL;
-	}
+	if (!al.map)
+		return -1;
+	if (!im || al.addr > im->size || im->size - al.addr < sizeof(*valp))
+		return 1;
 	memcpy(valp, im->data + al.addr, sizeof(*valp));
 	return 0;
 }

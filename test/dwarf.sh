@@ -102,4 +102,10 @@ perf evlist -v -i "$tmp/regs.data" 2>/dev/null | grep -q 'sample_regs_user: 0x81
 tr -d ' |-' <"$tmp/report.txt" | grep -v '^$' | grep -A3 -x 'main' | tr '\n' ' ' |
 	grep -q 'main chain_outer chain_middle chain_inner' || fail "perfring report shows no main -> chain_inner chain: $(head -30 "$tmp/report.txt")"
 echo "report: main -> chain_outer -> chain_middle -> chain_inner"
+
+# 4. export: the folded stacks hold the unwound chain.
+"$cli" export -f folded -i "$tmp/ours.data" -o "$tmp/folded.txt" || fail "perfring export -f folded"
+grep -q ';main;chain_outer;chain_middle;chain_inner [0-9]*$' "$tmp/folded.txt" ||
+	fail "export -f folded: no main;chain_outer;chain_middle;chain_inner stack: $(head -5 "$tmp/folded.txt")"
+echo "export: folded stacks hold main;chain_outer;chain_middle;chain_inner"
 echo "dwarf: ok"

@@ -45,7 +45,6 @@ extern int UNW_OBJ(dwarf_search_unwind_table)(unw_addr_space_t as,
 					      int need_unwind_info, void *arg);
 
 #define MAX_IMAGES 4096 /* ELF files mapped at once */
-#define MAX_LOADS 16 /* PT_LOAD segments kept for the load bias */
 #define EH_TABLE_ENC 0x3b /* DW_EH_PE_datarel | DW_EH_PE_sdata4 */
 
 /* One ELF file as the unwinder reads it. */
@@ -56,10 +55,7 @@ struct image {
 	bool mapped; /* munmap() it */
 	bool has_table;
 	uint64_t hdr_vaddr, table_vaddr, fde_count;
-	struct {
-		uint64_t off, filesz, vaddr;
-	} load[MAX_LOADS];
-	uint32_t nr_load;
+	uint64_t elf_base; /* first PT_LOAD's page-aligned vaddr (perf's) */
 };
 
 struct unwinder {
@@ -142,7 +138,7 @@ static void image_parse(struct image *im)
 	const uint8_t *d = im->data;
 	const Elf64_Ehdr *eh = (const void *)d;
 	uint64_t hdr_off = 0, hdr_size = 0, hdr_vaddr = 0;
-	bool have_hdr = false;
+	bool have_hdr = false, have_load = false;
 
 	if (!elf_ok(d, im->size) || eh->e_phentsize != sizeof(Elf64_Phdr) ||
 	    eh->e_phoff > im->size ||
@@ -152,11 +148,9 @@ static void image_parse(struct image *im)
 		Elf64_Phdr ph;
 
 		memcpy(&ph, d + eh->e_phoff + i * sizeof(ph), sizeof(ph));
-		if (ph.p_type == PT_LOAD && im->nr_load < MAX_LOADS) {
-			im->load[im->nr_load].off = ph.p_offset;
-			im->load[im->nr_load].filesz = ph.p_filesz;
-			im->load[im->nr_load].vaddr = ph.p_vaddr;
-			im->nr_load++;
+		if (ph.p_type == PT_LOAD && !have_load) {
+			im->elf_base = ph.p_vaddr & ~(uint64_t)4095;
+			have_load = true;
 		} else if (ph.p_type == PT_GNU_EH_FRAME) {
 			hdr_off = ph.p_offset;
 			hdr_size = ph.p_filesz;
@@ -315,26 +309,31 @@ static int find_proc_info(unw_addr_space_t as, unw_word_t ip,
 	struct addr_loc al;
 	const struct image *im = image_at(c, ip, &al);
 	unw_dyn_info_t di;
-	uint64_t bias;
+	uint64_t base;
 
 	/* perf's -EINVAL, whatever the reason */
 	if (!im || !im->has_table)
 		return -EINVAL;
-	/* runtime address = vaddr + bias, from the segment this map maps */
-	bias = al.map->start - al.map->pgoff;
-	for (uint32_t i = 0; i < im->nr_load; i++) {
-		if (al.map->pgoff >= im->load[i].off &&
-		    al.map->pgoff - im->load[i].off < im->load[i].filesz) {
-			bias += im->load[i].off - im->load[i].vaddr;
-			break;
-		}
-	}
+	/*
+	 * perf's load address: the lowest start of the thread's maps of this
+	 * file, less the first PT_LOAD's vaddr.  The thread's maps keep those
+	 * of its image before exec that the new image's maps did not cover
+	 * (perf's and ours), so a file the process mapped at a lower address
+	 * before exec gives a wrong table address and no further frames, in
+	 * perf and here alike.
+	 */
+	base = UINT64_MAX;
+	for (uint32_t i = 0; i < c->t->maps->nr; i++)
+		if (c->t->maps->v[i].dso == al.dso &&
+		    c->t->maps->v[i].start < base)
+			base = c->t->maps->v[i].start;
+	base -= im->elf_base;
 	memset(&di, 0, sizeof(di));
 	di.format = UNW_INFO_FORMAT_REMOTE_TABLE;
 	di.start_ip = al.map->start;
 	di.end_ip = al.map->end;
-	di.u.rti.segbase = bias + im->hdr_vaddr;
-	di.u.rti.table_data = bias + im->table_vaddr;
+	di.u.rti.segbase = base + im->hdr_vaddr;
+	di.u.rti.table_data = base + im->table_vaddr;
 	/* in unw_word_t units: one entry is two int32 */
 	di.u.rti.table_len = im->fde_count * 8 / sizeof(unw_word_t);
 	return UNW_OBJ(dwarf_search_unwind_table)(as, ip, &di, pi,

@@ -79,8 +79,10 @@ bool unwind_sample_has_stack(const struct prd_sample *s)
 {
 	uint64_t st = s->attr ? s->attr->attr.sample_type : 0;
 
+	/* as perf: bytes copied (dyn_size), not only asked for; a copy
+	 * that failed (the old image gone in exec) shows no user frame */
 	return (st & PERF_SAMPLE_REGS_USER) && (st & PERF_SAMPLE_STACK_USER) &&
-	       s->regs_user && s->stack_user_size;
+	       s->regs_user && s->stack_user_dyn_size;
 }
 
 /* perf_reg_value(): the value of perf register @id, if recorded. */

@@ -187,10 +187,15 @@ static void image_parse(struct image *im)
 
 static void image_load_file(struct image *im, const char *path)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	struct stat st;
 	void *p;
+	int fd;
 
+	/* The name comes from the file: only a regular file is opened, and
+	 * without blocking should it become a FIFO in between. */
+	if (stat(path, &st) || !S_ISREG(st.st_mode))
+		return;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0)
 		return;
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode) ||

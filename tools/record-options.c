@@ -338,9 +338,8 @@ static bool record_option(struct record_args *ra, int c, char *arg)
 		ra->period = parse_count(
 			arg, "-c takes a period (events per sample): %s");
 		break;
-	case 'g':
+	case 'g': /* as perf: fp unless --call-graph chose a mode */
 		ra->callchain = true;
-		ra->callchain_dwarf_size = 0;
 		break;
 	case OPT_CALL_GRAPH:
 		parse_call_graph(ra, arg);

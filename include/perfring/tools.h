@@ -147,6 +147,7 @@ struct perfring_record_opts {
 	const struct perfring_record_aux_opts *aux;
 	/* Its figures (sz set), filled as perfring_record_aux() does. */
 	struct perfring_record_aux_stats *aux_stats;
+	/*
 	 * --call-graph dwarf[,SIZE] (with callchain): user stack bytes each
 	 * sample copies (a multiple of 8, at most 65528), with the user
 	 * registers, for the readers to unwind; the kernel callchain keeps

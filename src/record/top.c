@@ -108,7 +108,11 @@ struct top {
 	const pid_t *tids;
 	int nr_cpus, nr_tids;
 	bool system_wide;
-	uint64_t data_bytes, delay_ms, next_ms, last_ms;
+	uint64_t data_bytes, delay_ms, next_ms;
+	/* When the last drain began, and the one before the last refresh:
+	 * the samples a refresh shows were written between the two (the
+	 * drains may lag behind while symbol tables load). */
+	uint64_t drain_ms, last_ms;
 	unsigned int entries;
 	struct tcent cursor[TOP_MAX_STACK];
 	int err;
@@ -523,6 +527,7 @@ static int synth_sink(void *ctx, const void *rec, size_t size)
 
 static int drain_all(struct top *t)
 {
+	t->drain_ms = now_ms();
 	for (int i = 0; i < t->el.nr_bufs; i++) {
 		int n = perfring_ring_consume(t->el.bufs[i].ring, top_record,
 					      t);
@@ -545,6 +550,37 @@ static int entry_cmp(const void *pa, const void *pb)
 	if (a->pid != b->pid)
 		return a->pid < b->pid ? -1 : 1;
 	return a->addr < b->addr ? -1 : a->addr > b->addr;
+}
+
+/* The @rows hottest entries to the front of h->v, in order, the others
+ * left behind them unsorted: a table shows a few of thousands, and
+ * sorting them all every refresh would cost more than the samples. */
+static uint32_t select_top(struct thists *h, uint32_t rows)
+{
+	uint32_t k = 0;
+
+	if (rows > h->nr)
+		rows = h->nr;
+	for (uint32_t i = 0; rows && i < h->nr; i++) {
+		struct tentry *e = h->v[i];
+		uint32_t j;
+
+		if (k == rows && entry_cmp(&e, &h->v[k - 1]) >= 0)
+			continue;
+		if (k < rows) {
+			h->v[i] = h->v[k]; /* k == i: nothing was left out */
+			j = k++;
+		} else {
+			h->v[i] = h->v[k - 1]; /* the coldest kept goes out */
+			j = k - 1;
+		}
+		while (j > 0 && entry_cmp(&e, &h->v[j - 1]) < 0) {
+			h->v[j] = h->v[j - 1];
+			j--;
+		}
+		h->v[j] = e;
+	}
+	return rows;
 }
 
 static const char *dso_text(const struct dso *d)
@@ -683,8 +719,7 @@ static void print_table(struct top *t, int ev, double secs)
 	char buf[512];
 
 	print_header(t, ev, secs);
-	qsort(h->v, h->nr, sizeof(*h->v), entry_cmp);
-	rows = h->nr < t->entries ? h->nr : t->entries;
+	rows = select_top(h, t->entries);
 	for (uint32_t i = 0; i < rows; i++)
 		for (int k = 0; k < t->nkeys; k++) {
 			int w = key_text(h->v[i], t->keys[k], buf, sizeof(buf));
@@ -716,8 +751,7 @@ static void print_table(struct top *t, int ev, double secs)
 
 static int refresh(struct top *t)
 {
-	uint64_t now = now_ms();
-	double secs = (double)(now - t->last_ms) / 1000.0;
+	double secs = (double)(t->drain_ms - t->last_ms) / 1000.0;
 	int err = 0;
 
 	if (t->o.clear)
@@ -731,7 +765,7 @@ static int refresh(struct top *t)
 	for (int i = 0; i < t->nr_events && !err; i++)
 		err = hists_age(t, &t->h[i]);
 	t->st.refreshes++;
-	t->last_ms = now;
+	t->last_ms = t->drain_ms;
 	return err;
 }
 
@@ -1001,7 +1035,7 @@ static int top_start(struct top *t)
 	if (err)
 		return err;
 	pe_evlist_enable(&t->el, true);
-	t->last_ms = now_ms();
+	t->last_ms = t->drain_ms = now_ms();
 	t->next_ms = t->last_ms + t->delay_ms;
 	return 0;
 }

@@ -109,21 +109,32 @@ struct top {
 	int nr_cpus, nr_tids;
 	bool system_wide;
 	uint64_t data_bytes, delay_ms, next_ms;
-	/* When the last drain began, and the one before the last refresh:
-	 * the samples a refresh shows were written between the two (the
-	 * drains may lag behind while symbol tables load). */
-	uint64_t drain_ms, last_ms;
+	/*
+	 * Per ring: its newest sample's time (CLOCK_MONOTONIC ns), that time
+	 * at the last refresh, and per event its samples since then.  A
+	 * table's rate is each ring's samples over the time they were taken
+	 * in, summed: the rings are read one after the other, and a drain
+	 * that loads symbol tables lags behind and reads a backlog, so one
+	 * refresh holds different stretches of different rings.
+	 */
+	uint64_t *newest_ns, *mark_ns, *ring_samples;
+	int cur; /* the ring being drained */
 	unsigned int entries;
 	struct tcent cursor[TOP_MAX_STACK];
 	int err;
 };
 
-static uint64_t now_ms(void)
+static uint64_t now_ns(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t now_ms(void)
+{
+	return now_ns() / 1000000;
 }
 
 /* ---- sort keys ----------------------------------------------------------- */
@@ -421,7 +432,7 @@ static struct thists *hists_for(struct top *t, uint64_t id)
 static int add_sample(struct top *t, const unsigned char *rec, size_t size,
 		      uint16_t misc)
 {
-	uint64_t id, ip, period, nr = 0;
+	uint64_t id, ip, time, period, nr = 0;
 	uint32_t pid_tid[2];
 	uint8_t cpumode = misc & PERF_RECORD_MISC_CPUMODE_MASK;
 	struct thists *h;
@@ -434,10 +445,15 @@ static int add_sample(struct top *t, const unsigned char *rec, size_t size,
 	memcpy(&id, rec + 8, 8);
 	memcpy(&ip, rec + 16, 8);
 	memcpy(pid_tid, rec + 24, 8);
+	memcpy(&time, rec + 32, 8);
 	memcpy(&period, rec + 48, 8);
 	h = hists_for(t, id);
 	if (!h)
 		return 0;
+	if (time > t->newest_ns[t->cur])
+		t->newest_ns[t->cur] = time;
+	t->ring_samples[(size_t)(h - t->h) * (size_t)t->el.nr_bufs +
+			(size_t)t->cur]++;
 	t->st.samples++;
 	h->samples++;
 	if (cpumode == PERF_RECORD_MISC_KERNEL)
@@ -527,10 +543,11 @@ static int synth_sink(void *ctx, const void *rec, size_t size)
 
 static int drain_all(struct top *t)
 {
-	t->drain_ms = now_ms();
 	for (int i = 0; i < t->el.nr_bufs; i++) {
-		int n = perfring_ring_consume(t->el.bufs[i].ring, top_record,
-					      t);
+		int n;
+
+		t->cur = i;
+		n = perfring_ring_consume(t->el.bufs[i].ring, top_record, t);
 
 		if (n < 0 && n != -EBADMSG)
 			return n;
@@ -676,7 +693,21 @@ static void print_chains(struct top *t, const struct tentry *e, int indent)
 	fputc('\n', t->out);
 }
 
-static void print_header(struct top *t, int ev, double secs)
+/* Samples a second of event @ev since the last refresh. */
+static double sample_rate(const struct top *t, int ev)
+{
+	const uint64_t *n =
+		t->ring_samples + (size_t)ev * (size_t)t->el.nr_bufs;
+	double rate = 0;
+
+	for (int i = 0; i < t->el.nr_bufs; i++)
+		if (n[i] && t->newest_ns[i] > t->mark_ns[i])
+			rate += (double)n[i] * 1e9 /
+				(double)(t->newest_ns[i] - t->mark_ns[i]);
+	return rate;
+}
+
+static void print_header(struct top *t, int ev)
 {
 	const struct thists *h = &t->h[ev];
 	const struct perf_event_attr *a = &t->events[ev].attr;
@@ -703,7 +734,7 @@ static void print_header(struct top *t, int ev, double secs)
 	fprintf(t->out,
 		"   PerfTop: %7.0f irqs/sec  kernel:%4.1f%%  lost: %" PRIu64
 		"/%" PRIu64 " [%s%s],  (%s)\n%s\n\n",
-		secs > 0 ? (double)h->samples / secs : 0.0,
+		sample_rate(t, ev),
 		h->samples ?
 			100.0 * (double)h->kernel_samples / (double)h->samples :
 			0.0,
@@ -711,14 +742,14 @@ static void print_header(struct top *t, int ev, double secs)
 		TOP_RULE);
 }
 
-static void print_table(struct top *t, int ev, double secs)
+static void print_table(struct top *t, int ev)
 {
 	struct thists *h = &t->h[ev];
 	int width[TK_MAX] = { 0 };
 	uint32_t rows;
 	char buf[512];
 
-	print_header(t, ev, secs);
+	print_header(t, ev);
 	rows = select_top(h, t->entries);
 	for (uint32_t i = 0; i < rows; i++)
 		for (int k = 0; k < t->nkeys; k++) {
@@ -751,7 +782,6 @@ static void print_table(struct top *t, int ev, double secs)
 
 static int refresh(struct top *t)
 {
-	double secs = (double)(t->drain_ms - t->last_ms) / 1000.0;
 	int err = 0;
 
 	if (t->o.clear)
@@ -759,13 +789,18 @@ static int refresh(struct top *t)
 	else if (t->st.refreshes)
 		fputc('\n', t->out);
 	for (int i = 0; i < t->nr_events; i++)
-		print_table(t, i, secs);
+		print_table(t, i);
 	if (fflush(t->out) || ferror(t->out))
 		return errno ? -errno : -EIO;
 	for (int i = 0; i < t->nr_events && !err; i++)
 		err = hists_age(t, &t->h[i]);
 	t->st.refreshes++;
-	t->last_ms = t->drain_ms;
+	for (int i = 0; i < t->el.nr_bufs; i++)
+		if (t->newest_ns[i] > t->mark_ns[i])
+			t->mark_ns[i] = t->newest_ns[i];
+	memset(t->ring_samples, 0,
+	       (size_t)t->nr_events * (size_t)t->el.nr_bufs *
+		       sizeof(*t->ring_samples));
 	return err;
 }
 
@@ -897,6 +932,8 @@ static void setup_attrs(struct top *t, bool inherit)
 			a->sample_freq = freq ? freq : TOP_DEFAULT_FREQ;
 		}
 		a->sample_id_all = 1;
+		a->use_clockid = 1; /* sample times comparable with ours */
+		a->clockid = CLOCK_MONOTONIC;
 		a->disabled = 1;
 		a->inherit = inherit;
 		a->watermark = 1;
@@ -1031,12 +1068,27 @@ static int top_start(struct top *t)
 	if (err)
 		return err;
 	t->st.nr_buffers = (uint32_t)t->el.nr_bufs;
+	t->newest_ns = calloc((size_t)t->el.nr_bufs, sizeof(*t->newest_ns));
+	t->mark_ns = calloc((size_t)t->el.nr_bufs, sizeof(*t->mark_ns));
+	t->ring_samples = calloc((size_t)t->el.nr_bufs * (size_t)t->nr_events,
+				 sizeof(*t->ring_samples));
+	if (!t->newest_ns || !t->mark_ns || !t->ring_samples)
+		return -ENOMEM;
 	err = top_synthesize(t);
 	if (err)
 		return err;
+	/* The kernel's symbols now, not in the first drain: while that one
+	 * reads 100,000 lines of kallsyms the rings fill up. */
+	if (t->m.kmaps.nr) {
+		struct addr_loc al;
+
+		machine_resolve(&t->m, NULL, PERF_RECORD_MISC_KERNEL,
+				t->m.kmaps.v[0].start, true, &al);
+	}
 	pe_evlist_enable(&t->el, true);
-	t->last_ms = t->drain_ms = now_ms();
-	t->next_ms = t->last_ms + t->delay_ms;
+	for (int i = 0; i < t->el.nr_bufs; i++)
+		t->mark_ns[i] = now_ns();
+	t->next_ms = now_ms() + t->delay_ms;
 	return 0;
 }
 
@@ -1051,6 +1103,9 @@ static void top_close(struct top *t)
 		free(t->h[i].tab);
 	}
 	free(t->h);
+	free(t->newest_ns);
+	free(t->mark_ns);
+	free(t->ring_samples);
 	machine_exit(&t->m);
 }
 

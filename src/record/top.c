@@ -39,6 +39,7 @@
 #include "../sources/perf_event.h"
 #include "session.h"
 #include "synth.h"
+#include "top.h"
 
 #define TOP_MAX_CPUS 4096
 #define TOP_MAX_TIDS 65536
@@ -118,6 +119,7 @@ struct top {
 	 * refresh holds different stretches of different rings.
 	 */
 	uint64_t *newest_ns, *mark_ns, *ring_samples;
+	int nr_rings; /* of those: the kernel rings, or 1 (a fed table) */
 	int cur; /* the ring being drained */
 	unsigned int entries;
 	struct tcent cursor[TOP_MAX_STACK];
@@ -452,7 +454,7 @@ static int add_sample(struct top *t, const unsigned char *rec, size_t size,
 		return 0;
 	if (time > t->newest_ns[t->cur])
 		t->newest_ns[t->cur] = time;
-	t->ring_samples[(size_t)(h - t->h) * (size_t)t->el.nr_bufs +
+	t->ring_samples[(size_t)(h - t->h) * (size_t)t->nr_rings +
 			(size_t)t->cur]++;
 	t->st.samples++;
 	h->samples++;
@@ -696,11 +698,10 @@ static void print_chains(struct top *t, const struct tentry *e, int indent)
 /* Samples a second of event @ev since the last refresh. */
 static double sample_rate(const struct top *t, int ev)
 {
-	const uint64_t *n =
-		t->ring_samples + (size_t)ev * (size_t)t->el.nr_bufs;
+	const uint64_t *n = t->ring_samples + (size_t)ev * (size_t)t->nr_rings;
 	double rate = 0;
 
-	for (int i = 0; i < t->el.nr_bufs; i++)
+	for (int i = 0; i < t->nr_rings; i++)
 		if (n[i] && t->newest_ns[i] > t->mark_ns[i])
 			rate += (double)n[i] * 1e9 /
 				(double)(t->newest_ns[i] - t->mark_ns[i]);
@@ -795,11 +796,11 @@ static int refresh(struct top *t)
 	for (int i = 0; i < t->nr_events && !err; i++)
 		err = hists_age(t, &t->h[i]);
 	t->st.refreshes++;
-	for (int i = 0; i < t->el.nr_bufs; i++)
+	for (int i = 0; i < t->nr_rings; i++)
 		if (t->newest_ns[i] > t->mark_ns[i])
 			t->mark_ns[i] = t->newest_ns[i];
 	memset(t->ring_samples, 0,
-	       (size_t)t->nr_events * (size_t)t->el.nr_bufs *
+	       (size_t)t->nr_events * (size_t)t->nr_rings *
 		       sizeof(*t->ring_samples));
 	return err;
 }
@@ -1030,6 +1031,36 @@ static int top_synthesize(struct top *t)
 	return err;
 }
 
+/*
+ * What a table needs, live or fed (top_table_new()): the sort keys, one
+ * table per event, the thread and map state (@host: kallsyms and the vDSO
+ * apply), and the rate's counters for @nr_rings rings.
+ */
+static int table_init(struct top *t, int nr_rings, bool host)
+{
+	int err;
+
+	t->entries = t->o.entries ? t->o.entries : TOP_DEFAULT_ENTRIES;
+	err = parse_sort(t, t->o.sort ? t->o.sort : "dso,sym");
+	if (err)
+		return err;
+	t->h = calloc((size_t)t->nr_events, sizeof(*t->h));
+	if (!t->h)
+		return -ENOMEM;
+	err = machine_init(&t->m);
+	if (err)
+		return err;
+	machine_set_host(&t->m, host);
+	t->nr_rings = nr_rings > 0 ? nr_rings : 1;
+	t->newest_ns = calloc((size_t)t->nr_rings, sizeof(*t->newest_ns));
+	t->mark_ns = calloc((size_t)t->nr_rings, sizeof(*t->mark_ns));
+	t->ring_samples = calloc((size_t)t->nr_rings * (size_t)t->nr_events,
+				 sizeof(*t->ring_samples));
+	if (!t->newest_ns || !t->mark_ns || !t->ring_samples)
+		return -ENOMEM;
+	return 0;
+}
+
 static int top_start(struct top *t)
 {
 	int err;
@@ -1050,31 +1081,22 @@ static int top_start(struct top *t)
 				       1000;
 	if (!t->delay_ms)
 		t->delay_ms = 1;
-	t->entries = t->o.entries ? t->o.entries : TOP_DEFAULT_ENTRIES;
-	err = parse_sort(t, t->o.sort ? t->o.sort : "dso,sym");
-	if (!err)
-		err = top_targets(t);
+	if (t->o.sort) {
+		err = parse_sort(t, t->o.sort); /* its error before opening */
+		if (err)
+			return err;
+	}
+	err = top_targets(t);
 	if (err)
 		return err;
-	t->h = calloc((size_t)t->nr_events, sizeof(*t->h));
-	if (!t->h)
-		return -ENOMEM;
-	err = machine_init(&t->m);
-	if (err)
-		return err;
-	machine_set_host(&t->m, true); /* live: kallsyms and vDSO apply */
 	err = pe_evlist_open(&t->el, t->cpus, t->nr_cpus, t->tids, t->nr_tids,
 			     t->data_bytes, false);
 	if (err)
 		return err;
 	t->st.nr_buffers = (uint32_t)t->el.nr_bufs;
-	t->newest_ns = calloc((size_t)t->el.nr_bufs, sizeof(*t->newest_ns));
-	t->mark_ns = calloc((size_t)t->el.nr_bufs, sizeof(*t->mark_ns));
-	t->ring_samples = calloc((size_t)t->el.nr_bufs * (size_t)t->nr_events,
-				 sizeof(*t->ring_samples));
-	if (!t->newest_ns || !t->mark_ns || !t->ring_samples)
-		return -ENOMEM;
-	err = top_synthesize(t);
+	err = table_init(t, t->el.nr_bufs, true);
+	if (!err)
+		err = top_synthesize(t);
 	if (err)
 		return err;
 	/* The kernel's symbols now, not in the first drain: while that one
@@ -1086,7 +1108,7 @@ static int top_start(struct top *t)
 				t->m.kmaps.v[0].start, true, &al);
 	}
 	pe_evlist_enable(&t->el, true);
-	for (int i = 0; i < t->el.nr_bufs; i++)
+	for (int i = 0; i < t->nr_rings; i++)
 		t->mark_ns[i] = now_ns();
 	t->next_ms = now_ms() + t->delay_ms;
 	return 0;
@@ -1141,4 +1163,52 @@ PERFRING_API int perfring_top(const struct perfring_top_opts *o, FILE *out,
 	top_close(t);
 	free(t);
 	return err;
+}
+
+/* ---- a table fed by the caller (top.h) ----------------------------------- */
+
+int top_table_new(const struct perfring_top_opts *o, FILE *out, struct top **tp)
+{
+	struct top *t;
+	int err;
+
+	*tp = NULL;
+	if (!o || !out || !OPTS_VALID(o))
+		return -EINVAL;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	OPTS_COPY(&t->o, o);
+	t->out = out;
+	t->st.sz = sizeof(t->st);
+	rec_session_init(&t->rs);
+	t->nr_events = 1;
+	err = table_init(t, 1, false);
+	if (err) {
+		top_close(t);
+		free(t);
+		return err;
+	}
+	*tp = t;
+	return 0;
+}
+
+int top_table_feed(struct top *t, const void *rec, size_t size)
+{
+	if (size < sizeof(struct perf_event_header))
+		return -EINVAL;
+	return top_record(rec, size, t);
+}
+
+int top_table_print(struct top *t)
+{
+	return refresh(t);
+}
+
+void top_table_free(struct top *t)
+{
+	if (!t)
+		return;
+	top_close(t);
+	free(t);
 }

@@ -1016,18 +1016,43 @@ static int top_targets(struct top *t)
 }
 
 /* What already runs: its names and executable maps, and the kernel's. */
+/* The process (thread group) thread @tid belongs to, or @tid. */
+static pid_t tgid_of(pid_t tid)
+{
+	char path[64], line[128];
+	pid_t tgid = tid;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	f = fopen(path, "re");
+	if (!f)
+		return tid;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Tgid: %d", &tgid) == 1)
+			break;
+	fclose(f);
+	return tgid > 0 ? tgid : tid;
+}
+
 static int top_synthesize(struct top *t)
 {
 	struct synth sy = { .sink = synth_sink,
 			    .sink_ctx = t,
 			    .sample_type = t->events[0].attr.sample_type };
+	pid_t last = 0;
 	int err = synth_kernel(&sy);
 
 	if (!err && t->system_wide)
-		err = synth_all(&sy);
-	else
-		for (int i = 0; !err && i < t->nr_tids; i++)
-			err = synth_process(&sy, t->tids[i]);
+		return synth_all(&sy);
+	/* Each process once (with its threads), not each of its threads
+	 * as a process of its own. */
+	for (int i = 0; !err && i < t->nr_tids; i++) {
+		pid_t pid = tgid_of(t->tids[i]);
+
+		if (pid != last)
+			err = synth_process(&sy, pid);
+		last = pid;
+	}
 	return err;
 }
 

@@ -49,6 +49,8 @@
 #define TOP_MAX_STACK 127
 #define TOP_MAX_CHAINS 16 /* distinct call chains kept per entry */
 #define TOP_PRINT_CHAINS 3 /* printed under an entry */
+/* An object's symbol table is read once it has been hit this often. */
+#define TOP_LOAD_AFTER 16
 #define TOP_RULE \
 	"-------------------------------------------------------------------------------"
 
@@ -77,6 +79,7 @@ struct tentry {
 	const struct symbol *sym;
 	uint64_t addr; /* map-relative when no symbol holds it */
 	char level; /* 'k' or '.' */
+	bool pending; /* the object's symbols are not loaded (yet) */
 	uint64_t period, nr_samples;
 	struct tchain *chains;
 	uint32_t nr_chains;
@@ -204,7 +207,7 @@ static uint32_t entry_hash(const struct top *t, const struct tentry *e)
 		h = mix(h, (uintptr_t)e->dso);
 	if (has_key(t, TK_SYM))
 		h = mix(h, e->sym ? (uintptr_t)e->sym : e->addr);
-	return h;
+	return h ^ e->pending;
 }
 
 static bool entry_eq(const struct top *t, const struct tentry *a,
@@ -220,7 +223,7 @@ static bool entry_eq(const struct top *t, const struct tentry *a,
 	if (has_key(t, TK_SYM) &&
 	    (a->sym != b->sym || (!a->sym && a->addr != b->addr)))
 		return false;
-	return true;
+	return a->pending == b->pending;
 }
 
 /* ---- the tables ----------------------------------------------------------- */
@@ -390,6 +393,46 @@ static int hists_age(struct top *t, struct thists *h)
 
 /* ---- samples -------------------------------------------------------------- */
 
+/*
+ * Whether @d's symbols are worth having: loaded already, not a file of
+ * its own (the kernel, its modules and the vDSO are read at most once
+ * anyway), or hit TOP_LOAD_AFTER times.  System-wide, a busy machine
+ * starts programs all the time, most of them hit once or twice: reading
+ * their ELF symbol tables would cost more than everything else top does,
+ * for rows that never reach the table.  (dso->priv counts the hits.)
+ */
+static bool symbols_wanted(struct dso *d)
+{
+	uintptr_t hits;
+
+	if (d->loaded || d->kind != DSO_FILE)
+		return true;
+	hits = (uintptr_t)d->priv + 1;
+	d->priv = (void *)hits;
+	return hits >= TOP_LOAD_AFTER;
+}
+
+/* machine_resolve(), with the symbol only where symbols_wanted();
+ * *pending says that a symbol was not looked up. */
+static void resolve(struct top *t, struct thread *th, uint8_t cpumode,
+		    uint64_t ip, struct addr_loc *al, bool *pending)
+{
+	uint64_t a;
+
+	*pending = false;
+	machine_resolve(&t->m, th, cpumode, ip, false, al);
+	if (!al->map || !al->dso || al->dso->kind == DSO_NONE)
+		return;
+	if (!symbols_wanted(al->dso)) {
+		*pending = true;
+		return;
+	}
+	a = dso_addr(al->dso, al->addr);
+	al->sym = dso_find_symbol(al->dso, a);
+	if (al->sym)
+		al->sym_off = a - al->sym->start;
+}
+
 /* The callchain of a sample, resolved, callee first; returns its length. */
 static uint32_t resolve_chain(struct top *t, struct thread *th,
 			      const uint64_t *ips, uint64_t nr)
@@ -401,12 +444,13 @@ static uint32_t resolve_chain(struct top *t, struct thread *th,
 		return 0;
 	for (uint64_t i = 0; i < nr && n < TOP_MAX_STACK; i++) {
 		struct addr_loc al;
+		bool pending;
 
 		if (ips[i] >= PERF_CONTEXT_MAX) {
 			cpumode = callchain_context_cpumode(ips[i]);
 			continue;
 		}
-		machine_resolve(&t->m, th, cpumode, ips[i], true, &al);
+		resolve(t, th, cpumode, ips[i], &al, &pending);
 		t->cursor[n].sym = al.sym;
 		t->cursor[n].dso = al.map ? al.dso : NULL;
 		t->cursor[n].ip = ips[i];
@@ -441,6 +485,7 @@ static int add_sample(struct top *t, const unsigned char *rec, size_t size,
 	struct thread *th;
 	struct addr_loc al;
 	struct tentry key, *e;
+	bool pending;
 
 	if (size < 56)
 		return 0;
@@ -467,14 +512,15 @@ static int add_sample(struct top *t, const unsigned char *rec, size_t size,
 				    (int32_t)pid_tid[1]);
 	if (!th)
 		return -ENOMEM;
-	machine_resolve(&t->m, th, cpumode, ip, true, &al);
+	resolve(t, th, cpumode, ip, &al, &pending);
 	memset(&key, 0, sizeof(key));
 	key.comm = th->comm;
 	key.comm_len = th->comm_len;
 	key.pid = th->pid;
 	key.dso = al.map ? al.dso : NULL;
 	key.sym = al.sym;
-	key.addr = al.map ? al.addr : ip;
+	key.addr = pending ? 0 : al.map ? al.addr : ip; /* pending: one row */
+	key.pending = pending;
 	key.level = cpumode == PERF_RECORD_MISC_KERNEL ? 'k' : '.';
 	e = findnew_entry(t, h, &key);
 	if (!e)
@@ -623,6 +669,10 @@ static int key_text(const struct tentry *e, enum top_key k, char *buf,
 	case TK_DSO:
 		return snprintf(buf, len, "%s", dso_text(e->dso));
 	case TK_SYM:
+		if (e->pending)
+			return snprintf(buf, len,
+					"[%c] [symbols not loaded yet]",
+					e->level);
 		if (e->sym)
 			return snprintf(buf, len, "[%c] %s", e->level,
 					e->sym->name);

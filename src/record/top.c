@@ -839,8 +839,11 @@ static int refresh(struct top *t)
 		fputs("\033[H\033[2J", t->out);
 	else if (t->st.refreshes)
 		fputc('\n', t->out);
-	for (int i = 0; i < t->nr_events; i++)
+	for (int i = 0; i < t->nr_events; i++) {
+		if (i)
+			fputc('\n', t->out);
 		print_table(t, i);
+	}
 	if (fflush(t->out) || ferror(t->out))
 		return errno ? -errno : -EIO;
 	for (int i = 0; i < t->nr_events && !err; i++)

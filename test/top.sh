@@ -16,9 +16,11 @@ skip() { echo "SKIP: $*" >&2; exit 77; }
 tmp=$(mktemp -d)
 hot_pid=
 top_pid=
+victim=
 cleanup() {
 	[ -n "$top_pid" ] && kill -KILL "$top_pid" 2>/dev/null
 	[ -n "$hot_pid" ] && kill -KILL "$hot_pid" 2>/dev/null
+	[ -n "$victim" ] && kill -KILL "$victim" 2>/dev/null
 	wait 2>/dev/null
 	rm -rf "$tmp"
 }
@@ -100,7 +102,35 @@ top_pid=
 [ -s "$tmp/int.err" ] && fail "top wrote to stderr: $(cat "$tmp/int.err")"
 echo "SIGINT: exit 0 after $(tables "$tmp/int.out") tables"
 
-# 6. Usage errors.
+# 6. Decay (the default) against -z: a process that stopped being sampled
+# stays in the table, decaying, but leaves it at once with -z.  Its own
+# hot process each, killed once the first table is out; two tables later
+# its interval is long over.
+for mode in decay zero; do
+	"$wl/hot" 600 &
+	victim=$!
+	wait_until "$WAIT_S" has_exec "$victim" hot || fail "hot did not start"
+	args=(-p "$victim" -d 0.5 --iterations 4)
+	[ $mode = zero ] && args+=(-z)
+	"$cli" top "${args[@]}" >"$tmp/$mode.out" 2>"$tmp/$mode.err" &
+	top_pid=$!
+	wait_until "$WAIT_S" grep -q 'PerfTop:' "$tmp/$mode.out" || fail "$mode: no table: $(cat "$tmp/$mode.err")"
+	kill -KILL "$victim"
+	wait "$victim" 2>/dev/null
+	victim=
+	wait_until "$WAIT_S" sh -c "! kill -0 $top_pid 2>/dev/null" || fail "$mode: top did not end after 4 refreshes"
+	wait "$top_pid" || fail "$mode: top failed: $(cat "$tmp/$mode.err")"
+	top_pid=
+	last=$(awk '/PerfTop:/ { n++; next } n == 4 && /%  /' "$tmp/$mode.out")
+	if [ $mode = decay ]; then
+		[[ $last == *hot_loop* ]] || fail "decay: hot_loop left the table: $(tail -n 8 "$tmp/decay.out")"
+	else
+		[ -z "$last" ] || fail "-z: rows of an ended interval in the last table: $last"
+	fi
+done
+echo "decay keeps a stopped process, -z drops it"
+
+# 7. Usage errors.
 "$cli" top --iterations 0 >/dev/null 2>&1
 [ $? = 2 ] || fail "--iterations 0 accepted"
 "$cli" top -s nosuchkey --iterations 1 >/dev/null 2>"$tmp/s.err"

@@ -190,6 +190,7 @@ SHELL_TESTS := \
 	test/aux_all.sh \
 	test/dwarf.sh \
 	test/outputs.sh \
+	test/top.sh \
 	test/kill_matrix.sh \
 	test/soak.sh
 
@@ -204,12 +205,17 @@ soak: $(B)/asan/perfring $(B)/apps/apphostile
 bench: $(B)/bench $(B)/perfring $(WORKLOADS:%=$(B)/workloads/%) $(B)/bench_app_emit $(B)/bench_lttng_emit
 	$(B)/bench $(CASE) $(ARGS)
 
-# The ring demo, then a real recording judged by perf.
+# The ring demo, then a real recording judged by perf, then perfring top.
 demo: all $(WORKLOADS:%=$(B)/workloads/%)
 	$(B)/perfring demo
 	$(B)/perfring record -g -e cpu-clock -F 2000 -o $(B)/demo.data -- $(B)/workloads/hot 0.5
 	@if command -v perf >/dev/null; then perf report --stdio --no-children -i $(B)/demo.data 2>/dev/null | grep -v '^#' | grep -v '^$$' | head -n 12; \
 	else echo "perf is not installed: read $(B)/demo.data with perf report"; fi
+	@# perf top's live table from the rings, no file: two refreshes,
+	@# system-wide, beside the hot workload (plain text, not a terminal).
+	$(B)/workloads/hot 2 & hot=$$!; \
+	$(B)/perfring top -F 1000 -d 0.5 --iterations 2 -E 8 > $(B)/demo.top; rc=$$?; \
+	kill $$hot 2>/dev/null; wait; cat $(B)/demo.top; exit $$rc
 
 fuzz:
 	@test -n "$(T)" || { echo "usage: make fuzz T=<$(FUZZ_TARGETS)> [SECS=60]"; exit 2; }

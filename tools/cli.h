@@ -115,6 +115,7 @@ int cmd_stats(int argc, char **argv);
 int cmd_script(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_export(int argc, char **argv);
+int cmd_top(int argc, char **argv);
 /* CoreSight (builtin-decode.c): decode, inject, dump --aux, --itrace. */
 int cmd_decode(int argc, char **argv);
 int cmd_inject(int argc, char **argv);

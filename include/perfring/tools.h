@@ -88,7 +88,9 @@ typedef void (*perfring_progress_fn)(const struct perfring_record_stats *st,
 
 struct perfring_record_opts {
 	size_t sz;
-	const char *const *events; /* -e, "cpu-clock", "sched:sched_switch" */
+	/* -e, as perf parses it: "cpu-clock:u", "sched:sched_sw*",
+	 * "{cpu-clock,page-faults}:S", "software/config=2/", "cycles" */
+	const char *const *events;
 	int nr_events; /* 0: cpu-clock */
 	const char *output; /* -o, default "perf.data"; "-": pipe to stdout */
 	char *const *argv; /* command to run (NULL-terminated), or NULL */
@@ -128,6 +130,12 @@ struct perfring_record_opts {
 	const struct perfring_tracefs_opts *tracefs;
 	/* Its figures (sz set), filled as perfring_record_tracefs() does. */
 	struct perfring_tracefs_stats *tracefs_stats;
+	/*
+	 * --filter of each events[i] (NULL, or an array of nr_events, NULL
+	 * where there is none): a tracepoint filter ("prev_pid > 0") set on
+	 * every event of that string (PERF_EVENT_IOC_SET_FILTER).
+	 */
+	const char *const *filters;
 };
 
 /*

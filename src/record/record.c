@@ -348,7 +348,11 @@ static void setup_attrs(struct session *s, bool inherit, bool on_exec,
 				 PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD;
 		if (callchain)
 			a->sample_type |= PERF_SAMPLE_CALLCHAIN;
-		if (s->events[i].tracepoint) {
+		if (s->events[i].has_period || s->events[i].has_freq) {
+			/* period=/freq= terms win over -c/-F, as in perf */
+			if (s->events[i].tracepoint)
+				a->sample_type |= PERF_SAMPLE_RAW;
+		} else if (s->events[i].tracepoint) {
 			a->sample_type |= PERF_SAMPLE_RAW;
 			a->sample_period = period ? period : 1;
 		} else if (period) {
@@ -365,9 +369,10 @@ static void setup_attrs(struct session *s, bool inherit, bool on_exec,
 		a->enable_on_exec = on_exec;
 		a->watermark = 1;
 		a->wakeup_watermark = (uint32_t)(data_bytes / 4);
-		a->exclude_guest = 1;
+		/* exclude_* and precise_ip are the event string's. */
 		if (i == 0 && !s->overwrite)
 			set_tracking(a);
+		pe_group_attr(&s->events[i], i);
 	}
 	if (s->overwrite) {
 		s->track_ev.attr = s->events[0].attr;
@@ -469,7 +474,7 @@ static int add_tracing_data(struct session *s, bool app_possible)
 
 	for (int i = 0; i < s->el.nr_events; i++)
 		if (s->events[i].tracepoint)
-			names[n++] = s->events[i].name;
+			names[n++] = s->events[i].tp_name;
 	if (!n && !app_possible)
 		return 0;
 	tracefs = pe_tracefs();
@@ -669,17 +674,26 @@ static int session_targets(struct session *s)
 	static const pid_t any_tid = -1;
 	const char *tracefs = NULL;
 	bool inherit = false;
-	int err;
 
+	s->el.nr_events = 0;
 	for (int i = 0; i < s->nr_events; i++) {
+		const char *const *filters = OPTS_GET(s->o, filters, NULL);
+		int n;
+
 		if (strchr(s->evs[i], ':') && !tracefs)
 			tracefs = pe_tracefs();
-		err = pe_event_parse(s->evs[i], tracefs, &s->events[i]);
-		if (err)
-			return err;
+		/* One -e may be several events: a list, a group, a glob. */
+		n = pe_events_parse(s->evs[i], filters ? filters[i] : NULL,
+				    tracefs, &s->events[s->el.nr_events],
+				    PE_MAX_EVENTS - s->el.nr_events);
+		if (n < 0)
+			return n;
+		for (int k = s->el.nr_events; k < s->el.nr_events + n; k++)
+			if (s->events[k].leader >= 0)
+				s->events[k].leader += s->el.nr_events;
+		s->el.nr_events += n;
 	}
 	s->el.events = s->events;
-	s->el.nr_events = s->nr_events;
 
 	s->cpus = cpus_buf;
 	s->tids = tids_buf;
@@ -799,7 +813,7 @@ static int writer_open(struct session *s)
 			     OPTS_GET(o, cmdline_argv, NULL), &s->w);
 	if (err)
 		return err;
-	for (int i = 0; i < s->nr_events && !err; i++)
+	for (int i = 0; i < s->el.nr_events && !err; i++)
 		err = pd_writer_add_attr(s->w, &s->events[i].attr,
 					 s->events[i].name, s->events[i].ids,
 					 s->events[i].nr_ids);

@@ -422,12 +422,10 @@ static int take_event(struct scan *sc, int a, int b, int group)
 		if (err)
 			return err;
 		if (end + 1 < b) {
-			if (s[end + 1] != ':')
-				return fail(
-					sc->err, end + 1, -EINVAL,
-					"parser error: expected ':' and modifiers after the terms");
-			err = take_mods(sc, ev->mods, &ev->mods_pos, end + 2,
-					b);
+			/* pmu/terms/u and pmu/terms/:u both, as in perf */
+			int m = end + 1 + (s[end + 1] == ':');
+
+			err = take_mods(sc, ev->mods, &ev->mods_pos, m, b);
 			if (err)
 				return err;
 		}
@@ -590,7 +588,7 @@ int evp_parse(const char *str, struct evp_list *l, struct evp_error *err)
 			i++;
 			if (!str[i])
 				return fail(
-					err, i, -EINVAL,
+					err, i - 1, -EINVAL,
 					"parser error: missing event after ','");
 			continue;
 		}
@@ -609,7 +607,7 @@ int evp_parse(const char *str, struct evp_list *l, struct evp_error *err)
 			i = e + 1;
 			if (!str[i])
 				return fail(
-					err, i, -EINVAL,
+					err, i - 1, -EINVAL,
 					"parser error: missing event after ','");
 		}
 	}
@@ -620,12 +618,13 @@ void evp_error_format(const char *str, const struct evp_error *err, char *buf,
 		      size_t len)
 {
 	int pos = err->pos < 0 ? 0 : err->pos;
-	int indent = (int)strlen("event syntax error: '") + pos;
 
 	if (pos > (int)strlen(str))
 		pos = (int)strlen(str);
-	snprintf(buf, len, "event syntax error: '%s'\n%*s\\___ %s", str, indent,
-		 "", err->msg);
+	/* The string on a line of its own, so that the mark lines up under
+	 * it whatever the log puts before the first line. */
+	snprintf(buf, len, "event syntax error:\n  '%s'\n   %*s\\___ %s", str,
+		 pos, "", err->msg);
 }
 
 /* ---- PMU formats ---- */
@@ -1044,12 +1043,8 @@ static bool dir_entry_ok(const struct dirent *d)
 	       (d->d_type == DT_DIR || d->d_type == DT_UNKNOWN);
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Sorted names of the directories in @path matching @glob; NULL-ended. */
+/* Names of the directories in @path matching @glob, in directory order
+ * as perf takes them; NULL-ended. */
 static char **matching_dirs(const char *path, const char *glob)
 {
 	size_t n = 0, cap = 16;
@@ -1080,7 +1075,6 @@ static char **matching_dirs(const char *path, const char *glob)
 	}
 	closedir(dp);
 	v[n] = NULL;
-	qsort(v, n, sizeof(*v), cmp_str);
 	return v;
 }
 

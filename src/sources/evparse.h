@@ -134,7 +134,8 @@ int evp_resolve(const struct evp_list *l, const char *str,
 		const char *sysfs_pmus, const char *tracefs,
 		struct evp_resolved *out, int max, struct evp_error *err);
 
-/* "event syntax error: 'STR'\n<spaces>\\___ MSG" into @buf. */
+/* "event syntax error:", then the string, then "\\___ MSG" under the
+ * wrong part, as perf shows it, into @buf. */
 void evp_error_format(const char *str, const struct evp_error *err, char *buf,
 		      size_t len);
 

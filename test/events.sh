@@ -187,3 +187,18 @@ for m in 3 100K; do
 	[ -n "$theirs" ] && [ "$ours" = "$theirs" ] || fail "-m $m: perf says '$theirs', we say '$ours'"
 done
 echo "ok: -F max ($max Hz), -m rounding as perf"
+
+# 9. perfring list filters as perf list does; every command answers --help.
+for pat in sched 'sched:*wak*' sw; do
+	theirs=$(perf list "$pat" 2>/dev/null | grep -E '\[(Tracepoint|Software) event\]' | awk '{print $1}' | sort)
+	ours=$("$cli" list "$pat" | awk '{print $1}' | sort)
+	[ -n "$ours" ] && [ "$ours" = "$theirs" ] || fail "list $pat: ours '$(echo $ours | head -c 200)', perf's '$(echo $theirs | head -c 200)'"
+done
+"$cli" list pmu | grep -q 'Kernel PMU event' || [ -z "$(ls /sys/bus/event_source/devices/*/events 2>/dev/null)" ] ||
+	fail "list pmu shows no sysfs PMU event"
+for c in record list demo ring-stat decode inject dump stats script report export; do
+	out=$("$cli" $c --help 2>&1) || fail "$c --help: exit $?: $out"
+	{ grep -q "usage:" <<<"$out" && grep -q "perfring $c" <<<"$out"; } || fail "$c --help prints no usage: $(head -2 <<<"$out")"
+done
+[ ! -e ./--help ] || fail "ring-stat --help made a ring called --help"
+echo "ok: list PATTERN as perf list, --help everywhere"

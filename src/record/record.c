@@ -31,6 +31,7 @@
 #include "../common/log.h"
 #include "../common/opts.h"
 #include "../sources/app_session.h"
+#include "../sources/evparse.h"
 #include "../sources/perf_event.h"
 #include "child.h"
 #include "session.h"
@@ -1040,18 +1041,43 @@ PERFRING_API int perfring_record(const struct perfring_record_opts *o,
 	return err;
 }
 
+struct list_ctx {
+	perfring_event_fn fn;
+	void *ctx;
+	int n;
+};
+
+/* A hardware event is listed only if this machine opens it (as perf
+ * list's is_event_supported()). */
+static void list_hw(const char *name, uint32_t type, uint64_t config, void *ctx)
+{
+	struct list_ctx *lc = ctx;
+
+	if (!pe_event_supported(type, config))
+		return;
+	lc->fn(name,
+	       type == PERF_TYPE_HARDWARE ? "Hardware event" :
+					    "Hardware cache event",
+	       lc->ctx);
+	lc->n++;
+}
+
 PERFRING_API int perfring_event_list(perfring_event_fn fn, void *ctx)
 {
+	struct list_ctx lc = { .fn = fn, .ctx = ctx };
 	const char *tracefs;
 	char path[PATH_MAX];
 	struct dirent *sd;
 	DIR *top;
-	int n = 0;
+	int n;
 
 	if (!fn)
 		return -EINVAL;
+	evp_hw_names(list_hw, &lc);
+	n = lc.n;
 	for (const struct pe_sw_name *e = pe_sw_names; e->name; e++, n++)
-		fn(e->name, "software event", ctx);
+		fn(e->name, "Software event", ctx);
+	n += pe_pmu_aliases(fn, ctx);
 	tracefs = pe_tracefs();
 	if (!tracefs)
 		return n;
@@ -1079,7 +1105,7 @@ PERFRING_API int perfring_event_list(perfring_event_fn fn, void *ctx)
 				continue;
 			snprintf(name, sizeof(name), "%s:%s", sd->d_name,
 				 ed->d_name);
-			fn(name, "tracepoint", ctx);
+			fn(name, "Tracepoint event", ctx);
 			n++;
 		}
 		closedir(d);

@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -36,6 +37,8 @@ const struct pe_sw_name pe_sw_names[] = {
 	{ "alignment-faults", NULL, PERF_COUNT_SW_ALIGNMENT_FAULTS },
 	{ "emulation-faults", NULL, PERF_COUNT_SW_EMULATION_FAULTS },
 	{ "dummy", NULL, PERF_COUNT_SW_DUMMY },
+	{ "bpf-output", NULL, PERF_COUNT_SW_BPF_OUTPUT },
+	{ "cgroup-switches", NULL, PERF_COUNT_SW_CGROUP_SWITCHES },
 	{ NULL, NULL, 0 },
 };
 
@@ -124,6 +127,61 @@ int pe_events_parse(const char *spec, const char *filter, const char *tracefs,
 	}
 	free(l);
 	free(r);
+	return n;
+}
+
+bool pe_event_supported(uint32_t type, uint64_t config)
+{
+	struct perf_event_attr a = { .size = sizeof(a),
+				     .type = type,
+				     .config = config,
+				     .disabled = 1,
+				     .exclude_kernel = 1,
+				     .exclude_hv = 1 };
+	int fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1,
+			      PERF_FLAG_FD_CLOEXEC);
+
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
+int pe_pmu_aliases(void (*fn)(const char *name, const char *kind, void *ctx),
+		   void *ctx)
+{
+	DIR *top = opendir(PE_SYSFS_PMUS);
+	struct dirent *p;
+	int n = 0;
+
+	if (!top)
+		return 0;
+	while ((p = readdir(top))) {
+		char path[PATH_MAX];
+		struct dirent *e;
+		DIR *d;
+
+		if (p->d_name[0] == '.' ||
+		    snprintf(path, sizeof(path), "%s/%s/events", PE_SYSFS_PMUS,
+			     p->d_name) >= (int)sizeof(path))
+			continue;
+		d = opendir(path);
+		if (!d)
+			continue;
+		while ((e = readdir(d))) {
+			char name[2 * NAME_MAX + 4];
+
+			/* .scale, .unit... describe an alias */
+			if (e->d_name[0] == '.' || strchr(e->d_name, '.'))
+				continue;
+			snprintf(name, sizeof(name), "%s/%s/", p->d_name,
+				 e->d_name);
+			fn(name, "Kernel PMU event", ctx);
+			n++;
+		}
+		closedir(d);
+	}
+	closedir(top);
 	return n;
 }
 

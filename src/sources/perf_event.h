@@ -57,6 +57,14 @@ int pe_events_parse(const char *spec, const char *filter, const char *tracefs,
  */
 void pe_group_attr(struct pe_event *ev, int index);
 
+/* Whether this machine opens a counting event of @type/@config. */
+bool pe_event_supported(uint32_t type, uint64_t config);
+
+/* Calls @fn for each "pmu/alias/" in sysfs (PMUs' events/ directories);
+ * returns how many. */
+int pe_pmu_aliases(void (*fn)(const char *name, const char *kind, void *ctx),
+		   void *ctx);
+
 /* Finds (and if needed mounts) tracefs; returns its path or NULL. */
 const char *pe_tracefs(void);
 

@@ -87,6 +87,15 @@ static void test_syntax(void)
 	CHECK_EQ(list.ev[3].group, 1);
 	CHECK_EQ(list.ev[4].kind, EVP_TRACEPOINT);
 
+	CHECK_EQ(parse("mem:0x1000/8:rw,cpu-clock", &err), 0);
+	CHECK_EQ(list.nr, 2);
+	CHECK(list.ev[0].kind == EVP_BREAKPOINT &&
+		      list.ev[0].raw_config == 0x1000 &&
+		      list.ev[0].bp_len == 8 && list.ev[0].bp_type == 3,
+	      "mem");
+	bad("mem:0x1000/3", 11, "length must be");
+	bad("mem:0x1000:rq", 12, "bad breakpoint access 'q'");
+	bad("mem:zz", 4, "bad breakpoint address");
 	bad("", 0, "empty");
 	bad("cpu-clock:x", 10, "unknown modifier 'x'");
 	bad("cpu-clock:upx", 12, "unknown modifier 'x'");

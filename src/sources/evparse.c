@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <linux/hw_breakpoint.h>
 #include "evparse.h"
 #include "perf_event.h"
 
@@ -377,6 +378,56 @@ static int take_terms(struct scan *sc, struct evp_event *ev, int a, int b)
 	return 0;
 }
 
+/* perf's mem:addr[/len][:access]: s[a, c2) the address and length,
+ * s[c2 + 1, b) the access (rwx, default rw). */
+static int take_breakpoint(struct scan *sc, struct evp_event *ev, int a, int c2,
+			   int b)
+{
+	char num[40], *end;
+	int e = c2 < 0 ? b : c2;
+
+	ev->kind = EVP_BREAKPOINT;
+	if (copy_part(sc, num, sizeof(num), a, e, "breakpoint address"))
+		return -EINVAL;
+	errno = 0;
+	ev->raw_config = strtoull(num, &end, 0);
+	if (end == num || errno || (*end && *end != '/'))
+		return fail(sc->err, a + (int)(end - num), -EINVAL,
+			    "bad breakpoint address (mem:ADDR[/LEN][:rwx])");
+	if (*end == '/') {
+		char *len = end + 1;
+
+		ev->bp_len = strtoull(len, &end, 0);
+		if (end == len || *end ||
+		    (ev->bp_len != 1 && ev->bp_len != 2 && ev->bp_len != 4 &&
+		     ev->bp_len != 8))
+			return fail(sc->err, a + (int)(len - num), -EINVAL,
+				    "breakpoint length must be 1, 2, 4 or 8");
+	}
+	if (c2 < 0) {
+		ev->bp_type = HW_BREAKPOINT_R | HW_BREAKPOINT_W;
+	} else {
+		if (c2 + 1 >= b)
+			return fail(sc->err, c2 + 1, -EINVAL,
+				    "missing breakpoint access after ':'");
+		for (int i = c2 + 1; i < b; i++) {
+			unsigned bit = sc->s[i] == 'r' ? HW_BREAKPOINT_R :
+				       sc->s[i] == 'w' ? HW_BREAKPOINT_W :
+				       sc->s[i] == 'x' ? HW_BREAKPOINT_X :
+							 0;
+
+			if (!bit || (ev->bp_type & bit))
+				return fail(
+					sc->err, i, -EINVAL,
+					"bad breakpoint access '%c' (r, w, x once each)",
+					sc->s[i]);
+			ev->bp_type |= bit;
+		}
+	}
+	sc->l->nr++;
+	return 0;
+}
+
 /* One event at s[a, b) (no group braces, no top-level comma). */
 static int take_event(struct scan *sc, int a, int b, int group)
 {
@@ -394,6 +445,12 @@ static int take_event(struct scan *sc, int a, int b, int group)
 	err = copy_part(sc, ev->text, sizeof(ev->text), a, b, "event");
 	if (err)
 		return err;
+	if (b - a > 4 && !strncmp(s + a, "mem:", 4)) {
+		const char *c2 = memchr(s + a + 4, ':', (size_t)(b - a - 4));
+
+		return take_breakpoint(sc, ev, a + 4, c2 ? (int)(c2 - s) : -1,
+				       b);
+	}
 	for (int i = a; i < b; i++)
 		if (s[i] == '/') {
 			slash = i;
@@ -515,10 +572,10 @@ static int take_event(struct scan *sc, int a, int b, int group)
 /* The end of the item from @i: a top-level ',' or '}' or the NUL. */
 static int item_end(const char *s, int i)
 {
-	bool in_terms = false;
+	bool in_terms = false, mem = !strncmp(s + i, "mem:", 4);
 
 	for (; s[i]; i++) {
-		if (s[i] == '/')
+		if (s[i] == '/' && !mem) /* mem:addr/len has no terms */
 			in_terms = !in_terms;
 		else if (!in_terms &&
 			 (s[i] == ',' || s[i] == '}' || s[i] == '{'))
@@ -1158,6 +1215,27 @@ int evp_resolve(const struct evp_list *l, const char *str,
 			if (ev->kind == EVP_RAW) {
 				o->attr.type = PERF_TYPE_RAW;
 				o->attr.config = ev->raw_config;
+			} else if (ev->kind == EVP_BREAKPOINT) {
+				/* perf's: every hit sampled; an execute
+				 * breakpoint is a long wide */
+				o->attr.type = PERF_TYPE_BREAKPOINT;
+				o->attr.bp_type = ev->bp_type;
+				o->attr.bp_addr = ev->raw_config;
+				o->attr.bp_len =
+					ev->bp_len ? ev->bp_len :
+					ev->bp_type == HW_BREAKPOINT_X ?
+						     sizeof(long) :
+						     HW_BREAKPOINT_LEN_4;
+				o->attr.sample_period = 1;
+				o->has_period = true;
+				/* perf 6.1's name: as written, but only
+				 * "mem:ADDR" once a length is given */
+				if (strchr(ev->text, '/'))
+					snprintf(o->name, sizeof(o->name),
+						 "mem:%.*s",
+						 (int)strcspn(ev->text + 4,
+							      "/"),
+						 ev->text + 4);
 			} else if (ev->kind == EVP_PMU) {
 				ret = resolve_pmu(&r, ev, o);
 				if (!ret &&

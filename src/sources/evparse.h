@@ -3,7 +3,7 @@
  * Event strings as perf record's -e takes them, parsed and resolved into
  * perf_event_attr:
  *
- *   cpu-clock:u  sched:sched_sw*  {cpu-clock,page-faults}:S  r1a
+ *   cpu-clock:u  sched:sched_sw*  {cpu-clock,page-faults}:S  r1a  mem:0x1000:w
  *   cycles  L1-dcache-load-misses  software/config=2,period=1000/
  *   msr/tsc/  cpu-clock/period=1000/  a,b (several events in one string)
  *
@@ -32,6 +32,7 @@ enum evp_kind {
 	EVP_TRACEPOINT, /* sys:name, either may be a glob */
 	EVP_RAW, /* rNNNN: PERF_TYPE_RAW */
 	EVP_PMU, /* pmu/terms/ */
+	EVP_BREAKPOINT, /* mem:addr[/len][:rwx] */
 };
 
 /* One term of pmu/a=1,b/: a value-less term is 1, or an alias. */
@@ -48,7 +49,9 @@ struct evp_event {
 	int pos; /* offset of the event in the string */
 	char sys[EVP_PART_MAX]; /* tracepoint system, or the PMU */
 	char name[EVP_PART_MAX]; /* symbol, or tracepoint event */
-	uint64_t raw_config; /* EVP_RAW */
+	uint64_t raw_config; /* EVP_RAW; EVP_BREAKPOINT's address */
+	uint64_t bp_len; /* EVP_BREAKPOINT: bytes (0: perf's default) */
+	uint32_t bp_type; /* HW_BREAKPOINT_R/W/X bits */
 	struct evp_term terms[EVP_MAX_TERMS]; /* pmu/.../ or symbol/.../ */
 	int nr_terms;
 	char mods[EVP_MODS_MAX]; /* its own :modifiers ("" none) */

@@ -160,7 +160,9 @@ static void record_usage(void)
 {
 	printf("usage: %s record [-e EVENT]... [-a] [-C CPUS] [-p PID] [-t TID] [--per-thread]\n"
 	       "                [-m PAGES|SIZE] [-F HZ | -c PERIOD] [-g] [-o FILE|-] [--overwrite]\n"
-	       "                [-q] [--duration SECS] [--no-app] [--app-max-rings N]\n"
+	       "                [-q] [--duration SECS] [-D MSECS] [-d] [-T] [--no-inherit]\n"
+	       "                [-k CLOCK] [-z[N]] [--max-size SIZE] [-N]\n"
+	       "                [--no-app] [--app-max-rings N]\n"
 	       "                [--tracefs-event SYS:EVENT]... [--tracefs-output FILE]\n"
 	       "                [--buffer-size SIZE] [--subbuf-size SIZE] [--buffer-percent N]\n"
 	       "                [-- COMMAND [ARGS]]\n"
@@ -192,6 +194,13 @@ static void record_opts_from(const struct record_args *ra,
 	ro->no_app = ra->no_app;
 	ro->app_max_rings = ra->app_max_rings;
 	ro->duration = ra->duration;
+	ro->delay_ms = ra->delay_ms;
+	ro->sample_addr = ra->sample_addr;
+	ro->no_inherit = ra->no_inherit;
+	ro->set_clockid = ra->set_clockid;
+	ro->clockid = ra->clockid;
+	ro->compression_level = ra->compression_level;
+	ro->max_size = ra->max_size;
 }
 
 /* --tracefs-event and the ftrace buffer options, for the same run. */

@@ -128,6 +128,34 @@ struct perfring_record_opts {
 	const struct perfring_tracefs_opts *tracefs;
 	/* Its figures (sz set), filled as perfring_record_tracefs() does. */
 	struct perfring_tracefs_stats *tracefs_stats;
+	/* perf record's -D/--delay: milliseconds after the start (after the
+	 * command's exec) before the events are enabled; side-band records
+	 * (COMM, MMAP, FORK) are recorded from the start, as perf does. */
+	double delay_ms;
+	bool sample_addr; /* -d: PERF_SAMPLE_ADDR (and data mmaps) */
+	bool no_inherit; /* --no-inherit: children are not followed */
+	/* -k: the clock of the kernel events (clock_gettime() ids); without
+	 * it CLOCK_MONOTONIC.  Application and ftrace events are on
+	 * CLOCK_MONOTONIC: another clock with them is -EINVAL. */
+	bool set_clockid;
+	int clockid;
+	/* -z: the ring data goes in zstd PERF_RECORD_COMPRESSED records
+	 * (HEADER_COMPRESSED), as perf record -z writes them (1..22; 0:
+	 * off).  Not with -o - or --overwrite. */
+	int compression_level;
+	/* --max-size: recording stops once the file holds this many bytes
+	 * (0: no limit). */
+	uint64_t max_size;
+	/* --switch-output: the output is completed and renamed
+	 * <output>.<YYYYmmddHHMMSScc> and a new one begun (perf's naming)
+	 * on SIGUSR2 (switch_signal), every switch_bytes of data, or every
+	 * switch_secs; the last file is renamed too. */
+	bool switch_signal;
+	uint64_t switch_bytes;
+	double switch_secs;
+	/* Names of the files written (switch_output); the caller's. */
+	void (*switched)(const char *path, void *ctx);
+	void *switched_ctx;
 };
 
 /*

@@ -375,8 +375,9 @@ static void setup_attrs(struct session *s, bool inherit, bool on_exec,
 			a->freq = 1;
 			a->sample_freq = freq ? freq : DEFAULT_FREQ;
 		}
-		if (OPTS_GET(o, sample_addr, false))
-			a->sample_type |= PERF_SAMPLE_ADDR;
+		if (OPTS_GET(o, sample_addr, false)) /* perf's -d */
+			a->sample_type |= PERF_SAMPLE_ADDR |
+					  PERF_SAMPLE_DATA_SRC;
 		a->sample_id_all = 1;
 		a->use_clockid = 1;
 		a->clockid = s->clockid;

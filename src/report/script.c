@@ -620,7 +620,11 @@ static void print_sample(struct script *sc, const struct psample *s)
 	if ((fl & F_TRACE) && ai->type == PERF_TYPE_TRACEPOINT && s->raw)
 		tpfmt_print(sc->tp, s->raw, s->raw_size, (int)s->cpu, ob);
 	if (fl & F_ADDR) {
-		ob_putc(ob, ' ');
+		/* perf: "%16" PRIx64 after the field before, which ends in a
+		 * blank except the event's name */
+		if (ob->len && ob->p[ob->len - 1] != ' ' &&
+		    ob->p[ob->len - 1] != '\n')
+			ob_putc(ob, ' ');
 		ob_x64(ob, s->addr, 16);
 	}
 	if (fl & F_IP) {

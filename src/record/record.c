@@ -35,6 +35,7 @@
 #include "../sources/perf_event.h"
 #include "child.h"
 #include "dso_hits.h"
+#include "switch_output.h"
 #include "session.h"
 #include "synth.h"
 #include "tracefs_source.h"
@@ -75,6 +76,7 @@ struct session {
 	struct dso_hits *hits; /* the DSOs samples hit: HEADER_BUILD_ID */
 	struct pd_compress *z; /* -z: ring data into COMPRESSED records */
 	uint64_t max_size; /* --max-size (0: none) */
+	struct switch_output so; /* --switch-output */
 	bool max_size_hit;
 	struct pd_writer *w;
 	int out_fd;
@@ -584,6 +586,8 @@ static bool pd_prepare(void *ctx)
 
 /* Every pass drains every forward ring: the timeout also flushes sparse
  * events stuck below the watermark, which perf leaves in the buffers. */
+static int switch_output(struct session *s);
+
 static int pd_pass(void *ctx)
 {
 	struct session *s = ctx;
@@ -600,6 +604,9 @@ static int pd_pass(void *ctx)
 			(unsigned long long)s->max_size);
 		return 1;
 	}
+	if (!err &&
+	    switch_output_due(&s->so, pd_writer_data_bytes(s->w), now_ms()))
+		err = switch_output(s);
 	return err;
 }
 
@@ -621,10 +628,16 @@ static const struct rec_source_ops perf_data_source_ops = {
 	.progress = pd_progress,
 };
 
-/* 's' on the control pipe: the overwrite rings' snapshot. */
+/* 's' on the control pipe: the overwrite rings' snapshot; with
+ * --switch-output (signal) then a new file, as perf does on SIGUSR2. */
 static int session_snapshot(void *ctx)
 {
-	return snapshot(ctx);
+	struct session *s = ctx;
+	int err = snapshot(s);
+
+	if (!err && s->so.signal)
+		err = switch_output(s);
+	return err;
 }
 
 /* The sources in one loop until the command exits, 'q', --duration or
@@ -927,6 +940,18 @@ static int extras_open(struct session *s)
 	int level = OPTS_GET(s->o, compression_level, 0);
 
 	s->max_size = OPTS_GET(s->o, max_size, 0);
+	s->so.signal = OPTS_GET(s->o, switch_signal, false);
+	s->so.bytes = OPTS_GET(s->o, switch_bytes, 0);
+	s->so.every_ms =
+		(uint64_t)(OPTS_GET(s->o, switch_secs, 0.0) * 1000 + 0.5);
+	s->so.on = s->so.signal || s->so.bytes || s->so.every_ms;
+	s->so.started_ms = now_ms();
+	/* A new file would need the application events' descriptions and
+	 * the trace.dat would not follow: not together. */
+	if (s->so.on && (s->pipe || s->app_possible || s->tfs)) {
+		pr_err("--switch-output: not with -o -, application events (add --no-app) or --tracefs-event");
+		return -EINVAL;
+	}
 	if (level) {
 		if (s->pipe || s->overwrite) {
 			pr_err("-z: not with -o - or --overwrite");
@@ -1054,6 +1079,94 @@ static void reap_command(struct session *s)
 	}
 }
 
+/* The perf.data completed with its build-ids, the -z ratio and the
+ * sample time range.  Returns 0 or -errno (logged). */
+static int writer_close(struct session *s)
+{
+	uint64_t kept = 0;
+	int err;
+
+	pd_writer_note_time(s->w, s->first_time, s->last_time);
+	if (s->z)
+		pd_writer_compress_ratio(s->w, pd_compress_ratio(s->z));
+	if (s->hits)
+		dso_hits_write(s->hits, s->w);
+	err = pd_writer_close(s->w, &kept);
+	s->w = NULL;
+	/* What the file holds, not what was handed to the writer. */
+	s->st.bytes = kept;
+	if (err)
+		pr_err("writing %s failed: %s; it holds %llu bytes of data, up to its last complete round",
+		       s->pipe ? "the output" : output_path(s->o),
+		       strerror(-err), (unsigned long long)kept);
+	return err;
+}
+
+/* --switch-output: the completed file under its timestamped name. */
+static int switch_rename(struct session *s)
+{
+	void (*fn)(const char *, void *) = OPTS_GET(s->o, switched, NULL);
+	char path[PATH_MAX];
+	int err = switch_output_rename(output_path(s->o), path, sizeof(path));
+
+	if (err) {
+		pr_err("--switch-output: cannot rename %s: %s",
+		       output_path(s->o), strerror(-err));
+		return err;
+	}
+	s->so.files++;
+	if (fn)
+		fn(path, OPTS_GET(s->o, switched_ctx, NULL));
+	return 0;
+}
+
+/* --switch-output while recording (perf's record__switch_output): this
+ * file completed and renamed, a new one with the events, the synthesized
+ * state and a new zstd stream; the rings go on. */
+static int switch_output(struct session *s)
+{
+	int level = OPTS_GET(s->o, compression_level, 0), err;
+
+	if (s->round_open) {
+		pd_writer_note_time(s->w, s->first_time, s->last_time);
+		err = pd_writer_finish_round(s->w);
+		if (err)
+			return err;
+		s->round_open = false;
+	}
+	err = writer_close(s);
+	if (s->out_fd >= 0)
+		close(s->out_fd);
+	s->out_fd = -1;
+	if (!err)
+		err = switch_rename(s);
+	if (!err)
+		err = open_output(s);
+	dso_hits_free(s->hits);
+	s->hits = NULL;
+	pd_compress_free(s->z);
+	s->z = NULL;
+	if (!err && level) {
+		s->z = pd_compress_new(level, s->data_bytes);
+		if (!s->z)
+			err = -ENOMEM;
+	}
+	if (!err) {
+		s->hits = dso_hits_new(s->events[0].attr.sample_type);
+		if (!s->hits)
+			err = -ENOMEM;
+	}
+	s->first_time = s->last_time = 0;
+	if (!err)
+		err = writer_open(s);
+	if (!err)
+		err = synthesize(s);
+	s->so.started_ms = now_ms();
+	if (err && !s->err)
+		s->err = err;
+	return err;
+}
+
 /* The files completed (what they hold, also after a failed write), the
  * figures final.  Returns @err or the first error of these steps. */
 static int session_finish(struct session *s, int err)
@@ -1072,23 +1185,14 @@ static int session_finish(struct session *s, int err)
 			s->last_time = as.last_time;
 	}
 	if (s->w) {
-		uint64_t kept = 0;
-		int cerr;
+		int cerr = writer_close(s);
 
-		pd_writer_note_time(s->w, s->first_time, s->last_time);
-		if (s->z)
-			pd_writer_compress_ratio(s->w, pd_compress_ratio(s->z));
-		if (s->hits)
-			dso_hits_write(s->hits, s->w);
-		cerr = pd_writer_close(s->w, &kept);
 		if (cerr && !err)
 			err = cerr;
-		/* What the file holds, not what was handed to the writer. */
-		s->st.bytes = kept;
-		if (cerr)
-			pr_err("writing %s failed: %s; it holds %llu bytes of data, up to its last complete round",
-			       s->pipe ? "the output" : output_path(s->o),
-			       strerror(-cerr), (unsigned long long)kept);
+		if (!cerr && s->so.on)
+			cerr = switch_rename(s);
+		if (cerr && !err)
+			err = cerr;
 	}
 	if (s->tfs) {
 		int terr = tfs_source_close(s->tfs, 0);

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# test-timeout: 600
 # perf record's idioms in perfring record, perf 6.1 the oracle: each option
 # is given to `perf record` and to `perfring record` the same way, and what
 # perf script / report / buildid-list print for the two files is compared.
@@ -157,6 +158,40 @@ done
 kill "$hp"
 wait "$hp" 2>/dev/null
 perf_ok "$tmp/max.ours"
+
+# 8b. --switch-output: perf's timestamped files, each one whole.
+mkdir "$tmp/sw"
+for who in perf ours; do
+	if [ $who = perf ]; then
+		$T perf record -q --switch-output=1s -F 999 -o "$tmp/sw/$who" -- "$wl/hot" 2.5 >/dev/null 2>&1 || fail "perf --switch-output"
+	else
+		$T "$cli" record -q --no-app --switch-output=1s -F 999 -o "$tmp/sw/$who" -- "$wl/hot" 2.5 || fail "perfring --switch-output"
+	fi
+	files=("$tmp/sw/$who".*)
+	[ "${#files[@]}" -ge 2 ] || fail "--switch-output=1s over 2.5 s: $who wrote ${files[*]}"
+	[ -e "$tmp/sw/$who" ] && fail "--switch-output: $who left $tmp/sw/$who unrenamed"
+	total=0
+	for f in "${files[@]}"; do
+		[[ $f =~ /$who\.[0-9]{16}(\.[0-9]+)?$ ]] || fail "--switch-output: $f is not named <output>.YYYYmmddHHMMSScc"
+		[ $who = ours ] && perf_ok "$f"
+		n=$(samples_of "$f" hot)
+		[ "$(top_sym "$f")" = hot_loop ] || fail "--switch-output: $f's top symbol is $(top_sym "$f")"
+		total=$((total + n))
+	done
+	echo "--switch-output=1s: $who wrote ${#files[@]} files, $total samples of hot"
+done
+"$cli" record -q --no-app --switch-output -a -o "$tmp/sw/sig" --duration 30 &
+rp=$!
+bg+=("$rp")
+wait_until "$WAIT_S" catches "$rp" USR2 || fail "the recorder does not catch SIGUSR2"
+wait_until "$WAIT_S" grown "$tmp/sw/sig" 1 || fail "no output"
+kill -USR2 "$rp"
+wait_until "$WAIT_S" compgen -G "$tmp/sw/sig.*" >/dev/null || fail "SIGUSR2 made no file"
+kill -INT "$rp"
+wait "$rp" || fail "record --switch-output -a ended with $?"
+files=("$tmp/sw/sig".*)
+[ "${#files[@]}" = 2 ] || fail "--switch-output (signal): one SIGUSR2 and the end, files ${files[*]}"
+for f in "${files[@]}"; do perf_ok "$f"; done
 
 # 9. Build-ids of the DSOs hit (HEADER_BUILD_ID), as perf buildid-list shows.
 record bid -F 999 -- "$wl/hot" 0.3

@@ -286,6 +286,9 @@ struct perfring_script_opts {
 	 * returned.  NULL: none.
 	 */
 	const char *trace_dat;
+	/* --symfs: the root under which the objects and their debug files
+	 * are looked up first, as perf's --symfs (NULL: /). */
+	const char *symfs;
 };
 
 /*
@@ -307,6 +310,7 @@ struct perfring_report_opts {
 	bool no_callgraph; /* -g none: no call graphs under the entries */
 	bool show_nr_samples; /* -n: a Samples column */
 	double percent_limit; /* hide entries below this percentage */
+	const char *symfs; /* --symfs, as perfring_script_opts' */
 };
 
 /*

@@ -729,6 +729,7 @@ PERFRING_API int perfring_script(const struct perfring_script_opts *opts,
 		err = machine_init(&sc->m);
 	if (err)
 		goto out_free;
+	sc->m.dsos.symfs = OPTS_GET(opts, symfs, NULL);
 	if (OPTS_GET(opts, trace_dat, NULL)) {
 		sc->merged = calloc(1, sizeof(*sc->merged));
 		err = sc->merged ? tdat_lines_open(opts->trace_dat,

@@ -697,6 +697,13 @@ static bool join3(char *out, const char *a, const char *b, const char *c)
 	return true;
 }
 
+/* @path under --symfs into @out (PATH_MAX), as perf prefixes every
+ * lookup; false if too long. */
+static bool symfs_path(const struct dsos *d, const char *path, char *out)
+{
+	return join3(out, d->symfs ? d->symfs : "", path, "");
+}
+
 /* Separate debug files, in perf's order; the first with a .symtab wins. */
 static bool open_debug_file(struct elf_file *run, struct dso *dso,
 			    struct elf_file *out)
@@ -740,9 +747,12 @@ static bool open_debug_file(struct elf_file *run, struct dso *dso,
 		nc += join3(cand[nc], DEBUG_DIR, sub, "");
 	}
 	for (i = 0; i < nc; i++) {
-		if (!strcmp(cand[i], dso->name) || !is_regular(cand[i]))
+		char path[PATH_MAX];
+
+		if (!strcmp(cand[i], dso->name) ||
+		    !symfs_path(dso->owner, cand[i], path) || !is_regular(path))
 			continue;
-		if (elf_file_open(out, cand[i]))
+		if (elf_file_open(out, path))
 			continue;
 		if (elf_has_symtab(out))
 			return true;
@@ -788,8 +798,12 @@ static int load_elf(struct dso *dso, struct elf_file *run)
 static void load_file(struct dso *dso)
 {
 	struct elf_file ef;
+	char path[PATH_MAX];
 
-	if (elf_file_open(&ef, dso->name))
+	/* under --symfs first, then where it was mapped */
+	if ((!dso->owner->symfs || !symfs_path(dso->owner, dso->name, path) ||
+	     elf_file_open(&ef, path)) &&
+	    elf_file_open(&ef, dso->name))
 		return; /* gone or not ELF: no symbols, as perf */
 	if (load_elf(dso, &ef))
 		pr_warn("%s: cannot read its symbols", dso->name);

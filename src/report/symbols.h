@@ -67,6 +67,9 @@ struct dsos {
 	struct dso **modules; /* from kallsyms */
 	uint32_t nr_modules;
 	bool host; /* the file was recorded here: kallsyms, vdso usable */
+	/* --symfs: objects and debug files looked up under it first (not
+	 * owned; NULL: none) */
+	const char *symfs;
 	bool kernel_loaded;
 	uint64_t recorded_text; /* _text as the kernel MMAP gives it */
 	int64_t kernel_delta; /* recorded _text - today's _text */

@@ -287,7 +287,7 @@ struct perfring_script_opts {
 	 */
 	const char *trace_dat;
 	/* --symfs: the root under which the objects and their debug files
-	 * are looked up first, as perf's --symfs (NULL: /). */
+	 * are looked up, as perf's --symfs (NULL: /). */
 	const char *symfs;
 };
 

@@ -800,10 +800,9 @@ static void load_file(struct dso *dso)
 	struct elf_file ef;
 	char path[PATH_MAX];
 
-	/* under --symfs first, then where it was mapped */
-	if ((!dso->owner->symfs || !symfs_path(dso->owner, dso->name, path) ||
-	     elf_file_open(&ef, path)) &&
-	    elf_file_open(&ef, dso->name))
+	/* only under --symfs when given, as perf */
+	if (!symfs_path(dso->owner, dso->name, path) ||
+	    elf_file_open(&ef, path))
 		return; /* gone or not ELF: no symbols, as perf */
 	if (load_elf(dso, &ef))
 		pr_warn("%s: cannot read its symbols", dso->name);

@@ -67,7 +67,7 @@ struct dsos {
 	struct dso **modules; /* from kallsyms */
 	uint32_t nr_modules;
 	bool host; /* the file was recorded here: kallsyms, vdso usable */
-	/* --symfs: objects and debug files looked up under it first (not
+	/* --symfs: objects and debug files looked up under it only (not
 	 * owned; NULL: none) */
 	const char *symfs;
 	bool kernel_loaded;

@@ -260,8 +260,12 @@ done
 echo "build-id debug file under --symfs: perfring report = perf report"
 
 # 11. JIT symbols: /tmp/perf-PID.map.
-"$wl/jit" 0 2>/dev/null
-if [ $? = 3 ]; then
+"$wl/jit" 0 2>/dev/null &
+jp=$!
+wait "$jp"
+jrc=$?
+rm -f "/tmp/perf-$jp.map"
+if [ $jrc = 3 ]; then
 	echo "jit: no JIT code for this architecture, part skipped"
 else
 	record jit -F 999 -- "$wl/jit" 0.4

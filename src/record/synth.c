@@ -67,6 +67,8 @@ static int emit(struct synth *s, unsigned char *rec, size_t body, pid_t pid,
 	memcpy(rec, &h, sizeof(h));
 	s->records++;
 	dso_hits_note(s->hits, rec, size);
+	if (!s->w)
+		return s->sink(s->sink_ctx, rec, size);
 	return pd_writer_write(s->w, rec, size);
 }
 

@@ -178,6 +178,7 @@ SHELL_TESTS := \
 	test/cli.sh \
 	test/install.sh \
 	test/record.sh \
+	test/record_opts.sh \
 	test/export.sh \
 	test/script.sh \
 	test/app.sh \

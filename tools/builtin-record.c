@@ -162,7 +162,9 @@ static void record_usage(void)
 	printf("usage: %s record [-e EVENT [--filter FILTER]]... [-a] [-C CPUS] [-p PID] [-t TID] [--per-thread]\n"
 	       "                [-m PAGES|SIZE] [-F HZ|max | -c PERIOD] [-g] [--call-graph fp|dwarf[,SIZE]]\n"
 	       "                [--user-regs[=REGS]] [-o FILE|-] [--overwrite]\n"
-	       "                [-q] [--duration SECS] [--no-app] [--app-max-rings N]\n"
+	       "                [-q] [--duration SECS] [-D MSECS] [-d] [-T] [--no-inherit]\n"
+	       "                [-k CLOCK] [-z[N]] [--max-size SIZE] [-N] [--switch-output[=WHEN]]\n"
+	       "                [--no-app] [--app-max-rings N]\n"
 	       "                [--tracefs-event SYS:EVENT]... [--tracefs-output FILE]\n"
 	       "                [--buffer-size SIZE] [--subbuf-size SIZE] [--buffer-percent N]\n"
 	       "                [--replay-cs DIR|PERF_DATA [--rate BYTES/S] [--loops N] [--chunk SIZE]\n"
@@ -174,6 +176,57 @@ static void record_usage(void)
 	       "  a COMMAND (or -p PID) that links libperfring records its own events too;\n"
 	       "  at most N of its rings (default 4096) are read at once\n",
 	       prog);
+}
+
+/* perf's --switch-output[=signal|SIZE|TIME]: SIZE with B/K/M/G, TIME
+ * with s/m/h/d. */
+static void parse_switch_output(const char *arg,
+				struct perfring_record_opts *ro)
+{
+	char *end;
+	double v;
+
+	if (!strcmp(arg, "signal")) {
+		ro->switch_signal = true;
+		return;
+	}
+	v = strtod(arg, &end);
+	if (end == arg || v <= 0 || end[0] == 0 || end[1] != 0)
+		die_usage(
+			"--switch-output takes signal, a size (10M) or a time (30s): %s",
+			arg);
+	switch (end[0]) {
+	case 'B':
+		ro->switch_bytes = (uint64_t)v;
+		return;
+	case 'K':
+		ro->switch_bytes = (uint64_t)(v * 1024);
+		return;
+	case 'M':
+		ro->switch_bytes = (uint64_t)(v * 1024 * 1024);
+		return;
+	case 'G':
+		ro->switch_bytes = (uint64_t)(v * 1024 * 1024 * 1024);
+		return;
+	case 's':
+		ro->switch_secs = v;
+		return;
+	case 'm': /* perf: sizes upper case, m is minutes */
+		ro->switch_secs = v * 60;
+		return;
+		ro->switch_secs = v;
+		return;
+	case 'h':
+		ro->switch_secs = v * 3600;
+		return;
+	case 'd':
+		ro->switch_secs = v * 86400;
+		return;
+	default:
+		die_usage(
+			"--switch-output takes signal, a size (10M) or a time (30s): %s",
+			arg);
+	}
 }
 
 /* The shared options into the opts of the one recorder. */
@@ -201,6 +254,15 @@ static void record_opts_from(const struct record_args *ra,
 	ro->no_app = ra->no_app;
 	ro->app_max_rings = ra->app_max_rings;
 	ro->duration = ra->duration;
+	ro->delay_ms = ra->delay_ms;
+	ro->sample_addr = ra->sample_addr;
+	ro->no_inherit = ra->no_inherit;
+	ro->set_clockid = ra->set_clockid;
+	ro->clockid = ra->clockid;
+	ro->compression_level = ra->compression_level;
+	ro->max_size = ra->max_size;
+	if (ra->switch_output)
+		parse_switch_output(ra->switch_output, ro);
 }
 
 /* --tracefs-event and the ftrace buffer options, for the same run. */
@@ -241,10 +303,23 @@ static void tracefs_part_summary(const struct perfring_record_opts *ro,
 			ts->lost);
 }
 
+/* --switch-output: a completed file, named as perf names it. */
+static char last_switched[4096];
+
+static void switched(const char *path, void *ctx)
+{
+	(void)ctx;
+	snprintf(last_switched, sizeof(last_switched), "%s", path);
+	fprintf(stderr, "%s[ perfring record: Dump %s ]\n",
+		isatty(STDERR_FILENO) ? "\r\033[K" : "", path);
+}
+
 static void record_summary(const struct perfring_record_opts *ro,
 			   const struct perfring_record_stats *st)
 {
-	const char *out = ro->output ? ro->output : "perf.data";
+	const char *out = last_switched[0] ? last_switched :
+			  ro->output	   ? ro->output :
+					     "perf.data";
 
 	fprintf(stderr,
 		"[ perfring record: Woken up %" PRIu64
@@ -287,8 +362,10 @@ int cmd_record_perf(const struct record_args *ra)
 		ro.tracefs = &to;
 		ro.tracefs_stats = &ts;
 	}
+	if (!ra->quiet)
+		ro.switched = switched;
 	if (ra->replay) {
-		/* AUX trace in the same run: --overwrite, -D, the output
+		/* AUX trace in the same run: --overwrite, --duration, the output
 		 * and the command are the perf recording's. */
 		record_aux_opts_from(ra, &ao);
 		ao.overwrite = false;

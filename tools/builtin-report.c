@@ -9,7 +9,13 @@
 
 int cmd_report(int argc, char **argv)
 {
-	enum { OPT_CHILDREN = 256, OPT_NO_CHILDREN, OPT_STDIO, OPT_PLIMIT };
+	enum {
+		OPT_CHILDREN = 256,
+		OPT_NO_CHILDREN,
+		OPT_STDIO,
+		OPT_PLIMIT,
+		OPT_SYMFS
+	};
 	static const struct option opts[] = {
 		{ "input", required_argument, NULL, 'i' },
 		{ "sort", required_argument, NULL, 's' },
@@ -19,6 +25,7 @@ int cmd_report(int argc, char **argv)
 		{ "show-nr-samples", no_argument, NULL, 'n' },
 		{ "stdio", no_argument, NULL, OPT_STDIO },
 		{ "percent-limit", required_argument, NULL, OPT_PLIMIT },
+		{ "symfs", required_argument, NULL, OPT_SYMFS },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -53,6 +60,9 @@ int cmd_report(int argc, char **argv)
 			break;
 		case OPT_STDIO:
 			break; /* the only output there is */
+		case OPT_SYMFS:
+			ro.symfs = optarg;
+			break;
 		case OPT_PLIMIT:
 			ro.percent_limit = strtod(optarg, &end);
 			if (*end || ro.percent_limit < 0)
@@ -62,7 +72,8 @@ int cmd_report(int argc, char **argv)
 			break;
 		case 'h':
 			printf("usage: %s report [-i FILE|-] [--sort comm,pid,dso,sym] [--children|--no-children]\n"
-			       "                [-g none] [-n] [--percent-limit PCT] [--stdio]\n",
+			       "                [-g none] [-n] [--percent-limit PCT] [--stdio]\n"
+			       "                [--symfs DIR]\n",
 			       prog);
 			return 0;
 		default:

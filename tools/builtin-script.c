@@ -9,7 +9,13 @@
 
 int cmd_script(int argc, char **argv)
 {
-	enum { OPT_NS = 256, OPT_SLOW_TP, OPT_TRACE_DAT, OPT_NO_TRACE_DAT };
+	enum {
+		OPT_NS = 256,
+		OPT_SLOW_TP,
+		OPT_TRACE_DAT,
+		OPT_NO_TRACE_DAT,
+		OPT_SYMFS
+	};
 	static const struct option opts[] = {
 		{ "input", required_argument, NULL, 'i' },
 		{ "fields", required_argument, NULL, 'F' },
@@ -18,6 +24,7 @@ int cmd_script(int argc, char **argv)
 		{ "slow-tracepoints", no_argument, NULL, OPT_SLOW_TP },
 		{ "trace-dat", required_argument, NULL, OPT_TRACE_DAT },
 		{ "no-trace-dat", no_argument, NULL, OPT_NO_TRACE_DAT },
+		{ "symfs", required_argument, NULL, OPT_SYMFS },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -56,9 +63,12 @@ int cmd_script(int argc, char **argv)
 		case OPT_NO_TRACE_DAT:
 			no_trace_dat = true;
 			break;
+		case OPT_SYMFS:
+			so.symfs = optarg;
+			break;
 		case 'h':
 			printf("usage: %s script [-i FILE|-] [-F FIELDS] [-G] [--ns]\n"
-			       "                [--trace-dat FILE | --no-trace-dat]\n"
+			       "                [--trace-dat FILE | --no-trace-dat] [--symfs DIR]\n"
 			       "  FILE.trace.dat beside the perf.data (record --tracefs-event) is merged\n"
 			       "  in by time, its lines as trace-cmd report prints them\n"
 			       "  -F comm,pid,tid,cpu,time,event,period,ip,sym,symoff,dso,addr,trace\n"

@@ -92,6 +92,15 @@ struct record_args {
 	bool snapshot, snapshot_on_exit; /* -S, --snapshot[=e] */
 	uint64_t snapshot_size;
 	int cs_header_version;
+	/* perf's idioms (record-options.c, perf record's meanings) */
+	double delay_ms; /* -D/--delay MSECS: events enabled after */
+	bool sample_addr; /* -d/--data */
+	bool no_inherit; /* --no-inherit */
+	bool set_clockid; /* -k/--clockid */
+	int clockid;
+	int compression_level; /* -z/--compression-level[=N] (0: off) */
+	uint64_t max_size; /* --max-size */
+	const char *switch_output; /* --switch-output[=signal|SIZE|TIME] */
 };
 /* Returns -1 to go on (ra->help: print the mode's usage), or the exit
  * status of a bad option; usage errors exit(2). */

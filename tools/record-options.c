@@ -39,6 +39,11 @@ enum {
 	OPT_CHUNK,
 	OPT_REPLAY_CPU,
 	OPT_CS_HEADER,
+	OPT_DURATION,
+	OPT_NO_INHERIT,
+	OPT_MAX_SIZE,
+	OPT_SWITCH_OUTPUT,
+	OPT_NO_BUILDID_CACHE,
 	OPT_CALL_GRAPH,
 	OPT_USER_REGS,
 	OPT_FILTER,
@@ -61,7 +66,16 @@ static const struct option record_longopts[] = {
 	{ "overwrite", no_argument, NULL, OPT_OVERWRITE },
 	{ "snapshot", optional_argument, NULL, 'S' },
 	{ "quiet", no_argument, NULL, 'q' },
-	{ "duration", required_argument, NULL, 'D' },
+	{ "duration", required_argument, NULL, OPT_DURATION },
+	{ "delay", required_argument, NULL, 'D' },
+	{ "timestamp", no_argument, NULL, 'T' },
+	{ "data", no_argument, NULL, 'd' },
+	{ "no-inherit", no_argument, NULL, OPT_NO_INHERIT },
+	{ "clockid", required_argument, NULL, 'k' },
+	{ "compression-level", optional_argument, NULL, 'z' },
+	{ "max-size", required_argument, NULL, OPT_MAX_SIZE },
+	{ "switch-output", optional_argument, NULL, OPT_SWITCH_OUTPUT },
+	{ "no-buildid-cache", no_argument, NULL, 'N' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "no-app", no_argument, NULL, OPT_NO_APP },
 	{ "app-max-rings", required_argument, NULL, OPT_APP_MAX_RINGS },
@@ -98,7 +112,16 @@ static const int perf_takes[] = { 'e',
 				  'o',
 				  OPT_OVERWRITE,
 				  'q',
+				  OPT_DURATION,
 				  'D',
+				  'T',
+				  'd',
+				  OPT_NO_INHERIT,
+				  'k',
+				  'z',
+				  OPT_MAX_SIZE,
+				  OPT_SWITCH_OUTPUT,
+				  'N',
 				  OPT_NO_APP,
 				  OPT_APP_MAX_RINGS,
 				  OPT_TRACEFS_EVENT,
@@ -116,7 +139,7 @@ static const int tracefs_takes[] = { OPT_TRACEFS,
 				     'm',
 				     'o',
 				     'q',
-				     'D',
+				     OPT_DURATION,
 				     OPT_BUFFER_SIZE,
 				     OPT_SUBBUF,
 				     OPT_PERCENT,
@@ -133,7 +156,7 @@ static const int aux_takes[] = { OPT_REPLAY,
 				 'S',
 				 OPT_OVERWRITE,
 				 OPT_CS_HEADER,
-				 'D',
+				 OPT_DURATION,
 				 'q',
 				 0 };
 /* The AUX replay's options a perf recording takes with --replay-cs
@@ -285,6 +308,56 @@ static void parse_mmap_arg(struct record_args *ra, const char *arg)
 		ra->mmap_bytes = parse_mmap_pages(copy);
 	ra->mmap_has_aux = comma != NULL;
 	free(copy);
+}
+
+/* -D/--delay MSECS as perf takes it: the events are enabled that many
+ * milliseconds after the command starts (-1, enabling by command, is
+ * not supported). */
+static double parse_delay(const char *arg)
+{
+	char *end;
+	double v = strtod(arg, &end);
+
+	if (*end || end == arg || v < 0 || v > 1e9)
+		die_usage("-D/--delay takes milliseconds (0 or more): %s", arg);
+	return v;
+}
+
+/* -z's level: zstd's 1..22, as perf takes it. */
+static unsigned long parse_level(const char *arg)
+{
+	char *end;
+	unsigned long v = strtoul(arg, &end, 10);
+
+	if (*end || end == arg || v < 1 || v > 22)
+		die_usage("-z/--compression-level takes 1..22: %s", arg);
+	return v;
+}
+
+/* -k: perf's clock names (and their short forms) or a number. */
+static int parse_clockid(const char *arg)
+{
+	static const struct {
+		const char *name;
+		int id;
+	} clocks[] = {
+		{ "monotonic", 1 }, { "mono", 1 },     { "monotonic_raw", 4 },
+		{ "raw", 4 },	    { "realtime", 0 }, { "real", 0 },
+		{ "boottime", 7 },  { "boot", 7 },     { "tai", 11 },
+	};
+	const char *name = arg;
+	char *end;
+	long v;
+
+	if (!strncasecmp(name, "CLOCK_", 6))
+		name += 6;
+	for (size_t i = 0; i < sizeof(clocks) / sizeof(clocks[0]); i++)
+		if (!strcasecmp(name, clocks[i].name))
+			return clocks[i].id;
+	v = strtol(arg, &end, 10);
+	if (*end || end == arg || v < 0 || v > 15)
+		die_usage("-k/--clockid: unknown clock %s", arg);
+	return (int)v;
 }
 
 /*
@@ -452,8 +525,33 @@ static bool record_option(struct record_args *ra, int c, char *arg)
 	case 'q':
 		ra->quiet = true;
 		break;
-	case 'D':
+	case OPT_DURATION:
 		ra->duration = parse_seconds(arg);
+		break;
+	case 'D':
+		ra->delay_ms = parse_delay(arg);
+		break;
+	case 'T': /* every sample has its time already */
+	case 'N': /* no build-id cache is kept */
+		break;
+	case 'd':
+		ra->sample_addr = true;
+		break;
+	case OPT_NO_INHERIT:
+		ra->no_inherit = true;
+		break;
+	case 'k':
+		ra->clockid = parse_clockid(arg);
+		ra->set_clockid = true;
+		break;
+	case 'z':
+		ra->compression_level = arg ? (int)parse_level(arg) : 1;
+		break;
+	case OPT_MAX_SIZE:
+		ra->max_size = parse_size(arg, "--max-size");
+		break;
+	case OPT_SWITCH_OUTPUT:
+		ra->switch_output = arg ? arg : "signal";
 		break;
 	case OPT_NO_APP:
 		ra->no_app = true;
@@ -545,7 +643,8 @@ int record_parse_args(int argc, char **argv, struct record_args *ra)
 	ra->buffer_percent = -1;
 	ra->replay_cpu = -1;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+e:aC:p:t:m:F:c:go:S::qD:h",
+	while ((c = getopt_long(argc, argv,
+				"+e:aC:p:t:m:F:c:go:S::qD:hTdk:z::N",
 				record_longopts, NULL)) != -1) {
 		if (c == 'h') {
 			ra->help = true;

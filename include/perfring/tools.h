@@ -167,6 +167,34 @@ struct perfring_record_opts {
 	 * every event of that string (PERF_EVENT_IOC_SET_FILTER).
 	 */
 	const char *const *filters;
+	/* perf record's -D/--delay: milliseconds after the start (after the
+	 * command's exec) before the events are enabled; side-band records
+	 * (COMM, MMAP, FORK) are recorded from the start, as perf does. */
+	double delay_ms;
+	bool sample_addr; /* -d: PERF_SAMPLE_ADDR (and data mmaps) */
+	bool no_inherit; /* --no-inherit: children are not followed */
+	/* -k: the clock of the kernel events (clock_gettime() ids); without
+	 * it CLOCK_MONOTONIC.  Application and ftrace events are on
+	 * CLOCK_MONOTONIC: another clock with them is -EINVAL. */
+	bool set_clockid;
+	int clockid;
+	/* -z: the ring data goes in zstd PERF_RECORD_COMPRESSED records
+	 * (HEADER_COMPRESSED), as perf record -z writes them (1..22; 0:
+	 * off).  Not with -o - or --overwrite. */
+	int compression_level;
+	/* --max-size: recording stops once the file holds this many bytes
+	 * (0: no limit). */
+	uint64_t max_size;
+	/* --switch-output: the output is completed and renamed
+	 * <output>.<YYYYmmddHHMMSScc> and a new one begun (perf's naming)
+	 * on SIGUSR2 (switch_signal), every switch_bytes of data, or every
+	 * switch_secs; the last file is renamed too. */
+	bool switch_signal;
+	uint64_t switch_bytes;
+	double switch_secs;
+	/* Names of the files written (switch_output); the caller's. */
+	void (*switched)(const char *path, void *ctx);
+	void *switched_ctx;
 };
 
 /*
@@ -349,6 +377,9 @@ struct perfring_script_opts {
 	 * returned.  NULL: none.
 	 */
 	const char *trace_dat;
+	/* --symfs: the root under which the objects and their debug files
+	 * are looked up, as perf's --symfs (NULL: /). */
+	const char *symfs;
 };
 
 /*
@@ -370,6 +401,7 @@ struct perfring_report_opts {
 	bool no_callgraph; /* -g none: no call graphs under the entries */
 	bool show_nr_samples; /* -n: a Samples column */
 	double percent_limit; /* hide entries below this percentage */
+	const char *symfs; /* --symfs, as perfring_script_opts' */
 };
 
 /*

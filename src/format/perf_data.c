@@ -104,7 +104,7 @@
 #define FEATS_START                                   \
 	(FEATS_ALL & ~FEAT_BIT(PD_FEAT_SAMPLE_TIME) & \
 	 ~FEAT_BIT(PD_FEAT_AUXTRACE) & ~FEAT_BIT(0) & \
-	 ~FEAT_BIT(PD_FEAT_TRACING_DATA))
+	 ~FEAT_BIT(PD_FEAT_TRACING_DATA) & ~FEAT_BIT(PD_FEAT_BUILD_ID))
 
 struct pd_attr {
 	unsigned char attr[PD_ATTR_SIZE];
@@ -178,6 +178,12 @@ struct pd_writer {
 
 	bool has_clockid;
 	int clockid;
+
+	/* HEADER_BUILD_ID (close) and HEADER_COMPRESSED */
+	unsigned char *build_ids;
+	size_t build_ids_len;
+	bool compressed;
+	uint32_t comp_level, comp_ratio, comp_mmap_len;
 
 	uint64_t first_time;
 	uint64_t last_time;
@@ -700,13 +706,27 @@ static int build_features(struct pd_writer *w, struct pd_feat *f, bool pipe,
 	bool have_uts = uname(&uts) == 0;
 	int n = 0, id;
 
-	for (id = PD_FEAT_HOSTNAME; id <= PD_FEAT_CLOCK_DATA; id++) {
+	for (id = PD_FEAT_BUILD_ID; id <= PD_FEAT_CLOCK_DATA; id++) {
 		struct pd_buf *b = &f[n].b;
 
 		if (!(want & FEAT_BIT(id)))
 			continue;
 		memset(b, 0, sizeof(*b));
 		switch (id) {
+		case PD_FEAT_BUILD_ID:
+			if (!pipe && w->build_ids_len)
+				buf_add(b, w->build_ids, w->build_ids_len);
+			break;
+		case PD_FEAT_COMPRESSED:
+			/* version 0, type 1 (zstd), level, ratio, mmap_len */
+			if (w->compressed) {
+				buf_u32(b, 0);
+				buf_u32(b, 1);
+				buf_u32(b, w->comp_level);
+				buf_u32(b, w->comp_ratio);
+				buf_u32(b, w->comp_mmap_len);
+			}
+			break;
 		case PD_FEAT_HOSTNAME:
 			if (have_uts)
 				buf_str(b, uts.nodename);
@@ -2007,6 +2027,7 @@ static void free_writer(struct pd_writer *w)
 	free(w->aux_idx);
 	free(w->argv);
 	free(w->tdata);
+	free(w->build_ids);
 	free(w->buf);
 	free(w);
 }
@@ -2095,6 +2116,34 @@ static int close_file(struct pd_writer *w)
 	w->kept_data_size = data_end - w->data_offset;
 	punch_front(w);
 	return 0;
+}
+
+PR_HIDDEN int pd_writer_set_build_ids(struct pd_writer *w, const void *blob,
+				      size_t len)
+{
+	unsigned char *copy = malloc(len ? len : 1);
+
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, blob, len);
+	free(w->build_ids);
+	w->build_ids = copy;
+	w->build_ids_len = len;
+	return 0;
+}
+
+PR_HIDDEN void pd_writer_set_compressed(struct pd_writer *w, int level,
+					uint64_t mmap_len)
+{
+	w->compressed = true;
+	w->comp_level = (uint32_t)level;
+	w->comp_mmap_len = mmap_len > UINT32_MAX ? UINT32_MAX :
+						   (uint32_t)mmap_len;
+}
+
+PR_HIDDEN void pd_writer_compress_ratio(struct pd_writer *w, uint32_t ratio)
+{
+	w->comp_ratio = ratio;
 }
 
 PR_HIDDEN int pd_writer_close(struct pd_writer *w, uint64_t *data_size)

@@ -31,6 +31,7 @@ enum {
 	PD_FEAT_AUXTRACE = 18,
 	PD_FEAT_SAMPLE_TIME = 21,
 	PD_FEAT_CLOCKID = 23,
+	PD_FEAT_COMPRESSED = 27,
 	PD_FEAT_CLOCK_DATA = 29,
 };
 
@@ -45,6 +46,7 @@ enum {
 	PD_RECORD_AUXTRACE = 71,
 	PD_RECORD_TIME_CONV = 79,
 	PD_RECORD_HEADER_FEATURE = 80,
+	PD_RECORD_COMPRESSED = 81,
 	PD_RECORD_FINISHED_INIT = 82,
 };
 
@@ -99,6 +101,19 @@ void pd_writer_set_growth(struct pd_writer *w, size_t bytes);
 
 /* CLOCKID feature: the clock the events use (use_clockid). */
 void pd_writer_set_clockid(struct pd_writer *w, int clockid);
+
+/*
+ * HEADER_BUILD_ID at close: @len bytes of entries as buildid_entry_add()
+ * makes them (copied).  File mode only.  Returns 0 or -ENOMEM.
+ */
+int pd_writer_set_build_ids(struct pd_writer *w, const void *blob, size_t len);
+
+/* HEADER_COMPRESSED: the data holds zstd PERF_RECORD_COMPRESSED records
+ * of @level, each inflating to at most @mmap_len bytes; the ratio (data
+ * in / compressed, perf's figure) is set before close. */
+void pd_writer_set_compressed(struct pd_writer *w, int level,
+			      uint64_t mmap_len);
+void pd_writer_compress_ratio(struct pd_writer *w, uint32_t ratio);
 
 /* Writes what goes before the data: the header (and attrs, features and
  * tracing data as records in pipe mode).  Returns 0 or -errno. */

@@ -28,6 +28,7 @@
 #include <asm/perf_regs.h>
 #include "perfring/tools.h"
 #include "../format/out_file.h"
+#include "../format/compress.h"
 #include "../format/perf_data.h"
 #include "../format/tracing_data.h"
 #include "../common/log.h"
@@ -37,6 +38,8 @@
 #include "../sources/perf_event.h"
 #include "aux_source.h"
 #include "child.h"
+#include "dso_hits.h"
+#include "switch_output.h"
 #include "session.h"
 #include "synth.h"
 #include "tracefs_source.h"
@@ -72,6 +75,18 @@ struct session {
 	 */
 	struct pe_event track_ev;
 	struct pe_evlist track_el;
+	/* The dummy above is used (--overwrite, -a/-C, -D); with -a/-C it
+	 * is enabled when opened, before /proc is read, so tasks forked
+	 * while the recording starts get their FORK and COMM (perf's
+	 * record__open does the same). */
+	bool use_track, track_now;
+	bool cmd_target; /* the command is what is recorded (not -p/-t) */
+	int clockid;
+	struct dso_hits *hits; /* the DSOs samples hit: HEADER_BUILD_ID */
+	struct pd_compress *z; /* -z: ring data into COMPRESSED records */
+	uint64_t max_size; /* --max-size (0: none) */
+	struct switch_output so; /* --switch-output */
+	bool max_size_hit;
 	struct pd_writer *w;
 	int out_fd;
 	bool pipe;
@@ -138,6 +153,9 @@ static void scan(struct session *s, const void *const ptr[2],
 		if (h.size < sizeof(h) || off + h.size > total)
 			break; /* the reader already checked; be safe */
 		s->st.records++;
+		if (s->hits)
+			dso_hits_note_pieces(s->hits, ptr, len, pieces, off,
+					     h.size);
 		switch (h.type) {
 		case PERF_RECORD_SAMPLE:
 			s->st.samples++;
@@ -184,7 +202,9 @@ static int drain(struct session *s, struct pe_buffer *b)
 	pieces = perfring_reader_range(b->ring, ptr, len);
 	if (pieces > 0) {
 		scan(s, ptr, len, pieces);
-		for (int i = 0; i < pieces && !err; i++)
+		if (s->z)
+			err = pd_compress_write(s->z, s->w, ptr, len, pieces);
+		for (int i = 0; i < pieces && !err && !s->z; i++)
 			err = pd_writer_write(s->w, ptr[i], len[i]);
 		if (!err) {
 			b->bytes += (uint64_t)avail;
@@ -397,20 +417,27 @@ static void setup_attrs(struct session *s, bool inherit, bool on_exec,
 			a->freq = 1;
 			a->sample_freq = freq ? freq : DEFAULT_FREQ;
 		}
+		if (OPTS_GET(o, sample_addr, false)) /* perf's -d */
+			a->sample_type |= PERF_SAMPLE_ADDR |
+					  PERF_SAMPLE_DATA_SRC;
 		a->sample_id_all = 1;
 		a->use_clockid = 1;
-		a->clockid = CLOCK_MONOTONIC;
+		a->clockid = s->clockid;
 		a->disabled = 1;
 		a->inherit = inherit;
-		a->enable_on_exec = on_exec;
+		/* -D: enabled by us once the delay is over */
+		a->enable_on_exec = on_exec &&
+				    !(OPTS_GET(o, delay_ms, 0.0) > 0);
 		a->watermark = 1;
 		a->wakeup_watermark = (uint32_t)(data_bytes / 4);
 		/* exclude_* and precise_ip are the event string's. */
-		if (i == 0 && !s->overwrite)
+		if (i == 0 && !s->use_track)
 			set_tracking(a);
+		if (i == 0 && !s->use_track && OPTS_GET(o, sample_addr, false))
+			a->mmap_data = 1;
 		pe_group_attr(&s->events[i], i);
 	}
-	if (s->overwrite) {
+	if (s->use_track) {
 		s->track_ev.attr = s->events[0].attr;
 		s->track_ev.attr.type = PERF_TYPE_SOFTWARE;
 		s->track_ev.attr.config = PERF_COUNT_SW_DUMMY;
@@ -418,6 +445,14 @@ static void setup_attrs(struct session *s, bool inherit, bool on_exec,
 		s->track_ev.attr.freq = 0;
 		s->track_ev.attr.sample_period = 1;
 		set_tracking(&s->track_ev.attr);
+		s->track_ev.attr.mmap_data = OPTS_GET(o, sample_addr, false);
+		if (s->track_now) {
+			s->track_ev.attr.disabled = 0;
+			s->track_ev.attr.enable_on_exec = 0;
+		} else if (OPTS_GET(o, delay_ms, 0.0) > 0 && on_exec) {
+			/* perf: tracked from the exec, the samples later */
+			s->track_ev.attr.enable_on_exec = 1;
+		}
 		snprintf(s->track_ev.name, sizeof(s->track_ev.name), "dummy");
 		s->track_el.events = &s->track_ev;
 		s->track_el.nr_events = 1;
@@ -530,20 +565,33 @@ static int add_tracing_data(struct session *s, bool app_possible)
 
 #define APP_INDEX 0xFFFFFFu /* the application session's descriptor */
 
-static struct pe_evlist *forward_rings(struct session *s)
+#define TRACK_INDEX 0x800000u /* the tracking dummy's rings from here */
+
+/* The forward ring of epoll index @index, or NULL: overwrite rings are
+ * read on snapshots. */
+static struct pe_buffer *forward_ring(struct session *s, uint32_t index)
 {
-	/* Forward rings only: overwrite rings are read on snapshots. */
-	return s->overwrite ? &s->track_el : &s->el;
+	if (index >= TRACK_INDEX) {
+		index -= TRACK_INDEX;
+		return index < (uint32_t)s->track_el.nr_bufs ?
+			       &s->track_el.bufs[index] :
+			       NULL;
+	}
+	if (s->overwrite || index >= (uint32_t)s->el.nr_bufs)
+		return NULL;
+	return &s->el.bufs[index];
 }
 
 static int pd_watch(void *ctx, struct rec_session *rs)
 {
 	struct session *s = ctx;
-	struct pe_evlist *fwd = forward_rings(s);
 
 	/* A ring not watched is still drained every pass. */
-	for (int i = 0; i < fwd->nr_bufs; i++)
-		rec_session_watch(rs, fwd->bufs[i].fd, (uint32_t)i);
+	for (int i = 0; !s->overwrite && i < s->el.nr_bufs; i++)
+		rec_session_watch(rs, s->el.bufs[i].fd, (uint32_t)i);
+	for (int i = 0; i < s->track_el.nr_bufs; i++)
+		rec_session_watch(rs, s->track_el.bufs[i].fd,
+				  TRACK_INDEX + (uint32_t)i);
 	if (s->app)
 		rec_session_watch(rs, app_session_fd(s->app), APP_INDEX);
 	return 0;
@@ -552,16 +600,17 @@ static int pd_watch(void *ctx, struct rec_session *rs)
 static int pd_ready(void *ctx, uint32_t index, uint32_t events)
 {
 	struct session *s = ctx;
-	struct pe_evlist *fwd = forward_rings(s);
+	struct pe_buffer *b;
 
 	if (index == APP_INDEX)
 		return 1; /* taken by app_session_finish() */
-	if (index >= (uint32_t)fwd->nr_bufs)
+	b = forward_ring(s, index);
+	if (!b)
 		return 0;
 	if (events & (EPOLLHUP | EPOLLERR)) {
 		/* Its task exited: stop watching it (perf filters such fds
 		 * too); its data is still drained in the passes. */
-		rec_session_unwatch(&s->rs, fwd->bufs[index].fd);
+		rec_session_unwatch(&s->rs, b->fd);
 		return 0;
 	}
 	return 1;
@@ -578,13 +627,28 @@ static bool pd_prepare(void *ctx)
 
 /* Every pass drains every forward ring: the timeout also flushes sparse
  * events stuck below the watermark, which perf leaves in the buffers. */
+static int switch_output(struct session *s);
+
 static int pd_pass(void *ctx)
 {
 	struct session *s = ctx;
 
 	if (s->app)
 		app_session_finish(s->app);
-	return drain_all(s, false, false);
+	int err = drain_all(s, false, false);
+
+	if (!err && s->max_size && !s->max_size_hit &&
+	    pd_writer_data_bytes(s->w) >= s->max_size) {
+		/* perf's --max-size: stop once the file holds that much */
+		s->max_size_hit = true;
+		pr_info("--max-size: %llu bytes reached, recording stopped",
+			(unsigned long long)s->max_size);
+		return 1;
+	}
+	if (!err &&
+	    switch_output_due(&s->so, pd_writer_data_bytes(s->w), now_ms()))
+		err = switch_output(s);
+	return err;
 }
 
 static void pd_progress(void *ctx)
@@ -605,10 +669,16 @@ static const struct rec_source_ops perf_data_source_ops = {
 	.progress = pd_progress,
 };
 
-/* 's' on the control pipe: the overwrite rings' snapshot. */
+/* 's' on the control pipe: the overwrite rings' snapshot; with
+ * --switch-output (signal) then a new file, as perf does on SIGUSR2. */
 static int session_snapshot(void *ctx)
 {
-	return snapshot(ctx);
+	struct session *s = ctx;
+	int err = snapshot(s);
+
+	if (!err && s->so.signal)
+		err = switch_output(s);
+	return err;
 }
 
 /* The sources in one loop until the command exits, 'q', --duration or
@@ -654,6 +724,8 @@ static void session_close(struct session *s)
 		close(s->cmd.err_fd);
 	if (s->out_fd >= 0 && s->out_fd != STDOUT_FILENO)
 		close(s->out_fd);
+	dso_hits_free(s->hits);
+	pd_compress_free(s->z);
 }
 
 /* The opts in the session: the command, the targets, the ring size. */
@@ -696,8 +768,20 @@ static int session_parse(struct session *s)
 		pr_err("nothing to record: give a command, -a, -C, -p or -t");
 		return -EINVAL;
 	}
-	if ((s->pid_list || s->tid_list) && s->argv) {
-		pr_err("-p/-t attach to running threads; they do not take a command");
+	/* perf's -p PID -- COMMAND: the threads, for as long as the
+	 * command runs (the command itself is not recorded). */
+	s->cmd_target = s->argv && !s->pid_list && !s->tid_list;
+	s->clockid = OPTS_GET(o, set_clockid, false) ?
+			     OPTS_GET(o, clockid, CLOCK_MONOTONIC) :
+			     CLOCK_MONOTONIC;
+	if (s->clockid != CLOCK_MONOTONIC &&
+	    (OPTS_GET(o, tracefs, NULL) ||
+	     (!OPTS_GET(o, no_app, false) && (s->cmd_target || s->pid_list)))) {
+		pr_err("-k: application and ftrace events are on CLOCK_MONOTONIC; another clock needs --no-app and no --tracefs-event");
+		return -EINVAL;
+	}
+	if (OPTS_GET(o, delay_ms, 0.0) < 0) {
+		pr_err("-D: a delay of %g ms", OPTS_GET(o, delay_ms, 0.0));
 		return -EINVAL;
 	}
 	return 0;
@@ -778,6 +862,12 @@ static int session_targets(struct session *s)
 	}
 	if (inherit && s->cpus[0] == -1)
 		inherit = false; /* inherited per-task rings cannot be mapped */
+	if (OPTS_GET(s->o, no_inherit, false))
+		inherit = false;
+	/* -a/-C: tracked from before /proc is read; -D: from the start. */
+	s->track_now = s->tids == &any_tid;
+	s->use_track = s->overwrite || s->track_now ||
+		       OPTS_GET(s->o, delay_ms, 0.0) > 0;
 	setup_attrs(s, inherit, s->on_exec, s->data_bytes);
 	return 0;
 }
@@ -841,9 +931,9 @@ static int tracefs_follow(struct session *s)
 	char pids[4096];
 	const char *list = s->pid_list ? s->pid_list : s->tid_list;
 
-	if (!s->tfs || s->all || (!s->argv && !list))
+	if (!s->tfs || s->all || (!s->cmd_target && !list))
 		return 0;
-	if (s->argv) {
+	if (s->cmd_target) {
 		snprintf(pids, sizeof(pids), "%d", (int)s->cmd.pid);
 	} else {
 		if (strlen(list) >= sizeof(pids))
@@ -873,7 +963,7 @@ static int writer_open(struct session *s)
 		err = pd_writer_add_attr(s->w, &s->events[i].attr,
 					 s->events[i].name, s->events[i].ids,
 					 s->events[i].nr_ids);
-	if (!err && s->overwrite)
+	if (!err && s->use_track)
 		err = pd_writer_add_attr(s->w, &s->track_ev.attr,
 					 s->track_ev.name, s->track_ev.ids,
 					 s->track_ev.nr_ids);
@@ -881,7 +971,10 @@ static int writer_open(struct session *s)
 		err = add_tracing_data(s, s->app_possible);
 	if (err)
 		return err;
-	pd_writer_set_clockid(s->w, CLOCK_MONOTONIC);
+	pd_writer_set_clockid(s->w, s->clockid);
+	if (s->z)
+		pd_writer_set_compressed(s->w, pd_compress_level(s->z),
+					 s->data_bytes);
 	/* Room for application event descriptions beyond 64 KiB each. */
 	if (s->app_possible)
 		pd_writer_set_growth(s->w, APP_DESC_ROOM);
@@ -897,8 +990,8 @@ static int synthesize(struct session *s)
 {
 	struct synth sy = { .w = s->w,
 			    .sample_type = s->events[0].attr.sample_type,
-			    .id = s->events[0].nr_ids ? s->events[0].ids[0] :
-							0 };
+			    .id = s->events[0].nr_ids ? s->events[0].ids[0] : 0,
+			    .hits = s->hits };
 	int err;
 
 	err = synth_kernel(&sy);
@@ -913,6 +1006,59 @@ static int synthesize(struct session *s)
 		err = pd_writer_finish_round(s->w);
 	s->st.records += sy.records;
 	return err;
+}
+
+/* Build-id tracking, -z and --max-size. */
+static int extras_open(struct session *s)
+{
+	int level = OPTS_GET(s->o, compression_level, 0);
+
+	s->max_size = OPTS_GET(s->o, max_size, 0);
+	s->so.signal = OPTS_GET(s->o, switch_signal, false);
+	s->so.bytes = OPTS_GET(s->o, switch_bytes, 0);
+	s->so.every_ms =
+		(uint64_t)(OPTS_GET(s->o, switch_secs, 0.0) * 1000 + 0.5);
+	s->so.on = s->so.signal || s->so.bytes || s->so.every_ms;
+	s->so.started_ms = now_ms();
+	/* A new file would need the application events' descriptions and
+	 * the trace.dat would not follow: not together. */
+	if (s->so.on && (s->pipe || s->app_possible || s->tfs || s->aux)) {
+		pr_err("--switch-output: not with -o -, application events (add --no-app), --tracefs-event or --replay-cs");
+		return -EINVAL;
+	}
+	if (level) {
+		if (s->pipe || s->overwrite) {
+			pr_err("-z: not with -o - or --overwrite");
+			return -EINVAL;
+		}
+		s->z = pd_compress_new(level, s->data_bytes);
+		if (!s->z)
+			return -ENOMEM;
+	}
+	/* perf's process_buildids: the DSOs hit get their build-ids in the
+	 * header (not in a pipe: no header). */
+	if (!s->pipe) {
+		s->hits = dso_hits_new(s->events[0].attr.sample_type);
+		if (!s->hits)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* -D: the command runs (or -a records side-band) for the delay, then
+ * the events are enabled, as perf does (it sleeps too). */
+static void delay_then_enable(struct session *s)
+{
+	double ms = OPTS_GET(s->o, delay_ms, 0.0);
+	struct timespec ts = {
+		.tv_sec = (time_t)(ms / 1000),
+		.tv_nsec =
+			(long)((ms - (double)(time_t)(ms / 1000) * 1000) * 1e6)
+	};
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+	pe_evlist_enable(&s->el, true);
 }
 
 /* Everything up to the loop: sources opened, files begun, the command
@@ -932,9 +1078,9 @@ static int session_start(struct session *s, const struct app_session_cb *cb)
 	/* A pipe cannot take attrs and formats that appear while recording. */
 	if (s->pipe && s->argv && !OPTS_GET(s->o, no_app, false))
 		pr_info("-o -: application events (libperfring) are not recorded in perf's pipe format; write a file for them");
-	s->app_possible = s->app_on && (s->argv || s->pid_list);
+	s->app_possible = s->app_on && (s->cmd_target || s->pid_list);
 	err = tracefs_open(s);
-	if (!err && s->app_on && s->argv)
+	if (!err && s->app_on && s->cmd_target)
 		err = app_session_create(cb, &s->app);
 	if (!err && s->argv) {
 		err = start_child(s, s->argv);
@@ -946,11 +1092,13 @@ static int session_start(struct session *s, const struct app_session_cb *cb)
 	if (!err)
 		err = pe_evlist_open(&s->el, s->cpus, s->nr_cpus, s->tids,
 				     s->nr_tids, s->data_bytes, s->overwrite);
-	if (!err && s->overwrite)
+	if (!err && s->use_track)
 		err = pe_evlist_open(&s->track_el, s->cpus, s->nr_cpus, s->tids,
 				     s->nr_tids, s->data_bytes, false);
 	if (!err)
 		err = aux_open(s);
+	if (!err)
+		err = extras_open(s);
 	if (err)
 		return err;
 	s->st.nr_buffers = (uint32_t)(s->el.nr_bufs + s->track_el.nr_bufs);
@@ -976,7 +1124,8 @@ static int session_start(struct session *s, const struct app_session_cb *cb)
 	}
 	if (!s->on_exec) {
 		pe_evlist_enable(&s->track_el, true);
-		pe_evlist_enable(&s->el, true);
+		if (!(OPTS_GET(s->o, delay_ms, 0.0) > 0))
+			pe_evlist_enable(&s->el, true);
 	}
 	if (s->aux) {
 		err = aux_source_start(s->aux); /* the trace plays */
@@ -985,6 +1134,8 @@ static int session_start(struct session *s, const struct app_session_cb *cb)
 	}
 	if (s->argv)
 		err = held_child_release(&s->cmd, s->argv);
+	if (!err && OPTS_GET(s->o, delay_ms, 0.0) > 0)
+		delay_then_enable(s);
 	return err;
 }
 
@@ -1009,6 +1160,94 @@ static void reap_command(struct session *s)
 	}
 }
 
+/* The perf.data completed with its build-ids, the -z ratio and the
+ * sample time range.  Returns 0 or -errno (logged). */
+static int writer_close(struct session *s)
+{
+	uint64_t kept = 0;
+	int err;
+
+	pd_writer_note_time(s->w, s->first_time, s->last_time);
+	if (s->z)
+		pd_writer_compress_ratio(s->w, pd_compress_ratio(s->z));
+	if (s->hits)
+		dso_hits_write(s->hits, s->w);
+	err = pd_writer_close(s->w, &kept);
+	s->w = NULL;
+	/* What the file holds, not what was handed to the writer. */
+	s->st.bytes = kept;
+	if (err)
+		pr_err("writing %s failed: %s; it holds %llu bytes of data, up to its last complete round",
+		       s->pipe ? "the output" : output_path(s->o),
+		       strerror(-err), (unsigned long long)kept);
+	return err;
+}
+
+/* --switch-output: the completed file under its timestamped name. */
+static int switch_rename(struct session *s)
+{
+	void (*fn)(const char *, void *) = OPTS_GET(s->o, switched, NULL);
+	char path[PATH_MAX];
+	int err = switch_output_rename(output_path(s->o), path, sizeof(path));
+
+	if (err) {
+		pr_err("--switch-output: cannot rename %s: %s",
+		       output_path(s->o), strerror(-err));
+		return err;
+	}
+	s->so.files++;
+	if (fn)
+		fn(path, OPTS_GET(s->o, switched_ctx, NULL));
+	return 0;
+}
+
+/* --switch-output while recording (perf's record__switch_output): this
+ * file completed and renamed, a new one with the events, the synthesized
+ * state and a new zstd stream; the rings go on. */
+static int switch_output(struct session *s)
+{
+	int level = OPTS_GET(s->o, compression_level, 0), err;
+
+	if (s->round_open) {
+		pd_writer_note_time(s->w, s->first_time, s->last_time);
+		err = pd_writer_finish_round(s->w);
+		if (err)
+			return err;
+		s->round_open = false;
+	}
+	err = writer_close(s);
+	if (s->out_fd >= 0)
+		close(s->out_fd);
+	s->out_fd = -1;
+	if (!err)
+		err = switch_rename(s);
+	if (!err)
+		err = open_output(s);
+	dso_hits_free(s->hits);
+	s->hits = NULL;
+	pd_compress_free(s->z);
+	s->z = NULL;
+	if (!err && level) {
+		s->z = pd_compress_new(level, s->data_bytes);
+		if (!s->z)
+			err = -ENOMEM;
+	}
+	if (!err) {
+		s->hits = dso_hits_new(s->events[0].attr.sample_type);
+		if (!s->hits)
+			err = -ENOMEM;
+	}
+	s->first_time = s->last_time = 0;
+	if (!err)
+		err = writer_open(s);
+	if (!err)
+		err = synthesize(s);
+	s->so.started_ms = now_ms();
+	if (err && !s->err)
+		s->err = err;
+	return err;
+}
+
 /* The files completed (what they hold, also after a failed write), the
  * figures final.  Returns @err or the first error of these steps. */
 static int session_finish(struct session *s, int err)
@@ -1027,19 +1266,14 @@ static int session_finish(struct session *s, int err)
 			s->last_time = as.last_time;
 	}
 	if (s->w) {
-		uint64_t kept = 0;
-		int cerr;
+		int cerr = writer_close(s);
 
-		pd_writer_note_time(s->w, s->first_time, s->last_time);
-		cerr = pd_writer_close(s->w, &kept);
 		if (cerr && !err)
 			err = cerr;
-		/* What the file holds, not what was handed to the writer. */
-		s->st.bytes = kept;
-		if (cerr)
-			pr_err("writing %s failed: %s; it holds %llu bytes of data, up to its last complete round",
-			       s->pipe ? "the output" : output_path(s->o),
-			       strerror(-cerr), (unsigned long long)kept);
+		if (!cerr && s->so.on)
+			cerr = switch_rename(s);
+		if (cerr && !err)
+			err = cerr;
 	}
 	if (s->tfs) {
 		int terr = tfs_source_close(s->tfs, 0);

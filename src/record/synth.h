@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "../format/perf_data.h"
+#include "dso_hits.h"
 
 struct synth {
 	struct pd_writer *w;
@@ -20,6 +21,7 @@ struct synth {
 	uint64_t sample_type; /* of the attrs: decides the sample_id trailer */
 	uint64_t id; /* IDENTIFIER/ID put in the trailer */
 	uint64_t records; /* written */
+	struct dso_hits *hits; /* told of every MMAP written, or NULL */
 };
 
 /* COMM + MMAP2 of process @pid and COMM + FORK of its other threads. */

@@ -1047,6 +1047,7 @@ PERFRING_API int perfring_report(const struct perfring_report_opts *opts,
 		err = machine_init(&r->m);
 	if (err)
 		goto out_free;
+	r->m.dsos.symfs = OPTS_GET(&r->o, symfs, NULL);
 	err = prd_open(r->o.input ? r->o.input : "perf.data", &r->f);
 	if (err)
 		goto out_machine;

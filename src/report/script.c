@@ -634,7 +634,11 @@ static void print_sample(struct script *sc, const struct psample *s)
 	if ((fl & F_TRACE) && ai->type == PERF_TYPE_TRACEPOINT && s->raw)
 		tpfmt_print(sc->tp, s->raw, s->raw_size, (int)s->cpu, ob);
 	if (fl & F_ADDR) {
-		ob_putc(ob, ' ');
+		/* perf: "%16" PRIx64 after the field before, which ends in a
+		 * blank except the event's name */
+		if (ob->len && ob->p[ob->len - 1] != ' ' &&
+		    ob->p[ob->len - 1] != '\n')
+			ob_putc(ob, ' ');
 		ob_x64(ob, s->addr, 16);
 	}
 	if (fl & F_IP) {
@@ -740,6 +744,7 @@ PERFRING_API int perfring_script(const struct perfring_script_opts *opts,
 		err = machine_init(&sc->m);
 	if (err)
 		goto out_free;
+	sc->m.dsos.symfs = OPTS_GET(opts, symfs, NULL);
 	if (OPTS_GET(opts, trace_dat, NULL)) {
 		sc->merged = calloc(1, sizeof(*sc->merged));
 		err = sc->merged ? tdat_lines_open(opts->trace_dat,

@@ -35,6 +35,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "../common/log.h"
+#include "perfmap.h"
 #include "symbols.h"
 
 #define DEBUG_DIR "/usr/lib/debug"
@@ -696,6 +697,13 @@ static bool join3(char *out, const char *a, const char *b, const char *c)
 	return true;
 }
 
+/* @path under --symfs into @out (PATH_MAX), as perf prefixes every
+ * lookup; false if too long. */
+static bool symfs_path(const struct dsos *d, const char *path, char *out)
+{
+	return join3(out, d->symfs ? d->symfs : "", path, "");
+}
+
 /* Separate debug files, in perf's order; the first with a .symtab wins. */
 static bool open_debug_file(struct elf_file *run, struct dso *dso,
 			    struct elf_file *out)
@@ -739,9 +747,12 @@ static bool open_debug_file(struct elf_file *run, struct dso *dso,
 		nc += join3(cand[nc], DEBUG_DIR, sub, "");
 	}
 	for (i = 0; i < nc; i++) {
-		if (!strcmp(cand[i], dso->name) || !is_regular(cand[i]))
+		char path[PATH_MAX];
+
+		if (!strcmp(cand[i], dso->name) ||
+		    !symfs_path(dso->owner, cand[i], path) || !is_regular(path))
 			continue;
-		if (elf_file_open(out, cand[i]))
+		if (elf_file_open(out, path))
 			continue;
 		if (elf_has_symtab(out))
 			return true;
@@ -787,8 +798,11 @@ static int load_elf(struct dso *dso, struct elf_file *run)
 static void load_file(struct dso *dso)
 {
 	struct elf_file ef;
+	char path[PATH_MAX];
 
-	if (elf_file_open(&ef, dso->name))
+	/* only under --symfs when given, as perf */
+	if (!symfs_path(dso->owner, dso->name, path) ||
+	    elf_file_open(&ef, path))
 		return; /* gone or not ELF: no symbols, as perf */
 	if (load_elf(dso, &ef))
 		pr_warn("%s: cannot read its symbols", dso->name);
@@ -1008,6 +1022,42 @@ void dsos_exit(struct dsos *d)
 	memset(d, 0, sizeof(*d));
 }
 
+static int perfmap_sym(uint64_t start, uint64_t size, const char *name,
+		       void *ctx)
+{
+	struct symvec *sv = ctx;
+	const char *own = symvec_own(sv, name);
+
+	return own ? symvec_add(sv, start, size, STB_GLOBAL, own) : -ENOMEM;
+}
+
+/* A JIT's symbols for its anonymous code, as perf reads them: the map
+ * file named after the process (addresses are the code's own). */
+static void load_perfmap(struct dso *dso)
+{
+	struct symvec sv = { 0 };
+	char *buf;
+	size_t len;
+	int bad, err = perfmap_read(dso->name, &buf, &len);
+
+	if (err) {
+		if (err == -EPERM)
+			pr_warn("%s: not owned by us or root, ignored (as perf does)",
+				dso->name);
+		return;
+	}
+	bad = perfmap_parse(buf, len, perfmap_sym, &sv);
+	if (bad > 0)
+		pr_warn("%s: %d malformed lines skipped", dso->name, bad);
+	if (bad >= 0) {
+		symvec_fixup(&sv);
+		if (symvec_install(&sv, dso))
+			pr_warn("%s: cannot keep its symbols", dso->name);
+	}
+	symvec_free(&sv);
+	free(buf);
+}
+
 static bool has_prefix(const char *s, size_t len, const char *p)
 {
 	size_t n = strlen(p);
@@ -1181,6 +1231,9 @@ static void dso_load(struct dso *dso)
 	case DSO_FILE:
 		load_file(dso);
 		break;
+	case DSO_PERFMAP:
+		load_perfmap(dso);
+		break;
 	case DSO_VDSO:
 		/* Only a file recorded here has our vDSO. */
 		if (dso->owner->host)
@@ -1189,6 +1242,15 @@ static void dso_load(struct dso *dso)
 	default:
 		break;
 	}
+}
+
+void dso_set_perfmap(struct dso *dso, int32_t pid)
+{
+	dso->kind = DSO_PERFMAP;
+	dso->identity = true;
+	snprintf(dso->jit_name, sizeof(dso->jit_name), "[JIT] tid %d",
+		 (int)pid);
+	dso->short_name = dso->jit_name;
 }
 
 void dso_set_build_id(struct dso *dso, const void *id, size_t len)

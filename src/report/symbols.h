@@ -2,7 +2,8 @@
 /*
  * Symbol tables of the objects samples hit (the report layer): ELF
  * .symtab/.dynsym read with libelf (separate debug files first, as perf
- * does), the vDSO of this process, and /proc/kallsyms for the kernel.
+ * does), the vDSO of this process, /proc/kallsyms for the kernel, and a
+ * JIT's /tmp/perf-PID.map for its anonymous code (perfmap.h).
  * Tables are loaded on first use, kept as arrays sorted by address and
  * searched by bisection; no allocation on the lookup path.
  */
@@ -25,6 +26,7 @@ enum dso_kind {
 	DSO_KMODULE, /* [module] symbols out of kallsyms */
 	DSO_VDSO, /* [vdso] */
 	DSO_NONE, /* [heap], //anon, ...: no symbols */
+	DSO_PERFMAP, /* anonymous code: a JIT's /tmp/perf-PID.map */
 };
 
 struct load_seg {
@@ -36,6 +38,7 @@ struct dso {
 	struct dso *all_next; /* every dso, in creation order */
 	char *name; /* as in the MMAP record, "[kernel.kallsyms]" */
 	const char *short_name; /* basename, or name for [..] */
+	char jit_name[32]; /* perf's "[JIT] tid PID" for a perf-PID.map */
 	uint32_t hash;
 	enum dso_kind kind;
 	bool loaded;
@@ -64,6 +67,9 @@ struct dsos {
 	struct dso **modules; /* from kallsyms */
 	uint32_t nr_modules;
 	bool host; /* the file was recorded here: kallsyms, vdso usable */
+	/* --symfs: objects and debug files looked up under it only (not
+	 * owned; NULL: none) */
+	const char *symfs;
 	bool kernel_loaded;
 	uint64_t recorded_text; /* _text as the kernel MMAP gives it */
 	int64_t kernel_delta; /* recorded _text - today's _text */
@@ -85,6 +91,9 @@ uint64_t dso_addr(struct dso *dso, uint64_t map_ip);
 /* The symbol holding @addr (from dso_addr()), or NULL; loads the table on
  * first use. */
 const struct symbol *dso_find_symbol(struct dso *dso, uint64_t addr);
+/* Anonymous code of process @pid: symbols from its perf-PID.map (the
+ * dso's name), addresses its own, named "[JIT] tid PID" as perf does. */
+void dso_set_perfmap(struct dso *dso, int32_t pid);
 /* Sets the build-id a perf.data BUILD_ID feature gives for the dso. */
 void dso_set_build_id(struct dso *dso, const void *id, size_t len);
 

@@ -448,10 +448,8 @@ static int do_mmap(struct machine *m, const struct perf_event_header *h)
 	nm.dso = dsos_findnew(&m->dsos, name, nlen);
 	if (!nm.dso)
 		return -ENOMEM;
-	if (name == anon) {
-		nm.dso->kind = DSO_NONE;
-		nm.dso->identity = true;
-	}
+	if (name == anon)
+		dso_set_perfmap(nm.dso, (int32_t)pid);
 	if (h->type == PERF_RECORD_MMAP2 &&
 	    (h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) && p[40] &&
 	    !nm.dso->build_id_size)

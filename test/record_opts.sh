@@ -1,0 +1,313 @@
+#!/usr/bin/env bash
+# test-timeout: 600
+# perf record's idioms in perfring record, perf 6.1 the oracle: each option
+# is given to `perf record` and to `perfring record` the same way, and what
+# perf script / report / buildid-list print for the two files is compared.
+# Also: build-ids of the DSOs hit, symbols of a stripped binary through its
+# .gnu_debuglink, JIT symbols from /tmp/perf-PID.map, and no task lost
+# while -a starts (a fork storm running).  Skips (77) only if the kernel
+# refuses perf_event_open.
+set -u
+. "$(dirname "$0")/lib.sh"
+cli=${PERFRING_CLI:-build/perfring}
+asan_cli=${PERFRING_ASAN_CLI:-$cli}
+wl=${WORKLOADS:-build/workloads}
+fail() { echo "FAILED: $*" >&2; exit 1; }
+skip() { echo "SKIP: $*" >&2; exit 77; }
+tmp=$(mktemp -d)
+bg=()
+jit_pids=()
+cleanup() {
+	{
+		for p in "${bg[@]}"; do kill "$p"; done
+		wait
+	} 2>/dev/null
+	for p in "${jit_pids[@]}"; do rm -f "/tmp/perf-$p.map"; done
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+command -v perf >/dev/null || fail "perf is not installed"
+T="timeout 120"
+
+# perf opens the file without a warning.
+perf_ok() {
+	local out
+	out=$(perf report --stats -i "$1" 2>&1) || fail "perf report --stats failed on $1: $out"
+	grep -Eiq 'warning|error|incompatible|failed|unsupported' <<<"$out" &&
+		fail "perf report --stats complained about $1: $(grep -Ei 'warning|error|incompatible|failed|unsupported' <<<"$out" | head -3)"
+	out=$(perf script -i "$1" 2>&1 >/dev/null) || fail "perf script failed on $1: $out"
+	grep -Eiq 'warning|error|incompatible|failed' <<<"$out" && fail "perf script complained about $1: $(head -3 <<<"$out")"
+	return 0
+}
+# record NAME ARGS...: perf record and perfring record, same options, into
+# $tmp/NAME.perf and $tmp/NAME.ours.
+record() {
+	local name=$1
+	shift
+	$T perf record -q -o "$tmp/$name.perf" "$@" >"$tmp/$name.perf.out" 2>&1 || fail "perf record $*: $(cat "$tmp/$name.perf.out")"
+	$T "$cli" record -q -o "$tmp/$name.ours" "$@" >"$tmp/$name.ours.out" 2>&1 || fail "perfring record $*: $(cat "$tmp/$name.ours.out")"
+	perf_ok "$tmp/$name.ours"
+}
+top_sym() { perf report --stdio --no-children -i "$1" 2>/dev/null | awk '!/^#/ && NF {print $NF; exit}'; }
+samples_of() { perf script -i "$1" -F comm 2>/dev/null | awk -v c="$2" '$1 == c' | wc -l; }
+hdr() { perf report --header-only -i "$1" 2>/dev/null; }
+
+if ! "$cli" record -q -e dummy -o "$tmp/probe.data" -- true 2>"$tmp/probe.err"; then
+	grep -q 'no permission' "$tmp/probe.err" && skip "kernel refuses perf_event_open: $(cat "$tmp/probe.err")"
+	fail "record -- true: $(cat "$tmp/probe.err")"
+fi
+
+# 1. -p PID -- COMMAND: the process for as long as the command runs.
+"$wl/hot" 60 &
+hp=$!
+bg+=("$hp")
+wait_until "$WAIT_S" has_exec "$hp" hot || fail "hot did not start"
+start=$SECONDS
+record p -F 999 -p "$hp" -- sleep 0.5
+((SECONDS - start < 30)) || fail "-p -- sleep 0.5 did not end with the command"
+for f in p.perf p.ours; do
+	[ "$(samples_of "$tmp/$f" hot)" -gt 0 ] || fail "-p PID -- sleep: no sample of the process in $f"
+	[ "$(top_sym "$tmp/$f")" = hot_loop ] || fail "-p: top symbol in $f is $(top_sym "$tmp/$f")"
+	[ "$(samples_of "$tmp/$f" sleep)" = 0 ] || fail "-p PID -- sleep: the command itself was recorded in $f"
+done
+{
+	kill "$hp"
+	wait "$hp"
+} 2>/dev/null
+echo "-p PID -- sleep 0.5: $(samples_of "$tmp/p.perf" hot) samples by perf, $(samples_of "$tmp/p.ours" hot) by perfring"
+
+# 2. -D/--delay MSECS: no sample in the first MSECS after the exec.
+first_gap() { # ms from the exec COMM to the first sample
+	perf script --show-task-events -i "$1" -F comm,pid,time,event 2>/dev/null |
+		awk '/COMM exec/ && !e {sub(":", "", $3); e = $3; next}
+		     e && /cpu-clock/ {sub(":", "", $3); printf "%d\n", ($3 - e) * 1000; exit}'
+}
+record delay -F 999 -D 300 -- "$wl/hot" 0.8
+for f in delay.perf delay.ours; do
+	gap=$(first_gap "$tmp/$f")
+	[ -n "$gap" ] && [ "$gap" -ge 290 ] || fail "-D 300: first sample ${gap:-none} ms after the exec in $f"
+	[ "$(top_sym "$tmp/$f")" = hot_loop ] || fail "-D: top symbol in $f is $(top_sym "$tmp/$f")"
+done
+perf evlist -i "$tmp/delay.ours" | grep -qx dummy || fail "-D: no tracking dummy event in our file"
+echo "-D 300: first sample $(first_gap "$tmp/delay.perf") ms (perf), $(first_gap "$tmp/delay.ours") ms (perfring) after the exec"
+"$cli" record --duration 0.1 -a -o "$tmp/dur.data" -q || fail "--duration"
+"$cli" record -D 0.1s -q -o "$tmp/dur.data" -- true 2>/dev/null && fail "-D took a duration: it is --delay MSECS"
+
+# 3. -d/--data: sample addresses.
+record data -d -e page-faults -c 1 -- "$wl/faults" 500
+for f in data.perf data.ours; do
+	st=$(perf evlist -v -i "$tmp/$f" | grep -o 'sample_type: [A-Z_|]*')
+	grep -q '[:|]ADDR\b' <<<"$st" && grep -q '|DATA_SRC' <<<"$st" || fail "-d: $f's $st lacks ADDR or DATA_SRC"
+	n=$(perf script -i "$tmp/$f" -F comm,addr 2>/dev/null | awk '$1 == "faults" && $2 !~ /^0+$/' | wc -l)
+	[ "$n" -ge 500 ] || fail "-d: $n faults with an address in $f, 500 touched pages"
+done
+diff <(perf script -i "$tmp/data.ours" -F comm,addr 2>/dev/null) <("$cli" script -i "$tmp/data.ours" -F comm,addr) >/dev/null ||
+	fail "-d: perfring script -F addr differs from perf script on our file"
+
+# 4. -T (--timestamp), -N (--no-buildid-cache): accepted, perf's meaning
+# (time is in every sample; no cache is kept).
+record tn -T -N -F 999 -- "$wl/hot" 0.2
+perf script -i "$tmp/tn.ours" -F time 2>/dev/null | head -1 | grep -q '[0-9]\.[0-9]' || fail "-T: no time"
+
+# 5. --no-inherit: the children are not recorded.
+sh_children="'$wl/hot' 0.3 & '$wl/hot' 0.3; wait"
+record inh -F 999 -- sh -c "$sh_children"
+record noinh -F 999 --no-inherit -- sh -c "$sh_children"
+for f in inh.perf inh.ours; do
+	[ "$(samples_of "$tmp/$f" hot)" -gt 0 ] || fail "inherit: no sample of the children in $f"
+done
+for f in noinh.perf noinh.ours; do
+	[ "$(samples_of "$tmp/$f" hot)" = 0 ] || fail "--no-inherit: children recorded in $f"
+done
+
+# 6. -k/--clockid.
+# (perf has no --no-app: the two commands by hand)
+$T perf record -q -o "$tmp/clk.perf" -F 999 -k monotonic_raw -- "$wl/hot" 0.2 2>/dev/null || fail "perf -k"
+$T "$cli" record -q -o "$tmp/clk.ours" -F 999 -k monotonic_raw --no-app -- "$wl/hot" 0.2 || fail "perfring -k"
+perf_ok "$tmp/clk.ours"
+for f in clk.perf clk.ours; do
+	hdr "$tmp/$f" | grep -q 'clockid: monotonic_raw (4)' || fail "-k monotonic_raw: $f says $(hdr "$tmp/$f" | grep clockid:)"
+	perf evlist -v -i "$tmp/$f" | grep -q 'clockid: 4' || fail "-k: attr clockid in $f"
+done
+"$cli" record -q -k realtime -o "$tmp/x.data" -- true 2>/dev/null && fail "-k realtime with application events (CLOCK_MONOTONIC) accepted"
+
+# 7. -z: zstd COMPRESSED records, HEADER_COMPRESSED.
+record z -F 4000 --compression-level=3 -- "$wl/hot" 0.5
+for f in z.perf z.ours; do
+	hdr "$tmp/$f" | grep -q 'compressed : Zstd, level = 3' || fail "-z3: $f says $(hdr "$tmp/$f" | grep compressed)"
+	[ "$(top_sym "$tmp/$f")" = hot_loop ] || fail "-z: top symbol in $f is $(top_sym "$tmp/$f")"
+done
+"$cli" dump -i "$tmp/z.ours" | grep -q COMPRESSED || fail "-z: no COMPRESSED record in our file"
+diff <(perf script -i "$tmp/z.ours" 2>/dev/null) <("$asan_cli" script -i "$tmp/z.ours") >"$tmp/z.diff" ||
+	fail "-z: perfring script and perf script differ on our compressed file: $(head -5 "$tmp/z.diff")"
+echo "-z3: $(perf script -i "$tmp/z.ours" 2>/dev/null | wc -l) samples, perf reads them as perfring does"
+
+# 8. --max-size: recording stops once the file holds that much.
+"$wl/hot" 60 &
+hp=$!
+bg+=("$hp")
+for who in perf ours; do
+	start=$SECONDS
+	if [ $who = perf ]; then
+		$T perf record -q -a -F 4000 --max-size 64K -o "$tmp/max.perf" -- sleep 30 >/dev/null 2>&1
+	else
+		$T "$cli" record -q -a -F 4000 --max-size 64K -o "$tmp/max.ours" -- sleep 30 >/dev/null 2>&1
+	fi
+	((SECONDS - start < 25)) || fail "--max-size 64K: $who recorded for $((SECONDS - start)) s"
+	size=$(hdr "$tmp/max.$who" | awk '/data size/ {print $NF}')
+	[ "${size:-0}" -ge 65536 ] && [ "$size" -lt $((4 << 20)) ] || fail "--max-size 64K: $who's data size is ${size:-?}"
+done
+{
+	kill "$hp"
+	wait "$hp"
+} 2>/dev/null
+perf_ok "$tmp/max.ours"
+
+# 8b. --switch-output: perf's timestamped files, each one whole.
+mkdir "$tmp/sw"
+for who in perf ours; do
+	if [ $who = perf ]; then
+		$T perf record -q --switch-output=1s -F 999 -o "$tmp/sw/$who" -- "$wl/hot" 2.5 >/dev/null 2>&1 || fail "perf --switch-output"
+	else
+		$T "$cli" record -q --no-app --switch-output=1s -F 999 -o "$tmp/sw/$who" -- "$wl/hot" 2.5 || fail "perfring --switch-output"
+	fi
+	files=("$tmp/sw/$who".*)
+	[ "${#files[@]}" -ge 2 ] || fail "--switch-output=1s over 2.5 s: $who wrote ${files[*]}"
+	[ -e "$tmp/sw/$who" ] && fail "--switch-output: $who left $tmp/sw/$who unrenamed"
+	total=0
+	for f in "${files[@]}"; do
+		[[ $f =~ /$who\.[0-9]{16}(\.[0-9]+)?$ ]] || fail "--switch-output: $f is not named <output>.YYYYmmddHHMMSScc"
+		[ $who = ours ] && perf_ok "$f"
+		n=$(samples_of "$f" hot)
+		[ "$(top_sym "$f")" = hot_loop ] || fail "--switch-output: $f's top symbol is $(top_sym "$f")"
+		total=$((total + n))
+	done
+	echo "--switch-output=1s: $who wrote ${#files[@]} files, $total samples of hot"
+done
+"$cli" record -q --no-app --switch-output -a -o "$tmp/sw/sig" --duration 30 &
+rp=$!
+bg+=("$rp")
+wait_until "$WAIT_S" catches "$rp" USR2 || fail "the recorder does not catch SIGUSR2"
+wait_until "$WAIT_S" grown "$tmp/sw/sig" 1 || fail "no output"
+kill -USR2 "$rp"
+wait_until "$WAIT_S" compgen -G "$tmp/sw/sig.*" >/dev/null || fail "SIGUSR2 made no file"
+kill -INT "$rp"
+wait "$rp" || fail "record --switch-output -a ended with $?"
+files=("$tmp/sw/sig".*)
+[ "${#files[@]}" = 2 ] || fail "--switch-output (signal): one SIGUSR2 and the end, files ${files[*]}"
+for f in "${files[@]}"; do perf_ok "$f"; done
+
+# 9. Build-ids of the DSOs hit (HEADER_BUILD_ID), as perf buildid-list shows.
+record bid -F 999 -- "$wl/hot" 0.3
+perf buildid-list -i "$tmp/bid.ours" >"$tmp/bid.ours.list" 2>&1 || fail "buildid-list: $(cat "$tmp/bid.ours.list")"
+perf buildid-list -i "$tmp/bid.perf" >"$tmp/bid.perf.list" 2>&1
+hot_id=$(readelf -n "$wl/hot" | awk '/Build ID/ {print $3}')
+hot_path=$(readlink -f "$wl/hot")
+grep -qx "$hot_id $hot_path" "$tmp/bid.ours.list" || fail "buildid-list: no '$hot_id $hot_path' in $(cat "$tmp/bid.ours.list")"
+grep -qx "$hot_id $hot_path" "$tmp/bid.perf.list" || fail "perf's own buildid-list lacks the workload: $(cat "$tmp/bid.perf.list")"
+while read -r id path; do
+	case $path in
+	'[kernel.kallsyms]') want=$(perf buildid-list -k) ;;
+	'[vdso]') want=$(awk '$2 == "[vdso]" {print $1}' "$tmp/bid.perf.list") ;;
+	*) want=$(readelf -n "$path" 2>/dev/null | awk '/Build ID/ {print $3; exit}') ;;
+	esac
+	[ "$id" = "$want" ] || fail "buildid-list: $path has $id, its build-id is ${want:-none}"
+done <"$tmp/bid.ours.list"
+echo "build-ids: perfring $(wc -l <"$tmp/bid.ours.list") DSOs, perf $(wc -l <"$tmp/bid.perf.list"), every id right"
+
+# 10. A stripped binary, its symbols in a separate file (.gnu_debuglink).
+mkdir "$tmp/strip"
+objcopy --only-keep-debug "$wl/hot" "$tmp/strip/hot.debug"
+objcopy --strip-all --add-gnu-debuglink="$tmp/strip/hot.debug" "$wl/hot" "$tmp/strip/hot"
+readelf -S "$tmp/strip/hot" | grep -q '\.symtab' && fail "objcopy --strip-all left a .symtab"
+record strip -F 999 -- "$tmp/strip/hot" 0.3
+for f in strip.perf strip.ours; do
+	[ "$(top_sym "$tmp/$f")" = hot_loop ] || fail "debuglink: perf report's top symbol in $f is $(top_sym "$tmp/$f")"
+	"$cli" report -i "$tmp/$f" | grep -q '\[\.\] hot_loop' || fail "debuglink: perfring report does not name hot_loop in $f"
+done
+mv "$tmp/strip/hot.debug" "$tmp/strip/moved"
+"$cli" report -i "$tmp/strip.ours" | grep -q '\[\.\] hot_loop' && fail "hot_loop named without its debug file: the check proves nothing"
+# (perf is not asked: its build-id cache, ~/.debug, may hold the
+# unstripped binary of the same build-id)
+echo "stripped binary: hot_loop through .gnu_debuglink in perf and perfring"
+
+# 10b. ... and by its build-id, /usr/lib/debug/.build-id/xx/rest.debug,
+# under a private root given to perf and perfring as --symfs (perf looks
+# for the object itself under it too).  A build-id of its own, so that no
+# build-id cache (~/.debug) knows the binary.
+cc=${CC:-cc}
+mkdir -p "$tmp/bin"
+$cc -O1 -o "$tmp/bin/hot" -Wl,--build-id=0x"$(od -An -N20 -tx1 /dev/urandom | tr -d ' \n')" "$(dirname "$0")/workloads/hot.c" ||
+	fail "cannot build a workload with its own build-id ($cc)"
+id=$(readelf -n "$tmp/bin/hot" | awk '/Build ID/ {print $3}')
+root=$tmp/root
+mkdir -p "$root/usr/lib/debug/.build-id/${id:0:2}" "$root$tmp/bin"
+objcopy --only-keep-debug "$tmp/bin/hot" "$root/usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug"
+objcopy --strip-all "$tmp/bin/hot" "$tmp/bin/hot.stripped"
+mv "$tmp/bin/hot.stripped" "$tmp/bin/hot"
+cp "$tmp/bin/hot" "$root$tmp/bin/hot"
+record bidbg -F 999 -- "$tmp/bin/hot" 0.3
+for f in bidbg.perf bidbg.ours; do
+	"$cli" report -i "$tmp/$f" | grep -q '\[\.\] hot_loop' && fail "hot_loop named without --symfs: the check proves nothing"
+	perf report --stdio -i "$tmp/$f" --symfs="$root" 2>/dev/null | grep -q '\[\.\] hot_loop' ||
+		fail "perf --symfs does not find hot_loop by build-id in $f"
+	# (user space only: perf looks for the kernel's symbols under
+	# --symfs too)
+	diff <(perf report --stdio -i "$tmp/$f" --symfs="$root" 2>/dev/null | grep '\[\.\]') \
+		<("$asan_cli" report -i "$tmp/$f" --symfs "$root" | grep '\[\.\]') >"$tmp/bidbg.diff" ||
+		fail "--symfs: perfring report and perf report differ on $f: $(head -5 "$tmp/bidbg.diff")"
+done
+echo "build-id debug file under --symfs: perfring report = perf report"
+
+# 11. JIT symbols: /tmp/perf-PID.map.
+"$wl/jit" 0 2>/dev/null &
+jp=$!
+wait "$jp"
+jrc=$?
+rm -f "/tmp/perf-$jp.map"
+if [ $jrc = 3 ]; then
+	echo "jit: no JIT code for this architecture, part skipped"
+else
+	record jit -F 999 -- "$wl/jit" 0.4
+	for f in jit.perf jit.ours; do
+		p=$(perf script -i "$tmp/$f" -F comm,pid 2>/dev/null | awk '$1 == "jit" {print $2; exit}')
+		jit_pids+=("$p")
+	done
+	for f in jit.perf jit.ours; do
+		perf report --stdio -i "$tmp/$f" 2>/dev/null | grep -q '\[JIT\] tid [0-9]* *\[\.\] jit_spin_loop' ||
+			fail "perf does not name jit_spin_loop in $f"
+		diff <(perf report --stdio -i "$tmp/$f" 2>/dev/null | grep -v '^#' | grep .) \
+			<("$asan_cli" report -i "$tmp/$f" | grep -v '^#' | grep .) >"$tmp/jit.diff" ||
+			fail "jit: perfring report and perf report differ on $f: $(head -5 "$tmp/jit.diff")"
+	done
+	diff <(perf script -i "$tmp/jit.ours" 2>/dev/null) <("$asan_cli" script -i "$tmp/jit.ours") >/dev/null ||
+		fail "jit: perfring script and perf script differ"
+	echo "jit: jit_spin_loop from /tmp/perf-PID.map, perfring report = perf report"
+fi
+
+# 12. -a while processes fork: every child is named (FORK/COMM from the
+# tracking event enabled before /proc is read).
+storm() {
+	while :; do
+		for k in 1 2 3 4 5 6; do
+			(
+				i=0
+				while [ $i -lt 3000 ]; do i=$((i + 1)); done
+			) &
+		done
+		wait
+	done
+}
+storm &
+bg+=("$!")
+for i in 1 2; do
+	$T perf record -q -a -o "$tmp/storm$i.perf" -- sleep 0.3 2>/dev/null || fail "perf record -a"
+	$T "$cli" record -q -a -o "$tmp/storm$i.ours" --duration 0.3 || fail "perfring record -a"
+	for f in "storm$i.perf" "storm$i.ours"; do
+		n=$(perf script -i "$tmp/$f" -F comm,pid 2>/dev/null | grep -c '^ *:[0-9]')
+		[ "$n" = 0 ] || fail "-a during a fork storm: $n samples of unnamed tasks in $f"
+	done
+done
+perf_ok "$tmp/storm1.ours"
+echo "fork storm under -a: every sampled task named, 2 runs, perf and perfring"
+echo "record options: ok"

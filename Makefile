@@ -33,11 +33,11 @@ CFLAGS_asan := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-
 CFLAGS_tsan := -O1 -g -fsanitize=thread $(shell $(CC) -Werror -Wno-tsan -fsyntax-only -x c /dev/null 2>/dev/null && echo -Wno-tsan)
 # libperfring links libc only.
 LDLIBS := -pthread
-# libperfring-tools: libtraceevent, libelf, libzstd; CoreSight decoding
+# libperfring-tools: libtraceevent, libelf, libzstd, zlib (pprof's gzip); CoreSight decoding
 # with OpenCSD's C API (its .pc names only the C++ library) and capstone
 # for disassembly.
-TOOLS_CFLAGS := $(shell pkg-config --cflags libtraceevent libelf libzstd capstone)
-TOOLS_LDLIBS := $(shell pkg-config --libs libtraceevent libelf libzstd) \
+TOOLS_CFLAGS := $(shell pkg-config --cflags libtraceevent libelf libzstd zlib capstone)
+TOOLS_LDLIBS := $(shell pkg-config --libs libtraceevent libelf libzstd zlib) \
 	-lopencsd_c_api $(shell pkg-config --libs libopencsd capstone)
 
 # Layers: libperfring (src/ring, src/app: libc only) -> libperfring-tools
@@ -167,7 +167,7 @@ CHECK_BINS := $(UNIT_TESTS:%=$(B)/asan/test/%) $(STRESS_TESTS:%=$(B)/asan/test/%
 
 check: $(CHECK_BINS) all $(B)/asan/perfring $(WORKLOADS:%=$(B)/workloads/%) $(TEST_APPS:%=$(B)/apps/%)
 	@FUZZ_CORPUS_DIR=fuzz/corpus PERFRING_CLI=$(B)/perfring PERFRING_ASAN_CLI=$(B)/asan/perfring WORKLOADS=$(B)/workloads TEST_APPS=$(B)/apps \
-		./test/run-tests.sh $(CHECK_BINS) test/cli.sh test/install.sh test/record.sh test/export.sh test/script.sh test/app.sh test/app_trust.sh test/app_fork.sh test/cs.sh test/tracefs.sh test/record_all.sh test/aux.sh test/outputs.sh test/kill_matrix.sh test/soak.sh
+		./test/run-tests.sh $(CHECK_BINS) test/cli.sh test/install.sh test/record.sh test/export.sh test/pprof.sh test/script.sh test/app.sh test/app_trust.sh test/app_fork.sh test/cs.sh test/tracefs.sh test/record_all.sh test/aux.sh test/outputs.sh test/kill_matrix.sh test/soak.sh
 
 # The hostile-program soak for longer than make check's 20 s.
 soak: $(B)/asan/perfring $(B)/apps/apphostile

@@ -163,7 +163,8 @@ static void record_usage(void)
 	       "                [-q] [--duration SECS] [--no-app] [--app-max-rings N]\n"
 	       "                [--tracefs-event SYS:EVENT]... [--tracefs-output FILE]\n"
 	       "                [--buffer-size SIZE] [--subbuf-size SIZE] [--buffer-percent N]\n"
-	       "                [-- COMMAND [ARGS]]\n"
+	       "                [--pprof PROFILE.pb.gz] [-- COMMAND [ARGS]]\n"
+	       "  --pprof: also write a pprof profile of the recording at the end\n"
 	       "  --tracefs-event: ftrace events of the same run, from the tracefs per-CPU\n"
 	       "  buffers into OUTPUT.trace.dat (perfring script merges the two files)\n"
 	       "  a COMMAND (or -p PID) that links libperfring records its own events too;\n"
@@ -294,6 +295,14 @@ int cmd_record_perf(const struct record_args *ra)
 		tracefs_part_summary(&ro, &ts);
 	if (err)
 		return 1;
+	if (ra->pprof) {
+		/* The profile of what was just written (export -f pprof). */
+		PERFRING_OPTS(perfring_export_opts, eo, .format = "pprof",
+			      .input = ro.output ? ro.output : "perf.data");
+
+		if (export_to(&eo, ra->pprof))
+			return 1;
+	}
 	if (st.child_status >= 0 && WIFEXITED(st.child_status))
 		return WEXITSTATUS(st.child_status);
 	return 0;

@@ -88,6 +88,7 @@ struct record_args {
 	bool snapshot, snapshot_on_exit; /* -S, --snapshot[=e] */
 	uint64_t snapshot_size;
 	int cs_header_version;
+	const char *pprof; /* --pprof: a pprof profile of the recording */
 };
 /* Returns -1 to go on (ra->help: print the mode's usage), or the exit
  * status of a bad option; usage errors exit(2). */
@@ -107,6 +108,9 @@ int cmd_stats(int argc, char **argv);
 int cmd_script(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_export(int argc, char **argv);
+/* perfring export of @eo into @outpath ("-": standard output), as export
+ * does it; returns its exit status (record --pprof uses it too). */
+int export_to(const struct perfring_export_opts *eo, const char *outpath);
 /* CoreSight (builtin-decode.c): decode, inject, dump --aux, --itrace. */
 int cmd_decode(int argc, char **argv);
 int cmd_inject(int argc, char **argv);

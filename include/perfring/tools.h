@@ -298,7 +298,8 @@ struct perfring_export_opts {
 	/*
 	 * "chrome" (default): Chrome trace-event JSON for Perfetto and
 	 * chrome://tracing; "folded": collapsed stacks ("comm;outer;inner N"
-	 * per line) for flame graph tools; "svg": a flame graph.
+	 * per line) for flame graph tools; "svg": a flame graph; "pprof": a
+	 * gzip-compressed pprof profile (go tool pprof, Pyroscope, Parca).
 	 */
 	const char *format;
 	const char *title; /* svg heading, chrome otherData.title */

@@ -41,6 +41,7 @@
 #include "../common/opts.h"
 #include "../format/perf_reader.h"
 #include "outbuf.h"
+#include "pprof.h"
 #include "threads.h"
 
 #define MAX_CPUS 65536 /* sched_switch CPUs tracked (more: ignored) */
@@ -48,7 +49,7 @@
 #define MAX_STACK_BYTES (512u << 20) /* bytes of stack keys kept */
 #define MAX_KEY (1u << 20) /* one stack key */
 
-enum fmt { FMT_CHROME, FMT_FOLDED, FMT_SVG };
+enum fmt { FMT_CHROME, FMT_FOLDED, FMT_SVG, FMT_PPROF };
 
 /* Where sched_switch keeps its fields (0 size: absent). */
 struct field {
@@ -115,6 +116,9 @@ struct exp {
 	size_t key_len;
 	struct addr_loc *locs;
 	size_t nr_locs_cap;
+
+	/* pprof */
+	struct pprof *pprof;
 };
 
 /* ---- text ------------------------------------------------------------ */
@@ -1609,7 +1613,17 @@ static int on_event(struct prd_file *f, const struct prd_event *ev, void *ctx)
 		e->machine_ok = true;
 		first_sample(e);
 	}
-	err = e->fmt == FMT_CHROME ? chrome_sample(e, ev) : stack_sample(e, ev);
+	if (e->fmt == FMT_PPROF) {
+		struct thread *t = machine_findnew_thread(
+			&e->m, (int32_t)ev->sample->pid,
+			(int32_t)ev->sample->tid);
+
+		err = t ? pprof_add(e->pprof, &e->m, t, ev) : -ENOMEM;
+	} else if (e->fmt == FMT_CHROME) {
+		err = chrome_sample(e, ev);
+	} else {
+		err = stack_sample(e, ev);
+	}
 	if (!err && e->ob.err)
 		err = e->ob.err;
 	return err;
@@ -1630,6 +1644,7 @@ static void exp_free(struct exp *e)
 	free(e->locs);
 	free(e->cpus);
 	free(e->ob.p);
+	pprof_free(e->pprof);
 }
 
 PERFRING_API int perfring_export(const struct perfring_export_opts *opts,
@@ -1654,8 +1669,10 @@ PERFRING_API int perfring_export(const struct perfring_export_opts *opts,
 		e.fmt = FMT_FOLDED;
 	} else if (!strcmp(fmt, "svg") || !strcmp(fmt, "flamegraph")) {
 		e.fmt = FMT_SVG;
+	} else if (!strcmp(fmt, "pprof")) {
+		e.fmt = FMT_PPROF;
 	} else {
-		pr_err("export: unknown format '%s' (chrome, folded or svg)",
+		pr_err("export: unknown format '%s' (chrome, folded, svg or pprof)",
 		       fmt);
 		return -EINVAL;
 	}
@@ -1679,6 +1696,15 @@ PERFRING_API int perfring_export(const struct perfring_export_opts *opts,
 	}
 	if (e.fmt == FMT_CHROME)
 		chrome_begin(&e);
+	if (e.fmt == FMT_PPROF) {
+		err = pprof_new(e.f, &e.pprof);
+		if (err) {
+			prd_close(e.f);
+			machine_exit(&e.m);
+			free(e.ob.p);
+			return err;
+		}
+	}
 	perr = prd_process(e.f, true, on_event, &e);
 	err = 0;
 	/* Damage: what came before it is still written out, completely. */
@@ -1691,6 +1717,8 @@ PERFRING_API int perfring_export(const struct perfring_export_opts *opts,
 			chrome_end(&e);
 		else if (e.fmt == FMT_FOLDED)
 			oerr = folded_out(&e);
+		else if (e.fmt == FMT_PPROF)
+			oerr = pprof_write(e.pprof, &e.m, in, out);
 		else
 			oerr = svg_out(&e);
 		if (!err)

@@ -32,157 +32,10 @@
 #include <time.h>
 #include <zlib.h>
 #include "../common/log.h"
+#include "intern.h"
 #include "pprof.h"
 
 #define MAX_SAMPLE_KEYS (1u << 22) /* distinct samples kept (more: lumped) */
-#define MAX_KEY_BYTES (1024u << 20) /* bytes of one table's keys */
-
-/* ---- intern tables ---------------------------------------------------- */
-
-/* Byte strings to ids 1..nr, in insertion order. */
-struct itab {
-	uint32_t *slot; /* id, 0: empty */
-	uint32_t mask;
-	uint32_t nr;
-	char *keys;
-	size_t keys_len, keys_cap;
-	size_t *off; /* off[id - 1]: start of key id; off[nr]: keys_len */
-	size_t off_cap;
-};
-
-static uint64_t hash_mem(const void *k, size_t n)
-{
-	const unsigned char *s = k;
-	uint64_t h = 0xcbf29ce484222325ull;
-
-	for (size_t i = 0; i < n; i++) {
-		h ^= s[i];
-		h *= 0x100000001b3ull;
-	}
-	return h ^ h >> 29;
-}
-
-static const char *itab_key(const struct itab *t, uint32_t id, size_t *len)
-{
-	*len = t->off[id] - t->off[id - 1];
-	return t->keys + t->off[id - 1];
-}
-
-static int itab_grow(struct itab *t)
-{
-	uint32_t n = t->slot ? (t->mask + 1) * 2 : 1024;
-	uint32_t *v = calloc(n, sizeof(*v));
-
-	if (!v)
-		return -ENOMEM;
-	for (uint32_t id = 1; id <= t->nr; id++) {
-		size_t len;
-		const char *k = itab_key(t, id, &len);
-		uint32_t j = (uint32_t)hash_mem(k, len) & (n - 1);
-
-		while (v[j])
-			j = (j + 1) & (n - 1);
-		v[j] = id;
-	}
-	free(t->slot);
-	t->slot = v;
-	t->mask = n - 1;
-	return 0;
-}
-
-/* The id of @key (added if new; *added says so).  -E2BIG: full. */
-static int itab_intern(struct itab *t, const void *key, size_t len,
-		       uint32_t *id, bool *added)
-{
-	uint32_t j;
-
-	if (added)
-		*added = false;
-	if (!t->slot || (size_t)(t->nr + 1) * 2 > (size_t)t->mask + 1) {
-		int err = itab_grow(t);
-
-		if (err)
-			return err;
-	}
-	for (j = (uint32_t)hash_mem(key, len) & t->mask; t->slot[j];
-	     j = (j + 1) & t->mask) {
-		size_t kl;
-		const char *k = itab_key(t, t->slot[j], &kl);
-
-		if (kl == len && !memcmp(k, key, len)) {
-			*id = t->slot[j];
-			return 0;
-		}
-	}
-	if (t->keys_len + len > MAX_KEY_BYTES || t->nr >= UINT32_MAX / 4)
-		return -E2BIG;
-	if (t->keys_len + len > t->keys_cap) {
-		size_t n = t->keys_cap ? t->keys_cap : 4096;
-		char *v;
-
-		while (n < t->keys_len + len)
-			n *= 2;
-		v = realloc(t->keys, n);
-		if (!v)
-			return -ENOMEM;
-		t->keys = v;
-		t->keys_cap = n;
-	}
-	if (t->nr + 2 > t->off_cap) {
-		size_t n = t->off_cap ? t->off_cap * 2 : 1024;
-		size_t *v = realloc(t->off, n * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		t->off = v;
-		t->off_cap = n;
-	}
-	if (!t->nr)
-		t->off[0] = 0;
-	memcpy(t->keys + t->keys_len, key, len);
-	t->keys_len += len;
-	t->nr++;
-	t->off[t->nr] = t->keys_len;
-	t->slot[j] = t->nr;
-	*id = t->nr;
-	if (added)
-		*added = true;
-	return 0;
-}
-
-static void itab_free(struct itab *t)
-{
-	free(t->slot);
-	free(t->keys);
-	free(t->off);
-}
-
-/* A growing array of u64, indexed by id - 1. */
-struct u64v {
-	uint64_t *v;
-	size_t nr, cap;
-};
-
-static int u64v_set(struct u64v *a, size_t i, uint64_t add)
-{
-	if (i >= a->cap) {
-		size_t n = a->cap ? a->cap : 1024;
-		uint64_t *v;
-
-		while (n <= i)
-			n *= 2;
-		v = realloc(a->v, n * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		memset(v + a->cap, 0, (n - a->cap) * sizeof(*v));
-		a->v = v;
-		a->cap = n;
-	}
-	a->v[i] += add;
-	if (i >= a->nr)
-		a->nr = i + 1;
-	return 0;
-}
 
 /* ---- the profile being built ----------------------------------------- */
 
@@ -274,14 +127,14 @@ static int num_str(struct pprof *p, int64_t v, uint64_t *idx)
 {
 	char buf[24];
 
-	return str_id(p, buf, (size_t)snprintf(buf, sizeof(buf), "%lld",
-					       (long long)v),
+	return str_id(p, buf,
+		      (size_t)snprintf(buf, sizeof(buf), "%lld", (long long)v),
 		      idx);
 }
 
 /* The location id of one resolved frame. */
-static int location_of(struct pprof *p, const struct addr_loc *al,
-		       uint64_t ip, uint64_t *loc)
+static int location_of(struct pprof *p, const struct addr_loc *al, uint64_t ip,
+		       uint64_t *loc)
 {
 	struct map_key mk = { 0 };
 	struct loc_key lk = { 0 };
@@ -314,7 +167,8 @@ static int location_of(struct pprof *p, const struct addr_loc *al,
 
 		err = str_idc(p, al->sym->name, &fk.name);
 		if (!err)
-			err = str_idc(p, al->dso ? al->dso->name : "", &fk.file);
+			err = str_idc(p, al->dso ? al->dso->name : "",
+				      &fk.file);
 		if (!err)
 			err = itab_intern(&p->funcs, &fk, sizeof(fk), &fid,
 					  NULL);
@@ -495,8 +349,7 @@ static void pb_uint(struct pb *b, unsigned int field, uint64_t v)
 	pb_varint(b, v);
 }
 
-static void pb_bytes(struct pb *b, unsigned int field, const void *p,
-		     size_t n)
+static void pb_bytes(struct pb *b, unsigned int field, const void *p, size_t n)
 {
 	pb_key(b, field, WT_LEN);
 	pb_varint(b, n);
@@ -544,7 +397,8 @@ static void apply_build_ids(struct pprof *p, struct machine *m)
 		n = misc & (1u << 15) ? b[off + 32] : 20;
 		if (n > 20)
 			n = 20;
-		d = nl ? dsos_findnew(&m->dsos, (const char *)b + off + 36, nl) :
+		d = nl ? dsos_findnew(&m->dsos, (const char *)b + off + 36,
+				      nl) :
 			 NULL;
 		if (d && !d->build_id_size && n)
 			dso_set_build_id(d, b + off + 12, n);
@@ -557,9 +411,8 @@ static uint64_t start_wall_ns(struct pprof *p, const char *input)
 {
 	size_t len = 0;
 	const uint8_t *cd = prd_feature(p->f, PRD_FEAT_CLOCK_DATA, &len);
-	uint64_t span = p->last_time > p->first_time ?
-				p->last_time - p->first_time :
-				0;
+	uint64_t span =
+		p->last_time > p->first_time ? p->last_time - p->first_time : 0;
 	struct timespec now;
 	struct stat st;
 

@@ -182,6 +182,10 @@ demo: all $(WORKLOADS:%=$(B)/workloads/%)
 	$(B)/perfring record -g -e cpu-clock -F 2000 -o $(B)/demo.data -- $(B)/workloads/hot 0.5
 	@if command -v perf >/dev/null; then perf report --stdio --no-children -i $(B)/demo.data 2>/dev/null | grep -v '^#' | grep -v '^$$' | head -n 12; \
 	else echo "perf is not installed: read $(B)/demo.data with perf report"; fi
+	$(B)/perfring export -i $(B)/demo.data -f pprof -o $(B)/demo.pb.gz
+	$(B)/perfring export -i $(B)/demo.data -f chrome -o $(B)/demo.json
+	@echo "demo: $(B)/demo.pb.gz (go tool pprof -top $(B)/demo.pb.gz) and $(B)/demo.json (ui.perfetto.dev, speedscope)"
+	@if command -v go >/dev/null; then HOME=$${TMPDIR:-/tmp} GOCACHE=$${TMPDIR:-/tmp}/perfring-demo-gocache go tool pprof -top -nodecount=5 $(B)/demo.pb.gz 2>/dev/null | tail -n +5; fi
 
 fuzz:
 	@test -n "$(T)" || { echo "usage: make fuzz T=<$(FUZZ_TARGETS)> [SECS=60]"; exit 2; }

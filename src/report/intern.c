@@ -99,7 +99,8 @@ int itab_intern(struct itab *t, const void *key, size_t len, uint32_t *id,
 	}
 	if (!t->nr)
 		t->off[0] = 0;
-	memcpy(t->keys + t->keys_len, key, len);
+	if (len) /* (keys is NULL until the first non-empty key) */
+		memcpy(t->keys + t->keys_len, key, len);
 	t->keys_len += len;
 	t->nr++;
 	t->off[t->nr] = t->keys_len;

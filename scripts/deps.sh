@@ -23,7 +23,7 @@ BY_COMMAND="npm:npm golang-go:go chromium:chromium"
 if ! command -v dpkg-query >/dev/null 2>&1; then
 	# Not Debian: check the headers the build needs and say what is missing.
 	missing=""
-	for h in libelf.h zstd.h traceevent/event-parse.h capstone/capstone.h \
+	for h in libelf.h zstd.h zlib.h traceevent/event-parse.h capstone/capstone.h \
 		opencsd/c_api/opencsd_c_api.h; do
 		[ -e "/usr/include/$h" ] || missing="$missing $h"
 	done

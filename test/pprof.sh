@@ -146,12 +146,21 @@ perf record -q -g -e cpu-clock -F 2000 -o "$tmp/perf.data" -- "$wl/hot" 0.4 >/de
 check perf "$tmp/perf.data"
 grep -q 'hot_loop' "$tmp/perf.top" || fail "perf: no hot_loop in pprof -top"
 
-# 3. Counting events: page-faults counts (unit count), a tracepoint too.
-"$cli" record -q -g -e page-faults -c 1 -o "$tmp/pf.data" -- "$wl/faults" 2>/dev/null ||
-	"$cli" record -q -g -e page-faults -c 1 -o "$tmp/pf.data" -- "$wl/hot" 0.1 || fail "record page-faults"
+# 3. Other events count: page-faults (with -c 1, each sample one fault,
+# as many as perf report counts, most in touch_first), and a tracepoint.
+"$cli" record -q -g -e page-faults -c 1 -o "$tmp/pf.data" -- "$wl/faults" 2000 || fail "record page-faults"
 "$cli" export -i "$tmp/pf.data" -f pprof -o "$tmp/pf.pb.gz" || fail "export page-faults"
 pprof -raw "$tmp/pf.pb.gz" >"$tmp/pf.raw" || fail "pf: go tool pprof -raw: $(head -5 "$tmp/pprof.err")"
 grep -q 'samples/count page-faults/count' "$tmp/pf.raw" || fail "page-faults: sample types: $(grep -m1 -A1 Samples: "$tmp/pf.raw")"
+pprof -sample_index=page-faults -top "$tmp/pf.pb.gz" >"$tmp/pf.top" || fail "pf: -top: $(head -5 "$tmp/pprof.err")"
+want=$(perf report -i "$tmp/pf.data" --stdio 2>/dev/null | awk '/Event count/ {print $NF; exit}')
+grep -q "of ${want:-x} total" "$tmp/pf.top" || fail "page-faults: pprof total is not perf report's event count ${want:-?}: $(grep total "$tmp/pf.top")"
+grep -Eq '^ +[0-9]+ +[0-9.]+% .* touch_first$' "$tmp/pf.top" || fail "page-faults: no touch_first: $(head -12 "$tmp/pf.top")"
+"$cli" record -q -e sched:sched_switch -o "$tmp/tp.data" -- "$wl/pingpong" 200 || fail "record sched_switch"
+"$cli" export -i "$tmp/tp.data" -f pprof -o "$tmp/tp.pb.gz" || fail "export sched_switch"
+pprof -raw "$tmp/tp.pb.gz" >"$tmp/tp.raw" || fail "tp: go tool pprof -raw: $(head -5 "$tmp/pprof.err")"
+grep -q 'samples/count sched:sched_switch/count' "$tmp/tp.raw" || fail "sched_switch: sample types: $(grep -m1 -A1 Samples: "$tmp/tp.raw")"
+echo "page-faults: $want faults as perf report counts; sched_switch counts"
 
 # 4. perfring record --pprof: the profile straight from the recording.
 "$cli" record -q -g -e cpu-clock -F 1000 -o "$tmp/direct.data" --pprof "$tmp/direct.pb.gz" -- "$wl/hot" 0.3 || fail "record --pprof"

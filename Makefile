@@ -165,16 +165,39 @@ $(B)/%.pc: %.pc.in Makefile
 CHECK_BINS := $(UNIT_TESTS:%=$(B)/asan/test/%) $(STRESS_TESTS:%=$(B)/asan/test/%) \
 	$(STRESS_TESTS:%=$(B)/tsan/test/%) $(FUZZ_TARGETS:%=$(B)/asan/fuzz/replay_%)
 
+# The shell tests, in the order make check runs them (the kill matrix and
+# the soak last: they are the longest).
+SHELL_TESTS := \
+	test/cli.sh \
+	test/install.sh \
+	test/record.sh \
+	test/export.sh \
+	test/pprof.sh \
+	test/viewer.sh \
+	test/script.sh \
+	test/app.sh \
+	test/app_trust.sh \
+	test/app_fork.sh \
+	test/cs.sh \
+	test/cs_framing.sh \
+	test/tracefs.sh \
+	test/record_all.sh \
+	test/aux.sh \
+	test/aux_all.sh \
+	test/outputs.sh \
+	test/kill_matrix.sh \
+	test/soak.sh
+
 check: $(CHECK_BINS) all $(B)/asan/perfring $(WORKLOADS:%=$(B)/workloads/%) $(TEST_APPS:%=$(B)/apps/%)
 	@FUZZ_CORPUS_DIR=fuzz/corpus PERFRING_CLI=$(B)/perfring PERFRING_ASAN_CLI=$(B)/asan/perfring WORKLOADS=$(B)/workloads TEST_APPS=$(B)/apps \
-		./test/run-tests.sh $(CHECK_BINS) test/cli.sh test/install.sh test/record.sh test/export.sh test/pprof.sh test/viewer.sh test/script.sh test/app.sh test/app_trust.sh test/app_fork.sh test/cs.sh test/tracefs.sh test/record_all.sh test/aux.sh test/outputs.sh test/kill_matrix.sh test/soak.sh
+		./test/run-tests.sh $(CHECK_BINS) $(SHELL_TESTS)
 
 # The hostile-program soak for longer than make check's 20 s.
 soak: $(B)/asan/perfring $(B)/apps/apphostile
 	SOAK_SECS=$(or $(SECS),300) PERFRING_ASAN_CLI=$(B)/asan/perfring TEST_APPS=$(B)/apps ./test/soak.sh
 
 bench: $(B)/bench $(B)/perfring $(WORKLOADS:%=$(B)/workloads/%) $(B)/bench_app_emit $(B)/bench_lttng_emit
-	$(B)/bench $(CASE)
+	$(B)/bench $(CASE) $(ARGS)
 
 # The ring demo, then a real recording judged by perf.
 demo: all $(WORKLOADS:%=$(B)/workloads/%)

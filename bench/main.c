@@ -23,6 +23,9 @@
  *   naive-32/-256      a minimal hand-written SPSC byte ring, same records
  *                      and copy-out: the baseline for spsc-32's and
  *                      spsc-256's vs_naive=.
+ *   naive-abi-32       the naive ring with its two counters where perf's
+ *                      ABI puts data_head and data_tail (one cache line),
+ *                      run with spsc-32: what that layout costs by itself.
  *   wakeup             ping-pong over two rings through perfring_ring_wait()
  *                      (us_per_wake=), and the producer's emit cost with
  *                      nobody waiting vs when it has to wake the reader.
@@ -42,11 +45,17 @@
  * counts the spins).  The readers take batches of at least ring/16 bytes
  * (see BATCH_MIN).
  *
+ * Settings are environment variables or, after the case name, key=value
+ * arguments (`bench spsc-32 secs=1 ring_kib=512`, `make bench CASE=x
+ * ARGS="secs=1"`): key=value sets BENCH_KEY for this run.
+ *
  * BENCH_SECS sets the time per run (default 0.6 s), BENCH_RING_KIB the ring
  * size (default 1024: the fastest of 256/512/1024 here), BENCH_MP_SPLIT=1
  * puts mpsc2's second writer on the reader's CPU instead of beside the
  * first writer (slower here: the reader then loses half its CPU).
  */
+#define _GNU_SOURCE
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,6 +77,7 @@ static const struct {
 	{ "memcpy", case_memcpy },
 	{ "naive-32", case_naive32 },
 	{ "naive-256", case_naive256 },
+	{ "naive-abi-32", case_naive_abi32 },
 	{ "wakeup", case_wakeup },
 	{ "record-vs-perf", case_record_vs_perf },
 	{ "record-startup", case_record_startup },
@@ -83,10 +93,28 @@ static const struct {
 
 int main(int argc, char **argv)
 {
-	const char *secs = getenv("BENCH_SECS");
+	const char *secs, *kib;
 	int ran = 0;
 
-	const char *kib = getenv("BENCH_RING_KIB");
+	/* key=value after the case name: BENCH_KEY=value */
+	const char *only = argc > 1 && !strchr(argv[1], '=') ? argv[1] : NULL;
+
+	for (int a = only ? 2 : 1; a < argc; a++) {
+		char name[64] = "BENCH_", *eq = strchr(argv[a], '=');
+		size_t k = 6;
+
+		if (!eq || eq == argv[a] || eq - argv[a] > 48) {
+			fprintf(stderr, "bench: '%s' is not key=value\n",
+				argv[a]);
+			return 2;
+		}
+		for (const char *c = argv[a]; c < eq; c++)
+			name[k++] = (char)(*c == '-' ? '_' : toupper(*c));
+		name[k] = 0;
+		setenv(name, eq + 1, 1);
+	}
+	secs = getenv("BENCH_SECS");
+	kib = getenv("BENCH_RING_KIB");
 
 	if (secs && atof(secs) > 0)
 		run_secs = atof(secs);
@@ -97,7 +125,7 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	perfring_clock_init(NULL);
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		if (argc > 1 && strcmp(argv[1], cases[i].name))
+		if (only && strcmp(only, cases[i].name))
 			continue;
 		cases[i].fn();
 		ran++;

@@ -100,6 +100,11 @@ int cmd_record(int argc, char **argv);
 int cmd_record_perf(const struct record_args *ra);
 int cmd_record_tracefs(const struct record_args *ra);
 int cmd_record_aux(const struct record_args *ra);
+/* --replay-cs and its options into @o (builtin-record-aux.c); beside
+ * other sources (cmd_record_perf) too, with the AUX part's summary. */
+void record_aux_opts_from(const struct record_args *ra,
+			  struct perfring_record_aux_opts *o);
+void record_aux_part_summary(const struct perfring_record_aux_stats *st);
 int cmd_list(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
 int cmd_ring_stat(int argc, char **argv);

@@ -3,12 +3,13 @@
  * perfring record's options: one parser for every mode.  An option means
  * what it means in perf record (-e, -a, -C, -p, -t, -m, -F, -c, -g, -o,
  * -S, --overwrite...) whatever the mode; the mode comes from what is asked
- * for: --replay-cs or an AUX PMU event (cs_etm//, intel_pt//, arm_spe//)
- * is AUX recording, --tracefs the ftrace-only recorder (where -e names
- * ftrace events, as trace-cmd's -e does), anything else the one recorder
- * of kernel perf events, application rings and, with --tracefs-event,
- * ftrace events in the same run.  An option the mode has no use for is a
- * usage error, as an unknown option always was.
+ * for: --replay-cs alone or an AUX PMU event (cs_etm//, intel_pt//,
+ * arm_spe//) is AUX recording, --tracefs the ftrace-only recorder (where
+ * -e names ftrace events, as trace-cmd's -e does), anything else the one
+ * recorder of kernel perf events, application rings, with --tracefs-event
+ * ftrace events and with --replay-cs (beside a command, -e, ftrace events
+ * or targets) AUX trace in the same run.  An option the mode has no use
+ * for is a usage error, as an unknown option always was.
  */
 #define _GNU_SOURCE
 #include <ctype.h>
@@ -128,6 +129,11 @@ static const int aux_takes[] = { OPT_REPLAY,
 				 'D',
 				 'q',
 				 0 };
+/* The AUX replay's options a perf recording takes with --replay-cs
+ * beside its other sources. */
+static const int aux_part[] = { OPT_REPLAY, OPT_RATE,	    OPT_LOOPS,
+				OPT_CHUNK,  OPT_REPLAY_CPU, OPT_CS_HEADER,
+				0 };
 /* Options of the ftrace part that need ftrace events in perf mode. */
 static const int tracefs_part[] = { OPT_TRACEFS_OUTPUT, OPT_BUFFER_SIZE,
 				    OPT_SUBBUF,		OPT_PERCENT,
@@ -328,8 +334,23 @@ static bool record_option(struct record_args *ra, int c, char *arg)
 	return true;
 }
 
-static enum record_mode pick_mode(const struct record_args *ra)
+/* --replay-cs with anything else to record (a command, perf events,
+ * ftrace events, targets): AUX trace as one source of the perf recording. */
+static bool replay_beside(const struct record_args *ra, bool command)
 {
+	bool perf_events = false;
+
+	for (int i = 0; i < ra->nr_events; i++)
+		perf_events |= !record_aux_event(ra->events[i]);
+	return ra->replay && !ra->tracefs &&
+	       (command || perf_events || ra->nr_tracefs_events ||
+		ra->all_cpus || ra->cpu_list || ra->pid_list || ra->tid_list);
+}
+
+static enum record_mode pick_mode(const struct record_args *ra, bool command)
+{
+	if (replay_beside(ra, command))
+		return RECORD_PERF;
 	if (ra->replay)
 		return RECORD_AUX;
 	for (int i = 0; i < ra->nr_events; i++)
@@ -358,28 +379,37 @@ int record_parse_args(int argc, char **argv, struct record_args *ra)
 			return 2;
 		seen[c] = true;
 	}
-	ra->mode = pick_mode(ra);
+	ra->mode = pick_mode(ra, optind < argc);
 	if (ra->help)
 		return -1;
+	if (ra->mode == RECORD_PERF && ra->replay)
+		for (int i = 0; i < ra->nr_events; i++)
+			if (record_aux_event(ra->events[i]))
+				die_usage(
+					"-e %s: an AUX PMU event is recorded alone; beside other sources the AUX trace is --replay-cs's",
+					ra->events[i]);
 	ok = ra->mode == RECORD_AUX	? aux_takes :
 	     ra->mode == RECORD_TRACEFS ? tracefs_takes :
 					  perf_takes;
 	for (c = 0; c < OPT_MAX; c++) {
 		if (!seen[c])
 			continue;
-		if (!takes(ok, c))
+		if (!takes(ok, c) && !(ra->mode == RECORD_PERF && ra->replay &&
+				       takes(aux_part, c)))
 			die_usage(
 				ra->mode == RECORD_AUX ?
 					"--%s does not apply to AUX area recording (--replay-cs, cs_etm//...)" :
 				ra->mode == RECORD_TRACEFS ?
 					"--%s does not apply to record --tracefs (use --tracefs-event in a perf recording)" :
+				ra->replay ?
+					"--%s does not apply to AUX trace beside other sources (--replay-cs with a command, -e, --tracefs-event...)" :
 					"--%s does not apply to record of perf events",
 				opt_name(c));
 		if (ra->mode == RECORD_PERF && takes(tracefs_part, c) &&
 		    !ra->nr_tracefs_events)
 			die_usage("--%s needs --tracefs-event", opt_name(c));
 	}
-	if (ra->mode != RECORD_AUX && ra->mmap_has_aux)
+	if (ra->mode != RECORD_AUX && !ra->replay && ra->mmap_has_aux)
 		die_usage(
 			"-m DATA,AUX: the AUX size is for AUX area recording: %s",
 			"-m");
@@ -387,7 +417,7 @@ int record_parse_args(int argc, char **argv, struct record_args *ra)
 	if (ra->pprof && ra->output && !strcmp(ra->output, "-"))
 		die_usage("--pprof reads the recording back: not with -o %s",
 			  ra->output);
-	if (ra->argv && ra->replay)
+	if (ra->argv && ra->mode == RECORD_AUX)
 		die_usage("record --replay-cs runs no command: %s",
 			  argv[optind]);
 	return -1;

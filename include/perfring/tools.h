@@ -86,6 +86,9 @@ struct perfring_tracefs_stats;
 typedef void (*perfring_progress_fn)(const struct perfring_record_stats *st,
 				     void *ctx);
 
+struct perfring_record_aux_opts;
+struct perfring_record_aux_stats;
+
 struct perfring_record_opts {
 	size_t sz;
 	const char *const *events; /* -e, "cpu-clock", "sched:sched_switch" */
@@ -128,6 +131,22 @@ struct perfring_record_opts {
 	const struct perfring_tracefs_opts *tracefs;
 	/* Its figures (sz set), filled as perfring_record_tracefs() does. */
 	struct perfring_tracefs_stats *tracefs_stats;
+	/*
+	 * AUX area trace recorded in the same run, into the same perf.data
+	 * (its attr beside the events', AUXTRACE_INFO, AUXTRACE chunks and
+	 * their index), on the same clock: the replay (replay) of an OpenCSD
+	 * snapshot directory or a cs_etm perf.data (its records' ids moved
+	 * out of the other events' way, their times this run's).  Of it,
+	 * replay, rate, loops, chunk,
+	 * replay_cpu, aux_bytes, data_bytes and cs_header_version are used;
+	 * the output, command, duration, control and progress are this
+	 * recording's; snapshot and overwrite are refused (-EINVAL).  The
+	 * trace plays from the start of the recording until its input ends
+	 * or the recording does.  NULL: none.
+	 */
+	const struct perfring_record_aux_opts *aux;
+	/* Its figures (sz set), filled as perfring_record_aux() does. */
+	struct perfring_record_aux_stats *aux_stats;
 };
 
 /*
@@ -327,6 +346,15 @@ struct perfring_cs_opts {
 	bool decode; /* packets with raw bytes + generic elements */
 	bool elements_only; /* generic elements only (implies decode) */
 	const char *symdir; /* perf.data: where binaries are looked up */
+	/* Snapshot: how the buffer is framed: "frames", "tpiu" (FSYNCs),
+	 * "tpiu-hsync" (FSYNCs and HSYNCs), "dstream" (DSTREAM blocks),
+	 * "raw" (one unframed source); NULL or "auto": as the buffer's
+	 * format says (coresight, dstream_coresight, source_data). */
+	const char *framing;
+	/* Snapshot: the first data error ends the decode (no reset, no end
+	 * of trace), as OpenCSD 1.3.3's trc_pkt_lister does; else it is a
+	 * resynchronisation point. */
+	bool halt_on_error;
 };
 
 struct perfring_cs_stats {
@@ -351,7 +379,8 @@ struct perfring_cs_stats {
  * configured from the snapshot registers or the AUXTRACE_INFO metadata;
  * code comes from the snapshot memory dumps, or from the files of the
  * perf.data's MMAP2 records.  Data errors are resynchronisation points
- * (counted in @st), never fatal.  Returns 0 or -errno.
+ * (counted in @st), never fatal (unless halt_on_error).  Returns 0 or
+ * -errno (-EINVAL: an unknown framing, or one given without a snapshot).
  */
 PERFRING_API int perfring_cs_decode(const struct perfring_cs_opts *opts,
 				    FILE *out, struct perfring_cs_stats *st);

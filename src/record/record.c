@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stddef.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -32,6 +33,7 @@
 #include "../common/opts.h"
 #include "../sources/app_session.h"
 #include "../sources/perf_event.h"
+#include "aux_source.h"
 #include "child.h"
 #include "session.h"
 #include "synth.h"
@@ -94,6 +96,8 @@ struct session {
 	struct perfring_tracefs_stats *tfs_st;
 	char tfs_path[4096];
 	int tfs_err; /* its first write error: recording stopped */
+	/* AUX trace of the same run (opts->aux), or NULL. */
+	struct aux_source *aux;
 	struct rec_session rs; /* the loop over the sources */
 };
 
@@ -224,7 +228,8 @@ static int drain_all(struct session *s, bool snapshot, bool final)
 		err = app_session_drain(s->app, snapshot, final);
 		app_stats(s); /* live figures for the progress line */
 	}
-	if (s->st.bytes != before)
+	/* The AUX source's pass (before ours) left its data in this round. */
+	if (s->st.bytes != before || (s->aux && aux_source_take_data(s->aux)))
 		s->round_open = true;
 	/*
 	 * perf flushes, at each FINISHED_ROUND, the events older than the
@@ -583,7 +588,10 @@ static int loop(struct session *s)
 	s->rs.poll_ms = POLL_MS;
 	s->rs.snapshot = session_snapshot;
 	s->rs.snapshot_ctx = s;
-	err = rec_session_add(&s->rs, &perf_data_source_ops, s);
+	/* The AUX source first: its pass's data joins the round ours ends. */
+	err = s->aux ? rec_session_add(&s->rs, &aux_source_ops, s->aux) : 0;
+	if (!err)
+		err = rec_session_add(&s->rs, &perf_data_source_ops, s);
 	if (!err && s->tfs)
 		err = rec_session_add(&s->rs, &tfs_source_ops, s->tfs);
 	if (!err)
@@ -768,6 +776,20 @@ static int tracefs_open(struct session *s)
 	return tfs_source_open(to, s->tfs_st, &s->tfs);
 }
 
+/* AUX trace of the same run (opts->aux): its ring pairs and its input,
+ * into this recording's writer; it plays once everything is started. */
+static int aux_open(struct session *s)
+{
+	const struct perfring_record_aux_opts *user = OPTS_GET(s->o, aux, NULL);
+
+	if (!user)
+		return 0;
+	if (!OPTS_VALID(user) ||
+	    user->sz < offsetof(struct perfring_record_aux_opts, output))
+		return -EINVAL;
+	return aux_source_open(user, true, &s->aux);
+}
+
 /* Only the command's or -p/-t's tasks, unless -a or -C without them. */
 static int tracefs_follow(struct session *s)
 {
@@ -799,6 +821,9 @@ static int writer_open(struct session *s)
 			     OPTS_GET(o, cmdline_argv, NULL), &s->w);
 	if (err)
 		return err;
+	/* The AUX event first, as perf record -e cs_etm// -e ... writes it. */
+	if (s->aux)
+		err = aux_source_add_attr(s->aux, s->w);
 	for (int i = 0; i < s->nr_events && !err; i++)
 		err = pd_writer_add_attr(s->w, &s->events[i].attr,
 					 s->events[i].name, s->events[i].ids,
@@ -815,7 +840,11 @@ static int writer_open(struct session *s)
 	/* Room for application event descriptions beyond 64 KiB each. */
 	if (s->app_possible)
 		pd_writer_set_growth(s->w, APP_DESC_ROOM);
-	return pd_writer_start(s->w);
+	err = pd_writer_start(s->w);
+	/* Before any AUXTRACE, as perf requires. */
+	if (!err && s->aux)
+		err = aux_source_write_info(s->aux);
+	return err;
 }
 
 /* What already exists when recording starts. */
@@ -875,6 +904,8 @@ static int session_start(struct session *s, const struct app_session_cb *cb)
 	if (!err && s->overwrite)
 		err = pe_evlist_open(&s->track_el, s->cpus, s->nr_cpus, s->tids,
 				     s->nr_tids, s->data_bytes, false);
+	if (!err)
+		err = aux_open(s);
 	if (err)
 		return err;
 	s->st.nr_buffers = (uint32_t)(s->el.nr_bufs + s->track_el.nr_bufs);
@@ -901,6 +932,11 @@ static int session_start(struct session *s, const struct app_session_cb *cb)
 	if (!s->on_exec) {
 		pe_evlist_enable(&s->track_el, true);
 		pe_evlist_enable(&s->el, true);
+	}
+	if (s->aux) {
+		err = aux_source_start(s->aux); /* the trace plays */
+		if (err)
+			return err;
 	}
 	if (s->argv)
 		err = held_child_release(&s->cmd, s->argv);
@@ -994,6 +1030,14 @@ PERFRING_API int perfring_record(const struct perfring_record_opts *o,
 		err = loop(&s);
 		pe_evlist_enable(&s.el, false);
 		pe_evlist_enable(&s.track_el, false);
+		if (s.aux) {
+			/* The trace stops; its last data joins the last
+			 * round. */
+			int aerr = aux_source_finish(s.aux);
+
+			if (aerr && !s.err)
+				s.err = aerr;
+		}
 		if (!s.err) {
 			/* Final drain: everything left, and the overwrite
 			 * snapshot. */
@@ -1021,6 +1065,8 @@ PERFRING_API int perfring_record(const struct perfring_record_opts *o,
 		OPTS_FILL(tst, s.tfs_st);
 	}
 	free(s.tfs_st);
+	aux_source_stats(s.aux, OPTS_GET(o, aux_stats, NULL));
+	aux_source_close(s.aux);
 	if (st_out)
 		OPTS_FILL(st_out, &s.st);
 	return err;

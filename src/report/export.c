@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * `perfring export`: a perf.data as a Chrome trace-event JSON file, as
- * collapsed stacks for flame graph tools, or as a flame graph SVG.
+ * collapsed stacks for flame graph tools, as a flame graph SVG, or as a
+ * pprof profile (built by pprof.c from the samples handed to it).
  *
  * chrome: the JSON object format ({"traceEvents":[...]}), streamed out in
  * time order as the records come (perf's ordered processing).  Every
@@ -14,6 +15,16 @@
  * metadata is written when a track is first used and again at the end if
  * the name changed (exec).  Times are perf's nanoseconds as floating
  * microseconds.
+ *
+ * Call stacks (chrome): each sample's frames are interned root first in
+ * a frame table (parent id, category, name) whose ids are the stackFrames
+ * of the output; the instant carries its stack's id ("sf") and a line of
+ * the top-level "samples" array (what speedscope and the legacy trace
+ * viewer draw) goes to a temporary file, copied in after traceEvents.  The
+ * sched_switch slices are also drawn on one track per CPU (threads of a
+ * made-up "CPUs" process), and counting events (not the clocks, not
+ * tracepoints) make "C" counter events per process: the running total of
+ * their periods.
  *
  * folded: "comm;root;...;leaf count" per distinct stack, sorted, as
  * stackcollapse-perf.pl writes it (kernel frames with "_[k]", unknown
@@ -124,7 +135,7 @@ struct exp {
 	size_t nr_locs_cap;
 
 	/* chrome: call stacks, counters */
-	struct itab frames; /* key: parent frame id (u64), category, 0, name */
+	struct itab frames; /* key: parent frame id (u32), category, 0, name */
 	FILE *samples_tmp; /* the "samples" array, copied in at the end */
 	struct outbuf sob; /* into samples_tmp */
 	uint64_t nr_stack_samples;

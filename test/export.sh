@@ -348,8 +348,13 @@ sl=$(check_slices "$tmp/pipe.json" "$tmp/pipe.trace") || fail "pipe: $sl"
 [ "$(folded_total "$tmp/pipe.folded")" = "$n" ] || fail "pipe folded total $(folded_total "$tmp/pipe.folded") != $n"
 "$cli" export -i - -f svg <"$tmp/pipe.data" >"$tmp/pipe.svg" || fail "export -i - svg"
 xml_ok "$tmp/pipe.svg"
-"$cli" record -q -e cpu-clock -F 1000 -o - -- "$wl/hot" 0.2 2>/dev/null | "$cli" export -i - -f chrome >"$tmp/live.json" || fail "record | export"
-python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); sys.exit(0 if sum(e["ph"] == "i" for e in d["traceEvents"]) > 50 else "few instants")' "$tmp/live.json" || fail "record -o - | export -i -: $(head -c 300 "$tmp/live.json")"
+# (the stream is kept on the side: perf script says how many samples it
+# holds, however few a loaded machine gave)
+"$cli" record -q -e cpu-clock -F 1000 -o - -- "$wl/hot" 0.2 2>/dev/null | tee "$tmp/live.data" |
+	"$cli" export -i - -f chrome >"$tmp/live.json" || fail "record | export"
+n=$(perf script -i - -F tid <"$tmp/live.data" 2>/dev/null | wc -l)
+python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); k = sum(e["ph"] == "i" for e in d["traceEvents"]); sys.exit(0 if k == int(sys.argv[2]) > 0 else f"{k} instants, perf script {sys.argv[2]} samples")' "$tmp/live.json" "$n" ||
+	fail "record -o - | export -i -: $(head -c 300 "$tmp/live.json")"
 echo "pipe: $res, $sl slices, folded $n samples"
 
 # 4. The real perf record: -g, and system-wide sched_switch.

@@ -35,10 +35,12 @@ CFLAGS_tsan := -O1 -g -fsanitize=thread $(shell $(CC) -Werror -Wno-tsan -fsyntax
 LDLIBS := -pthread
 # libperfring-tools: libtraceevent, libelf, libzstd, zlib (pprof's gzip); CoreSight decoding
 # with OpenCSD's C API (its .pc names only the C++ library) and capstone
-# for disassembly.
-TOOLS_CFLAGS := $(shell pkg-config --cflags libtraceevent libelf libzstd zlib capstone)
+# for disassembly; libunwind (remote, x86_64) unwinds --call-graph dwarf
+# samples' user stacks as perf does.
+TOOLS_CFLAGS := $(shell pkg-config --cflags libtraceevent libelf libzstd zlib capstone libunwind-generic)
 TOOLS_LDLIBS := $(shell pkg-config --libs libtraceevent libelf libzstd zlib) \
-	-lopencsd_c_api $(shell pkg-config --libs libopencsd capstone)
+	-lopencsd_c_api $(shell pkg-config --libs libopencsd capstone) \
+	$(shell pkg-config --libs libunwind-generic)
 
 # Layers: libperfring (src/ring, src/app: libc only) -> libperfring-tools
 # (src/sources -> src/format -> src/record, src/report) -> tools/ (the
@@ -145,6 +147,10 @@ $(B)/apps/%: test/apps/%.c include/perfring.h include/perfring/abi.h $(B)/libper
 $(B)/workloads/%: test/workloads/%.c
 	@mkdir -p $(@D)
 	$(CC) -std=gnu11 -Wall -Werror -O1 -g -fno-omit-frame-pointer -o $@ $<
+# Without frame pointers: only DWARF unwinding follows its calls (test/dwarf.sh).
+$(B)/workloads/nofp: test/workloads/nofp.c
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 -Wall -Werror -O1 -g -fomit-frame-pointer -o $@ $<
 
 # bench/main.c (the case table), util.c and one file per area; the two
 # traced programs below are separate.
@@ -184,6 +190,7 @@ SHELL_TESTS := \
 	test/record_all.sh \
 	test/aux.sh \
 	test/aux_all.sh \
+	test/dwarf.sh \
 	test/outputs.sh \
 	test/kill_matrix.sh \
 	test/soak.sh

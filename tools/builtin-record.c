@@ -160,7 +160,8 @@ static void app_summary(const struct perfring_record_stats *st)
 static void record_usage(void)
 {
 	printf("usage: %s record [-e EVENT]... [-a] [-C CPUS] [-p PID] [-t TID] [--per-thread]\n"
-	       "                [-m PAGES|SIZE] [-F HZ | -c PERIOD] [-g] [-o FILE|-] [--overwrite]\n"
+	       "                [-m PAGES|SIZE] [-F HZ | -c PERIOD] [-g] [--call-graph fp|dwarf[,SIZE]]\n"
+	       "                [--user-regs[=REGS]] [-o FILE|-] [--overwrite]\n"
 	       "                [-q] [--duration SECS] [--no-app] [--app-max-rings N]\n"
 	       "                [--tracefs-event SYS:EVENT]... [--tracefs-output FILE]\n"
 	       "                [--buffer-size SIZE] [--subbuf-size SIZE] [--buffer-percent N]\n"
@@ -192,6 +193,9 @@ static void record_opts_from(const struct record_args *ra,
 	ro->freq = ra->freq;
 	ro->period = ra->period;
 	ro->callchain = ra->callchain;
+	ro->callchain_dwarf_size = ra->callchain_dwarf_size;
+	ro->callchain_max_stack = ra->callchain_max_stack;
+	ro->user_regs = ra->user_regs;
 	ro->output = ra->output;
 	ro->overwrite = ra->overwrite;
 	ro->no_app = ra->no_app;

@@ -73,7 +73,10 @@ struct record_args {
 	uint64_t mmap_bytes, aux_bytes; /* -m DATA[,AUX] */
 	bool mmap_has_aux;
 	uint64_t freq, period; /* -F, -c */
-	bool callchain; /* -g */
+	bool callchain; /* -g, --call-graph */
+	uint32_t callchain_dwarf_size; /* --call-graph dwarf[,SIZE] */
+	uint16_t callchain_max_stack; /* --call-graph fp,DEPTH */
+	uint64_t user_regs; /* --user-regs */
 	bool overwrite;
 	bool no_app;
 	uint32_t app_max_rings;

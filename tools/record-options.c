@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include "cli.h"
 
 enum {
@@ -37,6 +38,8 @@ enum {
 	OPT_CHUNK,
 	OPT_REPLAY_CPU,
 	OPT_CS_HEADER,
+	OPT_CALL_GRAPH,
+	OPT_USER_REGS,
 	OPT_PPROF,
 	OPT_MAX
 };
@@ -51,7 +54,8 @@ static const struct option record_longopts[] = {
 	{ "mmap-pages", required_argument, NULL, 'm' },
 	{ "freq", required_argument, NULL, 'F' },
 	{ "count", required_argument, NULL, 'c' },
-	{ "call-graph", no_argument, NULL, 'g' },
+	{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
+	{ "user-regs", optional_argument, NULL, OPT_USER_REGS },
 	{ "output", required_argument, NULL, 'o' },
 	{ "overwrite", no_argument, NULL, OPT_OVERWRITE },
 	{ "snapshot", optional_argument, NULL, 'S' },
@@ -88,6 +92,8 @@ static const int perf_takes[] = { 'e',
 				  'F',
 				  'c',
 				  'g',
+				  OPT_CALL_GRAPH,
+				  OPT_USER_REGS,
 				  'o',
 				  OPT_OVERWRITE,
 				  'q',
@@ -210,6 +216,95 @@ static void parse_mmap_arg(struct record_args *ra, const char *arg)
 	free(copy);
 }
 
+/*
+ * perf's --call-graph MODE[,SIZE]: "fp[,DEPTH]" (frame pointers; DEPTH:
+ * deepest callchain, sample_max_stack) or "dwarf[,BYTES]" (user registers
+ * and BYTES of user stack a sample, rounded up to 8, at most 65528;
+ * default 8192).  -g is "fp".
+ */
+static void parse_call_graph(struct record_args *ra, const char *arg)
+{
+	const char *comma = strchr(arg, ',');
+	size_t len = comma ? (size_t)(comma - arg) : strlen(arg);
+	unsigned long long v = 0;
+	char *end;
+
+	if (comma) {
+		v = strtoull(comma + 1, &end, 0);
+		if (*end || comma[1] == '-' || !comma[1])
+			die_usage("--call-graph: MODE,SIZE takes a number: %s",
+				  arg);
+	}
+	ra->callchain = true;
+	if (len == 2 && !strncmp(arg, "fp", 2)) {
+		ra->callchain_dwarf_size = 0;
+		/* perf keeps a depth below its limit (127), ignores others */
+		if (comma && v < 127)
+			ra->callchain_max_stack = (uint16_t)v;
+	} else if (len == 5 && !strncmp(arg, "dwarf", 5)) {
+		if (comma)
+			v = (v + 7) & ~7ull;
+		else
+			v = 8192;
+		if (!v || v > 65528)
+			die_usage(
+				"--call-graph: incorrect stack dump size (max 65528): %s",
+				arg);
+		ra->callchain_dwarf_size = (uint32_t)v;
+	} else {
+		die_usage(
+			"--call-graph takes fp[,DEPTH] or dwarf[,SIZE] (no LBR here): %s",
+			arg);
+	}
+}
+
+/* perf's x86_64 register names, by perf_regs.h number. */
+static const char *const user_reg_names[] = {
+	"AX", "BX",    "CX",  "DX",  "SI",  "DI",  "BP",  "SP",
+	"IP", "FLAGS", "CS",  "SS",  NULL,  NULL,  NULL,  NULL,
+	"R8", "R9",    "R10", "R11", "R12", "R13", "R14", "R15",
+};
+#define NR_USER_REGS (sizeof(user_reg_names) / sizeof(user_reg_names[0]))
+
+/* perf's --user-regs[=REG,...]: none named means all of them; "?" lists. */
+static void parse_user_regs(struct record_args *ra, const char *arg)
+{
+	char *copy, *tok, *save = NULL;
+
+	if (!arg || !*arg) {
+		for (unsigned i = 0; i < NR_USER_REGS; i++)
+			if (user_reg_names[i])
+				ra->user_regs |= 1ull << i;
+		return;
+	}
+	if (!strcmp(arg, "?")) {
+		printf("available registers:");
+		for (unsigned i = 0; i < NR_USER_REGS; i++)
+			if (user_reg_names[i])
+				printf(" %s", user_reg_names[i]);
+		printf("\n");
+		exit(0);
+	}
+	copy = strdup(arg);
+	if (!copy)
+		die_usage("out of memory: %s", arg);
+	for (tok = strtok_r(copy, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		unsigned i;
+
+		for (i = 0; i < NR_USER_REGS; i++)
+			if (user_reg_names[i] &&
+			    !strcasecmp(tok, user_reg_names[i]))
+				break;
+		if (i == NR_USER_REGS)
+			die_usage(
+				"--user-regs: unknown register (--user-regs=? lists them): %s",
+				tok);
+		ra->user_regs |= 1ull << i;
+	}
+	free(copy);
+}
+
 /* One option into @ra.  Returns false for an unknown one. */
 static bool record_option(struct record_args *ra, int c, char *arg)
 {
@@ -252,8 +347,14 @@ static bool record_option(struct record_args *ra, int c, char *arg)
 		ra->period = parse_count(
 			arg, "-c takes a period (events per sample): %s");
 		break;
-	case 'g':
+	case 'g': /* as perf: fp unless --call-graph chose a mode */
 		ra->callchain = true;
+		break;
+	case OPT_CALL_GRAPH:
+		parse_call_graph(ra, arg);
+		break;
+	case OPT_USER_REGS:
+		parse_user_regs(ra, arg);
 		break;
 	case 'o':
 		ra->output = arg;

@@ -147,6 +147,18 @@ struct perfring_record_opts {
 	const struct perfring_record_aux_opts *aux;
 	/* Its figures (sz set), filled as perfring_record_aux() does. */
 	struct perfring_record_aux_stats *aux_stats;
+	/*
+	 * --call-graph dwarf[,SIZE] (with callchain): user stack bytes each
+	 * sample copies (a multiple of 8, at most 65528), with the user
+	 * registers, for the readers to unwind; the kernel callchain keeps
+	 * only its kernel part, as perf's.  0: frame pointers (-g).
+	 */
+	uint32_t callchain_dwarf_size;
+	/* --call-graph fp,DEPTH: deepest callchain (0: the kernel's limit) */
+	uint16_t callchain_max_stack;
+	/* --user-regs: user registers each sample carries (perf_regs.h bits
+	 * of x86_64, as perf's sample_regs_user; 0: none) */
+	uint64_t user_regs;
 };
 
 /*

@@ -25,6 +25,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <asm/perf_regs.h>
 #include "perfring/tools.h"
 #include "../format/out_file.h"
 #include "../format/perf_data.h"
@@ -43,6 +44,11 @@
 #define MAX_TIDS 65536
 #define DEFAULT_MMAP_BYTES (512u << 10)
 #define DEFAULT_FREQ 4000
+/* perf's x86_64 PERF_REGS_MASK (every user register but DS, ES, FS, GS)
+ * and DWARF_MINIMAL_REGS (IP, SP) for --call-graph dwarf. */
+#define DWARF_REGS_MASK 0xff0fffull
+#define DWARF_MINIMAL_REGS \
+	((1ull << PERF_REG_X86_IP) | (1ull << PERF_REG_X86_SP))
 #define POLL_MS 100
 #define APP_ROUND_MS 100 /* shortest round with application rings */
 /* ... unless their rings fill: their space is freed only once the round
@@ -330,6 +336,8 @@ static int start_child(struct session *s, char *const *argv)
 /* The side-band records perf needs to name threads and map addresses. */
 static void set_tracking(struct perf_event_attr *a)
 {
+	/* DWARF unwinding reads .eh_frame_hdr from non-executable maps too */
+	a->mmap_data = !!(a->sample_type & PERF_SAMPLE_STACK_USER);
 	a->mmap = 1;
 	a->mmap2 = 1;
 	a->comm = 1;
@@ -343,6 +351,9 @@ static void setup_attrs(struct session *s, bool inherit, bool on_exec,
 	const struct perfring_record_opts *o = s->o;
 	uint64_t freq = OPTS_GET(o, freq, 0), period = OPTS_GET(o, period, 0);
 	bool callchain = OPTS_GET(o, callchain, false);
+	uint32_t dwarf = callchain ? OPTS_GET(o, callchain_dwarf_size, 0) : 0;
+	uint16_t max_stack = OPTS_GET(o, callchain_max_stack, 0);
+	uint64_t user_regs = OPTS_GET(o, user_regs, 0);
 
 	for (int i = 0; i < s->el.nr_events; i++) {
 		struct perf_event_attr *a = &s->events[i].attr;
@@ -353,6 +364,25 @@ static void setup_attrs(struct session *s, bool inherit, bool on_exec,
 				 PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD;
 		if (callchain)
 			a->sample_type |= PERF_SAMPLE_CALLCHAIN;
+		if (callchain && max_stack)
+			a->sample_max_stack = max_stack;
+		if (user_regs) {
+			a->sample_type |= PERF_SAMPLE_REGS_USER;
+			a->sample_regs_user = user_regs;
+		}
+		if (dwarf) {
+			/* perf's dwarf mode: all user registers (a subset
+			 * from --user-regs gets IP and SP), the stack, data
+			 * addresses, and no user part in the callchain */
+			a->sample_type |=
+				PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER |
+				PERF_SAMPLE_ADDR | PERF_SAMPLE_DATA_SRC;
+			a->sample_regs_user =
+				user_regs ? user_regs | DWARF_MINIMAL_REGS :
+					    DWARF_REGS_MASK;
+			a->sample_stack_user = dwarf;
+			a->exclude_callchain_user = 1;
+		}
 		if (s->events[i].tracepoint) {
 			a->sample_type |= PERF_SAMPLE_RAW;
 			a->sample_period = period ? period : 1;

@@ -55,6 +55,7 @@
 #include "outbuf.h"
 #include "pprof.h"
 #include "threads.h"
+#include "unwind.h"
 
 #define MAX_CPUS 65536 /* sched_switch CPUs tracked (more: ignored) */
 #define MAX_STACKS (1u << 22) /* distinct stacks kept (more: lumped) */
@@ -1457,15 +1458,20 @@ static void key_frame(struct exp *e, const struct addr_loc *al)
 }
 
 /* The frames of a sample, leaf first, into e->locs[0..*n): its callchain
- * resolved in the mode of each context marker, or its ip alone. */
+ * resolved in the mode of each context marker, then (--call-graph dwarf)
+ * the user frames unwound below it, or its ip alone. */
 static int resolve_stack(struct exp *e, const struct prd_event *ev,
 			 struct thread *t, size_t *n)
 {
 	const struct prd_sample *s = ev->sample;
 	uint8_t cpumode = ev->hdr->misc & PERF_RECORD_MISC_CPUMODE_MASK;
-	uint64_t need = s->nr_callchain ? s->nr_callchain : 1;
+	uint64_t user[UNWIND_MAX_FRAMES];
+	unsigned nr_user;
+	uint64_t need;
 
 	*n = 0;
+	nr_user = unwind_user_stack(&e->m, t, s, user, UNWIND_MAX_FRAMES);
+	need = s->nr_callchain + nr_user ? s->nr_callchain + nr_user : 1;
 	if (need > e->nr_locs_cap) {
 		struct addr_loc *v =
 			realloc(e->locs, (size_t)need * sizeof(*v));
@@ -1507,6 +1513,9 @@ static int resolve_stack(struct exp *e, const struct prd_event *ev,
 					&e->locs[(*n)++]);
 		}
 	}
+	for (unsigned i = 0; i < nr_user; i++)
+		machine_resolve(&e->m, t, PERF_RECORD_MISC_USER, user[i], true,
+				&e->locs[(*n)++]);
 	if (!*n)
 		machine_resolve(&e->m, t, cpumode, s->ip, true,
 				&e->locs[(*n)++]);

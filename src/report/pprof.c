@@ -16,7 +16,9 @@
  * format needs: docs/design.md says why no protobuf library) and the
  * bytes go through zlib's deflate with a gzip header.
  *
- * Build-ids: from MMAP2 records (threads.c) or the BUILD_ID feature.
+ * Stacks: the callchain, then (--call-graph dwarf) the user frames unwound
+ * by unwind.c, as export -f folded has them.  Build-ids: from MMAP2
+ * records (threads.c) or the BUILD_ID feature.
  * time_nanos: CLOCK_DATA's wall-clock reference if the file has one, else
  * the file's modification time less the samples' span (a recording ends
  * as the file is last written).
@@ -34,6 +36,7 @@
 #include "../common/log.h"
 #include "intern.h"
 #include "pprof.h"
+#include "unwind.h"
 
 #define MAX_SAMPLE_KEYS (1u << 22) /* distinct samples kept (more: lumped) */
 
@@ -202,6 +205,8 @@ int pprof_add(struct pprof *p, struct machine *m, struct thread *t,
 	const struct prd_sample *s = ev->sample;
 	uint8_t cpumode = ev->hdr->misc & PERF_RECORD_MISC_CPUMODE_MASK;
 	size_t n = SK_LOCS;
+	uint64_t user[UNWIND_MAX_FRAMES];
+	unsigned nr_user;
 	struct addr_loc al;
 	uint32_t id;
 	bool added;
@@ -213,7 +218,9 @@ int pprof_add(struct pprof *p, struct machine *m, struct thread *t,
 		if (s->time > p->last_time)
 			p->last_time = s->time;
 	}
-	err = key_room(p, SK_LOCS + (s->nr_callchain ? s->nr_callchain : 1));
+	/* --call-graph dwarf: the user frames unwound below the callchain */
+	nr_user = unwind_user_stack(m, t, s, user, UNWIND_MAX_FRAMES);
+	err = key_room(p, SK_LOCS + s->nr_callchain + nr_user + 1);
 	if (err)
 		return err;
 	p->key[SK_ATTR] = s->attr ? s->attr->index : 0;
@@ -260,6 +267,14 @@ int pprof_add(struct pprof *p, struct machine *m, struct thread *t,
 				return err;
 			n++;
 		}
+	}
+	for (unsigned i = 0; i < nr_user; i++) {
+		machine_resolve(m, t, PERF_RECORD_MISC_USER, user[i], true,
+				&al);
+		err = location_of(p, &al, user[i], &p->key[n]);
+		if (err)
+			return err;
+		n++;
 	}
 	if (n == SK_LOCS) {
 		machine_resolve(m, t, cpumode, s->ip, true, &al);

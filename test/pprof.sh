@@ -28,9 +28,10 @@ if ! "$cli" record -q -e dummy -o "$tmp/probe.data" -- true 2>"$tmp/probe.err"; 
 	fail "record -- true: $(cat "$tmp/probe.err")"
 fi
 
-# check NAME DATA: pprof export of DATA against report and folded.
+# check NAME DATA [PROGRAM]: pprof export of DATA against report and
+# folded (PROGRAM: the executable's name, hot by default).
 check() {
-	local name=$1 data=$2 pb=$tmp/$1.pb.gz
+	local name=$1 data=$2 prog=${3:-hot} pb=$tmp/$1.pb.gz
 	"$cli" export -i "$data" -f pprof -o "$pb" 2>"$tmp/export.err" || fail "$name: export -f pprof: $(cat "$tmp/export.err")"
 	[ ! -s "$tmp/export.err" ] || fail "$name: export -f pprof said: $(head -3 "$tmp/export.err")"
 	gzip -t "$pb" || fail "$name: not gzip"
@@ -39,9 +40,9 @@ check() {
 	pprof -sample_index=samples -top -nodecount=20 -nodefraction=0 "$pb" >"$tmp/$name.top" || fail "$name: go tool pprof -top: $(head -5 "$tmp/pprof.err")"
 	pprof -sample_index=samples -traces "$pb" >"$tmp/$name.traces" || fail "$name: go tool pprof -traces: $(head -5 "$tmp/pprof.err")"
 	pprof -raw "$pb" >"$tmp/$name.raw" || fail "$name: go tool pprof -raw: $(head -5 "$tmp/pprof.err")"
-	python3 - "$name" "$tmp/$name.report" "$tmp/$name.top" "$tmp/$name.folded" "$tmp/$name.traces" "$tmp/$name.raw" <<'EOF' || exit 1
+	python3 - "$name" "$tmp/$name.report" "$tmp/$name.top" "$tmp/$name.folded" "$tmp/$name.traces" "$tmp/$name.raw" "$prog" <<'EOF' || exit 1
 import collections, re, sys
-name, report, top, folded, traces, raw = sys.argv[1:]
+name, report, top, folded, traces, raw, prog = sys.argv[1:]
 def die(msg):
     print(f"FAILED: {name}: {msg}", file=sys.stderr)
     sys.exit(1)
@@ -127,8 +128,8 @@ r = open(raw, errors="replace").read()
 for want in ("PeriodType: cpu-clock nanoseconds", "samples/count cpu-clock/nanoseconds", "Time: ", "Duration: "):
     if want not in r:
         die(f"-raw has no {want!r}")
-if not re.search(r"^\d+: 0x[0-9a-f]+/0x[0-9a-f]+/0x[0-9a-f]+ \S*/hot [0-9a-f]{40} \[FN\]", r, re.M):
-    die(f"-raw: no mapping of the hot binary with a build-id: {r[r.find('Mappings'):][:400]}")
+if not re.search(r"^\d+: 0x[0-9a-f]+/0x[0-9a-f]+/0x[0-9a-f]+ \S*/" + re.escape(prog) + r" [0-9a-f]{40} \[FN\]", r, re.M):
+    die(f"-raw: no mapping of the {prog} binary with a build-id: {r[r.find('Mappings'):][:400]}")
 for lab in ("pid:", "tid:", "cpu:", "comm:"):
     if lab not in r:
         die(f"-raw: samples without a {lab} label")
@@ -145,6 +146,11 @@ grep -q 'hot_loop' "$tmp/ours.top" || fail "ours: no hot_loop in pprof -top"
 perf record -q -g -e cpu-clock -F 2000 -o "$tmp/perf.data" -- "$wl/hot" 0.4 >/dev/null 2>&1 || fail "perf record -g"
 check perf "$tmp/perf.data"
 grep -q 'hot_loop' "$tmp/perf.top" || fail "perf: no hot_loop in pprof -top"
+
+# 2b. --call-graph dwarf: the unwound user frames are the pprof stacks too.
+"$cli" record -q --call-graph dwarf -e cpu-clock -F 500 -o "$tmp/dwarf.data" -- "$wl/nofp" 0.3 || fail "record --call-graph dwarf"
+check dwarf "$tmp/dwarf.data" nofp
+grep -q 'chain_inner' "$tmp/dwarf.traces" || fail "dwarf: no chain_inner in pprof -traces"
 
 # 3. Other events count: page-faults (with -c 1, each sample one fault,
 # as many as perf report counts, most in touch_first), and a tracepoint.

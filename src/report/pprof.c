@@ -577,7 +577,8 @@ int pprof_write(struct pprof *p, struct machine *m, const char *input,
 	uint64_t *tid = NULL, *uid = NULL, *vals = NULL;
 	uint64_t *map_file = NULL, *map_bid = NULL, *map_hits = NULL;
 	uint32_t main_map;
-	uint64_t s_samples, s_count, s_pid, s_tid, s_cpu, s_comm, s_ns;
+	uint64_t s_samples = 0, s_count = 0, s_pid = 0, s_tid = 0, s_cpu = 0,
+		 s_comm = 0, s_ns = 0;
 	uint32_t nslots = 0, first_attr = UINT32_MAX;
 	struct pb b = { 0 }, sub = { 0 }, sub2 = { 0 }, pk = { 0 };
 	int err = -ENOMEM;

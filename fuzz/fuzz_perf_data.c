@@ -5,9 +5,7 @@
  * The input is written to a memfd and read four ways: as a file (opened by
  * its /proc/self/fd path) in file order and then time-ordered with a small
  * queue limit (so early flushes run), as a stream (read(), never seeking:
- * the pipe-format path), through the dump and stats reports, and through
- * the chrome and pprof exports (call stacks, counters, the BUILD_ID and
- * CLOCK_DATA features).  Every
+ * the pipe-format path), and through the dump and stats reports.  Every
  * pointer a decoded sample carries is read in full, so ASan sees any that
  * points outside the record.  Seeds: fuzz/corpus/perf_data/ (files of
  * perf record and perfring record, pipe and file format, and damaged
@@ -22,7 +20,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
-#include "perfring/tools.h"
 #include "format/perf_reader.h"
 #include "report/report.h"
 
@@ -143,16 +140,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	report_dump(path, devnull);
 	report_stats(path, devnull);
-	{
-		static const char *const fmts[] = { "chrome", "pprof" };
-
-		for (size_t i = 0; i < sizeof(fmts) / sizeof(fmts[0]); i++) {
-			PERFRING_OPTS(perfring_export_opts, eo, .input = path,
-				      .format = fmts[i]);
-
-			perfring_export(&eo, devnull);
-		}
-	}
 	fclose(devnull);
 	close(fd);
 	return 0;

@@ -8,6 +8,7 @@ LIBDIR ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
 BINDIR ?= $(PREFIX)/bin
 MANDIR ?= $(PREFIX)/share/man
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 VERSION := 0.2.0
 # libperfring.so.1: 0.2 moved the tools' functions out (docs/design.md 1).
 SOVERSION := 1
@@ -191,7 +192,9 @@ SHELL_TESTS := \
 	test/aux.sh \
 	test/aux_all.sh \
 	test/dwarf.sh \
+	test/events.sh \
 	test/outputs.sh \
+	test/top.sh \
 	test/kill_matrix.sh \
 	test/soak.sh
 
@@ -206,7 +209,7 @@ soak: $(B)/asan/perfring $(B)/apps/apphostile
 bench: $(B)/bench $(B)/perfring $(WORKLOADS:%=$(B)/workloads/%) $(B)/bench_app_emit $(B)/bench_lttng_emit
 	$(B)/bench $(CASE) $(ARGS)
 
-# The ring demo, then a real recording judged by perf.
+# The ring demo, then a real recording judged by perf, then perfring top.
 demo: all $(WORKLOADS:%=$(B)/workloads/%)
 	$(B)/perfring demo
 	$(B)/perfring record -g -e cpu-clock -F 2000 -o $(B)/demo.data -- $(B)/workloads/hot 0.5
@@ -216,6 +219,11 @@ demo: all $(WORKLOADS:%=$(B)/workloads/%)
 	$(B)/perfring export -i $(B)/demo.data -f chrome -o $(B)/demo.json
 	@echo "demo: $(B)/demo.pb.gz (go tool pprof -top $(B)/demo.pb.gz) and $(B)/demo.json (ui.perfetto.dev, speedscope)"
 	@if command -v go >/dev/null; then HOME=$${TMPDIR:-/tmp} GOCACHE=$${TMPDIR:-/tmp}/perfring-demo-gocache go tool pprof -top -nodecount=5 $(B)/demo.pb.gz 2>/dev/null | tail -n +5; fi
+	@# perf top's live table from the rings, no file: two refreshes,
+	@# system-wide, beside the hot workload (plain text, not a terminal).
+	$(B)/workloads/hot 2 & hot=$$!; \
+	$(B)/perfring top -F 1000 -d 0.5 --iterations 2 -E 8 > $(B)/demo.top; rc=$$?; \
+	kill $$hot 2>/dev/null; wait; cat $(B)/demo.top; exit $$rc
 
 fuzz:
 	@test -n "$(T)" || { echo "usage: make fuzz T=<$(FUZZ_TARGETS)> [SECS=60]"; exit 2; }
@@ -241,13 +249,16 @@ install: all
 	install -m 755 $(B)/perfring $(DESTDIR)$(BINDIR)/
 	install -m 644 docs/perfring.1 $(DESTDIR)$(MANDIR)/man1/
 	install -m 644 docs/libperfring.3 $(DESTDIR)$(MANDIR)/man3/
+	install -d $(DESTDIR)$(BASHCOMPDIR)
+	install -m 644 scripts/perfring-completion.bash $(DESTDIR)$(BASHCOMPDIR)/perfring
 
 uninstall:
 	rm -f $(DESTDIR)$(INCLUDEDIR)/perfring.h $(DESTDIR)$(INCLUDEDIR)/perfring/abi.h \
 		$(DESTDIR)$(INCLUDEDIR)/perfring/tools.h \
 		$(DESTDIR)$(LIBDIR)/libperfring.* $(DESTDIR)$(LIBDIR)/libperfring-tools.* \
 		$(DESTDIR)$(LIBDIR)/pkgconfig/perfring.pc $(DESTDIR)$(LIBDIR)/pkgconfig/perfring-tools.pc \
-		$(DESTDIR)$(BINDIR)/perfring $(DESTDIR)$(MANDIR)/man1/perfring.1 $(DESTDIR)$(MANDIR)/man3/libperfring.3
+		$(DESTDIR)$(BINDIR)/perfring $(DESTDIR)$(MANDIR)/man1/perfring.1 $(DESTDIR)$(MANDIR)/man3/libperfring.3 \
+		$(DESTDIR)$(BASHCOMPDIR)/perfring
 	-rmdir $(DESTDIR)$(INCLUDEDIR)/perfring
 
 # For each library: the .so exports exactly its map's names, the .a keeps

@@ -201,5 +201,7 @@ void case_cs_decode(void);
 /* tracefs.c */
 void case_tracefs_capture(void);
 void case_tracefs_get_reader(void);
+/* top.c */
+void case_top_overhead(void);
 
 #endif

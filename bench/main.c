@@ -5,7 +5,7 @@
  *
  * This file holds the case table and the settings; the cases are grouped
  * by area: ring.c (cross-core throughput), emit.c (single-thread costs and
- * wake-ups), record.c, script.c, app.c, cs.c, tracefs.c; bench.h and
+ * wake-ups), record.c, script.c, app.c, cs.c, tracefs.c, top.c; bench.h and
  * util.c hold what they share.
  *
  *   spsc-32, spsc-256  one writer thread (CPU 0), one reader thread (CPU 1);
@@ -32,6 +32,10 @@
  *   stats-throughput   perfring_stats() over >= 400,000 sched_switch
  *                      samples recorded in the same run (mb_s=), and the
  *                      peak RSS of `perfring stats` on that file.
+ *   top-overhead       `perfring top -F 1000 -a` and `perf top --stdio -F
+ *                      1000 -a`, each for BENCH_TOP_SECS (10): CPU % of
+ *                      one core after a BENCH_TOP_WARMUP (2 s) start-up,
+ *                      and over the whole run (top.c).
  *
  * Each case runs 3 times.  Single-thread figures are medians
  * (stat=median).  Cross-core ones report the best run (stat=best) with the
@@ -89,6 +93,7 @@ static const struct {
 	{ "tracefs-get-reader", case_tracefs_get_reader },
 	{ "emit-vs-lttng", case_emit_vs_lttng },
 	{ "app-sustained", case_app_sustained },
+	{ "top-overhead", case_top_overhead },
 };
 
 int main(int argc, char **argv)

@@ -58,6 +58,7 @@ struct record_args {
 	enum record_mode mode;
 	bool help;
 	const char *events[RECORD_MAX_EVENTS]; /* -e */
+	const char *filters[RECORD_MAX_EVENTS]; /* --filter of each -e */
 	int nr_events;
 	/* --tracefs-event: ftrace events beside the perf events */
 	const char *tracefs_events[RECORD_MAX_EVENTS];
@@ -116,6 +117,7 @@ int cmd_stats(int argc, char **argv);
 int cmd_script(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_export(int argc, char **argv);
+int cmd_top(int argc, char **argv);
 /* perfring export of @eo into @outpath ("-": standard output), as export
  * does it; returns its exit status (record --pprof uses it too). */
 int export_to(const struct perfring_export_opts *eo, const char *outpath);

@@ -91,7 +91,9 @@ struct perfring_record_aux_stats;
 
 struct perfring_record_opts {
 	size_t sz;
-	const char *const *events; /* -e, "cpu-clock", "sched:sched_switch" */
+	/* -e, as perf parses it: "cpu-clock:u", "sched:sched_sw*",
+	 * "{cpu-clock,page-faults}:S", "software/config=2/", "cycles" */
+	const char *const *events;
 	int nr_events; /* 0: cpu-clock */
 	const char *output; /* -o, default "perf.data"; "-": pipe to stdout */
 	char *const *argv; /* command to run (NULL-terminated), or NULL */
@@ -159,6 +161,12 @@ struct perfring_record_opts {
 	/* --user-regs: user registers each sample carries (perf_regs.h bits
 	 * of x86_64, as perf's sample_regs_user; 0: none) */
 	uint64_t user_regs;
+	/*
+	 * --filter of each events[i] (NULL, or an array of nr_events, NULL
+	 * where there is none): a tracepoint filter ("prev_pid > 0") set on
+	 * every event of that string (PERF_EVENT_IOC_SET_FILTER).
+	 */
+	const char *const *filters;
 };
 
 /*
@@ -174,6 +182,58 @@ struct perfring_record_opts {
  */
 PERFRING_API int perfring_record(const struct perfring_record_opts *opts,
 				 struct perfring_record_stats *st);
+
+/* ---- top: a live hot-symbol table ------------------------------------ */
+
+struct perfring_top_opts {
+	size_t sz;
+	const char *const *events; /* -e, "cpu-clock" (default) */
+	int nr_events;
+	bool all_cpus; /* -a; also what no -C/-p/-t means, as in perf top */
+	const char *cpu_list; /* -C "0,2-3" */
+	const char *pid_list; /* -p "1,2": these processes (and children) */
+	const char *tid_list; /* -t "3,4" */
+	uint64_t mmap_bytes; /* -m, data bytes per ring (default 512 KiB) */
+	uint64_t freq; /* -F, samples/s (default 4000, as perf top) */
+	uint64_t period; /* -c, sample period (overrides freq) */
+	bool callchain; /* -g: call chains under the entries */
+	const char *sort; /* -s "dso,sym" (default); comm, pid, dso, sym */
+	double delay; /* -d, seconds between refreshes (0: 1) */
+	uint64_t iterations; /* stop after this many refreshes (0: never) */
+	int control_fd; /* readable: 'q' or EOF stops (-1: none) */
+	bool clear; /* clear the screen before each refresh (a terminal) */
+	unsigned int entries; /* -E, rows per table (0: 20) */
+	bool zero; /* -z: each refresh shows its interval only (no decay) */
+	bool hide_kernel; /* -K: kernel samples left out of the table */
+	bool hide_user; /* -U: user samples left out of the table */
+	bool show_nr_samples; /* -n: a Samples column */
+};
+
+struct perfring_top_stats {
+	size_t sz;
+	uint64_t refreshes; /* tables printed */
+	uint64_t samples; /* samples read from the rings */
+	uint64_t lost; /* events the kernel dropped */
+	uint64_t wakeups; /* times the loop woke with data */
+	uint32_t nr_buffers; /* kernel rings */
+};
+
+/*
+ * perf top --stdio: samples the events system-wide (or of -C/-p/-t) and
+ * every opts->delay seconds prints to @out, per event, a header line
+ * ("PerfTop: N irqs/sec kernel:P% lost: L/T [...]") and the table of the
+ * hottest entries by the sort keys (Overhead first), read straight from
+ * the kernel rings, no file written.  Kernel symbols come from
+ * /proc/kallsyms, user ones from the ELF files the processes map (their
+ * maps read from /proc at the start, then the kernel's MMAP2 records).
+ * After each refresh every count decays to 7/8, as perf top's do (zero:
+ * cleared instead).  Runs until 'q' (or EOF) on opts->control_fd, or
+ * opts->iterations refreshes; returns 0 then, or -errno (logged; a write
+ * error on @out returns its error, -EPIPE for a closed pipe).  @st (st->sz
+ * set, may be NULL) gets the figures.
+ */
+PERFRING_API int perfring_top(const struct perfring_top_opts *opts, FILE *out,
+			      struct perfring_top_stats *st);
 
 /* ---- AUX area recording (hardware trace, replayed trace) --------------- */
 

@@ -34,12 +34,12 @@ CFLAGS_asan := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-
 CFLAGS_tsan := -O1 -g -fsanitize=thread $(shell $(CC) -Werror -Wno-tsan -fsyntax-only -x c /dev/null 2>/dev/null && echo -Wno-tsan)
 # libperfring links libc only.
 LDLIBS := -pthread
-# libperfring-tools: libtraceevent, libelf, libzstd; CoreSight decoding
+# libperfring-tools: libtraceevent, libelf, libzstd, zlib (pprof's gzip); CoreSight decoding
 # with OpenCSD's C API (its .pc names only the C++ library) and capstone
 # for disassembly; libunwind (remote, x86_64) unwinds --call-graph dwarf
 # samples' user stacks as perf does.
-TOOLS_CFLAGS := $(shell pkg-config --cflags libtraceevent libelf libzstd capstone libunwind-generic)
-TOOLS_LDLIBS := $(shell pkg-config --libs libtraceevent libelf libzstd) \
+TOOLS_CFLAGS := $(shell pkg-config --cflags libtraceevent libelf libzstd zlib capstone libunwind-generic)
+TOOLS_LDLIBS := $(shell pkg-config --libs libtraceevent libelf libzstd zlib) \
 	-lopencsd_c_api $(shell pkg-config --libs libopencsd capstone) \
 	$(shell pkg-config --libs libunwind-generic)
 
@@ -180,6 +180,8 @@ SHELL_TESTS := \
 	test/record.sh \
 	test/record_opts.sh \
 	test/export.sh \
+	test/pprof.sh \
+	test/viewer.sh \
 	test/script.sh \
 	test/app.sh \
 	test/app_trust.sh \
@@ -214,6 +216,10 @@ demo: all $(WORKLOADS:%=$(B)/workloads/%)
 	$(B)/perfring record -g -e cpu-clock -F 2000 -o $(B)/demo.data -- $(B)/workloads/hot 0.5
 	@if command -v perf >/dev/null; then perf report --stdio --no-children -i $(B)/demo.data 2>/dev/null | grep -v '^#' | grep -v '^$$' | head -n 12; \
 	else echo "perf is not installed: read $(B)/demo.data with perf report"; fi
+	$(B)/perfring export -i $(B)/demo.data -f pprof -o $(B)/demo.pb.gz
+	$(B)/perfring export -i $(B)/demo.data -f chrome -o $(B)/demo.json
+	@echo "demo: $(B)/demo.pb.gz (go tool pprof -top $(B)/demo.pb.gz) and $(B)/demo.json (ui.perfetto.dev, speedscope)"
+	@if command -v go >/dev/null; then HOME=$${TMPDIR:-/tmp} GOCACHE=$${TMPDIR:-/tmp}/perfring-demo-gocache go tool pprof -top -nodecount=5 $(B)/demo.pb.gz 2>/dev/null | tail -n +5; fi
 	@# perf top's live table from the rings, no file: two refreshes,
 	@# system-wide, beside the hot workload (plain text, not a terminal).
 	$(B)/workloads/hot 2 & hot=$$!; \

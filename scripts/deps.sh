@@ -7,18 +7,23 @@
 #
 # The list is what the build links (libelf, libtraceevent, libzstd,
 # OpenCSD, capstone), what the tests use as oracles (perf, trace-cmd,
-# OpenCSD's trc_pkt_lister, python3, xmllint, man) and what the benchmarks
-# compare with (LTTng-UST).
+# OpenCSD's trc_pkt_lister, python3, xmllint, man, go tool pprof, chromium
+# and npm for the speedscope viewer test) and what the benchmarks compare
+# with (LTTng-UST).
 set -u
 
 PACKAGES="build-essential pkg-config linux-libc-dev man-db linux-perf util-linux
 libelf-dev libtraceevent-dev trace-cmd libzstd-dev libopencsd-dev libopencsd-bin
-libcapstone-dev libunwind-dev python3 libxml2-utils lttng-tools liblttng-ust-dev"
+libcapstone-dev libunwind-dev python3 libxml2-utils lttng-tools liblttng-ust-dev zlib1g-dev
+golang-go chromium npm"
+# Packages a program of another origin may stand in for (nodesource's
+# nodejs brings its own npm and conflicts with Debian's): PACKAGE:COMMAND.
+BY_COMMAND="npm:npm golang-go:go chromium:chromium"
 
 if ! command -v dpkg-query >/dev/null 2>&1; then
 	# Not Debian: check the headers the build needs and say what is missing.
 	missing=""
-	for h in libelf.h zstd.h traceevent/event-parse.h capstone/capstone.h libunwind.h \
+	for h in libelf.h zstd.h zlib.h traceevent/event-parse.h capstone/capstone.h libunwind.h \
 		opencsd/c_api/opencsd_c_api.h; do
 		[ -e "/usr/include/$h" ] || missing="$missing $h"
 	done
@@ -32,6 +37,9 @@ fi
 
 missing=""
 for p in $PACKAGES; do
+	for pc in $BY_COMMAND; do
+		[ "${pc%%:*}" = "$p" ] && command -v "${pc#*:}" >/dev/null 2>&1 && continue 2
+	done
 	case $(dpkg-query -W -f='${Status}' "$p" 2>/dev/null) in
 	*" installed") ;;
 	*) missing="$missing $p" ;;

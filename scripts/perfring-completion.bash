@@ -34,12 +34,12 @@ _perfring()
 		COMPREPLY=($(for ev in $(_perfring_events); do [[ $ev == "$tail"* ]] && echo "$head$ev"; done))
 		compopt -o nospace 2>/dev/null
 		return ;;
-	-i | --input | -o | --output | --tracefs-output | --trace-dat | --replay-cs | --snapshot | --symdir)
+	-i | --input | -o | --output | --tracefs-output | --trace-dat | --replay-cs | --snapshot | --symdir | --pprof)
 		COMPREPLY=($(compgen -f -- "$cur"))
 		compopt -o filenames 2>/dev/null
 		return ;;
 	-f)
-		[ "$cmd" = export ] && COMPREPLY=($(compgen -W "chrome folded svg" -- "$cur"))
+		[ "$cmd" = export ] && COMPREPLY=($(compgen -W "chrome folded svg pprof" -- "$cur"))
 		return ;;
 	-F)
 		[ "$cmd" = record ] && COMPREPLY=($(compgen -W "max" -- "$cur"))
@@ -54,7 +54,7 @@ _perfring()
 		-m --mmap-pages -F --freq -c --count -g --call-graph -o --output --overwrite -S --snapshot
 		-q --quiet -D --duration --no-app --app-max-rings --tracefs --tracefs-event
 		--tracefs-output --buffer-size --subbuf-size --buffer-percent --no-mmap --replay-cs
-		--rate --loops --chunk --replay-cpu --help" ;;
+		--rate --loops --chunk --replay-cpu --pprof --help" ;;
 	list) opts="hw sw cache pmu tracepoint --help" ;;
 	script) opts="-i -F -G --ns --trace-dat --no-trace-dat --itrace --symdir --no-disasm --snapshot --help" ;;
 	report) opts="-i --sort --children --no-children -g -n --percent-limit --stdio --itrace --symdir --snapshot --help" ;;

@@ -117,7 +117,7 @@ EOF
 # naming it prev_pid (idle excluded; open ones end at the last switch).
 check_slices() {
 	python3 - "$@" 2>&1 <<'EOF'
-import json, re, sys
+import collections, json, re, sys
 path, script = sys.argv[1], sys.argv[2]
 cpu_run, run_cpu, want, last = {}, {}, set(), 0
 # Switches on two CPUs with the same timestamp may come in either order
@@ -153,12 +153,26 @@ for cpu, (tid, st) in cpu_run.items():
         want.add((tid, cpu, st, last))
 d = json.load(open(path, encoding="utf-8"))
 got = set()
+cpu_slices = collections.defaultdict(list)
 for e in d["traceEvents"]:
-    if e["ph"] == "X":
+    if e["ph"] == "X" and e.get("cat") == "cpu":
+        st = round(e["ts"] * 1000)
+        cpu_slices[e["tid"] - 1000000000].append((e["args"]["tid"], st, st + round(e["dur"] * 1000)))
+for e in d["traceEvents"]:
+    if e["ph"] == "X" and e.get("cat") == "sched":
         st = round(e["ts"] * 1000)
         got.add((e["tid"], e["args"]["cpu"], st, st + round(e["dur"] * 1000)))
 if not want:
     sys.exit(f"{script}: no sched_switch in perf script's output")
+# The CPU tracks hold the same runs, by CPU, never overlapping.
+by_cpu = {(tid, cpu, st, en) for cpu, v in cpu_slices.items() for tid, st, en in v}
+if by_cpu != got:
+    sys.exit(f"{path}: CPU tracks' slices differ from the threads' ({len(by_cpu)}, {len(got)}): {sorted(by_cpu ^ got)[:3]}")
+for cpu, v in cpu_slices.items():
+    v.sort(key=lambda x: x[1])
+    for a, b in zip(v, v[1:]):
+        if b[1] < a[2]:
+            sys.exit(f"{path}: slices on CPU {cpu} overlap: {a} {b}")
 if ties:
     untied = lambda sl: {x for x in sl if x[2] not in ties and x[3] not in ties}
     got, want = untied(got), untied(want)
@@ -226,6 +240,39 @@ print(len(ours))
 EOF
 }
 
+# The chrome export's call stacks (samples + stackFrames) against the
+# folded export of the same file: the same stacks, as many times each.
+check_stacks() {
+	python3 - "$@" 2>&1 <<'EOF'
+import collections, json, sys
+path, folded = sys.argv[1], sys.argv[2]
+d = json.load(open(path, encoding="utf-8"))
+frames, samples = d.get("stackFrames"), d.get("samples")
+if not frames or not samples:
+    sys.exit(f"{path}: no stackFrames/samples")
+comm = {(e["pid"], e["tid"]): e["args"]["name"] for e in d["traceEvents"] if e["ph"] == "M" and e["name"] == "thread_name"}
+inst = [e for e in d["traceEvents"] if e["ph"] == "i"]
+if len(samples) != len(inst) or any(e.get("sf") is None for e in inst):
+    sys.exit(f"{path}: {len(samples)} stack samples, {len(inst)} instants (each should have its stack)")
+got = collections.Counter()
+for s in samples:
+    names, sf = [], s["sf"]
+    while sf is not None:
+        f = frames[sf]
+        names.append(f["name"] + ("_[k]" if f["category"] == "kernel" else ""))
+        sf = f.get("parent")
+    got[";".join([comm[(s["pid"], s["tid"])].replace(" ", "_")] + names[::-1])] += 1
+want = collections.Counter()
+for line in open(folded, encoding="utf-8"):
+    k, _, n = line.rstrip("\n").rpartition(" ")
+    want[k] += int(n)
+if got != want:
+    diff = [(k, got.get(k), want.get(k)) for k in set(got) | set(want) if got.get(k) != want.get(k)]
+    sys.exit(f"{path}: stacks differ from the folded export (chrome, folded): {diff[:3]}")
+print(len(got))
+EOF
+}
+
 # 1. perfring record -g of a program with a known hot function.
 "$cli" record -q -g -e cpu-clock -F 2000 -o "$tmp/hot.data" -- "$wl/hot" 0.4 || fail "record -g hot"
 n=$(samples_in "$tmp/hot.data")
@@ -248,6 +295,8 @@ perf script -i "$tmp/hot.data" >"$tmp/hot.full" 2>/dev/null || fail "perf script
 res=$(check_folded "$tmp/hot.folded" "$tmp/hot.full") || fail "$res"
 grep -Eq '^hot;.*main;hot_loop [0-9]+$' "$tmp/hot.folded" || fail "no hot;...;main;hot_loop stack: $(head -3 "$tmp/hot.folded")"
 echo "hot folded: $res stacks, $n samples"
+res=$(check_stacks "$tmp/hot.json" "$tmp/hot.folded") || fail "$res"
+echo "hot chrome: $res stacks as folded has them"
 
 export_ok "$tmp/hot.data" svg "$tmp/hot.svg" --title 'hot <&> "flame"'
 xml_ok "$tmp/hot.svg"
@@ -299,8 +348,13 @@ sl=$(check_slices "$tmp/pipe.json" "$tmp/pipe.trace") || fail "pipe: $sl"
 [ "$(folded_total "$tmp/pipe.folded")" = "$n" ] || fail "pipe folded total $(folded_total "$tmp/pipe.folded") != $n"
 "$cli" export -i - -f svg <"$tmp/pipe.data" >"$tmp/pipe.svg" || fail "export -i - svg"
 xml_ok "$tmp/pipe.svg"
-"$cli" record -q -e cpu-clock -F 1000 -o - -- "$wl/hot" 0.2 2>/dev/null | "$cli" export -i - -f chrome >"$tmp/live.json" || fail "record | export"
-python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); sys.exit(0 if sum(e["ph"] == "i" for e in d["traceEvents"]) > 50 else "few instants")' "$tmp/live.json" || fail "record -o - | export -i -: $(head -c 300 "$tmp/live.json")"
+# (the stream is kept on the side: perf script says how many samples it
+# holds, however few a loaded machine gave)
+"$cli" record -q -e cpu-clock -F 1000 -o - -- "$wl/hot" 0.2 2>/dev/null | tee "$tmp/live.data" |
+	"$cli" export -i - -f chrome >"$tmp/live.json" || fail "record | export"
+n=$(perf script -i - -F tid <"$tmp/live.data" 2>/dev/null | wc -l)
+python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); k = sum(e["ph"] == "i" for e in d["traceEvents"]); sys.exit(0 if k == int(sys.argv[2]) > 0 else f"{k} instants, perf script {sys.argv[2]} samples")' "$tmp/live.json" "$n" ||
+	fail "record -o - | export -i -: $(head -c 300 "$tmp/live.json")"
 echo "pipe: $res, $sl slices, folded $n samples"
 
 # 4. The real perf record: -g, and system-wide sched_switch.
@@ -313,6 +367,7 @@ res=$(check_chrome "$tmp/perf.json" "$tmp/perf.script" hot) || fail "$res"
 export_ok "$tmp/perf.data" folded "$tmp/perf.folded"
 [ "$(folded_total "$tmp/perf.folded")" = "$n" ] || fail "perf.data folded total $(folded_total "$tmp/perf.folded") != $n"
 fres=$(check_folded "$tmp/perf.folded" "$tmp/perf.full") || fail "$fres"
+res=$(check_stacks "$tmp/perf.json" "$tmp/perf.folded") || fail "$res"
 export_ok "$tmp/perf.data" svg "$tmp/perf.svg"
 xml_ok "$tmp/perf.svg"
 echo "perf record -g: chrome $res, folded $fres stacks, $n samples"
@@ -323,6 +378,29 @@ export_ok "$tmp/pss.data" chrome "$tmp/pss.json"
 res=$(check_chrome "$tmp/pss.json" "$tmp/pss.script" pingpong) || fail "$res"
 sl=$(check_slices "$tmp/pss.json" "$tmp/pss.trace") || fail "perf sched_switch: $sl"
 echo "perf record -a sched_switch: $res, $sl slices"
+
+# 4b. A counting event: counter tracks, per process, the running total of
+# the periods, ending at what perf report counts.
+"$cli" record -q -e page-faults -c 1 -o "$tmp/pf.data" -- "$wl/faults" >/dev/null 2>&1 || fail "record page-faults"
+export_ok "$tmp/pf.data" chrome "$tmp/pf.json"
+want=$(perf report -i "$tmp/pf.data" --stdio --sort pid 2>/dev/null | awk '/Event count/ {print $NF; exit}')
+python3 - "$tmp/pf.json" "${want:-0}" <<'EOF' || fail "page-faults counters"
+import collections, json, sys
+d = json.load(open(sys.argv[1]))
+c = [e for e in d["traceEvents"] if e["ph"] == "C"]
+inst = [e for e in d["traceEvents"] if e["ph"] == "i"]
+if not c or len(c) != len(inst):
+    sys.exit(f"{len(c)} counter events for {len(inst)} samples")
+last = collections.defaultdict(int)
+for e in c:
+    v = e["args"][e["name"]]
+    if v <= last[e["pid"]]:
+        sys.exit(f"counter of pid {e['pid']} does not grow: {last[e['pid']]} then {v}")
+    last[e["pid"]] = v
+if sum(last.values()) != int(sys.argv[2]):
+    sys.exit(f"counters end at {sum(last.values())}, perf report counts {sys.argv[2]}")
+EOF
+echo "page-faults chrome: counter tracks as perf report counts"
 
 # 5. Names that need escaping: quotes, backslash, <&>, UTF-8 and a byte
 # that is not UTF-8.

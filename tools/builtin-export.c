@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-/* perfring export: Chrome trace JSON, folded stacks or a flame graph SVG. */
+/* perfring export: Chrome trace JSON, folded stacks, a flame graph SVG or a
+ * pprof profile. */
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -24,11 +25,9 @@ int cmd_export(int argc, char **argv)
 	PERFRING_OPTS(perfring_export_opts, eo, .input = "perf.data",
 		      .format = "chrome");
 	const char *outpath = "-";
-	FILE *out = stdout;
-	bool made_file = false;
 	char *end;
 	unsigned long w;
-	int c, err;
+	int c;
 
 	while ((c = getopt_long(argc, argv, "i:f:o:h", opts, NULL)) != -1) {
 		switch (c) {
@@ -54,9 +53,11 @@ int cmd_export(int argc, char **argv)
 			eo.width = (unsigned int)w;
 			break;
 		case 'h':
-			printf("usage: %s export [-i FILE|-] [-f chrome|folded|svg] [-o OUT|-] [--title TEXT] [--width PX]\n"
-			       "  chrome: trace-event JSON (Perfetto UI, chrome://tracing): samples, sched_switch slices\n"
-			       "  folded: collapsed stacks for flame graph tools; svg: an interactive flame graph\n",
+			printf("usage: %s export [-i FILE|-] [-f chrome|folded|svg|pprof] [-o OUT|-] [--title TEXT] [--width PX]\n"
+			       "  chrome: trace-event JSON (Perfetto UI, chrome://tracing, speedscope): samples with\n"
+			       "          call stacks, sched_switch slices per thread and per CPU, counters\n"
+			       "  folded: collapsed stacks for flame graph tools; svg: an interactive flame graph\n"
+			       "  pprof: gzipped pprof profile (go tool pprof, Pyroscope, Parca)\n",
 			       prog);
 			return 0;
 		default:
@@ -65,6 +66,15 @@ int cmd_export(int argc, char **argv)
 	}
 	if (optind < argc)
 		die_usage("unexpected argument '%s'", argv[optind]);
+	return export_to(&eo, outpath);
+}
+
+int export_to(const struct perfring_export_opts *eo, const char *outpath)
+{
+	FILE *out = stdout;
+	bool made_file = false;
+	int err;
+
 	if (strcmp(outpath, "-")) {
 		/* A new file (0600), never through a symbolic link; a FIFO
 		 * or /dev/null as it is.  The library says why it refuses. */
@@ -82,7 +92,7 @@ int cmd_export(int argc, char **argv)
 		}
 		made_file = !fstat(fd, &st) && S_ISREG(st.st_mode);
 	}
-	err = perfring_export(&eo, out);
+	err = perfring_export(eo, out);
 	if (out != stdout && fclose(out) && !err)
 		err = -errno;
 	/* Nothing usable was written (damage keeps what came before it). */
@@ -91,7 +101,7 @@ int cmd_export(int argc, char **argv)
 	if (err == -EPIPE && out == stdout)
 		return 0; /* the reader went away (| head) */
 	if (err) {
-		fprintf(stderr, "%s: export %s: %s\n", prog, eo.input,
+		fprintf(stderr, "%s: export %s: %s\n", prog, eo->input,
 			strerror(-err));
 		return 1;
 	}

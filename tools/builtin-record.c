@@ -169,7 +169,8 @@ static void record_usage(void)
 	       "                [--buffer-size SIZE] [--subbuf-size SIZE] [--buffer-percent N]\n"
 	       "                [--replay-cs DIR|PERF_DATA [--rate BYTES/S] [--loops N] [--chunk SIZE]\n"
 	       "                [--replay-cpu CPU] [--cs-header-version 1|2] [-m DATA,AUX]]\n"
-	       "                [-- COMMAND [ARGS]]\n"
+	       "                [--pprof PROFILE.pb.gz] [-- COMMAND [ARGS]]\n"
+	       "  --pprof: also write a pprof profile of the recording at the end\n"
 	       "  --tracefs-event: ftrace events of the same run, from the tracefs per-CPU\n"
 	       "  buffers into OUTPUT.trace.dat (perfring script merges the two files)\n"
 	       "  --replay-cs: AUX trace (CoreSight, replayed) of the same run, into the perf.data\n"
@@ -395,6 +396,14 @@ int cmd_record_perf(const struct record_args *ra)
 		record_aux_part_summary(&as);
 	if (err)
 		return 1;
+	if (ra->pprof) {
+		/* The profile of what was just written (export -f pprof). */
+		PERFRING_OPTS(perfring_export_opts, eo, .format = "pprof",
+			      .input = ro.output ? ro.output : "perf.data");
+
+		if (export_to(&eo, ra->pprof))
+			return 1;
+	}
 	if (st.child_status >= 0 && WIFEXITED(st.child_status))
 		return WEXITSTATUS(st.child_status);
 	return 0;

@@ -101,6 +101,7 @@ struct record_args {
 	int compression_level; /* -z/--compression-level[=N] (0: off) */
 	uint64_t max_size; /* --max-size */
 	const char *switch_output; /* --switch-output[=signal|SIZE|TIME] */
+	const char *pprof; /* --pprof: a pprof profile of the recording */
 };
 /* Returns -1 to go on (ra->help: print the mode's usage), or the exit
  * status of a bad option; usage errors exit(2). */
@@ -126,6 +127,9 @@ int cmd_script(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_top(int argc, char **argv);
+/* perfring export of @eo into @outpath ("-": standard output), as export
+ * does it; returns its exit status (record --pprof uses it too). */
+int export_to(const struct perfring_export_opts *eo, const char *outpath);
 /* CoreSight (builtin-decode.c): decode, inject, dump --aux, --itrace. */
 int cmd_decode(int argc, char **argv);
 int cmd_inject(int argc, char **argv);

@@ -47,6 +47,7 @@ enum {
 	OPT_CALL_GRAPH,
 	OPT_USER_REGS,
 	OPT_FILTER,
+	OPT_PPROF,
 	OPT_MAX
 };
 
@@ -93,6 +94,7 @@ static const struct option record_longopts[] = {
 	{ "replay-cpu", required_argument, NULL, OPT_REPLAY_CPU },
 	{ "cs-header-version", required_argument, NULL, OPT_CS_HEADER },
 	{ "filter", required_argument, NULL, OPT_FILTER },
+	{ "pprof", required_argument, NULL, OPT_PPROF },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -131,6 +133,7 @@ static const int perf_takes[] = { 'e',
 				  OPT_PERCENT,
 				  OPT_NO_MMAP,
 				  OPT_FILTER,
+				  OPT_PPROF,
 				  0 };
 static const int tracefs_takes[] = { OPT_TRACEFS,
 				     'e',
@@ -602,6 +605,9 @@ static bool record_option(struct record_args *ra, int c, char *arg)
 	case OPT_CS_HEADER:
 		ra->cs_header_version = atoi(arg);
 		break;
+	case OPT_PPROF:
+		ra->pprof = arg;
+		break;
 	default:
 		return false;
 	}
@@ -689,6 +695,9 @@ int record_parse_args(int argc, char **argv, struct record_args *ra)
 			"-m DATA,AUX: the AUX size is for AUX area recording: %s",
 			"-m");
 	ra->argv = optind < argc ? &argv[optind] : NULL;
+	if (ra->pprof && ra->output && !strcmp(ra->output, "-"))
+		die_usage("--pprof reads the recording back: not with -o %s",
+			  ra->output);
 	if (ra->argv && ra->mode == RECORD_AUX)
 		die_usage("record --replay-cs runs no command: %s",
 			  argv[optind]);

@@ -421,7 +421,8 @@ struct perfring_export_opts {
 	/*
 	 * "chrome" (default): Chrome trace-event JSON for Perfetto and
 	 * chrome://tracing; "folded": collapsed stacks ("comm;outer;inner N"
-	 * per line) for flame graph tools; "svg": a flame graph.
+	 * per line) for flame graph tools; "svg": a flame graph; "pprof": a
+	 * gzip-compressed pprof profile (go tool pprof, Pyroscope, Parca).
 	 */
 	const char *format;
 	const char *title; /* svg heading, chrome otherData.title */
@@ -430,9 +431,10 @@ struct perfring_export_opts {
 
 /*
  * Converts the perf.data at opts->input and writes it to @out: samples as
- * instants on per-thread tracks, sched:sched_switch as slices of the
- * running threads and process/thread names (chrome), or the samples'
- * call stacks aggregated (folded, svg).  Returns 0 or -errno (-EINVAL: an
+ * instants on per-thread tracks with their call stacks, sched:sched_switch
+ * as slices of the running threads and of the CPUs, counting events as
+ * counters, process/thread names (chrome), the samples' call stacks
+ * aggregated (folded, svg), or a pprof profile (pprof: binary, gzip).  Returns 0 or -errno (-EINVAL: an
  * unknown format; -EBADMSG: the file is damaged, what came before the
  * damage was written out completely; a write error on @out stops it).
  */

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * `perfring export`: a perf.data as a Chrome trace-event JSON file, as
- * collapsed stacks for flame graph tools, or as a flame graph SVG.
+ * collapsed stacks for flame graph tools, as a flame graph SVG, or as a
+ * pprof profile (built by pprof.c from the samples handed to it).
  *
  * chrome: the JSON object format ({"traceEvents":[...]}), streamed out in
  * time order as the records come (perf's ordered processing).  Every
@@ -14,6 +15,16 @@
  * metadata is written when a track is first used and again at the end if
  * the name changed (exec).  Times are perf's nanoseconds as floating
  * microseconds.
+ *
+ * Call stacks (chrome): each sample's frames are interned root first in
+ * a frame table (parent id, category, name) whose ids are the stackFrames
+ * of the output; the instant carries its stack's id ("sf") and a line of
+ * the top-level "samples" array (what speedscope and the legacy trace
+ * viewer draw) goes to a temporary file, copied in after traceEvents.  The
+ * sched_switch slices are also drawn on one track per CPU (threads of a
+ * made-up "CPUs" process), and counting events (not the clocks, not
+ * tracepoints) make "C" counter events per process: the running total of
+ * their periods.
  *
  * folded: "comm;root;...;leaf count" per distinct stack, sorted, as
  * stackcollapse-perf.pl writes it (kernel frames with "_[k]", unknown
@@ -40,7 +51,9 @@
 #include "../common/log.h"
 #include "../common/opts.h"
 #include "../format/perf_reader.h"
+#include "intern.h"
 #include "outbuf.h"
+#include "pprof.h"
 #include "threads.h"
 #include "unwind.h"
 
@@ -49,7 +62,7 @@
 #define MAX_STACK_BYTES (512u << 20) /* bytes of stack keys kept */
 #define MAX_KEY (1u << 20) /* one stack key */
 
-enum fmt { FMT_CHROME, FMT_FOLDED, FMT_SVG };
+enum fmt { FMT_CHROME, FMT_FOLDED, FMT_SVG, FMT_PPROF };
 
 /* Where sched_switch keeps its fields (0 size: absent). */
 struct field {
@@ -78,7 +91,12 @@ struct cpu_run {
 	struct thread *t;
 	uint64_t start;
 	bool active;
+	bool track_named; /* its CPU track's thread_name written */
 };
+
+/* CPU tracks: a made-up process above any pid (pid_max is at most 2^22)
+ * whose threads are the CPUs. */
+#define CPU_TRACK_PID 1000000000
 
 struct stk {
 	char *key; /* NULL: empty slot */
@@ -106,7 +124,7 @@ struct exp {
 	struct tstate *tstates;
 	struct cpu_run *cpus;
 	uint32_t nr_cpus;
-	uint64_t nr_samples, nr_slices;
+	uint64_t nr_samples, nr_slices, nr_cpu_slices, nr_counters;
 
 	/* folded, svg */
 	struct stk *tab;
@@ -116,6 +134,18 @@ struct exp {
 	size_t key_len;
 	struct addr_loc *locs;
 	size_t nr_locs_cap;
+
+	/* chrome: call stacks, counters */
+	struct itab frames; /* key: parent frame id (u32), category, 0, name */
+	FILE *samples_tmp; /* the "samples" array, copied in at the end */
+	struct outbuf sob; /* into samples_tmp */
+	uint64_t nr_stack_samples;
+	struct itab counters; /* key: pid (i32), attr index (u32) */
+	struct u64v counter_val;
+	bool cpu_proc_named;
+
+	/* pprof */
+	struct pprof *pprof;
 };
 
 /* ---- text ------------------------------------------------------------ */
@@ -701,6 +731,71 @@ static void ensure_named(struct exp *e, struct thread *t, int32_t pid)
 	}
 }
 
+/* Names the CPU tracks' process (first, above the others) and CPU @cpu's
+ * track, if not done yet. */
+static void name_cpu_track(struct exp *e, struct cpu_run *r, uint32_t cpu)
+{
+	struct outbuf *ob = &e->ob;
+	char name[24];
+
+	if (!e->cpu_proc_named) {
+		e->cpu_proc_named = true;
+		put_meta(e, "process_name", CPU_TRACK_PID, CPU_TRACK_PID,
+			 "CPUs");
+		ev_begin(e);
+		ob_puts(ob,
+			"\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":");
+		ob_s64(ob, CPU_TRACK_PID, 0);
+		ob_puts(ob, ",\"tid\":");
+		ob_s64(ob, CPU_TRACK_PID, 0);
+		ob_puts(ob, ",\"args\":{\"sort_index\":-1}}");
+	}
+	if (r->track_named)
+		return;
+	r->track_named = true;
+	snprintf(name, sizeof(name), "CPU %u", cpu);
+	put_meta(e, "thread_name", CPU_TRACK_PID, CPU_TRACK_PID + (int32_t)cpu,
+		 name);
+	ev_begin(e);
+	ob_puts(ob, "\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":");
+	ob_s64(ob, CPU_TRACK_PID, 0);
+	ob_puts(ob, ",\"tid\":");
+	ob_s64(ob, CPU_TRACK_PID + (int32_t)cpu, 0);
+	ob_puts(ob, ",\"args\":{\"sort_index\":");
+	ob_u64(ob, cpu, 0, ' ');
+	ob_puts(ob, "}}");
+}
+
+/* The same run on its CPU's track, named by the thread that ran. */
+static void put_cpu_slice(struct exp *e, struct cpu_run *r, uint32_t cpu,
+			  uint64_t end, const char *state)
+{
+	struct outbuf *ob = &e->ob;
+
+	name_cpu_track(e, r, cpu);
+	ev_begin(e);
+	ob_puts(ob, "\"name\":");
+	ob_json_cstr(ob, thread_name(r->t));
+	ob_puts(ob, ",\"cat\":\"cpu\",\"ph\":\"X\",\"ts\":");
+	ob_us(ob, r->start);
+	ob_puts(ob, ",\"dur\":");
+	ob_us(ob, end - r->start);
+	ob_puts(ob, ",\"pid\":");
+	ob_s64(ob, CPU_TRACK_PID, 0);
+	ob_puts(ob, ",\"tid\":");
+	ob_s64(ob, CPU_TRACK_PID + (int32_t)cpu, 0);
+	ob_puts(ob, ",\"args\":{\"pid\":");
+	ob_s64(ob, track_pid(r->t), 0);
+	ob_puts(ob, ",\"tid\":");
+	ob_s64(ob, r->t->tid, 0);
+	if (state) {
+		ob_puts(ob, ",\"end_state\":");
+		ob_json_cstr(ob, state);
+	}
+	ob_puts(ob, "}}");
+	e->nr_cpu_slices++;
+}
+
 static void put_slice(struct exp *e, struct cpu_run *r, uint32_t cpu,
 		      uint64_t end, const char *state, const char *next,
 		      size_t next_len)
@@ -740,6 +835,7 @@ static void put_slice(struct exp *e, struct cpu_run *r, uint32_t cpu,
 	}
 	ob_puts(ob, "}}");
 	e->nr_slices++;
+	put_cpu_slice(e, r, cpu, end, state);
 }
 
 static struct cpu_run *cpu_run(struct exp *e, uint32_t cpu)
@@ -913,6 +1009,144 @@ static void chrome_slice_mark(struct exp *e, const struct prd_sample *s,
 	e->nr_slices++;
 }
 
+static int resolve_stack(struct exp *e, const struct prd_event *ev,
+			 struct thread *t, size_t *n);
+static void key_puts(struct exp *e, const char *s);
+
+/*
+ * The stackFrames id of the sample's stack (0: none), its frames interned
+ * root first: a frame is its parent's id, its category (the object it is
+ * in, "kernel" for the kernel's) and its name (the symbol, else "[dso]"
+ * or "[unknown]", as folded names them).
+ */
+static int chrome_stack(struct exp *e, const struct prd_event *ev,
+			struct thread *t, uint32_t *sf)
+{
+	uint32_t parent = 0;
+	size_t n;
+	int err;
+
+	*sf = 0;
+	if (!e->key) {
+		e->key = malloc(MAX_KEY);
+		if (!e->key)
+			return -ENOMEM;
+	}
+	err = resolve_stack(e, ev, t, &n);
+	if (err)
+		return err;
+	for (size_t i = n; i-- > 0;) {
+		const struct addr_loc *al = &e->locs[i];
+		const char *cat = al->kernel ? "kernel" :
+				  al->dso    ? (al->dso->short_name ?
+							al->dso->short_name :
+							al->dso->name) :
+					       "[unknown]";
+		uint32_t id;
+
+		memcpy(e->key, &parent, sizeof(parent));
+		e->key_len = sizeof(parent);
+		key_puts(e, cat);
+		if (e->key_len < MAX_KEY)
+			e->key[e->key_len++] = 0;
+		if (al->sym) {
+			key_puts(e, al->sym->name);
+		} else if (al->dso) {
+			key_puts(e, "[");
+			key_puts(e, al->dso->short_name ? al->dso->short_name :
+							  al->dso->name);
+			key_puts(e, "]");
+		} else {
+			key_puts(e, "[unknown]");
+		}
+		err = itab_intern(&e->frames, e->key, e->key_len, &id, NULL);
+		if (err == -E2BIG)
+			break; /* over 1 GiB of frames: the stack stops here */
+		if (err)
+			return err;
+		parent = id;
+	}
+	*sf = parent;
+	return 0;
+}
+
+/* A sample of the catapult "samples" array (speedscope and the legacy
+ * trace viewer draw its stack), into the temporary file. */
+static int put_stack_sample(struct exp *e, const struct prd_sample *s,
+			    int32_t pid, const char *evname, uint32_t sf)
+{
+	struct outbuf *ob = &e->sob;
+
+	if (!e->samples_tmp) {
+		e->samples_tmp = tmpfile();
+		if (!e->samples_tmp)
+			return errno ? -errno : -EIO;
+		if (ob_init(ob, e->samples_tmp))
+			return -ENOMEM;
+	}
+	ob_puts(ob, e->nr_stack_samples ? ",\n{\"pid\":" : "\n{\"pid\":");
+	ob_s64(ob, pid, 0);
+	ob_puts(ob, ",\"tid\":");
+	ob_s64(ob, (int32_t)s->tid, 0);
+	ob_puts(ob, ",\"ts\":");
+	ob_us(ob, s->time);
+	ob_puts(ob, ",\"cpu\":");
+	ob_u64(ob, s->cpu, 0, ' ');
+	ob_puts(ob, ",\"name\":");
+	ob_json_cstr(ob, evname);
+	ob_puts(ob, ",\"sf\":\"");
+	ob_u64(ob, sf, 0, ' ');
+	ob_puts(ob, "\"}");
+	ob_line_done(ob);
+	e->nr_stack_samples++;
+	return ob->err;
+}
+
+/* Events that count something (page-faults, cycles, ...): not the clocks,
+ * whose samples are the time itself, nor tracepoints and breakpoints,
+ * which are instants. */
+static bool counting_event(const struct prd_attr *a)
+{
+	if (!a)
+		return false;
+	switch (a->attr.type) {
+	case PERF_TYPE_HARDWARE:
+	case PERF_TYPE_HW_CACHE:
+	case PERF_TYPE_RAW:
+		return true;
+	case PERF_TYPE_SOFTWARE:
+		return a->attr.config != PERF_COUNT_SW_CPU_CLOCK &&
+		       a->attr.config != PERF_COUNT_SW_TASK_CLOCK &&
+		       a->attr.config != PERF_COUNT_SW_DUMMY &&
+		       a->attr.config != PERF_COUNT_SW_BPF_OUTPUT;
+	default:
+		return false;
+	}
+}
+
+/* A counter track per process and counting event: the running total of
+ * the samples' periods (what perf stat would have counted by then). */
+static int put_counter(struct exp *e, const struct prd_sample *s, int32_t pid,
+		       const char *evname)
+{
+	struct outbuf *ob = &e->ob;
+	uint32_t key[2] = { (uint32_t)pid, s->attr->index }, id;
+	int err = itab_intern(&e->counters, key, sizeof(key), &id, NULL);
+
+	if (!err)
+		err = u64v_set(&e->counter_val, id - 1, s->period);
+	if (err)
+		return err;
+	put_event_head(e, evname, "counter", "\"C\"", s, pid);
+	ob_puts(ob, ",\"args\":{");
+	ob_json_cstr(ob, evname);
+	ob_putc(ob, ':');
+	ob_u64(ob, e->counter_val.v[id - 1], 0, ' ');
+	ob_puts(ob, "}}");
+	e->nr_counters++;
+	return 0;
+}
+
 static int chrome_sample(struct exp *e, const struct prd_event *ev)
 {
 	const struct prd_sample *s = ev->sample;
@@ -922,6 +1156,7 @@ static int chrome_sample(struct exp *e, const struct prd_event *ev)
 	struct addr_loc al;
 	const char *name, *evname;
 	int32_t pid = (int32_t)s->pid;
+	uint32_t sf = 0;
 
 	t = machine_findnew_thread(&e->m, pid, (int32_t)s->tid);
 	if (!t)
@@ -946,8 +1181,27 @@ static int chrome_sample(struct exp *e, const struct prd_event *ev)
 			return 0;
 		}
 	}
+	if (counting_event(s->attr)) {
+		int err = put_counter(e, s, pid, evname);
+
+		if (err)
+			return err;
+	}
+	{
+		int err = chrome_stack(e, ev, t, &sf);
+
+		if (!err && sf)
+			err = put_stack_sample(e, s, pid, evname, sf);
+		if (err)
+			return err;
+	}
 	sample_name(e, s, t, cpumode, &al, &name);
 	put_event_head(e, name, evname, "\"i\",\"s\":\"t\"", s, pid);
+	if (sf) {
+		ob_puts(ob, ",\"sf\":\"");
+		ob_u64(ob, sf, 0, ' ');
+		ob_putc(ob, '"');
+	}
 	ob_puts(ob, ",\"args\":{\"ip\":\"0x");
 	ob_x64(ob, s->ip, 0);
 	ob_puts(ob, "\"");
@@ -971,6 +1225,52 @@ static int chrome_sample(struct exp *e, const struct prd_event *ev)
 static void chrome_begin(struct exp *e)
 {
 	ob_puts(&e->ob, "{\"traceEvents\":[");
+}
+
+/* "samples" (copied from the temporary file) and "stackFrames". */
+static void chrome_stacks_out(struct exp *e)
+{
+	struct outbuf *ob = &e->ob;
+	char buf[1 << 16];
+	size_t n;
+
+	ob_flush(&e->sob);
+	if (e->sob.err || fflush(e->samples_tmp) ||
+	    fseek(e->samples_tmp, 0, SEEK_SET)) {
+		pr_err("export: the samples' temporary file: %s",
+		       strerror(e->sob.err ? -e->sob.err : errno));
+		return;
+	}
+	ob_puts(ob, "\"samples\":[");
+	while ((n = fread(buf, 1, sizeof(buf), e->samples_tmp)) > 0) {
+		ob_write(ob, buf, n);
+		ob_line_done(ob);
+	}
+	ob_puts(ob, "\n],\n\"stackFrames\":{");
+	for (uint32_t id = 1; id <= e->frames.nr; id++) {
+		size_t len, cl;
+		const char *k = itab_key(&e->frames, id, &len);
+		uint32_t parent;
+
+		memcpy(&parent, k, sizeof(parent));
+		k += sizeof(parent);
+		len -= sizeof(parent);
+		cl = strnlen(k, len);
+		ob_puts(ob, id > 1 ? ",\n\"" : "\n\"");
+		ob_u64(ob, id, 0, ' ');
+		ob_puts(ob, "\":{\"name\":");
+		ob_json_str(ob, k + cl + 1, len - cl - 1);
+		ob_puts(ob, ",\"category\":");
+		ob_json_str(ob, k, cl);
+		if (parent) {
+			ob_puts(ob, ",\"parent\":\"");
+			ob_u64(ob, parent, 0, ' ');
+			ob_putc(ob, '"');
+		}
+		ob_putc(ob, '}');
+		ob_line_done(ob);
+	}
+	ob_puts(ob, "\n},\n");
 }
 
 static void chrome_end(struct exp *e)
@@ -998,13 +1298,23 @@ static void chrome_end(struct exp *e)
 			ts->proc_comm = name;
 		}
 	}
-	ob_puts(ob,
-		"\n],\n\"displayTimeUnit\":\"ns\",\n\"otherData\":{\"title\":");
+	ob_puts(ob, "\n],\n");
+	if (e->nr_stack_samples)
+		chrome_stacks_out(e);
+	ob_puts(ob, "\"displayTimeUnit\":\"ns\",\n\"otherData\":{\"title\":");
 	ob_json_cstr(ob, e->title ? e->title : "perfring");
 	ob_puts(ob, ",\"generator\":\"perfring export\",\"samples\":");
 	ob_u64(ob, e->nr_samples, 0, ' ');
 	ob_puts(ob, ",\"slices\":");
 	ob_u64(ob, e->nr_slices, 0, ' ');
+	ob_puts(ob, ",\"cpu_slices\":");
+	ob_u64(ob, e->nr_cpu_slices, 0, ' ');
+	ob_puts(ob, ",\"counter_events\":");
+	ob_u64(ob, e->nr_counters, 0, ' ');
+	ob_puts(ob, ",\"stack_samples\":");
+	ob_u64(ob, e->nr_stack_samples, 0, ' ');
+	ob_puts(ob, ",\"stack_frames\":");
+	ob_u64(ob, e->frames.nr, 0, ' ');
 	{
 		const char *s = prd_feature_string(e->f, PRD_FEAT_HOSTNAME);
 
@@ -1147,43 +1457,33 @@ static void key_frame(struct exp *e, const struct addr_loc *al)
 		key_puts(e, "_[k]");
 }
 
-static int stack_sample(struct exp *e, const struct prd_event *ev)
+/* The frames of a sample, leaf first, into e->locs[0..*n): its callchain
+ * resolved in the mode of each context marker, then (--call-graph dwarf)
+ * the user frames unwound below it, or its ip alone. */
+static int resolve_stack(struct exp *e, const struct prd_event *ev,
+			 struct thread *t, size_t *n)
 {
 	const struct prd_sample *s = ev->sample;
 	uint8_t cpumode = ev->hdr->misc & PERF_RECORD_MISC_CPUMODE_MASK;
-	struct thread *t;
-	struct addr_loc al;
-	const char *comm;
-	size_t n = 0;
 	uint64_t user[UNWIND_MAX_FRAMES];
 	unsigned nr_user;
+	uint64_t need;
 
-	t = machine_findnew_thread(&e->m, (int32_t)s->pid, (int32_t)s->tid);
-	if (!t)
-		return -ENOMEM;
-	if (!e->key) {
-		e->key = malloc(MAX_KEY);
-		if (!e->key)
-			return -ENOMEM;
-	}
-	e->key_len = 0;
-	comm = t->comm;
-	key_put(e, comm, strlen(comm), true);
-	/* --call-graph dwarf: the user frames below the kernel callchain */
+	*n = 0;
 	nr_user = unwind_user_stack(&e->m, t, s, user, UNWIND_MAX_FRAMES);
-	if (s->nr_callchain || nr_user) {
+	need = s->nr_callchain + nr_user ? s->nr_callchain + nr_user : 1;
+	if (need > e->nr_locs_cap) {
+		struct addr_loc *v =
+			realloc(e->locs, (size_t)need * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		e->locs = v;
+		e->nr_locs_cap = (size_t)need;
+	}
+	if (s->nr_callchain) {
 		uint8_t mode = 0; /* before a context marker: guess */
-		size_t need = (size_t)s->nr_callchain + nr_user;
 
-		if (need > e->nr_locs_cap) {
-			struct addr_loc *v =
-				realloc(e->locs, need * sizeof(*v));
-
-			if (!v)
-				return -ENOMEM;
-			e->locs = v;
-			e->nr_locs_cap = need;
-		}
 		for (uint64_t i = 0; i < s->nr_callchain; i++) {
 			uint64_t ip = s->callchain[i];
 
@@ -1210,19 +1510,43 @@ static int stack_sample(struct exp *e, const struct prd_event *ev)
 				continue;
 			}
 			machine_resolve(&e->m, t, mode, ip, true,
-					&e->locs[n++]);
+					&e->locs[(*n)++]);
 		}
-		for (unsigned i = 0; i < nr_user; i++)
-			machine_resolve(&e->m, t, PERF_RECORD_MISC_USER,
-					user[i], true, &e->locs[n++]);
-		/* Root first. */
-		for (size_t i = n; i-- > 0;)
-			key_frame(e, &e->locs[i]);
 	}
-	if (!n) {
-		machine_resolve(&e->m, t, cpumode, s->ip, true, &al);
-		key_frame(e, &al);
+	for (unsigned i = 0; i < nr_user; i++)
+		machine_resolve(&e->m, t, PERF_RECORD_MISC_USER, user[i], true,
+				&e->locs[(*n)++]);
+	if (!*n)
+		machine_resolve(&e->m, t, cpumode, s->ip, true,
+				&e->locs[(*n)++]);
+	return 0;
+}
+
+static int stack_sample(struct exp *e, const struct prd_event *ev)
+{
+	const struct prd_sample *s = ev->sample;
+	struct thread *t;
+	const char *comm;
+	size_t n;
+	int err;
+
+	t = machine_findnew_thread(&e->m, (int32_t)s->pid, (int32_t)s->tid);
+	if (!t)
+		return -ENOMEM;
+	if (!e->key) {
+		e->key = malloc(MAX_KEY);
+		if (!e->key)
+			return -ENOMEM;
 	}
+	e->key_len = 0;
+	comm = t->comm;
+	key_put(e, comm, strlen(comm), true);
+	err = resolve_stack(e, ev, t, &n);
+	if (err)
+		return err;
+	/* Root first. */
+	for (size_t i = n; i-- > 0;)
+		key_frame(e, &e->locs[i]);
 	return tab_add(e, e->key, e->key_len, false);
 }
 
@@ -1618,7 +1942,17 @@ static int on_event(struct prd_file *f, const struct prd_event *ev, void *ctx)
 		e->machine_ok = true;
 		first_sample(e);
 	}
-	err = e->fmt == FMT_CHROME ? chrome_sample(e, ev) : stack_sample(e, ev);
+	if (e->fmt == FMT_PPROF) {
+		struct thread *t =
+			machine_findnew_thread(&e->m, (int32_t)ev->sample->pid,
+					       (int32_t)ev->sample->tid);
+
+		err = t ? pprof_add(e->pprof, &e->m, t, ev) : -ENOMEM;
+	} else if (e->fmt == FMT_CHROME) {
+		err = chrome_sample(e, ev);
+	} else {
+		err = stack_sample(e, ev);
+	}
 	if (!err && e->ob.err)
 		err = e->ob.err;
 	return err;
@@ -1639,6 +1973,13 @@ static void exp_free(struct exp *e)
 	free(e->locs);
 	free(e->cpus);
 	free(e->ob.p);
+	itab_free(&e->frames);
+	itab_free(&e->counters);
+	free(e->counter_val.v);
+	if (e->samples_tmp)
+		fclose(e->samples_tmp);
+	free(e->sob.p);
+	pprof_free(e->pprof);
 }
 
 PERFRING_API int perfring_export(const struct perfring_export_opts *opts,
@@ -1663,8 +2004,10 @@ PERFRING_API int perfring_export(const struct perfring_export_opts *opts,
 		e.fmt = FMT_FOLDED;
 	} else if (!strcmp(fmt, "svg") || !strcmp(fmt, "flamegraph")) {
 		e.fmt = FMT_SVG;
+	} else if (!strcmp(fmt, "pprof")) {
+		e.fmt = FMT_PPROF;
 	} else {
-		pr_err("export: unknown format '%s' (chrome, folded or svg)",
+		pr_err("export: unknown format '%s' (chrome, folded, svg or pprof)",
 		       fmt);
 		return -EINVAL;
 	}
@@ -1688,6 +2031,15 @@ PERFRING_API int perfring_export(const struct perfring_export_opts *opts,
 	}
 	if (e.fmt == FMT_CHROME)
 		chrome_begin(&e);
+	if (e.fmt == FMT_PPROF) {
+		err = pprof_new(e.f, &e.pprof);
+		if (err) {
+			prd_close(e.f);
+			machine_exit(&e.m);
+			free(e.ob.p);
+			return err;
+		}
+	}
 	perr = prd_process(e.f, true, on_event, &e);
 	err = 0;
 	/* Damage: what came before it is still written out, completely. */
@@ -1700,6 +2052,8 @@ PERFRING_API int perfring_export(const struct perfring_export_opts *opts,
 			chrome_end(&e);
 		else if (e.fmt == FMT_FOLDED)
 			oerr = folded_out(&e);
+		else if (e.fmt == FMT_PPROF)
+			oerr = pprof_write(e.pprof, &e.m, in, out);
 		else
 			oerr = svg_out(&e);
 		if (!err)

@@ -1,0 +1,773 @@
+// SPDX-License-Identifier: MIT
+/*
+ * `perfring export -f pprof`: the samples of a perf.data as a pprof
+ * profile (github.com/google/pprof, proto/profile.proto), the format
+ * `go tool pprof`, Pyroscope, Parca and Grafana read.
+ *
+ * Samples are aggregated as they come in four intern tables (byte keys to
+ * dense ids): mappings (dso, start, end, pgoff), locations (mapping,
+ * address), functions (name, file) and samples (event, pid, tid, cpu,
+ * comm, location ids leaf first).  A sample's values are [samples/count,
+ * then one per event with samples: its period in the event's unit]
+ * (cpu-clock and task-clock count nanoseconds, every other event counts
+ * events); a sample carries the value of its own event only.  At the end
+ * the strings are interned, the Profile message is encoded with the small
+ * protobuf writer below (varints and length-delimited fields are all the
+ * format needs: docs/design.md says why no protobuf library) and the
+ * bytes go through zlib's deflate with a gzip header.
+ *
+ * Stacks: the callchain, then (--call-graph dwarf) the user frames unwound
+ * by unwind.c, as export -f folded has them.  Build-ids: from MMAP2
+ * records (threads.c) or the BUILD_ID feature.
+ * time_nanos: CLOCK_DATA's wall-clock reference if the file has one, else
+ * the file's modification time less the samples' span (a recording ends
+ * as the file is last written).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <zlib.h>
+#include "../common/log.h"
+#include "intern.h"
+#include "pprof.h"
+#include "unwind.h"
+
+#define MAX_SAMPLE_KEYS (1u << 22) /* distinct samples kept (more: lumped) */
+
+/* ---- the profile being built ----------------------------------------- */
+
+struct map_key {
+	uint64_t dso; /* struct dso * (they live as long as the machine) */
+	uint64_t start, end, pgoff;
+};
+
+struct loc_key {
+	uint64_t mapping_id, address;
+};
+
+struct func_key {
+	uint64_t name, file; /* string ids */
+};
+
+/* Sample key: these (pid, tid, cpu, comm: label string ids), then the
+ * location ids, leaf first. */
+enum { SK_ATTR, SK_PID, SK_TID, SK_CPU, SK_COMM, SK_LOCS };
+
+struct pprof {
+	struct prd_file *f;
+	struct itab strs, maps, locs, funcs, samples;
+	struct u64v loc_func; /* function id per location (0: none) */
+	struct u64v map_has_func; /* a location of the mapping has one */
+	struct u64v count, period; /* per sample */
+	uint64_t *key; /* sample key being built */
+	size_t key_cap;
+	uint64_t first_time, last_time;
+	bool full_warned;
+};
+
+int pprof_new(struct prd_file *f, struct pprof **out)
+{
+	struct pprof *p = calloc(1, sizeof(*p));
+	uint32_t id;
+	int err;
+
+	if (!p)
+		return -ENOMEM;
+	p->f = f;
+	p->first_time = UINT64_MAX;
+	/* string_table[0] must be "". */
+	err = itab_intern(&p->strs, "", 0, &id, NULL);
+	if (err) {
+		pprof_free(p);
+		return err;
+	}
+	*out = p;
+	return 0;
+}
+
+void pprof_free(struct pprof *p)
+{
+	if (!p)
+		return;
+	itab_free(&p->strs);
+	itab_free(&p->maps);
+	itab_free(&p->locs);
+	itab_free(&p->funcs);
+	itab_free(&p->samples);
+	free(p->loc_func.v);
+	free(p->map_has_func.v);
+	free(p->count.v);
+	free(p->period.v);
+	free(p->key);
+	free(p);
+}
+
+/* String table index of @s (@n bytes). */
+static int str_id(struct pprof *p, const char *s, size_t n, uint64_t *idx)
+{
+	uint32_t id;
+	int err = itab_intern(&p->strs, s, n, &id, NULL);
+
+	if (err)
+		return err;
+	*idx = id - 1;
+	return 0;
+}
+
+static int str_idc(struct pprof *p, const char *s, uint64_t *idx)
+{
+	return str_id(p, s, strlen(s), idx);
+}
+
+/* String table index of a number in decimal (labels). */
+static int num_str(struct pprof *p, int64_t v, uint64_t *idx)
+{
+	char buf[24];
+
+	return str_id(p, buf,
+		      (size_t)snprintf(buf, sizeof(buf), "%lld", (long long)v),
+		      idx);
+}
+
+/* The location id of one resolved frame. */
+static int location_of(struct pprof *p, const struct addr_loc *al, uint64_t ip,
+		       uint64_t *loc)
+{
+	struct map_key mk = { 0 };
+	struct loc_key lk = { 0 };
+	uint32_t id;
+	bool added;
+	int err;
+
+	if (al->map || al->dso) {
+		mk.dso = (uint64_t)(uintptr_t)al->dso;
+		if (al->map) {
+			mk.start = al->map->start;
+			mk.end = al->map->end;
+			mk.pgoff = al->map->pgoff;
+		} else {
+			mk.end = UINT64_MAX; /* kallsyms without a map */
+		}
+		err = itab_intern(&p->maps, &mk, sizeof(mk), &id, NULL);
+		if (err)
+			return err;
+		lk.mapping_id = id;
+	}
+	lk.address = ip;
+	err = itab_intern(&p->locs, &lk, sizeof(lk), &id, &added);
+	if (err)
+		return err;
+	*loc = id;
+	if (added && al->sym) {
+		struct func_key fk;
+		uint32_t fid;
+
+		err = str_idc(p, al->sym->name, &fk.name);
+		if (!err)
+			err = str_idc(p, al->dso ? al->dso->name : "",
+				      &fk.file);
+		if (!err)
+			err = itab_intern(&p->funcs, &fk, sizeof(fk), &fid,
+					  NULL);
+		if (!err)
+			err = u64v_set(&p->loc_func, id - 1, fid);
+		if (!err && lk.mapping_id)
+			err = u64v_set(&p->map_has_func, lk.mapping_id - 1, 1);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int key_room(struct pprof *p, size_t n)
+{
+	uint64_t *v;
+
+	if (n <= p->key_cap)
+		return 0;
+	v = realloc(p->key, n * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	p->key = v;
+	p->key_cap = n;
+	return 0;
+}
+
+int pprof_add(struct pprof *p, struct machine *m, struct thread *t,
+	      const struct prd_event *ev)
+{
+	const struct prd_sample *s = ev->sample;
+	uint8_t cpumode = ev->hdr->misc & PERF_RECORD_MISC_CPUMODE_MASK;
+	size_t n = SK_LOCS;
+	uint64_t user[UNWIND_MAX_FRAMES];
+	unsigned nr_user;
+	struct addr_loc al;
+	uint32_t id;
+	bool added;
+	int err;
+
+	if (s->time != UINT64_MAX && s->time) {
+		if (s->time < p->first_time)
+			p->first_time = s->time;
+		if (s->time > p->last_time)
+			p->last_time = s->time;
+	}
+	/* --call-graph dwarf: the user frames unwound below the callchain */
+	nr_user = unwind_user_stack(m, t, s, user, UNWIND_MAX_FRAMES);
+	err = key_room(p, SK_LOCS + s->nr_callchain + nr_user + 1);
+	if (err)
+		return err;
+	p->key[SK_ATTR] = s->attr ? s->attr->index : 0;
+	err = num_str(p, (int32_t)s->pid, &p->key[SK_PID]);
+	if (!err)
+		err = num_str(p, (int32_t)s->tid, &p->key[SK_TID]);
+	if (!err)
+		err = num_str(p, (int64_t)s->cpu, &p->key[SK_CPU]);
+	if (!err)
+		err = str_idc(p, t->comm, &p->key[SK_COMM]);
+	if (err)
+		return err;
+	if (s->nr_callchain) {
+		uint8_t mode = 0; /* before a context marker: guess */
+
+		for (uint64_t i = 0; i < s->nr_callchain; i++) {
+			uint64_t ip = s->callchain[i];
+
+			if (ip >= (uint64_t)PERF_CONTEXT_MAX) {
+				switch (ip) {
+				case (uint64_t)PERF_CONTEXT_KERNEL:
+					mode = PERF_RECORD_MISC_KERNEL;
+					break;
+				case (uint64_t)PERF_CONTEXT_USER:
+					mode = PERF_RECORD_MISC_USER;
+					break;
+				case (uint64_t)PERF_CONTEXT_HV:
+					mode = PERF_RECORD_MISC_HYPERVISOR;
+					break;
+				case (uint64_t)PERF_CONTEXT_GUEST_KERNEL:
+					mode = PERF_RECORD_MISC_GUEST_KERNEL;
+					break;
+				case (uint64_t)PERF_CONTEXT_GUEST_USER:
+					mode = PERF_RECORD_MISC_GUEST_USER;
+					break;
+				default:
+					break;
+				}
+				continue;
+			}
+			machine_resolve(m, t, mode, ip, true, &al);
+			err = location_of(p, &al, ip, &p->key[n]);
+			if (err)
+				return err;
+			n++;
+		}
+	}
+	for (unsigned i = 0; i < nr_user; i++) {
+		machine_resolve(m, t, PERF_RECORD_MISC_USER, user[i], true,
+				&al);
+		err = location_of(p, &al, user[i], &p->key[n]);
+		if (err)
+			return err;
+		n++;
+	}
+	if (n == SK_LOCS) {
+		machine_resolve(m, t, cpumode, s->ip, true, &al);
+		err = location_of(p, &al, s->ip, &p->key[n]);
+		if (err)
+			return err;
+		n++;
+	}
+	err = p->samples.nr >= MAX_SAMPLE_KEYS ?
+		      -E2BIG :
+		      itab_intern(&p->samples, p->key, n * sizeof(*p->key), &id,
+				  &added);
+	if (err == -E2BIG) {
+		/* Too many distinct stacks: the rest lose theirs. */
+		if (!p->full_warned) {
+			p->full_warned = true;
+			pr_warn("export: over %u distinct pprof samples: the stacks of the rest are left out",
+				MAX_SAMPLE_KEYS);
+		}
+		n = SK_LOCS;
+		err = itab_intern(&p->samples, p->key, n * sizeof(*p->key), &id,
+				  &added);
+	}
+	if (err)
+		return err;
+	err = u64v_set(&p->count, id - 1, 1);
+	if (!err)
+		err = u64v_set(&p->period, id - 1, s->period);
+	return err;
+}
+
+/* ---- protobuf --------------------------------------------------------- */
+
+/* An encoded message being written (err: sticky -ENOMEM). */
+struct pb {
+	uint8_t *p;
+	size_t len, cap;
+	int err;
+};
+
+enum { WT_VARINT = 0, WT_LEN = 2 };
+
+static bool pb_room(struct pb *b, size_t n)
+{
+	if (b->err)
+		return false;
+	if (b->len + n > b->cap) {
+		size_t c = b->cap ? b->cap : 256;
+		uint8_t *v;
+
+		while (c < b->len + n)
+			c *= 2;
+		v = realloc(b->p, c);
+		if (!v) {
+			b->err = -ENOMEM;
+			return false;
+		}
+		b->p = v;
+		b->cap = c;
+	}
+	return true;
+}
+
+static void pb_varint(struct pb *b, uint64_t v)
+{
+	if (!pb_room(b, 10))
+		return;
+	while (v >= 0x80) {
+		b->p[b->len++] = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	b->p[b->len++] = (uint8_t)v;
+}
+
+static void pb_key(struct pb *b, unsigned int field, unsigned int wt)
+{
+	pb_varint(b, (uint64_t)field << 3 | wt);
+}
+
+/* A scalar field (int64, uint64, bool as varints: negative int64 as ten
+ * bytes, as protobuf has it).  Zero is the default: left out. */
+static void pb_uint(struct pb *b, unsigned int field, uint64_t v)
+{
+	if (!v)
+		return;
+	pb_key(b, field, WT_VARINT);
+	pb_varint(b, v);
+}
+
+static void pb_bytes(struct pb *b, unsigned int field, const void *p, size_t n)
+{
+	pb_key(b, field, WT_LEN);
+	pb_varint(b, n);
+	if (n && pb_room(b, n)) {
+		memcpy(b->p + b->len, p, n);
+		b->len += n;
+	}
+}
+
+/* Appends @sub as field @field of @b and empties it. */
+static void pb_msg(struct pb *b, unsigned int field, struct pb *sub)
+{
+	if (sub->err && !b->err)
+		b->err = sub->err;
+	pb_bytes(b, field, sub->p, sub->len);
+	sub->len = 0;
+}
+
+/* ---- writing ---------------------------------------------------------- */
+
+static bool is_clock_event(const struct prd_attr *a)
+{
+	return a->attr.type == PERF_TYPE_SOFTWARE &&
+	       (a->attr.config == PERF_COUNT_SW_CPU_CLOCK ||
+		a->attr.config == PERF_COUNT_SW_TASK_CLOCK);
+}
+
+/* The BUILD_ID feature: records {header, pid, build_id[24], filename}
+ * (misc bit 15: build_id[20] holds the id's size). */
+static void apply_build_ids(struct pprof *p, struct machine *m)
+{
+	size_t len = 0, off = 0;
+	const uint8_t *b = prd_feature(p->f, PRD_FEAT_BUILD_ID, &len);
+
+	while (b && len - off >= 36) {
+		uint16_t misc, rsz;
+		struct dso *d;
+		size_t n, nl;
+
+		memcpy(&misc, b + off + 4, 2);
+		memcpy(&rsz, b + off + 6, 2);
+		if (rsz < 36 || rsz > len - off)
+			break;
+		nl = strnlen((const char *)b + off + 36, rsz - 36u);
+		n = misc & (1u << 15) ? b[off + 32] : 20;
+		if (n > 20)
+			n = 20;
+		d = nl ? dsos_findnew(&m->dsos, (const char *)b + off + 36,
+				      nl) :
+			 NULL;
+		if (d && !d->build_id_size && n)
+			dso_set_build_id(d, b + off + 12, n);
+		off += rsz;
+	}
+}
+
+/* Wall-clock nanoseconds of the first sample (0: unknown). */
+static uint64_t start_wall_ns(struct pprof *p, const char *input)
+{
+	size_t len = 0;
+	const uint8_t *cd = prd_feature(p->f, PRD_FEAT_CLOCK_DATA, &len);
+	uint64_t span =
+		p->last_time > p->first_time ? p->last_time - p->first_time : 0;
+	struct timespec now;
+	struct stat st;
+
+	if (cd && len >= 24) {
+		uint32_t ver;
+		uint64_t tod, clk;
+
+		memcpy(&ver, cd, 4);
+		memcpy(&tod, cd + 8, 8);
+		memcpy(&clk, cd + 16, 8);
+		if (ver >= 1 && p->first_time != UINT64_MAX)
+			return tod + (p->first_time - clk);
+	}
+	if (input && strcmp(input, "-") && !stat(input, &st)) {
+		uint64_t mt = (uint64_t)st.st_mtim.tv_sec * 1000000000u +
+			      (uint64_t)st.st_mtim.tv_nsec;
+
+		return mt > span ? mt - span : 0;
+	}
+	if (clock_gettime(CLOCK_REALTIME, &now))
+		return 0;
+	return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec -
+	       span;
+}
+
+static int gzip_out(const struct pb *b, FILE *out)
+{
+	unsigned char buf[1 << 16];
+	z_stream zs;
+	int zr, err = 0;
+
+	memset(&zs, 0, sizeof(zs));
+	/* 15 + 16: a gzip header and trailer around the deflate stream. */
+	if (deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
+			 Z_DEFAULT_STRATEGY) != Z_OK)
+		return -ENOMEM;
+	zs.next_in = b->p;
+	zs.avail_in = 0;
+	{
+		size_t left = b->len;
+		const uint8_t *in = b->p;
+
+		do {
+			uInt chunk = left > (1u << 30) ? (1u << 30) :
+							 (uInt)left;
+			int flush = left == chunk ? Z_FINISH : Z_NO_FLUSH;
+
+			zs.next_in = (Bytef *)(uintptr_t)in;
+			zs.avail_in = chunk;
+			in += chunk;
+			left -= chunk;
+			do {
+				size_t have;
+
+				zs.next_out = buf;
+				zs.avail_out = sizeof(buf);
+				zr = deflate(&zs, flush);
+				if (zr == Z_STREAM_ERROR) {
+					err = -EIO;
+					goto out;
+				}
+				have = sizeof(buf) - zs.avail_out;
+				if (have && fwrite(buf, 1, have, out) != have) {
+					err = errno ? -errno : -EIO;
+					goto out;
+				}
+			} while (zs.avail_out == 0);
+		} while (left);
+	}
+	if (zr != Z_STREAM_END)
+		err = -EIO;
+out:
+	deflateEnd(&zs);
+	return err;
+}
+
+/*
+ * pprof takes mapping 1 for the main binary (its "File:" line): the
+ * executable (an ELF file not named *.so*) where the most samples end,
+ * else the file where the most end.  @hits: room for the mappings.
+ */
+static uint32_t main_mapping(struct pprof *p, uint64_t *hits)
+{
+	uint32_t best = 0, best_any = 0;
+
+	for (uint32_t id = 1; id <= p->samples.nr; id++) {
+		size_t kl;
+		const char *kp = itab_key(&p->samples, id, &kl);
+		uint64_t loc;
+		struct loc_key lk;
+
+		if (kl < (SK_LOCS + 1) * sizeof(loc))
+			continue;
+		memcpy(&loc, kp + SK_LOCS * sizeof(loc), sizeof(loc));
+		memcpy(&lk, itab_key(&p->locs, (uint32_t)loc, &kl), sizeof(lk));
+		if (lk.mapping_id)
+			hits[lk.mapping_id] += p->count.v[id - 1];
+	}
+	for (uint32_t id = 1; id <= p->maps.nr; id++) {
+		struct map_key mk;
+		size_t kl;
+		const struct dso *d;
+
+		memcpy(&mk, itab_key(&p->maps, id, &kl), sizeof(mk));
+		d = (const struct dso *)(uintptr_t)mk.dso;
+		if (!d || d->kind != DSO_FILE || !hits[id])
+			continue;
+		if (!best_any || hits[id] > hits[best_any])
+			best_any = id;
+		if (!strstr(d->short_name ? d->short_name : d->name, ".so") &&
+		    (!best || hits[id] > hits[best]))
+			best = id;
+	}
+	return best ? best : best_any ? best_any : 1;
+}
+
+/* Mapping ids as written: @main and 1 trade places. */
+static uint64_t swap_id(uint32_t id, uint32_t main)
+{
+	return id == main ? 1 : id == 1 ? main : id;
+}
+
+static void put_value_type(struct pb *b, struct pb *sub, unsigned int field,
+			   uint64_t type, uint64_t unit)
+{
+	pb_uint(sub, 1, type);
+	pb_uint(sub, 2, unit);
+	pb_msg(b, field, sub);
+}
+
+/* Labels are strings, numbers too: Pyroscope and Parca read string labels
+ * only, and pprof drops a numeric label of 0 (cpu 0). */
+static void put_label(struct pb *smp, struct pb *lab, uint64_t key,
+		      uint64_t str)
+{
+	pb_uint(lab, 1, key);
+	pb_uint(lab, 2, str);
+	pb_msg(smp, 3, lab);
+}
+
+int pprof_write(struct pprof *p, struct machine *m, const char *input,
+		FILE *out)
+{
+	uint32_t nattrs = prd_nr_attrs(p->f);
+	/* value slot (1..) of each attr, 0: no samples */
+	uint32_t *slot = calloc(nattrs ? nattrs : 1, sizeof(*slot));
+	uint64_t *tid = NULL, *uid = NULL, *vals = NULL;
+	uint64_t *map_file = NULL, *map_bid = NULL, *map_hits = NULL;
+	uint32_t main_map;
+	uint64_t s_samples = 0, s_count = 0, s_pid = 0, s_tid = 0, s_cpu = 0,
+		 s_comm = 0, s_ns = 0;
+	uint32_t nslots = 0, first_attr = UINT32_MAX;
+	struct pb b = { 0 }, sub = { 0 }, sub2 = { 0 }, pk = { 0 };
+	int err = -ENOMEM;
+
+	if (!slot)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < nattrs; i++)
+		if (prd_attr(p->f, i)->nr_samples) {
+			slot[i] = ++nslots;
+			if (first_attr == UINT32_MAX)
+				first_attr = i;
+		}
+	tid = calloc(nslots + 1, sizeof(*tid));
+	uid = calloc(nslots + 1, sizeof(*uid));
+	vals = calloc(nslots + 1, sizeof(*vals));
+	map_file = calloc(p->maps.nr + 1, sizeof(*map_file));
+	map_bid = calloc(p->maps.nr + 1, sizeof(*map_bid));
+	map_hits = calloc(p->maps.nr + 1, sizeof(*map_hits));
+	if (!tid || !uid || !vals || !map_file || !map_bid || !map_hits)
+		goto out;
+	main_map = main_mapping(p, map_hits);
+
+	/* Every string first (the table is written last). */
+	apply_build_ids(p, m);
+	err = str_idc(p, "samples", &s_samples);
+	if (!err)
+		err = str_idc(p, "count", &s_count);
+	if (!err)
+		err = str_idc(p, "nanoseconds", &s_ns);
+	if (!err)
+		err = str_idc(p, "pid", &s_pid);
+	if (!err)
+		err = str_idc(p, "tid", &s_tid);
+	if (!err)
+		err = str_idc(p, "cpu", &s_cpu);
+	if (!err)
+		err = str_idc(p, "comm", &s_comm);
+	tid[0] = s_samples;
+	uid[0] = s_count;
+	for (uint32_t i = 0; !err && i < nattrs; i++) {
+		const struct prd_attr *a = prd_attr(p->f, i);
+
+		if (!slot[i])
+			continue;
+		err = str_idc(p, a->name ? a->name : "event", &tid[slot[i]]);
+		uid[slot[i]] = is_clock_event(a) ? s_ns : s_count;
+	}
+	for (uint32_t id = 1; !err && id <= p->maps.nr; id++) {
+		struct map_key mk;
+		size_t kl;
+		const struct dso *d;
+
+		memcpy(&mk, itab_key(&p->maps, id, &kl), sizeof(mk));
+		d = (const struct dso *)(uintptr_t)mk.dso;
+		err = str_idc(p, d ? d->name : "", &map_file[id]);
+		if (!err && d && d->build_id_size) {
+			char hex[41];
+
+			for (unsigned int k = 0; k < d->build_id_size; k++)
+				snprintf(hex + 2 * k, 3, "%02x",
+					 d->build_id[k]);
+			err = str_id(p, hex, 2u * d->build_id_size,
+				     &map_bid[id]);
+		}
+	}
+	if (err)
+		goto out;
+
+	/* 1: sample_type */
+	for (uint32_t k = 0; k <= nslots; k++)
+		put_value_type(&b, &sub, 1, tid[k], uid[k]);
+	/* 2: sample */
+	for (uint32_t id = 1; id <= p->samples.nr; id++) {
+		size_t kl;
+		uint64_t key[SK_LOCS];
+		const char *kp = itab_key(&p->samples, id, &kl);
+		size_t nloc = kl / sizeof(uint64_t) - SK_LOCS;
+		uint64_t attr;
+
+		memcpy(key, kp, sizeof(key));
+		attr = key[SK_ATTR];
+		for (size_t i = 0; i < nloc; i++) {
+			uint64_t loc;
+
+			memcpy(&loc, kp + (SK_LOCS + i) * sizeof(loc),
+			       sizeof(loc));
+			pb_varint(&pk, loc);
+		}
+		pb_msg(&sub, 1, &pk);
+		memset(vals, 0, (nslots + 1) * sizeof(*vals));
+		vals[0] = p->count.v[id - 1];
+		if (attr < nattrs && slot[attr])
+			vals[slot[attr]] = p->period.v[id - 1];
+		for (uint32_t k = 0; k <= nslots; k++)
+			pb_varint(&pk, vals[k]);
+		pb_msg(&sub, 2, &pk);
+		put_label(&sub, &sub2, s_pid, key[SK_PID]);
+		put_label(&sub, &sub2, s_tid, key[SK_TID]);
+		put_label(&sub, &sub2, s_cpu, key[SK_CPU]);
+		put_label(&sub, &sub2, s_comm, key[SK_COMM]);
+		pb_msg(&b, 2, &sub);
+	}
+	/* 3: mapping (the main one first: pprof goes by their order) */
+	for (uint32_t k = 1; k <= p->maps.nr; k++) {
+		uint32_t id = (uint32_t)swap_id(k, main_map);
+		struct map_key mk;
+		size_t kl;
+		bool hf = id - 1 < p->map_has_func.nr &&
+			  p->map_has_func.v[id - 1];
+
+		memcpy(&mk, itab_key(&p->maps, id, &kl), sizeof(mk));
+		pb_uint(&sub, 1, k);
+		pb_uint(&sub, 2, mk.start);
+		pb_uint(&sub, 3, mk.end);
+		pb_uint(&sub, 4, mk.pgoff);
+		pb_uint(&sub, 5, map_file[id]);
+		pb_uint(&sub, 6, map_bid[id]);
+		pb_uint(&sub, 7, hf);
+		pb_msg(&b, 3, &sub);
+	}
+	/* 4: location */
+	for (uint32_t id = 1; id <= p->locs.nr; id++) {
+		struct loc_key lk;
+		size_t kl;
+		uint64_t fid = id - 1 < p->loc_func.nr ? p->loc_func.v[id - 1] :
+							 0;
+
+		memcpy(&lk, itab_key(&p->locs, id, &kl), sizeof(lk));
+		pb_uint(&sub, 1, id);
+		pb_uint(&sub, 2, swap_id((uint32_t)lk.mapping_id, main_map));
+		pb_uint(&sub, 3, lk.address);
+		if (fid) {
+			pb_uint(&sub2, 1, fid);
+			pb_msg(&sub, 4, &sub2);
+		}
+		pb_msg(&b, 4, &sub);
+	}
+	/* 5: function */
+	for (uint32_t id = 1; id <= p->funcs.nr; id++) {
+		struct func_key fk;
+		size_t kl;
+
+		memcpy(&fk, itab_key(&p->funcs, id, &kl), sizeof(fk));
+		pb_uint(&sub, 1, id);
+		pb_uint(&sub, 2, fk.name);
+		pb_uint(&sub, 3, fk.name);
+		pb_uint(&sub, 4, fk.file);
+		pb_msg(&b, 5, &sub);
+	}
+	/* 6: string_table */
+	for (uint32_t id = 1; id <= p->strs.nr; id++) {
+		size_t kl;
+		const char *k = itab_key(&p->strs, id, &kl);
+
+		pb_bytes(&b, 6, k, kl);
+	}
+	/* 9, 10: time_nanos, duration_nanos */
+	if (p->first_time != UINT64_MAX) {
+		pb_uint(&b, 9, start_wall_ns(p, input));
+		pb_uint(&b, 10, p->last_time - p->first_time);
+	}
+	/* 11, 12: period_type, period; 14: default_sample_type */
+	if (first_attr != UINT32_MAX) {
+		const struct prd_attr *a = prd_attr(p->f, first_attr);
+		uint64_t period = a->attr.sample_period;
+
+		if (a->attr.freq)
+			period = is_clock_event(a) && a->attr.sample_freq ?
+					 1000000000u / a->attr.sample_freq :
+					 0;
+		put_value_type(&b, &sub, 11, tid[slot[first_attr]],
+			       uid[slot[first_attr]]);
+		pb_uint(&b, 12, period);
+		pb_uint(&b, 14, tid[slot[first_attr]]);
+	}
+	err = b.err ? b.err : sub.err ? sub.err : sub2.err ? sub2.err : pk.err;
+	if (!err)
+		err = gzip_out(&b, out);
+out:
+	free(b.p);
+	free(sub.p);
+	free(sub2.p);
+	free(pk.p);
+	free(slot);
+	free(tid);
+	free(uid);
+	free(vals);
+	free(map_file);
+	free(map_bid);
+	free(map_hits);
+	return err;
+}

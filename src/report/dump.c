@@ -639,6 +639,21 @@ static void put_fields(FILE *out, const unsigned char *r, uint32_t type,
 		put_user_fields(out, r, type, size);
 }
 
+int report_record_text(FILE *out, struct prd_file *f,
+		       const struct prd_event *ev)
+{
+	const char *name = prd_type_name(ev->hdr->type);
+
+	if (!name || ev->hdr->type == PERF_RECORD_SAMPLE)
+		return 0;
+	fprintf(out, "PERF_RECORD_%s", name);
+	put_fields(out, (const unsigned char *)ev->hdr, ev->hdr->type,
+		   ev->hdr->size, prd_payload_size(f, ev));
+	if (fputc('\n', out) == EOF || ferror(out))
+		return errno == EPIPE ? -EPIPE : -EIO;
+	return 1;
+}
+
 static int dump_event(struct prd_file *f, const struct prd_event *ev, void *ctx)
 {
 	struct dump *d = ctx;

@@ -40,6 +40,18 @@ void tdat_lines_close(struct tdat_lines *l);
  */
 int report_dump(const char *path, FILE *out);
 
+struct prd_file;
+struct prd_event;
+/*
+ * A record other than a sample as perf_event__fprintf() prints it (what
+ * `perf script --show-task-events` shows after the sample fields, and the
+ * dump's text after the offset): "PERF_RECORD_COMM exec: ls:12/12\n".
+ * Returns 1 when printed, 0 for a sample or an unknown type, -errno of a
+ * write error.
+ */
+int report_record_text(FILE *out, struct prd_file *f,
+		       const struct prd_event *ev);
+
 /*
  * Record counts per type, samples and lost samples per event, lost events
  * and lost samples, like `perf report --stats`.  On damage the counts of

@@ -167,7 +167,7 @@ CHECK_BINS := $(UNIT_TESTS:%=$(B)/asan/test/%) $(STRESS_TESTS:%=$(B)/asan/test/%
 
 check: $(CHECK_BINS) all $(B)/asan/perfring $(WORKLOADS:%=$(B)/workloads/%) $(TEST_APPS:%=$(B)/apps/%)
 	@FUZZ_CORPUS_DIR=fuzz/corpus PERFRING_CLI=$(B)/perfring PERFRING_ASAN_CLI=$(B)/asan/perfring WORKLOADS=$(B)/workloads TEST_APPS=$(B)/apps \
-		./test/run-tests.sh $(CHECK_BINS) test/cli.sh test/install.sh test/record.sh test/export.sh test/script.sh test/app.sh test/app_trust.sh test/app_fork.sh test/cs.sh test/tracefs.sh test/record_all.sh test/aux.sh test/outputs.sh test/kill_matrix.sh test/soak.sh
+		./test/run-tests.sh $(CHECK_BINS) test/cli.sh test/install.sh test/record.sh test/export.sh test/script.sh test/script_opts.sh test/reader_api.sh test/report_opts.sh test/app.sh test/app_trust.sh test/app_fork.sh test/cs.sh test/tracefs.sh test/record_all.sh test/aux.sh test/outputs.sh test/kill_matrix.sh test/soak.sh
 
 # The hostile-program soak for longer than make check's 20 s.
 soak: $(B)/asan/perfring $(B)/apps/apphostile

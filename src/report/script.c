@@ -1019,6 +1019,19 @@ static int script_new(const struct perfring_script_opts *opts, FILE *out,
 	}
 	if (!err)
 		err = prd_open(sc->o.input ? sc->o.input : "perf.data", &sc->f);
+	if (!err && sc->o.reltime && sc->o.time_range) {
+		/* perf_time__parse_for_ranges_reltime(): both ends (an open
+		 * one too) from the file's first sample time */
+		size_t len;
+		const unsigned char *st =
+			prd_feature(sc->f, PD_FEAT_SAMPLE_TIME, &len);
+		uint64_t first = 0;
+
+		if (st && len >= 8)
+			memcpy(&first, st, 8);
+		sc->filt.time_start += first;
+		sc->filt.time_end += first;
+	}
 	if (!err && sc->filt.cpus) {
 		/* perf_session__cpu_bitmap(): every event must have it */
 		for (uint32_t i = 0; i < prd_nr_attrs(sc->f) && !err; i++) {

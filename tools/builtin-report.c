@@ -9,7 +9,14 @@
 
 int cmd_report(int argc, char **argv)
 {
-	enum { OPT_CHILDREN = 256, OPT_NO_CHILDREN, OPT_STDIO, OPT_PLIMIT };
+	enum {
+		OPT_CHILDREN = 256,
+		OPT_NO_CHILDREN,
+		OPT_STDIO,
+		OPT_PLIMIT,
+		OPT_COMM,
+		OPT_DSOS,
+	};
 	static const struct option opts[] = {
 		{ "input", required_argument, NULL, 'i' },
 		{ "sort", required_argument, NULL, 's' },
@@ -19,6 +26,10 @@ int cmd_report(int argc, char **argv)
 		{ "show-nr-samples", no_argument, NULL, 'n' },
 		{ "stdio", no_argument, NULL, OPT_STDIO },
 		{ "percent-limit", required_argument, NULL, OPT_PLIMIT },
+		{ "comm", required_argument, NULL, OPT_COMM },
+		{ "comms", required_argument, NULL, OPT_COMM },
+		{ "dsos", required_argument, NULL, OPT_DSOS },
+		{ "symbols", required_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -26,7 +37,8 @@ int cmd_report(int argc, char **argv)
 	char *end;
 	int c, err;
 
-	while ((c = getopt_long(argc, argv, "i:s:g:nh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "i:s:g:nS:d:h", opts, NULL)) !=
+	       -1) {
 		switch (c) {
 		case 'i':
 			ro.input = optarg;
@@ -51,6 +63,16 @@ int cmd_report(int argc, char **argv)
 		case 'n':
 			ro.show_nr_samples = true;
 			break;
+		case OPT_COMM:
+			ro.comm_list = optarg;
+			break;
+		case 'd':
+		case OPT_DSOS:
+			ro.dso_list = optarg;
+			break;
+		case 'S':
+			ro.symbols = optarg;
+			break;
 		case OPT_STDIO:
 			break; /* the only output there is */
 		case OPT_PLIMIT:
@@ -61,8 +83,9 @@ int cmd_report(int argc, char **argv)
 					optarg);
 			break;
 		case 'h':
-			printf("usage: %s report [-i FILE|-] [--sort comm,pid,dso,sym] [--children|--no-children]\n"
-			       "                [-g none] [-n] [--percent-limit PCT] [--stdio]\n",
+			printf("usage: %s report [-i FILE|-] [--sort comm,pid,dso,sym,cpu,trace] [--children|--no-children]\n"
+			       "                [-g none] [-n] [--percent-limit PCT] [--stdio]\n"
+			       "                [--comm COMMS] [-d|--dsos DSOS] [-S|--symbols SYMS]\n",
 			       prog);
 			return 0;
 		default:

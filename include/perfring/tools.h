@@ -365,12 +365,22 @@ PERFRING_API void perfring_reader_close(struct perfring_reader *r);
 struct perfring_report_opts {
 	size_t sz;
 	const char *input; /* -i: default "perf.data"; "-": pipe format, stdin */
-	const char *sort; /* --sort "comm,dso,sym" (default); also pid */
+	const char *sort; /* --sort "comm,dso,sym" (default); also pid, cpu,
+			     trace */
 	bool children; /* --children: force the Children column */
 	bool no_children; /* --no-children: self only */
 	bool no_callgraph; /* -g none: no call graphs under the entries */
 	bool show_nr_samples; /* -n: a Samples column */
 	double percent_limit; /* hide entries below this percentage */
+	/*
+	 * perf report's filters: only samples of these thread names
+	 * ("bash,sh"), objects ("libc.so.6,[kernel.kallsyms]": short or full
+	 * name) and symbols ("main,0x401000"), judged on the sample's own ip;
+	 * the others still count in the event's total (percentages stay
+	 * absolute).  A list of one hides its column ("# comm: bash" in the
+	 * header).  NULL: no filter.
+	 */
+	const char *comm_list, *dso_list, *symbols;
 };
 
 /*

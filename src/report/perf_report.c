@@ -28,6 +28,7 @@
 #include "../common/opts.h"
 #include "../format/perf_data.h"
 #include "../format/perf_reader.h"
+#include "filter.h"
 #include "outbuf.h"
 #include "threads.h"
 #include "tpfmt.h"
@@ -36,7 +37,7 @@
 #define MAX_CURSOR (MAX_STACK + 1)
 #define MIN_PERCENT 0.5 /* callchain_param.min_percent */
 
-enum sort_key { K_COMM, K_PID, K_DSO, K_SYM, K_TRACE, K_MAX };
+enum sort_key { K_COMM, K_PID, K_DSO, K_SYM, K_TRACE, K_CPU, K_MAX };
 
 /* One resolved callchain entry. */
 struct cent {
@@ -59,6 +60,7 @@ struct hentry {
 	const char *comm;
 	uint32_t comm_len;
 	int32_t tid;
+	uint32_t cpu;
 	struct dso *dso;
 	const struct symbol *sym;
 	uint64_t ip;
@@ -92,6 +94,11 @@ struct report {
 	bool use_callchain;
 	bool children;
 	uint64_t lost_samples;
+	struct sample_filter filt;
+	/* perf's sort__setup_elide(): a filter naming one comm, dso or
+	 * symbol hides that column and says so in the header. */
+	char *elided; /* "# comm: bash\n" lines */
+	bool hidden[K_MAX]; /* their columns */
 	struct cent cursor[MAX_CURSOR];
 	struct hentry *he_cache[MAX_CURSOR + 1];
 	struct outbuf ob;
@@ -101,8 +108,8 @@ struct report {
 
 static int parse_sort(struct report *r, const char *s)
 {
-	static const char *const names[K_MAX] = { "comm", "pid", "dso", "sym",
-						  "trace" };
+	static const char *const names[K_MAX] = { "comm", "pid",   "dso",
+						  "sym",  "trace", "cpu" };
 
 	r->nkeys = 0;
 	while (*s) {
@@ -114,7 +121,7 @@ static int parse_sort(struct report *r, const char *s)
 			if (strlen(names[k]) == n && !memcmp(names[k], s, n))
 				break;
 		if (k == K_MAX) {
-			pr_err("--sort: unknown key '%.*s' (comm, pid, dso, sym, trace)",
+			pr_err("--sort: unknown key '%.*s' (comm, pid, dso, sym, trace, cpu)",
 			       (int)n, s);
 			return -EINVAL;
 		}
@@ -164,6 +171,8 @@ static uint32_t entry_hash(const struct report *r, const struct hentry *e)
 	if (has_key(r, K_TRACE))
 		for (uint32_t i = 0; i < e->trace_len; i++)
 			h = (h ^ (unsigned char)e->trace[i]) * 16777619u;
+	if (has_key(r, K_CPU))
+		h = mix(h, e->cpu);
 	return h;
 }
 
@@ -175,6 +184,8 @@ static bool entry_eq(const struct report *r, const struct hentry *a,
 	     memcmp(a->comm, b->comm, a->comm_len)))
 		return false;
 	if (has_key(r, K_PID) && a->tid != b->tid)
+		return false;
+	if (has_key(r, K_CPU) && a->cpu != b->cpu)
 		return false;
 	if (has_key(r, K_DSO) && a->dso != b->dso)
 		return false;
@@ -472,6 +483,16 @@ static int add_sample(struct report *r, const struct prd_sample *s,
 	key.sym = al.sym;
 	key.ip = al.addr;
 	key.level = cpumode == PERF_RECORD_MISC_KERNEL ? 'k' : '.';
+	/* perf: -1 when the event does not sample the CPU */
+	key.cpu = (pa->sample_type & PERF_SAMPLE_CPU) ? s->cpu : UINT32_MAX;
+	/* --comm, --dsos, --symbols: perf counts the sample in the total
+	 * (percentages stay absolute) but shows no entry of it. */
+	if (!filter_thread(&r->filt, t) ||
+	    !filter_location(&r->filt, &al, s->ip)) {
+		h->total += period;
+		h->nr_samples++;
+		return 0;
+	}
 	if (has_key(r, K_TRACE) && pa->type == PERF_TYPE_TRACEPOINT && s->raw) {
 		ensure_tp(r);
 		r->tb.len = 0;
@@ -583,6 +604,44 @@ static int on_event(struct prd_file *f, const struct prd_event *ev, void *ctx)
 	return add_sample(r, ev->sample, h->misc);
 }
 
+/* The one-entry filter lists: their key leaves the columns (in perf's
+ * order dso, comm, symbol) and a "# comm: bash" line says what it is. */
+static int setup_elide(struct report *r)
+{
+	static const struct {
+		enum sort_key k;
+		const char *name;
+	} order[] = { { K_DSO, "dso" },
+		      { K_COMM, "comm" },
+		      { K_SYM, "symbol" } };
+	size_t len = 0;
+
+	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+		char **list = order[i].k == K_DSO  ? r->filt.dsos :
+			      order[i].k == K_COMM ? r->filt.comms :
+						     r->filt.syms;
+		int at = -1;
+		char *more;
+
+		if (!list || !list[0] || list[1])
+			continue;
+		for (int j = 0; j < r->nkeys; j++)
+			if (r->keys[j] == order[i].k)
+				at = j;
+		/* perf keeps the last column */
+		if (at < 0 || r->nkeys == 1)
+			continue;
+		more = realloc(r->elided, len + strlen(list[0]) + 16);
+		if (!more)
+			return -ENOMEM;
+		r->elided = more;
+		len += (size_t)sprintf(more + len, "# %s: %s\n", order[i].name,
+				       list[0]);
+		r->hidden[order[i].k] = true;
+	}
+	return 0;
+}
+
 /* ---- output -------------------------------------------------------------- */
 
 static int dso_cmp(const struct dso *a, const struct dso *b)
@@ -617,6 +676,11 @@ static int entry_cmp(const void *pa, const void *pb, void *ctx)
 			break;
 		case K_PID:
 			c = a->tid < b->tid ? -1 : a->tid > b->tid;
+			break;
+		case K_CPU:
+			c = (int32_t)a->cpu < (int32_t)b->cpu ?
+				    -1 :
+				    (int32_t)a->cpu > (int32_t)b->cpu;
 			break;
 		case K_DSO:
 			c = dso_cmp(a->dso, b->dso);
@@ -659,6 +723,9 @@ static size_t key_text(const struct hentry *e, enum sort_key k, char *buf,
 	case K_PID:
 		n = snprintf(buf, len, "%7d:%s", e->tid, e->comm);
 		break;
+	case K_CPU:
+		n = snprintf(buf, len, "%*.*d", 3, 3, (int32_t)e->cpu);
+		break;
 	case K_DSO:
 		n = snprintf(buf, len, "%s",
 			     e->dso ? e->dso->short_name : "[unknown]");
@@ -681,9 +748,9 @@ static size_t key_text(const struct hentry *e, enum sort_key k, char *buf,
 	return (size_t)n < len ? (size_t)n : len - 1;
 }
 
-static const char *const key_header[K_MAX] = { "Command", "Pid:Command",
+static const char *const key_header[K_MAX] = { "Command",	"Pid:Command",
 					       "Shared Object", "Symbol",
-					       "Trace output" };
+					       "Trace output",	"CPU" };
 
 static void put_pct(struct outbuf *ob, uint64_t v, uint64_t total, int width)
 {
@@ -859,14 +926,18 @@ static void print_hists(struct report *r, const struct prd_attr *a,
 	uint64_t ns = h->nr_samples;
 	char unit = ' ';
 	uint32_t k = 0;
-	int nw = 7;
+	int nw = 12; /* perf's Samples column */
+	int last = r->nkeys - 1; /* the last column shown */
+
+	while (last > 0 && r->hidden[r->keys[last]])
+		last--;
 
 	v = malloc((h->nr ? h->nr : 1) * sizeof(*v));
 	if (!v) {
 		r->ob.err = -ENOMEM;
 		return;
 	}
-	for (uint32_t i = 0; i <= h->mask; i++)
+	for (uint32_t i = 0; h->tab && i <= h->mask; i++)
 		for (struct hentry *e = h->tab[i]; e; e = e->next)
 			v[k++] = e;
 	qsort_r(v, k, sizeof(*v), entry_cmp, r);
@@ -920,6 +991,8 @@ static void print_hists(struct report *r, const struct prd_attr *a,
 		ob_str_w(ob, "Samples", 7, nw, false);
 	}
 	for (int i = 0; i < r->nkeys; i++) {
+		if (r->hidden[r->keys[i]])
+			continue;
 		ob_write(ob, "  ", 2);
 		if (r->keys[i] == K_PID) {
 			/* perf right-aligns it in 15, then pads. */
@@ -939,6 +1012,8 @@ static void print_hists(struct report *r, const struct prd_attr *a,
 			ob_putc(ob, '.');
 	}
 	for (int i = 0; i < r->nkeys; i++) {
+		if (r->hidden[r->keys[i]])
+			continue;
 		ob_write(ob, "  ", 2);
 		for (size_t j = 0; j < width[i]; j++)
 			ob_putc(ob, '.');
@@ -966,9 +1041,11 @@ static void print_hists(struct report *r, const struct prd_attr *a,
 		for (int i = 0; i < r->nkeys; i++) {
 			size_t n = key_text(e, r->keys[i], buf, sizeof(buf));
 
+			if (r->hidden[r->keys[i]])
+				continue;
 			ob_write(ob, "  ", 2);
 			/* perf pads every column but a last sym or trace. */
-			if (i + 1 < r->nkeys ||
+			if (i < last ||
 			    (r->keys[i] != K_SYM && r->keys[i] != K_TRACE))
 				ob_str_w(ob, buf, n, (int)width[i], true);
 			else
@@ -1019,6 +1096,14 @@ PERFRING_API int perfring_report(const struct perfring_report_opts *opts,
 	OPTS_COPY(&r->o, opts);
 	r->sort_given = r->o.sort && *r->o.sort;
 	err = parse_sort(r, r->sort_given ? r->o.sort : "comm,dso,sym");
+	if (!err)
+		err = filter_set_comms(&r->filt, r->o.comm_list);
+	if (!err)
+		err = filter_set_dsos(&r->filt, r->o.dso_list);
+	if (!err)
+		err = filter_set_syms(&r->filt, r->o.symbols);
+	if (!err)
+		err = setup_elide(r);
 	if (err)
 		goto out_free;
 	err = ob_init(&r->tb, NULL);
@@ -1041,7 +1126,10 @@ PERFRING_API int perfring_report(const struct perfring_report_opts *opts,
 	ob_puts(&r->ob, "# ");
 	ob_puts(&r->ob, r->o.input ? r->o.input : "perf.data");
 	ob_puts(&r->ob,
-		" (header and records: perfring dump, perfring stats)\n#\n#\n# Total Lost Samples: ");
+		" (header and records: perfring dump, perfring stats)\n#\n");
+	if (r->elided)
+		ob_puts(&r->ob, r->elided);
+	ob_puts(&r->ob, "#\n# Total Lost Samples: ");
 	ob_u64(&r->ob, r->lost_samples, 0, ' ');
 	ob_puts(&r->ob, "\n#\n");
 	for (uint32_t i = 0; i < prd_nr_attrs(r->f); i++) {
@@ -1067,6 +1155,8 @@ out_machine:
 	free_hists(r);
 	machine_exit(&r->m);
 out_free:
+	filter_free(&r->filt);
+	free(r->elided);
 	tpfmt_free(r->tp);
 	free(r->tb.p);
 	free(r->ob.p);

@@ -604,40 +604,33 @@ static int on_event(struct prd_file *f, const struct prd_event *ev, void *ctx)
 	return add_sample(r, ev->sample, h->misc);
 }
 
-/* The one-entry filter lists: their key leaves the columns (in perf's
- * order dso, comm, symbol) and a "# comm: bash" line says what it is. */
+/* The one-entry filter lists: their key leaves the columns and a
+ * "# comm: bash" line says what it is, in the order of the sort keys. */
 static int setup_elide(struct report *r)
 {
-	static const struct {
-		enum sort_key k;
-		const char *name;
-	} order[] = { { K_DSO, "dso" },
-		      { K_COMM, "comm" },
-		      { K_SYM, "symbol" } };
 	size_t len = 0;
 
-	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
-		char **list = order[i].k == K_DSO  ? r->filt.dsos :
-			      order[i].k == K_COMM ? r->filt.comms :
-						     r->filt.syms;
-		int at = -1;
+	if (r->nkeys == 1)
+		return 0; /* perf keeps the last column */
+	for (int i = 0; i < r->nkeys; i++) {
+		enum sort_key k = r->keys[i];
+		char **list = k == K_DSO  ? r->filt.dsos :
+			      k == K_COMM ? r->filt.comms :
+			      k == K_SYM  ? r->filt.syms :
+					    NULL;
+		const char *name = k == K_DSO  ? "dso" :
+				   k == K_COMM ? "comm" :
+						 "symbol";
 		char *more;
 
 		if (!list || !list[0] || list[1])
-			continue;
-		for (int j = 0; j < r->nkeys; j++)
-			if (r->keys[j] == order[i].k)
-				at = j;
-		/* perf keeps the last column */
-		if (at < 0 || r->nkeys == 1)
 			continue;
 		more = realloc(r->elided, len + strlen(list[0]) + 16);
 		if (!more)
 			return -ENOMEM;
 		r->elided = more;
-		len += (size_t)sprintf(more + len, "# %s: %s\n", order[i].name,
-				       list[0]);
-		r->hidden[order[i].k] = true;
+		len += (size_t)sprintf(more + len, "# %s: %s\n", name, list[0]);
+		r->hidden[k] = true;
 	}
 	return 0;
 }
@@ -948,7 +941,8 @@ static void print_hists(struct report *r, const struct prd_attr *a,
 		for (int i = 0; i < r->nkeys; i++) {
 			size_t n = key_text(v[j], r->keys[i], buf, sizeof(buf));
 
-			if (n > width[i])
+			/* perf's CPU column stays 3 wide ("-001" overflows) */
+			if (n > width[i] && r->keys[i] != K_CPU)
 				width[i] = n;
 		}
 		if (r->o.show_nr_samples) {

@@ -2327,6 +2327,21 @@ void tpfmt_free(struct tpfmt *t)
 	free(t);
 }
 
+/* tep_find_any_field(), but a damaged format can leave a field without a
+ * name, which libtraceevent's lookup would pass to strcmp(). */
+static struct tep_format_field *field_named(struct tep_event *ev,
+					    const char *name)
+{
+	struct tep_format_field *lists[2] = { ev->format.common_fields,
+					      ev->format.fields };
+
+	for (int i = 0; i < 2; i++)
+		for (struct tep_format_field *f = lists[i]; f; f = f->next)
+			if (f->name && !strcmp(f->name, name))
+				return f;
+	return NULL;
+}
+
 int tpfmt_field(struct tpfmt *t, const void *raw, uint32_t size,
 		const char *name, uint64_t *num, char *buf, size_t len)
 {
@@ -2338,9 +2353,9 @@ int tpfmt_field(struct tpfmt *t, const void *raw, uint32_t size,
 	if (!t || !raw || !name)
 		return -ENOENT;
 	te = lookup(t, data, size);
-	if (!te)
+	if (!te || !te->ev)
 		return -ENOENT;
-	f = tep_find_any_field(te->ev, name);
+	f = field_named(te->ev, name);
 	if (!f)
 		return -ENOENT;
 	if ((uint64_t)f->offset + (uint64_t)f->size > size)

@@ -7,6 +7,36 @@
 #include <string.h>
 #include "cli.h"
 
+/* -g as perf takes it: comma-separated none|graph, a minimum percentage,
+ * caller|callee (print_type, threshold, order; the rest is refused). */
+static void parse_graph(struct perfring_report_opts *ro, const char *arg)
+{
+	char buf[256], *save = NULL, *end;
+
+	if (strlen(arg) >= sizeof(buf))
+		die_usage("-g: too long: %s", arg);
+	strcpy(buf, arg);
+	for (char *t = strtok_r(buf, ",", &save); t;
+	     t = strtok_r(NULL, ",", &save)) {
+		double pct = strtod(t, &end);
+
+		if (!strcmp(t, "none"))
+			ro->no_callgraph = true;
+		else if (!strcmp(t, "graph"))
+			ro->no_callgraph = false;
+		else if (!strcmp(t, "caller"))
+			ro->callchain_order = 1;
+		else if (!strcmp(t, "callee"))
+			ro->callchain_order = 2;
+		else if (end != t && !*end && pct >= 0)
+			ro->graph_min_percent = pct;
+		else
+			die_usage(
+				"-g takes none, graph, a percentage, caller or callee: %s",
+				arg);
+	}
+}
+
 int cmd_report(int argc, char **argv)
 {
 	enum {
@@ -55,10 +85,7 @@ int cmd_report(int argc, char **argv)
 			ro.children = false;
 			break;
 		case 'g':
-			if (!strcmp(optarg, "none"))
-				ro.no_callgraph = true;
-			else if (strncmp(optarg, "graph", 5))
-				die_usage("-g takes none or graph: %s", optarg);
+			parse_graph(&ro, optarg);
 			break;
 		case 'n':
 			ro.show_nr_samples = true;

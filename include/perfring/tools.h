@@ -381,6 +381,12 @@ struct perfring_report_opts {
 	 * header).  NULL: no filter.
 	 */
 	const char *comm_list, *dso_list, *symbols;
+	/* -g caller|callee: call graphs from the outermost caller down (1)
+	 * or from the sample up (2); 0: perf's default (caller with the
+	 * Children column, callee without). */
+	int callchain_order;
+	/* -g graph,N: branches under N% of the event hidden (0: 0.5) */
+	double graph_min_percent;
 };
 
 /*

@@ -93,6 +93,7 @@ struct report {
 	struct outbuf tb; /* one sample's trace text */
 	bool use_callchain;
 	bool children;
+	bool caller; /* graphs from the outermost caller down (-g caller) */
 	uint64_t lost_samples;
 	struct sample_filter filt;
 	/* perf's sort__setup_elide(): a filter naming one comm, dso or
@@ -512,7 +513,7 @@ static int add_sample(struct report *r, const struct prd_sample *s,
 	if (!chain)
 		return 0;
 	n = resolve_chain(r, t, s);
-	if (r->children)
+	if (r->caller)
 		reverse(r->cursor, n); /* caller order */
 	if (n) {
 		if (append_children(&he->chain, r->cursor, n, period))
@@ -574,6 +575,10 @@ static void setup(struct report *r)
 	}
 	r->use_callchain = any_chain;
 	r->children = (any_chain && !r->o.no_children) || r->o.children;
+	/* perf: caller order with children, callee order without, unless
+	 * -g says which */
+	r->caller = r->o.callchain_order ? r->o.callchain_order == 1 :
+					   r->children;
 	host = prd_feature_string(r->f, PD_FEAT_HOSTNAME);
 	rel = prd_feature_string(r->f, PD_FEAT_OSRELEASE);
 	if (uname(&u))
@@ -656,9 +661,11 @@ static int entry_cmp(const void *pa, const void *pb, void *ctx)
 	if (r->children) {
 		if (a->children != b->children)
 			return a->children > b->children ? -1 : 1;
-		/* Callers above callees at equal period. */
+		/* Callers above callees at equal period (perf's
+		 * __hpp__sort_acc(): the depth's sign flips with the order) */
 		if (a->max_depth != b->max_depth)
-			return a->max_depth > b->max_depth ? -1 : 1;
+			return (a->max_depth > b->max_depth) == r->caller ? -1 :
+									    1;
 	} else if (a->self != b->self) {
 		return a->self > b->self ? -1 : 1;
 	}
@@ -785,9 +792,14 @@ static int cnode_cmp(const void *pa, const void *pb)
 
 	if (cumul(a) != cumul(b))
 		return cumul(a) > cumul(b) ? -1 : 1;
-	if (a->val[0].sym && b->val[0].sym &&
-	    a->val[0].sym->start != b->val[0].sym->start)
-		return a->val[0].sym->start < b->val[0].sym->start ? -1 : 1;
+	/* Ties: by name, descending, as perf's trees mostly leave them
+	 * (not always: its order depends on how nodes were split). */
+	if (a->val[0].sym && b->val[0].sym) {
+		int c = strcmp(a->val[0].sym->name, b->val[0].sym->name);
+
+		if (c)
+			return -c;
+	}
 	return a->val[0].ip < b->val[0].ip ? -1 : a->val[0].ip > b->val[0].ip;
 }
 
@@ -876,7 +888,11 @@ static void print_callchain(struct report *r, const struct hentry *e,
 	bool printed = false;
 	const struct cnode *root = &e->chain;
 	struct cnode **kids;
-	uint64_t min = (uint64_t)((double)total * (MIN_PERCENT / 100.0));
+	/* perf's --percent-limit sets callchain_param.min_percent too */
+	double min_pct = r->o.percent_limit > 0	    ? r->o.percent_limit :
+			 r->o.graph_min_percent > 0 ? r->o.graph_min_percent :
+						      MIN_PERCENT;
+	uint64_t min = (uint64_t)((double)total * (min_pct / 100.0));
 	uint32_t nk = sorted_children(root, min, &kids);
 	int left = 0;
 	size_t lines = 0;

@@ -39,6 +39,29 @@ compare() {
 	echo "$(basename "$f") $*: $(grep -c '%' "$tmp/ours.txt") entries as perf report"
 }
 
+# Call graphs: perf orders branches of equal weight by how its trees were
+# built; the graph is compared as the multiset of its lines without the
+# rails (every branch, percentage and frame), the entries in order.
+graph_words() {
+	sed 1d | grep -v '^# (Tip' | sed 's/[|]//g; s/^ *//; s/^--*//; s/--$//' | grep -v '^#' | sort
+}
+compare_graph() {
+	local f=$1
+	shift
+	perf report --stdio -i "$f" "$@" 2>/dev/null | graph_words >"$tmp/perf.txt"
+	"$cli" report -i "$f" "$@" 2>"$tmp/ours.err" | graph_words >"$tmp/ours.txt" ||
+		fail "$(basename "$f") $*: perfring report failed: $(cat "$tmp/ours.err")"
+	grep -q '%' "$tmp/perf.txt" || fail "$(basename "$f") $*: perf report shows no entries"
+	if ! cmp -s "$tmp/perf.txt" "$tmp/ours.txt"; then
+		diff "$tmp/perf.txt" "$tmp/ours.txt" | head -10 >&2
+		fail "$(basename "$f") $*: call graph differs from perf report --stdio"
+	fi
+	perf report --stdio -i "$f" "$@" 2>/dev/null | grep '^ .*%  ' >"$tmp/perf.txt"
+	"$cli" report -i "$f" "$@" | grep '^ .*%  ' >"$tmp/ours.txt"
+	cmp -s "$tmp/perf.txt" "$tmp/ours.txt" || fail "$(basename "$f") $*: entries differ from perf report"
+	echo "$(basename "$f") $*: $(wc -l <"$tmp/ours.txt") entries and their graphs as perf report"
+}
+
 perf record -q -e sched:sched_switch -e cpu-clock -a -o "$tmp/perf-a.data" -- "$wl/pingpong" 2000 2>/dev/null ||
 	fail "perf record -a"
 "$cli" record -q -e sched:sched_switch -e cpu-clock -a -o "$tmp/ours-a.data" -- "$wl/pingpong" 2000 ||
@@ -55,6 +78,10 @@ for f in "$tmp/perf-g.data" "$tmp/ours-g.data"; do
 	compare "$f" --symbols hot_loop --no-children -n -g none
 	compare "$f" --dsos hot --no-children -g none
 	compare "$f" --dsos hot,libc.so.6 --no-children -g none
+	compare_graph "$f" --no-children -g caller
+	compare_graph "$f" --no-children -g callee,2
+	compare_graph "$f" --no-children --percent-limit 0.2
+	compare_graph "$f" --percent-limit 3
 done
 # System-wide: the workload's entries (other programs' C++ names may be
 # demangled differently by perf), tracepoints sorted by CPU.

@@ -417,9 +417,7 @@ static uint32_t resolve_chain(struct report *r, struct thread *t,
 		r->cursor[n].sym = al.sym;
 		r->cursor[n].dso = al.map ? al.dso : NULL;
 		r->cursor[n].ip = ip;
-		r->cursor[n].level = al.map ? (al.kernel ? 'k' : '.') :
-				     cpumode == PERF_RECORD_MISC_KERNEL ? 'k' :
-									  '.';
+		r->cursor[n].level = al.map && al.kernel ? 'k' : '.';
 		n++;
 	}
 	return n;
@@ -515,6 +513,15 @@ static int add_sample(struct report *r, const struct prd_sample *s,
 	n = resolve_chain(r, t, s);
 	if (r->caller)
 		reverse(r->cursor, n); /* caller order */
+	/* perf's fill_callchain_info() updates one addr_location entry by
+	 * entry: one without a map keeps the level of the mapped one before
+	 * it (the sample's at first). */
+	for (uint32_t i = 0, lvl = (uint32_t)key.level; i < n; i++) {
+		if (r->cursor[i].dso)
+			lvl = (uint32_t)r->cursor[i].level;
+		else
+			r->cursor[i].level = (char)lvl;
+	}
 	if (n) {
 		if (append_children(&he->chain, r->cursor, n, period))
 			return -ENOMEM;

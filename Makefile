@@ -36,8 +36,8 @@ LDLIBS := -pthread
 # libperfring-tools: libtraceevent, libelf, libzstd; CoreSight decoding
 # with OpenCSD's C API (its .pc names only the C++ library) and capstone
 # for disassembly.
-TOOLS_CFLAGS := $(shell pkg-config --cflags libtraceevent libelf libzstd capstone)
-TOOLS_LDLIBS := $(shell pkg-config --libs libtraceevent libelf libzstd) \
+TOOLS_CFLAGS := $(shell pkg-config --cflags libtraceevent libelf libdw libzstd capstone)
+TOOLS_LDLIBS := $(shell pkg-config --libs libtraceevent libelf libdw libzstd) \
 	-lopencsd_c_api $(shell pkg-config --libs libopencsd capstone)
 
 # Layers: libperfring (src/ring, src/app: libc only) -> libperfring-tools

@@ -2,7 +2,7 @@
 # perfring script's options judged by perf script (6.1) with the same
 # options on the same files, recorded by perf record and by perfring
 # record: --pid --tid --comm --cpu/-C --time -S --reltime --deltatime
-# --show-task-events --show-mmap-events.  Skips (77) only if the kernel
+# --show-task-events --show-mmap-events -F srcline.  Skips (77) only if the kernel
 # refuses perf_event_open.
 set -u
 cli=${PERFRING_CLI:-build/perfring}
@@ -73,6 +73,12 @@ for f in "$tmp/perf-g.data" "$tmp/ours-g.data" "$tmp/perf-a.data" "$tmp/ours-a.d
 	compare "$f" 2 --time "$t0,"
 	compare "$f" 2 --time 0.05,0.2 --reltime
 	case $f in
+	*-g.data)
+		# Source lines (libdw) of the workload's own code
+		compare "$f" 1 -S hot_loop -F ip,sym,srcline -G
+		compare "$f" 1 -S hot_loop -F comm,tid,ip,sym,dso,srcline -G
+		grep -q 'hot\.c:[0-9]' "$tmp/ours.txt" || fail "srcline: no hot.c:N line"
+		;;
 	*-a.data)
 		compare "$f" 1 --cpu 0
 		compare "$f" 0 -C 1 --show-task-events

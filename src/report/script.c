@@ -32,6 +32,7 @@
 #include "filter.h"
 #include "outbuf.h"
 #include "report.h"
+#include "srcline.h"
 #include "threads.h"
 #include "tpfmt.h"
 
@@ -49,17 +50,20 @@ enum {
 	F_ADDR = 1 << 10,
 	F_SYMOFFSET = 1 << 11,
 	F_PERIOD = 1 << 12,
+	F_SRCLINE = 1 << 13,
 };
 
 static const struct {
 	const char *name;
 	unsigned bit;
 } field_names[] = {
-	{ "comm", F_COMM },	{ "tid", F_TID },   { "pid", F_PID },
-	{ "time", F_TIME },	{ "cpu", F_CPU },   { "event", F_EVNAME },
-	{ "trace", F_TRACE },	{ "ip", F_IP },	    { "sym", F_SYM },
-	{ "dso", F_DSO },	{ "addr", F_ADDR }, { "symoff", F_SYMOFFSET },
-	{ "period", F_PERIOD },
+	{ "comm", F_COMM },	{ "tid", F_TID },
+	{ "pid", F_PID },	{ "time", F_TIME },
+	{ "cpu", F_CPU },	{ "event", F_EVNAME },
+	{ "trace", F_TRACE },	{ "ip", F_IP },
+	{ "sym", F_SYM },	{ "dso", F_DSO },
+	{ "addr", F_ADDR },	{ "symoff", F_SYMOFFSET },
+	{ "period", F_PERIOD }, { "srcline", F_SRCLINE },
 };
 
 /* perf's output types: the attr types below PERF_TYPE_MAX, then other. */
@@ -127,6 +131,7 @@ struct script {
 	 * first, goes out by time between the samples. */
 	struct merged *merged;
 	struct sample_filter filt;
+	struct srclines *src; /* -F srcline, made on first use */
 	bool filter_loc; /* -S: the ip resolved for every sample */
 	uint64_t initial_time, previous_time; /* --reltime, --deltatime */
 	FILE *out;
@@ -280,7 +285,7 @@ static int parse_one_spec(struct script *sc, const char *spec)
 		}
 		bit = field_bit(p, n);
 		if (bit < 0) {
-			pr_err("-F: invalid field '%.*s' (comm pid tid cpu time event period ip sym symoff dso addr trace)",
+			pr_err("-F: invalid field '%.*s' (comm pid tid cpu time event period ip sym symoff dso addr trace srcline)",
 			       (int)n, p);
 			return -EINVAL;
 		}
@@ -476,6 +481,26 @@ static void put_dso(struct outbuf *ob, const struct addr_loc *al)
 	ob_putc(ob, ')');
 }
 
+/* -F srcline: perf's map__fprintf_srcline(), "\n  file.c:12". */
+static void put_srcline(struct script *sc, const struct addr_loc *al,
+			uint64_t ip)
+{
+	struct outbuf *ob = &sc->ob;
+	char buf[1024];
+	size_t n;
+
+	if (!al->map || !al->dso)
+		return;
+	if (!sc->src && !(sc->src = srclines_new()))
+		return;
+	n = srcline_text(sc->src, al->dso,
+			 al->kernel ? ip : dso_addr(al->dso, al->addr), ip, buf,
+			 sizeof(buf));
+	ob_room(ob, n + 3);
+	ob_write(ob, "\n  ", 3);
+	ob_write(ob, buf, n);
+}
+
 static void put_time(struct script *sc, uint64_t t)
 {
 	struct outbuf *ob = &sc->ob;
@@ -532,7 +557,7 @@ static void print_callchain(struct script *sc, struct thread *t,
 		}
 		entries++;
 		machine_resolve(&sc->m, t, cpumode, ip,
-				want_sym || (fl & F_DSO), &al);
+				want_sym || (fl & (F_DSO | F_SRCLINE)), &al);
 		if (fl & F_IP) {
 			ob_putc(ob, '\t');
 			ob_x64(ob, al.map && !al.kernel ? al.addr : ip, 16);
@@ -541,6 +566,8 @@ static void print_callchain(struct script *sc, struct thread *t,
 			put_sym(ob, &al, fl);
 		if (fl & F_DSO)
 			put_dso(ob, &al);
+		if (fl & F_SRCLINE)
+			put_srcline(sc, &al, ip);
 		ob_putc(ob, '\n');
 	}
 }
@@ -662,12 +689,14 @@ static void print_sample(struct script *sc, const struct psample *s)
 
 			ob_putc(ob, ' ');
 			machine_resolve(&sc->m, t, cpumode, s->ip,
-					fl & (F_SYM | F_DSO), &al);
+					fl & (F_SYM | F_DSO | F_SRCLINE), &al);
 			ob_x64(ob, s->ip, 16);
 			if (fl & F_SYM)
 				put_sym(ob, &al, fl);
 			if (fl & F_DSO)
 				put_dso(ob, &al);
+			if (fl & F_SRCLINE)
+				put_srcline(sc, &al, s->ip);
 		}
 	}
 	ob_putc(ob, '\n');
@@ -964,6 +993,7 @@ static void script_free(struct script *sc)
 	free(sc->ai);
 	free(sc->ob.p);
 	filter_free(&sc->filt);
+	srclines_free(sc->src);
 	free(sc);
 }
 

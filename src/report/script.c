@@ -883,8 +883,9 @@ static void deliver(struct script *sc, const struct psample *s,
 	sc->cur = s;
 	sc->fn_ret = sc->fn(sc->reader, &ps, sc->fn_ctx);
 	sc->cur = NULL;
+	/* the reader stops on a negative return only */
 	if (sc->fn_ret && !sc->stop)
-		sc->stop = sc->fn_ret;
+		sc->stop = sc->fn_ret < 0 ? sc->fn_ret : -ECANCELED;
 }
 
 /* perf script's process_sample_event() filters; *@tp the thread found. */

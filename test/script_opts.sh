@@ -85,6 +85,20 @@ for f in "$tmp/perf-g.data" "$tmp/ours-g.data" "$tmp/perf-a.data" "$tmp/ours-a.d
 		;;
 	esac
 done
+# perfring dump --hex: perf report -D's raw blocks ("0x108@file [0x50]:
+# event: 69" and the bytes), every one as perf prints it.  perf lists a few
+# of them (FINISHED_ROUND) elsewhere than in file order: compared as a set.
+blocks() {
+	awk '/^0x[0-9a-f]+@/ { if (b) print b; b = $0; next } /^\./ { b = b "|" $0; next } END { if (b) print b }' | sort
+}
+for f in "$tmp/perf-g.data" "$tmp/ours-a.data"; do
+	(cd "$(dirname "$f")" && perf report -D -i "$(basename "$f")" 2>/dev/null) | blocks >"$tmp/perf.txt"
+	(cd "$(dirname "$f")" && "$cli" dump --hex -i "$(basename "$f")") | blocks >"$tmp/ours.txt" ||
+		fail "dump --hex $f failed"
+	[ -s "$tmp/ours.txt" ] || fail "dump --hex: no blocks"
+	cmp -s "$tmp/perf.txt" "$tmp/ours.txt" || fail "dump --hex $(basename "$f"): raw blocks differ from perf report -D"
+	echo "dump --hex $(basename "$f"): $(wc -l <"$tmp/ours.txt") raw blocks as perf report -D"
+done
 # What perf refuses, perfring refuses.
 "$cli" script -i "$tmp/perf-g.data" --time 5,1 >/dev/null 2>&1 && fail "--time 5,1 accepted"
 "$cli" script -i "$tmp/perf-g.data" --cpu 0 >/dev/null 2>&1 && fail "--cpu on a file without CPUs accepted"

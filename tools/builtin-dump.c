@@ -8,10 +8,11 @@
 #include <string.h>
 #include "cli.h"
 
-/* -i FILE (default perf.data, "-" standard input). */
+/* -i FILE (default perf.data, "-" standard input); dump: --hex / -D. */
 static int read_input(int argc, char **argv, bool stats)
 {
 	const char *in = "perf.data";
+	bool hex = false;
 	int err;
 
 	for (int i = 1; i < argc; i++) {
@@ -19,6 +20,9 @@ static int read_input(int argc, char **argv, bool stats)
 			in = argv[++i];
 		else if (!strncmp(argv[i], "--input=", 8))
 			in = argv[i] + 8;
+		else if (!stats &&
+			 (!strcmp(argv[i], "--hex") || !strcmp(argv[i], "-D")))
+			hex = true;
 		else
 			die_usage("unknown option '%s'", argv[i]);
 	}
@@ -26,9 +30,13 @@ static int read_input(int argc, char **argv, bool stats)
 	if (strcmp(in, "-") && perfring_trace_dat_probe(in) == 1)
 		err = stats ? perfring_trace_dat_stats(in, stdout) :
 			      perfring_trace_dat_dump(in, stdout);
-	else
-		err = stats ? perfring_stats(in, stdout) :
-			      perfring_dump(in, stdout);
+	else if (stats)
+		err = perfring_stats(in, stdout);
+	else {
+		PERFRING_OPTS(perfring_dump_opts, d, .input = in, .hex = hex);
+
+		err = perfring_dump_opts(&d, stdout);
+	}
 	if (err == -EPIPE)
 		return 0; /* the reader went away (| head) */
 	if (err) {

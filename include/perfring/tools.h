@@ -223,6 +223,20 @@ PERFRING_API int perfring_event_list(perfring_event_fn fn, void *ctx);
  */
 PERFRING_API int perfring_dump(const char *path, FILE *out);
 
+struct perfring_dump_opts {
+	size_t sz;
+	const char *input; /* default "perf.data"; "-": standard input */
+	/* perf report -D's raw block before each record ("0x108@file
+	 * [0x50]: event: 69" and the bytes, 16 a line, as perf prints them),
+	 * so the two dumps' blocks can be diffed; the decoded lines stay in
+	 * file order (perf prints samples' after sorting them by time). */
+	bool hex;
+};
+
+/* perfring_dump() with options.  Returns as perfring_dump(). */
+PERFRING_API int perfring_dump_opts(const struct perfring_dump_opts *opts,
+				    FILE *out);
+
 /*
  * Prints the record counts per type and the samples per event, like
  * `perf report --stats`, and the lost events and lost samples.  Returns as

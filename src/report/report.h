@@ -6,6 +6,7 @@
 #ifndef PERFRING_REPORT_REPORT_H
 #define PERFRING_REPORT_REPORT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -34,11 +35,12 @@ void tdat_lines_close(struct tdat_lines *l);
 
 /*
  * Every record of @path ("-": standard input) with its offset, size, type
- * and decoded fields, in file order, like `perf report -D`.  Returns 0 or
+ * and decoded fields, in file order, like `perf report -D`; @hex: each
+ * after perf -D's raw block (offset@file, type, the bytes in hex).  Returns 0 or
  * -errno; on damage everything before it is printed and -EBADMSG returned
  * (the log says where).
  */
-int report_dump(const char *path, FILE *out);
+int report_dump(const char *path, FILE *out, bool hex);
 
 struct prd_file;
 struct prd_event;

@@ -2,7 +2,9 @@
 # perfring report's options judged by perf report --stdio (6.1) with the
 # same options on the same files (recorded by perf record and by perfring
 # record): --sort with cpu, -n (its column width), --comm, --dsos,
-# --symbols (absolute percentages, one-entry lists eliding the column).
+# --symbols (absolute percentages, one-entry lists eliding the column),
+# -g caller|callee|N and --percent-limit on the graphs; and a trace.dat
+# against trace-cmd report.
 # The whole text is compared but for perf's first line (it points at its
 # --header options, ours at perfring dump) and its random closing tip.
 # Skips (77) only if the kernel refuses perf_event_open.
@@ -91,4 +93,14 @@ for f in "$tmp/perf-a.data" "$tmp/ours-a.data"; do
 	compare "$f" --comm pingpong --dsos '[kernel.kallsyms]' --no-children -g none
 	compare "$f" --comm pingpong --symbols schedule,__schedule --no-children -g none
 done
+# A trace.dat (record --tracefs-event): report lists it as trace-cmd
+# report does, byte for byte.
+command -v trace-cmd >/dev/null || fail "trace-cmd is not installed"
+"$cli" record -q -e cpu-clock --tracefs-event sched:sched_switch -o "$tmp/tr.data" -- "$wl/pingpong" 300 ||
+	fail "perfring record --tracefs-event"
+trace-cmd report -i "$tmp/tr.data.trace.dat" >"$tmp/tc.txt" 2>/dev/null || fail "trace-cmd report failed"
+"$cli" report -i "$tmp/tr.data.trace.dat" >"$tmp/ours.txt" || fail "perfring report on a trace.dat failed"
+grep -q sched_switch "$tmp/ours.txt" || fail "report on a trace.dat: no sched_switch events"
+cmp -s "$tmp/tc.txt" "$tmp/ours.txt" || fail "report on a trace.dat differs from trace-cmd report"
+echo "report on a trace.dat: $(wc -l <"$tmp/ours.txt") lines as trace-cmd report"
 exit 0

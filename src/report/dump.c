@@ -30,7 +30,6 @@ struct dump {
 	bool hex;
 };
 
-
 static unsigned long long ull(uint64_t v)
 {
 	return (unsigned long long)v;

@@ -30,6 +30,7 @@
 #include "../format/perf_reader.h"
 #include "filter.h"
 #include "outbuf.h"
+#include "report.h"
 #include "threads.h"
 #include "tpfmt.h"
 
@@ -1107,6 +1108,11 @@ PERFRING_API int perfring_report(const struct perfring_report_opts *opts,
 	if (!opts || !out || !OPTS_VALID(opts) ||
 	    opts->sz < offsetof(struct perfring_report_opts, sort))
 		return -EINVAL;
+	/* A trace.dat (perfring record --tracefs-event): its events as
+	 * trace-cmd report lists them. */
+	if (opts->input && strcmp(opts->input, "-") &&
+	    perfring_trace_dat_probe(opts->input) == 1)
+		return tdat_report(opts->input, out);
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return -ENOMEM;

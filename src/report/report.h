@@ -33,6 +33,10 @@ int tdat_lines_next(struct tdat_lines *l, uint64_t *ts, const char **text,
 		    size_t *len);
 void tdat_lines_close(struct tdat_lines *l);
 
+/* What trace-cmd report prints for a trace.dat: "cpus=N", then every
+ * event.  Returns as tdat_script_lines(). */
+int tdat_report(const char *path, FILE *out);
+
 /*
  * Every record of @path ("-": standard input) with its offset, size, type
  * and decoded fields, in file order, like `perf report -D`; @hex: each

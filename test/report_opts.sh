@@ -8,6 +8,7 @@
 # The whole text is compared but for perf's first line (it points at its
 # --header options, ours at perfring dump) and its random closing tip.
 # Skips (77) only if the kernel refuses perf_event_open.
+# test-timeout: 600
 set -u
 cli=${PERFRING_CLI:-build/perfring}
 wl=${WORKLOADS:-build/workloads}

@@ -4,6 +4,7 @@
 # record: --pid --tid --comm --cpu/-C --time -S --reltime --deltatime
 # --show-task-events --show-mmap-events -F srcline.  Skips (77) only if the kernel
 # refuses perf_event_open.
+# test-timeout: 900
 set -u
 cli=${PERFRING_CLI:-build/perfring}
 wl=${WORKLOADS:-build/workloads}

@@ -35,10 +35,12 @@ CFLAGS_tsan := -O1 -g -fsanitize=thread $(shell $(CC) -Werror -Wno-tsan -fsyntax
 LDLIBS := -pthread
 # libperfring-tools: libtraceevent, libelf, libzstd; CoreSight decoding
 # with OpenCSD's C API (its .pc names only the C++ library) and capstone
-# for disassembly.
-TOOLS_CFLAGS := $(shell pkg-config --cflags libtraceevent libelf libdw libzstd capstone)
+# for disassembly; libunwind (remote, x86_64) unwinds --call-graph dwarf
+# samples' user stacks as perf does; libdw reads source lines (srcline).
+TOOLS_CFLAGS := $(shell pkg-config --cflags libtraceevent libelf libdw libzstd capstone libunwind-generic)
 TOOLS_LDLIBS := $(shell pkg-config --libs libtraceevent libelf libdw libzstd) \
-	-lopencsd_c_api $(shell pkg-config --libs libopencsd capstone)
+	-lopencsd_c_api $(shell pkg-config --libs libopencsd capstone) \
+	$(shell pkg-config --libs libunwind-generic)
 
 # Layers: libperfring (src/ring, src/app: libc only) -> libperfring-tools
 # (src/sources -> src/format -> src/record, src/report) -> tools/ (the
@@ -145,6 +147,10 @@ $(B)/apps/%: test/apps/%.c include/perfring.h include/perfring/abi.h $(B)/libper
 $(B)/workloads/%: test/workloads/%.c
 	@mkdir -p $(@D)
 	$(CC) -std=gnu11 -Wall -Werror -O1 -g -fno-omit-frame-pointer -o $@ $<
+# Without frame pointers: only DWARF unwinding follows its calls (test/dwarf.sh).
+$(B)/workloads/nofp: test/workloads/nofp.c
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 -Wall -Werror -O1 -g -fomit-frame-pointer -o $@ $<
 
 # bench/main.c (the case table), util.c and one file per area; the two
 # traced programs below are separate.
@@ -165,23 +171,54 @@ $(B)/%.pc: %.pc.in Makefile
 CHECK_BINS := $(UNIT_TESTS:%=$(B)/asan/test/%) $(STRESS_TESTS:%=$(B)/asan/test/%) \
 	$(STRESS_TESTS:%=$(B)/tsan/test/%) $(FUZZ_TARGETS:%=$(B)/asan/fuzz/replay_%)
 
+# The shell tests, in the order make check runs them (the kill matrix and
+# the soak last: they are the longest).
+SHELL_TESTS := \
+	test/cli.sh \
+	test/install.sh \
+	test/record.sh \
+	test/export.sh \
+	test/script.sh \
+	test/script_opts.sh \
+	test/reader_api.sh \
+	test/report_opts.sh \
+	test/app.sh \
+	test/app_trust.sh \
+	test/app_fork.sh \
+	test/cs.sh \
+	test/cs_framing.sh \
+	test/tracefs.sh \
+	test/record_all.sh \
+	test/aux.sh \
+	test/aux_all.sh \
+	test/dwarf.sh \
+	test/outputs.sh \
+	test/top.sh \
+	test/kill_matrix.sh \
+	test/soak.sh
+
 check: $(CHECK_BINS) all $(B)/asan/perfring $(WORKLOADS:%=$(B)/workloads/%) $(TEST_APPS:%=$(B)/apps/%)
 	@FUZZ_CORPUS_DIR=fuzz/corpus PERFRING_CLI=$(B)/perfring PERFRING_ASAN_CLI=$(B)/asan/perfring WORKLOADS=$(B)/workloads TEST_APPS=$(B)/apps \
-		./test/run-tests.sh $(CHECK_BINS) test/cli.sh test/install.sh test/record.sh test/export.sh test/script.sh test/script_opts.sh test/reader_api.sh test/report_opts.sh test/app.sh test/app_trust.sh test/app_fork.sh test/cs.sh test/tracefs.sh test/record_all.sh test/aux.sh test/outputs.sh test/kill_matrix.sh test/soak.sh
+		./test/run-tests.sh $(CHECK_BINS) $(SHELL_TESTS)
 
 # The hostile-program soak for longer than make check's 20 s.
 soak: $(B)/asan/perfring $(B)/apps/apphostile
 	SOAK_SECS=$(or $(SECS),300) PERFRING_ASAN_CLI=$(B)/asan/perfring TEST_APPS=$(B)/apps ./test/soak.sh
 
 bench: $(B)/bench $(B)/perfring $(WORKLOADS:%=$(B)/workloads/%) $(B)/bench_app_emit $(B)/bench_lttng_emit
-	$(B)/bench $(CASE)
+	$(B)/bench $(CASE) $(ARGS)
 
-# The ring demo, then a real recording judged by perf.
+# The ring demo, then a real recording judged by perf, then perfring top.
 demo: all $(WORKLOADS:%=$(B)/workloads/%)
 	$(B)/perfring demo
 	$(B)/perfring record -g -e cpu-clock -F 2000 -o $(B)/demo.data -- $(B)/workloads/hot 0.5
 	@if command -v perf >/dev/null; then perf report --stdio --no-children -i $(B)/demo.data 2>/dev/null | grep -v '^#' | grep -v '^$$' | head -n 12; \
 	else echo "perf is not installed: read $(B)/demo.data with perf report"; fi
+	@# perf top's live table from the rings, no file: two refreshes,
+	@# system-wide, beside the hot workload (plain text, not a terminal).
+	$(B)/workloads/hot 2 & hot=$$!; \
+	$(B)/perfring top -F 1000 -d 0.5 --iterations 2 -E 8 > $(B)/demo.top; rc=$$?; \
+	kill $$hot 2>/dev/null; wait; cat $(B)/demo.top; exit $$rc
 
 fuzz:
 	@test -n "$(T)" || { echo "usage: make fuzz T=<$(FUZZ_TARGETS)> [SECS=60]"; exit 2; }

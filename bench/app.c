@@ -388,37 +388,96 @@ static int lttng_once(const char *app, const char *n, char *res, size_t len)
 
 /*
  * emit-vs-lttng: one thread, 10 million events {u64 a, b, c}, the time
- * per event inside the emitting loop (clock_gettime around it / N):
- *   ours_ns   perfring_emit() under `perfring record -o /dev/shm/... --
- *             bench_app_emit emit N`, rings of ring_mb MiB
- *             (PERFRING_RING_SIZE; the smallest of 64, 128, ... 1024 MiB
- *             that lost nothing in a first run, or BENCH_APP_RING)
- *   lttng_ns  lttng_ust_tracepoint() of the same event with
- *             lttng-sessiond recording to /dev/shm (see lttng_child)
- *   ours_lost perfring_app_stats() lost, lttng_lost `lttng list`'s
- *             "Discarded events" (worst of the runs)
- *   tsc_ns    perfring_clock_fast_ns() alone, N calls in the same app
- *   idle_ns   perfring_emit() with no recorder
- *   nodrain_ns perfring_emit() into a session no recorder reads, rings
- *             large enough for every event: the emit path alone
- *   ours_first_ms, lttng_first_ms: the first event, outside the timed
- *             loop (ours makes and prefaults the thread's ring)
- *   load1     the load average when the case started
- *   ours_best_ns, lttng_best_ns: the best of the 3 runs of each side
- * Median of 3 each, the two sides alternating; ratio = ours_ns / lttng_ns.
+ * per event inside the emitting loop (clock_gettime around it / N), with
+ * a recorder draining while the program emits, in two configurations:
+ *
+ *   config=equal  the same buffer memory on both sides: one ring of
+ *                 BENCH_APP_RING_EQ (32M) for our thread against LTTng's
+ *                 channel of 8 x 4 MiB sub-buffers.  Ours twice: in block
+ *                 mode (PERFRING_MODE=block: the producer waits for room,
+ *                 nothing is lost, so the time is what the recorder
+ *                 sustains) and in the default drop mode (full speed, the
+ *                 drops counted).
+ *   config=large  our ring as large as it takes to lose nothing without
+ *                 waiting (the smallest of 64, 128, ... 1024 MiB, or
+ *                 BENCH_APP_RING), as the case measured before: every
+ *                 event lands in memory not touched for a long time.
+ *
+ * Both sides record to /dev/shm (tmpfs; LTTng in a private mount, see
+ * lttng_child).  Five runs, all configurations and LTTng interleaved so
+ * they see the same machine, each after settle_memory() so that neither
+ * side is charged for memory the host has not backed yet; medians, and
+ * the worst lost count of each side (ours: perfring_app_stats(); LTTng:
+ * `lttng list`'s "Discarded events").  Also on the large line: tsc_ns
+ * (perfring_clock_fast_ns() alone), idle_ns (perfring_emit() with no
+ * recorder), nodrain_ns (into a session no recorder reads, the ring large
+ * enough for every event: the emit path alone), the first event
+ * (first_ms: ours makes and prefaults the thread's ring), load1.
  */
+#define EVL_RUNS 5
+
+static double ring_bytes(const char *ring)
+{
+	char *end;
+	double v = strtod(ring, &end);
+
+	if (*end == 'K' || *end == 'k')
+		v *= 1024;
+	else if (*end == 'M' || *end == 'm')
+		v *= 1048576;
+	else if (*end == 'G' || *end == 'g')
+		v *= 1073741824.0;
+	return v;
+}
+
+struct evl_side {
+	const char *ring, *mode;
+	double ns[EVL_RUNS], lost;
+};
+
+static int evl_ours(struct evl_side *s, int run, char *const emit_args[],
+		    double settle)
+{
+	char out[4096];
+
+	settle_memory((size_t)settle);
+	if (app_record(emit_args, s->ring, s->mode, out, sizeof(out)) ||
+	    key_value(out, "active=") != 1)
+		return -1;
+	s->ns[run] = key_value(out, "ns=");
+	if (key_value(out, "lost=") > s->lost)
+		s->lost = key_value(out, "lost=");
+	return 0;
+}
+
+static void evl_print(const char *config, const struct evl_side *s, double lm,
+		      double ll, double c2c, const char *extra)
+{
+	double v[EVL_RUNS], om;
+
+	memcpy(v, s->ns, sizeof(v));
+	om = median_of(v, EVL_RUNS);
+	printf("bench emit-vs-lttng config=%s ours_mode=%s ours_ns=%.2f lttng_ns=%.2f ratio=%.3f ours_lost=%.0f lttng_lost=%.0f ours_ring=%s lttng_subbuf=8x4M c2c_ns=%.0f runs=%d%s stat=median\n",
+	       config, s->mode ? s->mode : "drop", om, lm, om / lm, s->lost, ll,
+	       s->ring, c2c, EVL_RUNS, extra);
+}
+
 void case_emit_vs_lttng(void)
 {
 	const char *nenv = getenv("BENCH_APP_EVENTS");
 	const char *ring_env = getenv("BENCH_APP_RING");
+	const char *eq_env = getenv("BENCH_APP_RING_EQ");
 	char app[PATH_MAX], lt[PATH_MAX], out[4096], res[512], ring[32];
-	char n[32];
+	char n[32], extra[512];
 	char *emit_args[] = { app, "emit", n, NULL };
-	double idle[REPS], ours[REPS], tsc[REPS], lns[REPS], ol = 0, ll = 0;
-	double ofirst[REPS], lfirst[REPS], nodrain[REPS], trace_mb = 0;
-	double load = load1();
+	double idle[REPS], tsc[EVL_RUNS], lns[EVL_RUNS], c2c[EVL_RUNS];
+	double ofirst[EVL_RUNS], lfirst[EVL_RUNS], nodrain[REPS], ll = 0;
+	double load = load1(), settle, trace_mb = 0, lm;
+	struct evl_side block = { .ring = eq_env && *eq_env ? eq_env : "32M",
+				  .mode = "block" };
+	struct evl_side drop = { .ring = block.ring };
+	struct evl_side large = { .ring = ring };
 	unsigned int mib = 64;
-	const char *lerr = NULL;
 
 	snprintf(n, sizeof(n), "%s",
 		 nenv && atoll(nenv) > 0 ? nenv : "10000000");
@@ -433,7 +492,7 @@ void case_emit_vs_lttng(void)
 		}
 		idle[i] = key_value(out, "ns=");
 	}
-	/* the ring size: the smallest that loses nothing */
+	/* the large ring: the smallest that loses nothing */
 	if (ring_env && *ring_env) {
 		snprintf(ring, sizeof(ring), "%s", ring_env);
 	} else {
@@ -449,6 +508,11 @@ void case_emit_vs_lttng(void)
 				break;
 		}
 	}
+	/* what both sides will write: the file (~96 bytes an event in
+	 * either format) and the buffers */
+	settle = atof(n) * 96 + 2 * ring_bytes(ring);
+	if (settle > 6e9)
+		settle = 6e9;
 	/* a session no recorder reads: the emit path alone (the ring holds
 	 * every event) */
 	for (int i = 0; i < REPS; i++) {
@@ -462,6 +526,7 @@ void case_emit_vs_lttng(void)
 		}
 		snprintf(senv, sizeof(senv), "PERFRING_SESSION=%s", sdir);
 		snprintf(renv, sizeof(renv), "PERFRING_RING_SIZE=%s", ring);
+		settle_memory((size_t)settle);
 		if (run_capture(emit_args, add, out, sizeof(out), 120) ||
 		    key_value(out, "active=") != 1)
 			nodrain[i] = -1;
@@ -469,25 +534,33 @@ void case_emit_vs_lttng(void)
 			nodrain[i] = key_value(out, "ns=");
 		nftw(sdir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
 	}
-	/* interleaved, so that both sides see the same machine load */
-	for (int i = 0; i < REPS; i++) {
+	/* interleaved, so that every side sees the same machine */
+	for (int i = 0; i < EVL_RUNS; i++) {
+		c2c[i] = c2c_ns();
+		if (evl_ours(&block, i, emit_args, settle) ||
+		    evl_ours(&drop, i, emit_args, settle)) {
+			printf("bench emit-vs-lttng error=record-failed\n");
+			return;
+		}
+		settle_memory((size_t)settle);
 		if (app_record(emit_args, ring, NULL, out, sizeof(out)) ||
 		    key_value(out, "active=") != 1) {
 			printf("bench emit-vs-lttng error=record-failed\n");
 			return;
 		}
-		ours[i] = key_value(out, "ns=");
+		large.ns[i] = key_value(out, "ns=");
 		tsc[i] = key_value(out, "tsc_ns=");
 		ofirst[i] = key_value(out, "first_ms=");
-		if (key_value(out, "lost=") > ol)
-			ol = key_value(out, "lost=");
-		if (lerr)
-			continue;
+		if (key_value(out, "lost=") > large.lost)
+			large.lost = key_value(out, "lost=");
+		settle_memory((size_t)settle);
 		if (lttng_once(lt, n, res, sizeof(res))) {
-			lerr = strstr(res, "error=") ?
+			printf("bench emit-vs-lttng ours_ns=%.2f ours_lost=%.0f ring=%s error=%s\n",
+			       large.ns[i], large.lost, ring,
+			       strstr(res, "error=") ?
 				       strstr(res, "error=") + 6 :
-				       "lttng-failed";
-			continue;
+				       "lttng-failed");
+			return;
 		}
 		lns[i] = key_value(res, "ns=");
 		lfirst[i] = key_value(res, "first_ms=");
@@ -495,20 +568,19 @@ void case_emit_vs_lttng(void)
 		if (key_value(res, "lost=") > ll)
 			ll = key_value(res, "lost=");
 	}
-	if (lerr) {
-		printf("bench emit-vs-lttng ours_ns=%.2f ours_lost=%.0f tsc_ns=%.2f idle_ns=%.2f ring=%s ours_first_ms=%.1f load1=%.2f error=%s\n",
-		       median3(ours), ol, median3(tsc), median3(idle), ring,
-		       median3(ofirst), load, lerr);
-		return;
-	}
+	lm = median_of(lns, EVL_RUNS);
 	{
-		/* median3() sorts: [0] is then the best run */
-		double om = median3(ours), lm = median3(lns);
+		double c = median_of(c2c, EVL_RUNS);
 
-		printf("bench emit-vs-lttng ours_ns=%.2f lttng_ns=%.2f ours_lost=%.0f lttng_lost=%.0f ratio=%.3f tsc_ns=%.2f idle_ns=%.2f nodrain_ns=%.2f ours_best_ns=%.2f lttng_best_ns=%.2f ring=%s lttng_subbuf=8x4M ours_first_ms=%.1f lttng_first_ms=%.3f events=%s lttng_trace_mb=%.0f out=/dev/shm load1=%.2f stat=median\n",
-		       om, lm, ol, ll, om / lm, median3(tsc), median3(idle),
-		       median3(nodrain), ours[0], lns[0], ring, median3(ofirst),
-		       median3(lfirst), n, trace_mb, load);
+		evl_print("equal", &block, lm, ll, c, "");
+		evl_print("equal", &drop, lm, ll, c, "");
+		snprintf(
+			extra, sizeof(extra),
+			" tsc_ns=%.2f idle_ns=%.2f nodrain_ns=%.2f ours_first_ms=%.1f lttng_first_ms=%.3f events=%s lttng_trace_mb=%.0f out=/dev/shm load1=%.2f",
+			median_of(tsc, EVL_RUNS), median3(idle),
+			median3(nodrain), median_of(ofirst, EVL_RUNS),
+			median_of(lfirst, EVL_RUNS), n, trace_mb, load);
+		evl_print("large", &large, lm, ll, c, extra);
 	}
 }
 
@@ -523,11 +595,19 @@ void case_emit_vs_lttng(void)
  * free_mev_s/free_lost_pct: unlimited producers that drop when full;
  * recorder_cpu_ns_per_ev: the recorder's CPU time per event written in the
  * block trial (what bounds mev_s when the recorder has a CPU to itself);
- * tmpfs_write_gb_s: plain write()s into a new /dev/shm file, and
- * write_bound_mev_s: that divided by the perf.data bytes per event, the
- * ceiling for any recorder writing this format there.
+ * tmpfs_write_gb_s: plain write()s of as many bytes as the block trial's
+ * file into a new /dev/shm file, and write_bound_mev_s: that divided by
+ * the perf.data bytes per event, the ceiling for any recorder writing
+ * this format there; vs_write_bound = mev_s / write_bound_mev_s.  Every
+ * trial and the write() baseline start after settle_memory(), so that
+ * neither is charged for guest memory the host has not backed yet (the
+ * write() baseline measured 6 GB/s on reused memory while the recorder's
+ * file went to fresh memory at 0.3 GB/s: that, not the recorder, was most
+ * of the 0.13 of 2026-11-24).
  * Rings of BENCH_APP_RING (16M) per thread.
  */
+static double sustained_settle; /* bytes settle_memory() touches first */
+
 static double sustained_trial(unsigned int threads, double rate,
 			      const char *mode, const char *ring,
 			      const char *secs, double *lost, double *attempted,
@@ -539,6 +619,7 @@ static double sustained_trial(unsigned int threads, double rate,
 	bench_prog("bench_app_emit", app, sizeof(app));
 	snprintf(t, sizeof(t), "%u", threads);
 	snprintf(r, sizeof(r), "%.3f", rate);
+	settle_memory((size_t)sustained_settle);
 	if (app_record(args, ring, mode, out, sizeof(out)) ||
 	    key_value(out, "active=") != 1)
 		return -1;
@@ -550,12 +631,13 @@ static double sustained_trial(unsigned int threads, double rate,
 	return key_value(out, "mev_s=");
 }
 
-/* GB/s of write() in 2 MiB pieces into a new file on /dev/shm (what the
- * recorder does): the ceiling of any recorder writing there. */
-static double tmpfs_write_gbs(void)
+/* GB/s of write() of @total bytes in 2 MiB pieces into a new file on
+ * /dev/shm (what the recorder does), after settle_memory() as every trial:
+ * the ceiling of any recorder writing there. */
+static double tmpfs_write_gbs(size_t total, double settle)
 {
 	const char *f = "/dev/shm/perfring-bench-write";
-	const size_t chunk = 2u << 20, total = 512u << 20;
+	const size_t chunk = 2u << 20;
 	char *buf = malloc(chunk);
 	uint64_t t0;
 	size_t done = 0;
@@ -563,8 +645,10 @@ static double tmpfs_write_gbs(void)
 
 	if (!buf)
 		return 0;
+	total = (total + chunk - 1) / chunk * chunk;
 	memset(buf, 0x5a, chunk);
 	unlink(f);
+	settle_memory((size_t)settle);
 	fd = open(f, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	t0 = now_ns();
 	while (fd >= 0 && done < total &&
@@ -588,12 +672,19 @@ void case_app_sustained(void)
 
 	for (unsigned int threads = 1; threads <= 2; threads++) {
 		double lost, att, max, fr, flost, fatt, lo = 0, hi, rns, fns;
-		double sample, wr = tmpfs_write_gbs();
+		double sample, wr, c2c = c2c_ns(), file_bytes;
 		int trials = 0;
 
+		/* at most ~100 bytes an event at up to 100 M/s, and the
+		 * rings */
+		sustained_settle = 1e8 * atof(secs) * 100 * threads +
+				   2 * threads * ring_bytes(ring);
+		if (sustained_settle > 3e9)
+			sustained_settle = 3e9;
 		max = sustained_trial(threads, 0, "block", ring, secs, &lost,
 				      &att, &rns);
 		sample = max > 0 && att > 0 ? app_out_bytes / att : 0;
+		file_bytes = app_out_bytes;
 		fr = sustained_trial(threads, 0, NULL, ring, secs, &flost,
 				     &fatt, &fns);
 		if (max <= 0 || fr <= 0) {
@@ -616,10 +707,17 @@ void case_app_sustained(void)
 			else
 				hi = mid;
 		}
-		printf("bench app-sustained threads=%u mev_s=%.1f max_mev_s=%.1f free_mev_s=%.1f free_lost_pct=%.1f recorder_cpu_ns_per_ev=%.0f file_bytes_per_ev=%.1f tmpfs_write_gb_s=%.2f write_bound_mev_s=%.1f ring=%s trial_s=%s trials=%d out=/dev/shm load1=%.2f baseline=block\n",
+		/* the same bytes as the block trial's file, new memory
+		 * settled the same way */
+		wr = tmpfs_write_gbs(file_bytes > (64 << 20) ?
+					     (size_t)file_bytes :
+					     (size_t)64 << 20,
+				     sustained_settle);
+		printf("bench app-sustained threads=%u mev_s=%.1f max_mev_s=%.1f free_mev_s=%.1f free_lost_pct=%.1f recorder_cpu_ns_per_ev=%.0f file_bytes_per_ev=%.1f tmpfs_write_gb_s=%.2f write_bound_mev_s=%.1f vs_write_bound=%.2f ring=%s trial_s=%s trials=%d c2c_ns=%.0f out=/dev/shm load1=%.2f baseline=block\n",
 		       threads, lo, max, fr,
 		       fatt > 0 ? 100.0 * flost / fatt : 0.0, rns, sample, wr,
-		       sample > 0 ? wr * 1e3 / sample : 0.0, ring, secs,
-		       trials + 2, load);
+		       sample > 0 ? wr * 1e3 / sample : 0.0,
+		       sample > 0 && wr > 0 ? lo / (wr * 1e3 / sample) : 0.0,
+		       ring, secs, trials + 2, c2c, load);
 	}
 }

@@ -164,6 +164,8 @@ struct perfring_ring *ring_new(unsigned int flags, uint64_t kib,
 double c2c_ns(void);
 double memcpy_gbs(double secs);
 double median3(double *v);
+double median_of(double *v, int n);
+void settle_memory(size_t bytes);
 
 /* Other programs: the CLI, the test workloads, perf itself (util.c). */
 const char *cli_path(void);
@@ -176,6 +178,7 @@ void perf_counts(const char *file, uint64_t *samples, uint64_t *lost);
 void case_spsc32(void);
 void case_spsc256(void);
 void case_naive32(void);
+void case_naive_abi32(void);
 void case_naive256(void);
 void case_xproc32(void);
 void case_mpsc2(void);
@@ -198,5 +201,7 @@ void case_cs_decode(void);
 /* tracefs.c */
 void case_tracefs_capture(void);
 void case_tracefs_get_reader(void);
+/* top.c */
+void case_top_overhead(void);
 
 #endif

@@ -5,7 +5,7 @@
  *
  * This file holds the case table and the settings; the cases are grouped
  * by area: ring.c (cross-core throughput), emit.c (single-thread costs and
- * wake-ups), record.c, script.c, app.c, cs.c, tracefs.c; bench.h and
+ * wake-ups), record.c, script.c, app.c, cs.c, tracefs.c, top.c; bench.h and
  * util.c hold what they share.
  *
  *   spsc-32, spsc-256  one writer thread (CPU 0), one reader thread (CPU 1);
@@ -23,12 +23,19 @@
  *   naive-32/-256      a minimal hand-written SPSC byte ring, same records
  *                      and copy-out: the baseline for spsc-32's and
  *                      spsc-256's vs_naive=.
+ *   naive-abi-32       the naive ring with its two counters where perf's
+ *                      ABI puts data_head and data_tail (one cache line),
+ *                      run with spsc-32: what that layout costs by itself.
  *   wakeup             ping-pong over two rings through perfring_ring_wait()
  *                      (us_per_wake=), and the producer's emit cost with
  *                      nobody waiting vs when it has to wake the reader.
  *   stats-throughput   perfring_stats() over >= 400,000 sched_switch
  *                      samples recorded in the same run (mb_s=), and the
  *                      peak RSS of `perfring stats` on that file.
+ *   top-overhead       `perfring top -F 1000 -a` and `perf top --stdio -F
+ *                      1000 -a`, each for BENCH_TOP_SECS (10): CPU % of
+ *                      one core after a BENCH_TOP_WARMUP (2 s) start-up,
+ *                      and over the whole run (top.c).
  *
  * Each case runs 3 times.  Single-thread figures are medians
  * (stat=median).  Cross-core ones report the best run (stat=best) with the
@@ -42,11 +49,17 @@
  * counts the spins).  The readers take batches of at least ring/16 bytes
  * (see BATCH_MIN).
  *
+ * Settings are environment variables or, after the case name, key=value
+ * arguments (`bench spsc-32 secs=1 ring_kib=512`, `make bench CASE=x
+ * ARGS="secs=1"`): key=value sets BENCH_KEY for this run.
+ *
  * BENCH_SECS sets the time per run (default 0.6 s), BENCH_RING_KIB the ring
  * size (default 1024: the fastest of 256/512/1024 here), BENCH_MP_SPLIT=1
  * puts mpsc2's second writer on the reader's CPU instead of beside the
  * first writer (slower here: the reader then loses half its CPU).
  */
+#define _GNU_SOURCE
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,6 +81,7 @@ static const struct {
 	{ "memcpy", case_memcpy },
 	{ "naive-32", case_naive32 },
 	{ "naive-256", case_naive256 },
+	{ "naive-abi-32", case_naive_abi32 },
 	{ "wakeup", case_wakeup },
 	{ "record-vs-perf", case_record_vs_perf },
 	{ "record-startup", case_record_startup },
@@ -79,14 +93,33 @@ static const struct {
 	{ "tracefs-get-reader", case_tracefs_get_reader },
 	{ "emit-vs-lttng", case_emit_vs_lttng },
 	{ "app-sustained", case_app_sustained },
+	{ "top-overhead", case_top_overhead },
 };
 
 int main(int argc, char **argv)
 {
-	const char *secs = getenv("BENCH_SECS");
+	const char *secs, *kib;
 	int ran = 0;
 
-	const char *kib = getenv("BENCH_RING_KIB");
+	/* key=value after the case name: BENCH_KEY=value */
+	const char *only = argc > 1 && !strchr(argv[1], '=') ? argv[1] : NULL;
+
+	for (int a = only ? 2 : 1; a < argc; a++) {
+		char name[64] = "BENCH_", *eq = strchr(argv[a], '=');
+		size_t k = 6;
+
+		if (!eq || eq == argv[a] || eq - argv[a] > 48) {
+			fprintf(stderr, "bench: '%s' is not key=value\n",
+				argv[a]);
+			return 2;
+		}
+		for (const char *c = argv[a]; c < eq; c++)
+			name[k++] = (char)(*c == '-' ? '_' : toupper(*c));
+		name[k] = 0;
+		setenv(name, eq + 1, 1);
+	}
+	secs = getenv("BENCH_SECS");
+	kib = getenv("BENCH_RING_KIB");
 
 	if (secs && atof(secs) > 0)
 		run_secs = atof(secs);
@@ -97,7 +130,7 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	perfring_clock_init(NULL);
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		if (argc > 1 && strcmp(argv[1], cases[i].name))
+		if (only && strcmp(only, cases[i].name))
 			continue;
 		cases[i].fn();
 		ran++;

@@ -216,6 +216,13 @@ struct naive {
 	char pad1[56];
 	_Alignas(64) _Atomic uint64_t tail; /* written by the reader */
 	char pad2[56];
+	/*
+	 * Where the two counters live: &head and &tail (separate lines), or
+	 * (naive-abi) data_head and data_tail of a perf control page, side by
+	 * side on one line as the kernel ABI puts them.
+	 */
+	_Atomic uint64_t *headp, *tailp;
+	struct perf_event_mmap_page *pc;
 	_Alignas(64) unsigned char *buf;
 	uint64_t size, mask;
 	uint32_t rec_size; /* 32 or 256 */
@@ -228,12 +235,13 @@ struct naive {
 static ALWAYS_INLINE void naive_write_loop(struct naive *nv, const uint32_t rs)
 {
 	uint64_t head = 0, tail_cache = 0, seq = 0, retries = 0;
+	_Atomic uint64_t *const headp = nv->headp, *const tailp = nv->tailp;
 
 	while (!atomic_load_explicit(&nv->stop, memory_order_relaxed)) {
 		for (int i = 0; i < 64; i++) {
 			while (head + rs - tail_cache > nv->size) {
 				tail_cache = atomic_load_explicit(
-					&nv->tail, memory_order_acquire);
+					tailp, memory_order_acquire);
 				if (head + rs - tail_cache <= nv->size)
 					break;
 				retries++;
@@ -241,7 +249,7 @@ static ALWAYS_INLINE void naive_write_loop(struct naive *nv, const uint32_t rs)
 			}
 			rec_write(nv->buf + (head & nv->mask), rs, seq++, tmpl);
 			head += rs;
-			atomic_store_explicit(&nv->head, head,
+			atomic_store_explicit(headp, head,
 					      memory_order_release);
 		}
 	}
@@ -270,6 +278,7 @@ static void *naive_reader(void *arg)
 	struct naive *nv = arg;
 	struct sink_buf *out = aligned_alloc(64, sizeof(*out));
 	uint64_t tail = 0, n = 0;
+	_Atomic uint64_t *const headp = nv->headp, *const tailp = nv->tailp;
 
 	if (!out)
 		die("malloc", ENOMEM);
@@ -282,7 +291,7 @@ static void *naive_reader(void *arg)
 		int done =
 			atomic_load_explicit(&nv->done, memory_order_acquire);
 		uint64_t head =
-			atomic_load_explicit(&nv->head, memory_order_acquire);
+			atomic_load_explicit(headp, memory_order_acquire);
 
 		if (head - tail < BATCH_MIN && !done) {
 			backoff();
@@ -299,7 +308,7 @@ static void *naive_reader(void *arg)
 			tail += h.size;
 			n++;
 		}
-		atomic_store_explicit(&nv->tail, tail, memory_order_release);
+		atomic_store_explicit(tailp, tail, memory_order_release);
 	}
 	nv->t1 = now_ns();
 	nv->read = n;
@@ -308,7 +317,8 @@ static void *naive_reader(void *arg)
 	return NULL;
 }
 
-static double naive_run(double secs, uint32_t rec_size, uint64_t *retries)
+static double naive_run_layout(double secs, uint32_t rec_size,
+			       uint64_t *retries, bool abi_layout)
 {
 	struct naive *nv = aligned_alloc(64, sizeof(*nv));
 	pthread_t wt, rt;
@@ -318,6 +328,16 @@ static double naive_run(double secs, uint32_t rec_size, uint64_t *retries)
 	if (!nv)
 		die("malloc", ENOMEM);
 	memset(nv, 0, sizeof(*nv));
+	nv->headp = &nv->head;
+	nv->tailp = &nv->tail;
+	if (abi_layout) {
+		nv->pc = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+			      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		if (nv->pc == MAP_FAILED)
+			die("mmap", errno);
+		nv->headp = (_Atomic uint64_t *)&nv->pc->data_head;
+		nv->tailp = (_Atomic uint64_t *)&nv->pc->data_tail;
+	}
 	nv->size = RING_KIB * 1024ull;
 	nv->mask = nv->size - 1;
 	nv->rec_size = rec_size;
@@ -347,8 +367,15 @@ static double naive_run(double secs, uint32_t rec_size, uint64_t *retries)
 	mrec_s = (double)nv->read / ((double)(nv->t1 - nv->t0) / 1e9) / 1e6;
 	*retries = nv->retries;
 	munmap(nv->buf, nv->size);
+	if (nv->pc)
+		munmap(nv->pc, 4096);
 	free(nv);
 	return mrec_s;
+}
+
+static double naive_run(double secs, uint32_t rec_size, uint64_t *retries)
+{
+	return naive_run_layout(secs, rec_size, retries, false);
 }
 
 /* ---- cross-process ------------------------------------------------------ */
@@ -509,18 +536,19 @@ static void reps_finish(struct reps *rp)
 	rp->c2c_median = c[REPS / 2];
 }
 
-static struct reps naive32, spsc32;
+static struct reps naive32, spsc32, naive_abi32;
 static bool have_naive32, have_spsc32;
 static enum api spsc32_api;
 static double zc_ns[2], emit_ns[2]; /* writer cost per API, [32, 256] */
 
 /* Single-thread writer cost of one record (timestamp included) with @api,
  * into a ring emptied untimed whenever it has had a ring's worth. */
-static ALWAYS_INLINE double writer_cost_body(const enum api api,
-					     const uint32_t size, double secs)
+static ALWAYS_INLINE double writer_cost_flags(unsigned int flags,
+					      const enum api api,
+					      const uint32_t size, double secs)
 {
 	struct perfring_ring *r =
-		ring_new(0, RING_KIB, 0, NULL, PERFRING_ROLE_BOTH);
+		ring_new(flags, RING_KIB, 0, NULL, PERFRING_ROLE_BOTH);
 	uint64_t per_round = perfring_ring_data_size(r) / size - 1;
 	uint64_t timed = 0, count = 0, seq = 0, budget = (uint64_t)(secs * 1e9);
 	_Alignas(64) unsigned char local[256];
@@ -555,6 +583,12 @@ static ALWAYS_INLINE double writer_cost_body(const enum api api,
 	}
 	perfring_ring_destroy(r);
 	return (double)timed / (double)count;
+}
+
+static ALWAYS_INLINE double writer_cost_body(const enum api api,
+					     const uint32_t size, double secs)
+{
+	return writer_cost_flags(0, api, size, secs);
 }
 
 static double writer_cost(enum api api, uint32_t size, double secs)
@@ -600,7 +634,7 @@ static void measure_naive32(void)
 /* spsc-32 and naive-32 interleaved, so both see the same placements. */
 static void measure_spsc32(void)
 {
-	struct reps sp, nv;
+	struct reps sp, nv, na;
 
 	spsc32_api = pick_api(32);
 	for (int i = 0; i < REPS; i++) {
@@ -609,11 +643,17 @@ static void measure_spsc32(void)
 		nv.c2c[i] = c2c_ns();
 		nv.run[i].mrec_s = naive_run(run_secs, 32, &nv.run[i].retries);
 		nv.run[i].lost = 0;
+		na.c2c[i] = c2c_ns();
+		na.run[i].mrec_s = naive_run_layout(run_secs, 32,
+						    &na.run[i].retries, true);
+		na.run[i].lost = 0;
 	}
 	reps_finish(&sp);
 	reps_finish(&nv);
+	reps_finish(&na);
 	spsc32 = sp;
 	naive32 = nv;
+	naive_abi32 = na;
 	have_spsc32 = have_naive32 = true;
 }
 
@@ -637,9 +677,24 @@ void case_spsc32(void)
 	if (!have_spsc32)
 		measure_spsc32();
 	print_tp("spsc-32", 32, &spsc32, api_name[spsc32_api]);
-	printf(" writer_ns_zerocopy=%.2f writer_ns_emit=%.2f vs_naive=%.2f stat=best\n",
+	printf(" writer_ns_zerocopy=%.2f writer_ns_emit=%.2f vs_naive=%.2f vs_naive_abi=%.2f median_vs_naive=%.2f stat=best\n",
 	       zc_ns[0], emit_ns[0],
 	       spsc32.run[spsc32.best].mrec_s /
+		       naive32.run[naive32.best].mrec_s,
+	       spsc32.run[spsc32.best].mrec_s /
+		       naive_abi32.run[naive_abi32.best].mrec_s,
+	       spsc32.median / naive32.median);
+}
+
+/* The naive ring with perf's control-page layout (data_head and data_tail
+ * on one line), measured with spsc-32: what the ABI itself costs. */
+void case_naive_abi32(void)
+{
+	if (!have_spsc32)
+		measure_spsc32();
+	print_tp("naive-abi-32", 32, &naive_abi32, NULL);
+	printf(" vs_naive=%.2f stat=best\n",
+	       naive_abi32.run[naive_abi32.best].mrec_s /
 		       naive32.run[naive32.best].mrec_s);
 }
 
@@ -720,8 +775,16 @@ void case_mpsc2(void)
 				   run_secs);
 	}
 	reps_finish(&rp);
+	/* One writer alone on a multi-producer ring, no reader: the two
+	 * writers share CPU 0, so this bounds what they reach together. */
+	double mp_ns[REPS];
+
+	pin(0);
+	for (int i = 0; i < REPS; i++)
+		mp_ns[i] = writer_cost_flags(PERFRING_MODE_MULTI_PRODUCER,
+					     API_ZC, 32, run_secs / 6);
 	print_tp("mpsc2-32", 32, &rp, "zerocopy");
-	printf(" writers_cpu=0,%d reader_cpu=1 vs_spsc=%.2f stat=best\n",
-	       mp_writer1_cpu,
+	printf(" writers_cpu=0,%d reader_cpu=1 writer_ns_mp=%.2f writer_ns_sp=%.2f vs_spsc=%.2f stat=best\n",
+	       mp_writer1_cpu, median3(mp_ns), zc_ns[0],
 	       rp.run[rp.best].mrec_s / spsc32.run[spsc32.best].mrec_s);
 }

@@ -8,6 +8,7 @@
 #include <spawn.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <sys/mman.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -134,6 +135,33 @@ double c2c_ns(void)
 	t1 = now_ns();
 	pthread_join(t, NULL);
 	return (double)(t1 - t0) / (double)(2 * n);
+}
+
+/*
+ * Memory that is new to the guest is slow here: the host backs guest pages
+ * lazily and the guest hands freed 2 MiB blocks back to it (free page
+ * reporting, about 2 s after they are freed), so the first write to such a
+ * page costs ~2.5 us.  A case that compares two programs writing new
+ * files or rings would otherwise measure which of them happened to get
+ * backed pages.  This touches @bytes of anonymous memory and frees it at
+ * once: the next allocations of both sides take pages the host has backed.
+ */
+void settle_memory(size_t bytes)
+{
+	unsigned char *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		return;
+	for (size_t off = 0; off < bytes; off += 4096)
+		p[off] = 1;
+	munmap(p, bytes);
+}
+
+double median_of(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(double), cmp_double);
+	return v[n / 2];
 }
 
 double median3(double *v)

@@ -3,13 +3,15 @@
  * Fuzz target: OpenCSD snapshot directories (src/report/cs_snapshot.c) and
  * the decoding they drive (cs_decode.c, OpenCSD's decoders).
  *
- * The input is a packed set of files: one byte of listing flags, then
+ * The input is a packed set of files: one byte of options (bits 0-1: the
+ * listing, bits 2-4: the framing, css_framing modulo 6, bit 5: halting on
+ * data errors), then
  * entries {u8 name_len; name; u32 le data_len; data} (snapshot.ini,
  * trace.ini, device .ini files, the trace buffer, memory dumps).  The
  * snapshot is parsed from them, every trace buffer decoded with packet
  * and element listings into memory.  Seeds: fuzz/corpus/cs_snapshot/ (the
  * OpenCSD test snapshots packed, trace and dumps cut to keep each seed
- * under 64 KiB, and damaged copies).
+ * under 64 KiB, damaged copies, and TPIU / DSTREAM framed traces).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -71,6 +73,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size < 1)
 		return 0;
 	flags = modes[data[0] % 4];
+	if (data[0] & 0x20)
+		flags |= CSD_HALT_ON_ERROR;
 	while (off < size && p.n < MAX_FILES) {
 		size_t nl = data[off++], dl;
 		uint32_t l32;
@@ -92,6 +96,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (css_parse(pack_read, &p, "fuzz", &s))
 		return 0;
+	css_set_framing(s, (enum css_framing)(((data[0] >> 2) & 7) % 6));
 	for (int b = 0; b < css_nr_buffers(s); b++) {
 		struct outbuf ob = { 0 };
 		struct csd_stats st;

@@ -13,12 +13,12 @@ set -u
 
 PACKAGES="build-essential pkg-config linux-libc-dev man-db linux-perf util-linux
 libelf-dev libdw-dev libtraceevent-dev trace-cmd libzstd-dev libopencsd-dev libopencsd-bin
-libcapstone-dev python3 libxml2-utils lttng-tools liblttng-ust-dev"
+libcapstone-dev libunwind-dev python3 libxml2-utils lttng-tools liblttng-ust-dev"
 
 if ! command -v dpkg-query >/dev/null 2>&1; then
 	# Not Debian: check the headers the build needs and say what is missing.
 	missing=""
-	for h in libelf.h elfutils/libdwfl.h zstd.h traceevent/event-parse.h capstone/capstone.h \
+	for h in libelf.h elfutils/libdwfl.h zstd.h traceevent/event-parse.h capstone/capstone.h libunwind.h \
 		opencsd/c_api/opencsd_c_api.h; do
 		[ -e "/usr/include/$h" ] || missing="$missing $h"
 	done

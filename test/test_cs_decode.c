@@ -3,7 +3,8 @@
  * CoreSight decoding (src/report/cs_decode.c, cs_snapshot.c) under ASan:
  * the real OpenCSD snapshots decoded in-process, the same trace fed in
  * odd-sized pieces gives the same listing, damaged trace (bit flips,
- * garbage, truncation) resyncs and never crashes, damaged snapshot files
+ * garbage, truncation) resyncs and never crashes, DSTREAM and TPIU
+ * framings give the frames' packets, damaged snapshot files
  * are refused with -EBADMSG.  Data: test/data (CS_DATA).
  */
 #define _GNU_SOURCE
@@ -502,6 +503,204 @@ static void test_etmv3_ptm(void)
 	vfs_free(&v);
 }
 
+static void load_a55(struct vfs *v)
+{
+	static const char *const files[] = { "snapshot.ini", "trace.ini",
+					     "device1.ini", "device2.ini",
+					     "DSTREAM_0.bin" };
+
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
+		vfs_add(v, "a55-test-tpiu", files[i]);
+}
+
+/* Decodes buffer @buffer of snapshot @s (@framing) into a listing. */
+static int decode_css(struct css *s, const char *buffer,
+		      enum css_framing framing, unsigned flags, char **text,
+		      struct csd_stats *st)
+{
+	struct outbuf ob = { 0 };
+	size_t len = 0;
+	FILE *f = open_memstream(text, &len);
+	int ret;
+
+	CHECK(f, "open_memstream");
+	ob.cap = OB_SIZE + OB_SLACK;
+	ob.p = malloc(ob.cap);
+	ob.f = f;
+	CHECK(ob.p, "malloc");
+	css_set_framing(s, framing);
+	ret = css_decode(s, buffer, flags, &ob, NULL, NULL, st);
+	ob_flush(&ob);
+	free(ob.p);
+	fclose(f);
+	return ret;
+}
+
+/* Feeds @len bytes to @d in pieces of 1..17 bytes. */
+static void feed_pieces(struct csd *d, const uint8_t *p, size_t len)
+{
+	size_t off = 0, k = 1;
+
+	while (off < len) {
+		size_t n = len - off < k ? len - off : k;
+
+		CHECK_EQ(csd_feed(d, p + off, n), 0);
+		off += n;
+		k = k % 17 + 1;
+	}
+}
+
+/* A juno-like tree (six ETMv4 sources) with @frame_flags, fed @p whole or
+ * in pieces: its packet listing. */
+static char *juno_tpiu_listing(uint32_t frame_flags, const uint8_t *p,
+			       size_t len, bool pieces, struct csd_stats *st)
+{
+	struct outbuf ob = { 0 };
+	ocsd_etmv4_cfg cfg = { 0 };
+	char *text = NULL;
+	size_t tlen = 0;
+	FILE *f = open_memstream(&text, &tlen);
+	struct csd *d;
+
+	ob.cap = OB_SIZE + OB_SLACK;
+	ob.p = malloc(ob.cap);
+	ob.f = f;
+	d = csd_new(true, frame_flags, CSD_PRINT_PKTS, &ob);
+	CHECK(d && f && ob.p, "setup");
+	cfg.reg_configr = 0xC1;
+	cfg.reg_idr0 = 0x28000EA1;
+	cfg.reg_idr2 = 0x00000488;
+	cfg.arch_ver = ARCH_V8;
+	cfg.core_prof = profile_CortexA;
+	for (uint32_t id = 0x10; id <= 0x15; id++) {
+		cfg.reg_traceidr = id;
+		cfg.reg_idr1 = id < 0x14 ? 0x4100F403 : 0x4100F402;
+		CHECK_EQ(csd_add_etmv4(d, &cfg), 0);
+	}
+	if (pieces)
+		feed_pieces(d, p, len);
+	else
+		CHECK_EQ(csd_feed(d, p, len), 0);
+	CHECK_EQ(csd_eot(d), 0);
+	*st = *csd_stats(d);
+	csd_free(d);
+	ob_flush(&ob);
+	free(ob.p);
+	fclose(f);
+	return text;
+}
+
+/*
+ * Framings: the a55 DSTREAM capture read from memory equals the same read
+ * from its directory; TPIU streams (FSYNCs, HSYNCs) built from juno's
+ * frames give its packets, fed whole or in odd pieces; a data error at
+ * the end of a buffer ends it without reset or end of trace; halting
+ * stops at the first error.
+ */
+static void test_framings(void)
+{
+	struct vfs v = { 0 };
+	struct csd_stats st, st2;
+	char *mem, *dir, path[512];
+	struct css *s;
+
+	load_a55(&v);
+	CHECK_EQ(decode_vfs(&v,
+			    CSD_DECODE | CSD_PRINT_ELEMS | CSD_PRINT_RAW_PKTS,
+			    &mem, &st),
+		 0);
+	CHECK_EQ(st.bytes, 96 * 504);
+	CHECK_EQ(st.resyncs, 0);
+	CHECK(st.nacc > 0, "a55: no inaccessible code (no memory image)");
+	CHECK(strstr(mem, "Idx:46121; ID:1; OCSD_GEN_TRC_ELEM_EO_TRACE"),
+	      "a55: no end of trace");
+	snprintf(path, sizeof(path), "%s/opencsd/snapshots/a55-test-tpiu",
+		 data_dir());
+	CHECK_EQ(css_open_dir(path, &s), 0);
+	CHECK_EQ(decode_css(s, NULL, CSS_FRAMING_AUTO,
+			    CSD_DECODE | CSD_PRINT_ELEMS | CSD_PRINT_RAW_PKTS,
+			    &dir, &st2),
+		 0);
+	CHECK(!strcmp(mem, dir), "a55: memory and directory listings differ");
+	free(dir);
+	/* Read as TPIU, halting: the first footer ends it at byte 516. */
+	CHECK_EQ(decode_css(s, NULL, CSS_FRAMING_TPIU,
+			    CSD_DECODE | CSD_PRINT_ELEMS | CSD_HALT_ON_ERROR,
+			    &dir, &st2),
+		 0);
+	CHECK_EQ(st2.bytes, 516);
+	CHECK_EQ(st2.resyncs, 1);
+	CHECK(!strstr(dir, "EO_TRACE") && !strstr(dir, "RESET"),
+	      "a55 halted: reset or end of trace listed");
+	free(dir);
+	css_free(s);
+	free(mem);
+	vfs_free(&v);
+
+	/* juno's STM buffer ends in a data error: no reset, no EOT. */
+	load_juno(&v);
+	CHECK_EQ(css_parse(vfs_read, &v, "juno", &s), 0);
+	CHECK_EQ(decode_css(s, "ETB_1", CSS_FRAMING_AUTO,
+			    CSD_DECODE | CSD_PRINT_ELEMS | CSD_PRINT_RAW_PKTS,
+			    &mem, &st),
+		 0);
+	CHECK_EQ(st.resyncs, 1);
+	CHECK_EQ(st.bytes, 1984);
+	CHECK(!strstr(mem, "EO_TRACE") && !strstr(mem, "RESET"),
+	      "juno STM: reset or end of trace after the final error");
+	CHECK(strstr(mem, "Data=0xbaadf00d\n"), "juno STM: marker missing");
+	free(mem);
+	css_free(s);
+
+	{
+		const struct vfile *tr = vfs_get(&v, "cstrace.bin");
+		size_t nf = tr->len / 16, n = 0;
+		uint8_t *tp = malloc(nf * 16 + nf * 4 + nf * 2);
+		static const uint8_t fsync[4] = { 0xff, 0xff, 0xff, 0x7f };
+		static const uint8_t hsync[2] = { 0xff, 0x7f };
+		struct csd_stats sf, sw, sp;
+		char *frames, *whole, *pieces;
+
+		CHECK(tp, "malloc");
+		for (size_t i = 0; i < nf; i++) {
+			const uint8_t *fr = tr->data + i * 16;
+
+			if (i % 4 == 0) {
+				memcpy(tp + n, fsync, 4);
+				n += 4;
+			}
+			memcpy(tp + n, fr, 8);
+			n += 8;
+			if (i % 3 == 1) {
+				memcpy(tp + n, hsync, 2);
+				n += 2;
+			}
+			memcpy(tp + n, fr + 8, 8);
+			n += 8;
+		}
+		frames = juno_tpiu_listing(OCSD_DFRMTR_FRAME_MEM_ALIGN,
+					   tr->data, tr->len, false, &sf);
+		whole = juno_tpiu_listing(OCSD_DFRMTR_HAS_FSYNCS |
+						  OCSD_DFRMTR_HAS_HSYNCS,
+					  tp, n, false, &sw);
+		pieces = juno_tpiu_listing(OCSD_DFRMTR_HAS_FSYNCS |
+						   OCSD_DFRMTR_HAS_HSYNCS,
+					   tp, n, true, &sp);
+		CHECK(!strcmp(whole, pieces),
+		      "tpiu: listing fed in 1..17-byte pieces differs");
+		CHECK_EQ(sw.bytes, n);
+		CHECK_EQ(sw.resyncs, 0);
+		CHECK_EQ(sw.packets, sf.packets);
+		CHECK_EQ(count_lines(whole, "I_ATOM"),
+			 count_lines(frames, "I_ATOM"));
+		free(frames);
+		free(whole);
+		free(pieces);
+		free(tp);
+	}
+	vfs_free(&v);
+}
+
 static void test_core_names(void)
 {
 	ocsd_arch_version_t a;
@@ -625,6 +824,7 @@ int main(void)
 	test_damaged_trace();
 	test_damaged_ini();
 	test_etmv3_ptm();
+	test_framings();
 	test_perf_data_damage();
 	printf("cs decode: snapshots, chunking, damage: ok\n");
 	return 0;

@@ -14,7 +14,11 @@
  *     and re-enables are counted and what was recorded is still a set of
  *     slices of the source;
  *   - snapshot mode: several 's' commands each give one chunk of the
- *     asked size that is a contiguous slice of the (looped) source.
+ *     asked size that is a contiguous slice of the (looped) source;
+ *   - beside other sources (perfring_record()'s AUX source): -S,
+ *     --overwrite and a PMU event refused; the event's attr has
+ *     PERF_SAMPLE_IDENTIFIER, read_format 0 and ids with bit 61 (a
+ *     replayed perf.data: its own ids with bit 61), AUXTRACE_INFO follows.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -29,6 +33,9 @@
 #include "perfring/tools.h"
 #include "harness.h"
 #include "format/auxtrace.h"
+#include "format/perf_data.h"
+#include "format/perf_reader.h"
+#include "record/aux_source.h"
 #include "sources/source.h"
 
 static char data_dir[512];
@@ -395,6 +402,85 @@ static void test_no_pmu(void)
 	CHECK_EQ(perfring_record_aux(&o, &st), -ENODEV);
 }
 
+/* The attr and AUXTRACE_INFO the source beside others writes: read back. */
+static void beside_attr(const char *tmp, const char *replay, uint64_t want_id)
+{
+	PERFRING_OPTS(perfring_record_aux_opts, o, .replay = replay,
+		      .control_fd = -1, .replay_cpu = -1,
+		      .aux_bytes = 64 << 10);
+	struct auxtrace_file *af;
+	struct aux_source *a = NULL;
+	struct prd_file *f;
+	struct pd_writer *w;
+	const struct prd_attr *pa;
+	char out[600];
+	uint64_t kept;
+	int fd;
+
+	snprintf(out, sizeof(out), "%s/beside.data", tmp);
+	unlink(out);
+	fd = open(out, O_RDWR | O_CREAT | O_EXCL, 0600);
+	CHECK(fd >= 0, "%s: %s", out, strerror(errno));
+	CHECK_EQ(aux_source_open(&o, true, &a), 0);
+	CHECK_EQ(pd_writer_open(fd, false, 0, NULL, &w), 0);
+	CHECK_EQ(aux_source_add_attr(a, w), 0);
+	CHECK_EQ(pd_writer_start(w), 0);
+	CHECK_EQ(aux_source_write_info(a), 0);
+	CHECK_EQ(pd_writer_close(w, &kept), 0);
+	aux_source_close(a);
+	close(fd);
+	CHECK_EQ(prd_open(out, &f), 0);
+	CHECK_EQ(prd_nr_attrs(f), 1);
+	pa = prd_attr(f, 0);
+	CHECK(pa->attr.sample_type & PERF_SAMPLE_IDENTIFIER,
+	      "no IDENTIFIER: %llx", (unsigned long long)pa->attr.sample_type);
+	CHECK_EQ(pa->attr.read_format, 0);
+	CHECK_EQ(pa->attr.sample_id_all, 1);
+	CHECK(pa->nr_ids >= 1, "no ids");
+	CHECK_EQ(pa->ids[0], want_id);
+	prd_close(f);
+	CHECK_EQ(auxtrace_file_open(out, &af), 0);
+	CHECK(auxtrace_file_cs_etm(af) != NULL, "no cs_etm AUXTRACE_INFO");
+	auxtrace_file_close(af);
+}
+
+static void test_beside(const char *tmp)
+{
+	char snap[600], pd[600];
+	struct aux_source *a = NULL;
+	PERFRING_OPTS(perfring_record_aux_opts, o, .control_fd = -1,
+		      .replay_cpu = -1, .replay = snap);
+
+	snprintf(snap, sizeof(snap), "%s/opencsd/snapshots/juno_r1_1",
+		 data_dir);
+	snprintf(pd, sizeof(pd), "%s/simpleperf-etm/perf_etm.data", data_dir);
+	o.snapshot = true;
+	CHECK_EQ(aux_source_open(&o, true, &a), -EINVAL);
+	aux_source_close(a);
+	o.snapshot = false;
+	o.overwrite = true;
+	CHECK_EQ(aux_source_open(&o, true, &a), -EINVAL);
+	aux_source_close(a);
+	o.overwrite = false;
+	o.replay = NULL;
+	o.event = "cs_etm//";
+	CHECK_EQ(aux_source_open(&o, true, &a), -EINVAL);
+	aux_source_close(a);
+	/* Ours: bit 61 + ring; simpleperf's first id, bit 61 set. */
+	beside_attr(tmp, snap, 1ull << 61);
+	{
+		struct prd_file *f;
+		uint64_t id;
+
+		CHECK_EQ(prd_open(pd, &f), 0);
+		id = prd_attr(f, 0)->ids[0];
+		prd_close(f);
+		CHECK(!(id >> 61), "simpleperf's id %llx",
+		      (unsigned long long)id);
+		beside_attr(tmp, pd, id | 1ull << 61);
+	}
+}
+
 int main(void)
 {
 	const char *d = getenv("CS_DATA"), *tmp;
@@ -407,6 +493,7 @@ int main(void)
 	test_perf_data(tmp);
 	test_truncation(tmp);
 	test_snapshots(tmp);
+	test_beside(tmp);
 	printf("test_record_aux: ok\n");
 	return 0;
 }

@@ -41,6 +41,8 @@ static int cs_run(int argc, char **argv, enum cs_mode mode)
 		OPT_AUX,
 		OPT_NO_DISASM,
 		OPT_MAX_INSNS,
+		OPT_FRAMING,
+		OPT_HALT,
 	};
 	static const struct option opts[] = {
 		{ "input", required_argument, NULL, 'i' },
@@ -55,6 +57,8 @@ static int cs_run(int argc, char **argv, enum cs_mode mode)
 		{ "aux", no_argument, NULL, OPT_AUX },
 		{ "no-disasm", no_argument, NULL, OPT_NO_DISASM },
 		{ "max-insns", required_argument, NULL, OPT_MAX_INSNS },
+		{ "framing", required_argument, NULL, OPT_FRAMING },
+		{ "halt-on-error", no_argument, NULL, OPT_HALT },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -101,11 +105,18 @@ static int cs_run(int argc, char **argv, enum cs_mode mode)
 		case OPT_MAX_INSNS:
 			io.max_insns = (unsigned int)strtoul(optarg, NULL, 0);
 			break;
+		case OPT_FRAMING:
+			co.framing = optarg;
+			break;
+		case OPT_HALT:
+			co.halt_on_error = true;
+			break;
 		case 'q':
 			quiet = true;
 			break;
 		case 'h':
 			printf("usage: %s decode --snapshot DIR [--pkts|--decode|--elements] [--buffer NAME]\n"
+			       "              [--framing auto|frames|tpiu|tpiu-hsync|dstream|raw] [--halt-on-error]\n"
 			       "       %s dump --aux [-i FILE] [--decode|--elements] [--symdir DIR]\n"
 			       "       %s script --itrace [-i FILE|--snapshot DIR] [--symdir DIR] [--no-disasm]\n"
 			       "       %s report --itrace [-i FILE|--snapshot DIR] [--symdir DIR]\n"
@@ -120,6 +131,11 @@ static int cs_run(int argc, char **argv, enum cs_mode mode)
 		die_usage("unexpected argument '%s'", argv[optind]);
 	if (mode == CS_DECODE && !co.snapshot && !co.input)
 		die_usage("%s", "decode needs --snapshot DIR or -i FILE");
+	if ((co.framing || co.halt_on_error) &&
+	    (mode != CS_DECODE || !co.snapshot))
+		die_usage(
+			"%s",
+			"--framing and --halt-on-error go with decode --snapshot");
 	if (!co.snapshot && !co.input)
 		co.input = io.input = "perf.data";
 	setvbuf(stdout, NULL, _IOFBF, 1 << 16);

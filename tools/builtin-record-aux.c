@@ -33,7 +33,7 @@ static void aux_usage(void)
 }
 
 /* The shared options into the AUX recorder's opts. */
-static void aux_opts_from(const struct record_args *ra,
+void record_aux_opts_from(const struct record_args *ra,
 			  struct perfring_record_aux_opts *o)
 {
 	o->replay = ra->replay;
@@ -66,7 +66,7 @@ int cmd_record_aux(const struct record_args *ra)
 		aux_usage();
 		return 0;
 	}
-	aux_opts_from(ra, &o);
+	record_aux_opts_from(ra, &o);
 	o.cmdline_argc = cli_cmdline_argc;
 	o.cmdline_argv = cli_cmdline_argv;
 	o.control_fd = control_setup(true);
@@ -92,4 +92,19 @@ int cmd_record_aux(const struct record_args *ra)
 			st.snapshots);
 	}
 	return err ? 1 : 0;
+}
+
+void record_aux_part_summary(const struct perfring_record_aux_stats *st)
+{
+	fprintf(stderr,
+		"[ perfring record: AUX: %.3f MB trace in %" PRIu64
+		" AUXTRACE chunks, %" PRIu64 " PERF_RECORD_AUX, %" PRIu64
+		" truncated, %" PRIu64 " bytes lost ]\n",
+		(double)st->aux_bytes / 1e6, st->aux_chunks, st->aux_records,
+		st->truncated, st->lost_bytes);
+	if (st->lost_bytes)
+		fprintf(stderr,
+			"Warning: %" PRIu64
+			" bytes of AUX trace were lost (the area was full): use a larger -m ,AUX or a lower --rate.\n",
+			st->lost_bytes);
 }

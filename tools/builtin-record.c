@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * perfring record: kernel perf events, the application rings of the
- * programs it traces and (--tracefs-event) ftrace events, in one run, into
- * perf.data and the trace.dat beside it.  The options are parsed once for
- * every mode (record-options.c); `record --tracefs` and AUX area recording
+ * programs it traces, (--tracefs-event) ftrace events and (--replay-cs
+ * beside them) AUX trace, in one run, into perf.data and the trace.dat
+ * beside it.  The options are parsed once for every mode
+ * (record-options.c); `record --tracefs` and AUX area recording alone
  * (`--replay-cs`, `-e cs_etm//`...) print their own summaries
  * (builtin-record-tracefs.c, builtin-record-aux.c).
  */
@@ -159,13 +160,17 @@ static void app_summary(const struct perfring_record_stats *st)
 static void record_usage(void)
 {
 	printf("usage: %s record [-e EVENT]... [-a] [-C CPUS] [-p PID] [-t TID] [--per-thread]\n"
-	       "                [-m PAGES|SIZE] [-F HZ | -c PERIOD] [-g] [-o FILE|-] [--overwrite]\n"
+	       "                [-m PAGES|SIZE] [-F HZ | -c PERIOD] [-g] [--call-graph fp|dwarf[,SIZE]]\n"
+	       "                [--user-regs[=REGS]] [-o FILE|-] [--overwrite]\n"
 	       "                [-q] [--duration SECS] [--no-app] [--app-max-rings N]\n"
 	       "                [--tracefs-event SYS:EVENT]... [--tracefs-output FILE]\n"
 	       "                [--buffer-size SIZE] [--subbuf-size SIZE] [--buffer-percent N]\n"
+	       "                [--replay-cs DIR|PERF_DATA [--rate BYTES/S] [--loops N] [--chunk SIZE]\n"
+	       "                [--replay-cpu CPU] [--cs-header-version 1|2] [-m DATA,AUX]]\n"
 	       "                [-- COMMAND [ARGS]]\n"
 	       "  --tracefs-event: ftrace events of the same run, from the tracefs per-CPU\n"
 	       "  buffers into OUTPUT.trace.dat (perfring script merges the two files)\n"
+	       "  --replay-cs: AUX trace (CoreSight, replayed) of the same run, into the perf.data\n"
 	       "  a COMMAND (or -p PID) that links libperfring records its own events too;\n"
 	       "  at most N of its rings (default 4096) are read at once\n",
 	       prog);
@@ -187,6 +192,9 @@ static void record_opts_from(const struct record_args *ra,
 	ro->freq = ra->freq;
 	ro->period = ra->period;
 	ro->callchain = ra->callchain;
+	ro->callchain_dwarf_size = ra->callchain_dwarf_size;
+	ro->callchain_max_stack = ra->callchain_max_stack;
+	ro->user_regs = ra->user_regs;
 	ro->output = ra->output;
 	ro->overwrite = ra->overwrite;
 	ro->no_app = ra->no_app;
@@ -259,10 +267,13 @@ static void record_summary(const struct perfring_record_opts *ro,
 int cmd_record_perf(const struct record_args *ra)
 {
 	static struct perfring_tracefs_stats ts = { .sz = sizeof(ts) };
+	static struct perfring_record_aux_stats as = { .sz = sizeof(as) };
 	struct perfring_record_stats st = { .sz = sizeof(st) };
 	PERFRING_OPTS(perfring_record_opts, ro, .control_fd = -1);
 	PERFRING_OPTS(perfring_tracefs_opts, to, .control_fd = -1,
 		      .buffer_percent = -1);
+	PERFRING_OPTS(perfring_record_aux_opts, ao, .control_fd = -1,
+		      .replay_cpu = -1);
 	int err;
 
 	if (ra->help) {
@@ -274,6 +285,16 @@ int cmd_record_perf(const struct record_args *ra)
 		tracefs_opts_from(ra, &to);
 		ro.tracefs = &to;
 		ro.tracefs_stats = &ts;
+	}
+	if (ra->replay) {
+		/* AUX trace in the same run: --overwrite, -D, the output
+		 * and the command are the perf recording's. */
+		record_aux_opts_from(ra, &ao);
+		ao.overwrite = false;
+		ao.duration = 0;
+		ao.output = NULL;
+		ro.aux = &ao;
+		ro.aux_stats = &as;
 	}
 	ro.cmdline_argc = cli_cmdline_argc;
 	ro.cmdline_argv = cli_cmdline_argv;
@@ -292,6 +313,8 @@ int cmd_record_perf(const struct record_args *ra)
 		record_summary(&ro, &st);
 	if (!ra->quiet && ro.tracefs && (!err || ts.file_bytes))
 		tracefs_part_summary(&ro, &ts);
+	if (!ra->quiet && ro.aux && (!err || as.aux_bytes))
+		record_aux_part_summary(&as);
 	if (err)
 		return 1;
 	if (st.child_status >= 0 && WIFEXITED(st.child_status))

@@ -73,7 +73,10 @@ struct record_args {
 	uint64_t mmap_bytes, aux_bytes; /* -m DATA[,AUX] */
 	bool mmap_has_aux;
 	uint64_t freq, period; /* -F, -c */
-	bool callchain; /* -g */
+	bool callchain; /* -g, --call-graph */
+	uint32_t callchain_dwarf_size; /* --call-graph dwarf[,SIZE] */
+	uint16_t callchain_max_stack; /* --call-graph fp,DEPTH */
+	uint64_t user_regs; /* --user-regs */
 	bool overwrite;
 	bool no_app;
 	uint32_t app_max_rings;
@@ -99,6 +102,11 @@ int cmd_record(int argc, char **argv);
 int cmd_record_perf(const struct record_args *ra);
 int cmd_record_tracefs(const struct record_args *ra);
 int cmd_record_aux(const struct record_args *ra);
+/* --replay-cs and its options into @o (builtin-record-aux.c); beside
+ * other sources (cmd_record_perf) too, with the AUX part's summary. */
+void record_aux_opts_from(const struct record_args *ra,
+			  struct perfring_record_aux_opts *o);
+void record_aux_part_summary(const struct perfring_record_aux_stats *st);
 int cmd_list(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
 int cmd_ring_stat(int argc, char **argv);
@@ -107,6 +115,7 @@ int cmd_stats(int argc, char **argv);
 int cmd_script(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_export(int argc, char **argv);
+int cmd_top(int argc, char **argv);
 /* CoreSight (builtin-decode.c): decode, inject, dump --aux, --itrace. */
 int cmd_decode(int argc, char **argv);
 int cmd_inject(int argc, char **argv);

@@ -42,6 +42,7 @@ static const struct command {
 	{ "script", NULL, cmd_script },
 	{ "report", NULL, cmd_report },
 	{ "export", NULL, cmd_export },
+	{ "top", NULL, cmd_top },
 };
 
 static void usage(FILE *f)
@@ -53,6 +54,8 @@ static void usage(FILE *f)
 		"  record [OPTIONS] [-- COMMAND]     record kernel perf events into perf.data\n"
 		"  record ... --tracefs-event SYS:EVENT  + ftrace events, same run: perf.data.trace.dat\n"
 		"  record --tracefs -e SYS:EVENT...  ftrace's mapped buffers into trace.dat\n"
+		"  top [-a|-p PID] [-e EVENT] [-g] [-d SECS] [--iterations N]\n"
+		"                                     live hot-symbol table (perf top --stdio)\n"
 		"  list                               events record accepts\n"
 		"  demo [-n N] [-s BYTES] [-m SIZE] [--drop]\n"
 		"                                     two-process ring demo: a producer\n"

@@ -3,12 +3,13 @@
  * perfring record's options: one parser for every mode.  An option means
  * what it means in perf record (-e, -a, -C, -p, -t, -m, -F, -c, -g, -o,
  * -S, --overwrite...) whatever the mode; the mode comes from what is asked
- * for: --replay-cs or an AUX PMU event (cs_etm//, intel_pt//, arm_spe//)
- * is AUX recording, --tracefs the ftrace-only recorder (where -e names
- * ftrace events, as trace-cmd's -e does), anything else the one recorder
- * of kernel perf events, application rings and, with --tracefs-event,
- * ftrace events in the same run.  An option the mode has no use for is a
- * usage error, as an unknown option always was.
+ * for: --replay-cs alone or an AUX PMU event (cs_etm//, intel_pt//,
+ * arm_spe//) is AUX recording, --tracefs the ftrace-only recorder (where
+ * -e names ftrace events, as trace-cmd's -e does), anything else the one
+ * recorder of kernel perf events, application rings, with --tracefs-event
+ * ftrace events and with --replay-cs (beside a command, -e, ftrace events
+ * or targets) AUX trace in the same run.  An option the mode has no use
+ * for is a usage error, as an unknown option always was.
  */
 #define _GNU_SOURCE
 #include <ctype.h>
@@ -16,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include "cli.h"
 
 enum {
@@ -36,6 +38,8 @@ enum {
 	OPT_CHUNK,
 	OPT_REPLAY_CPU,
 	OPT_CS_HEADER,
+	OPT_CALL_GRAPH,
+	OPT_USER_REGS,
 	OPT_MAX
 };
 
@@ -49,7 +53,8 @@ static const struct option record_longopts[] = {
 	{ "mmap-pages", required_argument, NULL, 'm' },
 	{ "freq", required_argument, NULL, 'F' },
 	{ "count", required_argument, NULL, 'c' },
-	{ "call-graph", no_argument, NULL, 'g' },
+	{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
+	{ "user-regs", optional_argument, NULL, OPT_USER_REGS },
 	{ "output", required_argument, NULL, 'o' },
 	{ "overwrite", no_argument, NULL, OPT_OVERWRITE },
 	{ "snapshot", optional_argument, NULL, 'S' },
@@ -85,6 +90,8 @@ static const int perf_takes[] = { 'e',
 				  'F',
 				  'c',
 				  'g',
+				  OPT_CALL_GRAPH,
+				  OPT_USER_REGS,
 				  'o',
 				  OPT_OVERWRITE,
 				  'q',
@@ -125,6 +132,11 @@ static const int aux_takes[] = { OPT_REPLAY,
 				 'D',
 				 'q',
 				 0 };
+/* The AUX replay's options a perf recording takes with --replay-cs
+ * beside its other sources. */
+static const int aux_part[] = { OPT_REPLAY, OPT_RATE,	    OPT_LOOPS,
+				OPT_CHUNK,  OPT_REPLAY_CPU, OPT_CS_HEADER,
+				0 };
 /* Options of the ftrace part that need ftrace events in perf mode. */
 static const int tracefs_part[] = { OPT_TRACEFS_OUTPUT, OPT_BUFFER_SIZE,
 				    OPT_SUBBUF,		OPT_PERCENT,
@@ -201,6 +213,95 @@ static void parse_mmap_arg(struct record_args *ra, const char *arg)
 	free(copy);
 }
 
+/*
+ * perf's --call-graph MODE[,SIZE]: "fp[,DEPTH]" (frame pointers; DEPTH:
+ * deepest callchain, sample_max_stack) or "dwarf[,BYTES]" (user registers
+ * and BYTES of user stack a sample, rounded up to 8, at most 65528;
+ * default 8192).  -g is "fp".
+ */
+static void parse_call_graph(struct record_args *ra, const char *arg)
+{
+	const char *comma = strchr(arg, ',');
+	size_t len = comma ? (size_t)(comma - arg) : strlen(arg);
+	unsigned long long v = 0;
+	char *end;
+
+	if (comma) {
+		v = strtoull(comma + 1, &end, 0);
+		if (*end || comma[1] == '-' || !comma[1])
+			die_usage("--call-graph: MODE,SIZE takes a number: %s",
+				  arg);
+	}
+	ra->callchain = true;
+	if (len == 2 && !strncmp(arg, "fp", 2)) {
+		ra->callchain_dwarf_size = 0;
+		/* perf keeps a depth below its limit (127), ignores others */
+		if (comma && v < 127)
+			ra->callchain_max_stack = (uint16_t)v;
+	} else if (len == 5 && !strncmp(arg, "dwarf", 5)) {
+		if (comma)
+			v = (v + 7) & ~7ull;
+		else
+			v = 8192;
+		if (!v || v > 65528)
+			die_usage(
+				"--call-graph: incorrect stack dump size (max 65528): %s",
+				arg);
+		ra->callchain_dwarf_size = (uint32_t)v;
+	} else {
+		die_usage(
+			"--call-graph takes fp[,DEPTH] or dwarf[,SIZE] (no LBR here): %s",
+			arg);
+	}
+}
+
+/* perf's x86_64 register names, by perf_regs.h number. */
+static const char *const user_reg_names[] = {
+	"AX", "BX",    "CX",  "DX",  "SI",  "DI",  "BP",  "SP",
+	"IP", "FLAGS", "CS",  "SS",  NULL,  NULL,  NULL,  NULL,
+	"R8", "R9",    "R10", "R11", "R12", "R13", "R14", "R15",
+};
+#define NR_USER_REGS (sizeof(user_reg_names) / sizeof(user_reg_names[0]))
+
+/* perf's --user-regs[=REG,...]: none named means all of them; "?" lists. */
+static void parse_user_regs(struct record_args *ra, const char *arg)
+{
+	char *copy, *tok, *save = NULL;
+
+	if (!arg || !*arg) {
+		for (unsigned i = 0; i < NR_USER_REGS; i++)
+			if (user_reg_names[i])
+				ra->user_regs |= 1ull << i;
+		return;
+	}
+	if (!strcmp(arg, "?")) {
+		printf("available registers:");
+		for (unsigned i = 0; i < NR_USER_REGS; i++)
+			if (user_reg_names[i])
+				printf(" %s", user_reg_names[i]);
+		printf("\n");
+		exit(0);
+	}
+	copy = strdup(arg);
+	if (!copy)
+		die_usage("out of memory: %s", arg);
+	for (tok = strtok_r(copy, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		unsigned i;
+
+		for (i = 0; i < NR_USER_REGS; i++)
+			if (user_reg_names[i] &&
+			    !strcasecmp(tok, user_reg_names[i]))
+				break;
+		if (i == NR_USER_REGS)
+			die_usage(
+				"--user-regs: unknown register (--user-regs=? lists them): %s",
+				tok);
+		ra->user_regs |= 1ull << i;
+	}
+	free(copy);
+}
+
 /* One option into @ra.  Returns false for an unknown one. */
 static bool record_option(struct record_args *ra, int c, char *arg)
 {
@@ -243,8 +344,14 @@ static bool record_option(struct record_args *ra, int c, char *arg)
 		ra->period = parse_count(
 			arg, "-c takes a period (events per sample): %s");
 		break;
-	case 'g':
+	case 'g': /* as perf: fp unless --call-graph chose a mode */
 		ra->callchain = true;
+		break;
+	case OPT_CALL_GRAPH:
+		parse_call_graph(ra, arg);
+		break;
+	case OPT_USER_REGS:
+		parse_user_regs(ra, arg);
 		break;
 	case 'o':
 		ra->output = arg;
@@ -322,8 +429,23 @@ static bool record_option(struct record_args *ra, int c, char *arg)
 	return true;
 }
 
-static enum record_mode pick_mode(const struct record_args *ra)
+/* --replay-cs with anything else to record (a command, perf events,
+ * ftrace events, targets): AUX trace as one source of the perf recording. */
+static bool replay_beside(const struct record_args *ra, bool command)
 {
+	bool perf_events = false;
+
+	for (int i = 0; i < ra->nr_events; i++)
+		perf_events |= !record_aux_event(ra->events[i]);
+	return ra->replay && !ra->tracefs &&
+	       (command || perf_events || ra->nr_tracefs_events ||
+		ra->all_cpus || ra->cpu_list || ra->pid_list || ra->tid_list);
+}
+
+static enum record_mode pick_mode(const struct record_args *ra, bool command)
+{
+	if (replay_beside(ra, command))
+		return RECORD_PERF;
 	if (ra->replay)
 		return RECORD_AUX;
 	for (int i = 0; i < ra->nr_events; i++)
@@ -352,33 +474,42 @@ int record_parse_args(int argc, char **argv, struct record_args *ra)
 			return 2;
 		seen[c] = true;
 	}
-	ra->mode = pick_mode(ra);
+	ra->mode = pick_mode(ra, optind < argc);
 	if (ra->help)
 		return -1;
+	if (ra->mode == RECORD_PERF && ra->replay)
+		for (int i = 0; i < ra->nr_events; i++)
+			if (record_aux_event(ra->events[i]))
+				die_usage(
+					"-e %s: an AUX PMU event is recorded alone; beside other sources the AUX trace is --replay-cs's",
+					ra->events[i]);
 	ok = ra->mode == RECORD_AUX	? aux_takes :
 	     ra->mode == RECORD_TRACEFS ? tracefs_takes :
 					  perf_takes;
 	for (c = 0; c < OPT_MAX; c++) {
 		if (!seen[c])
 			continue;
-		if (!takes(ok, c))
+		if (!takes(ok, c) && !(ra->mode == RECORD_PERF && ra->replay &&
+				       takes(aux_part, c)))
 			die_usage(
 				ra->mode == RECORD_AUX ?
 					"--%s does not apply to AUX area recording (--replay-cs, cs_etm//...)" :
 				ra->mode == RECORD_TRACEFS ?
 					"--%s does not apply to record --tracefs (use --tracefs-event in a perf recording)" :
+				ra->replay ?
+					"--%s does not apply to AUX trace beside other sources (--replay-cs with a command, -e, --tracefs-event...)" :
 					"--%s does not apply to record of perf events",
 				opt_name(c));
 		if (ra->mode == RECORD_PERF && takes(tracefs_part, c) &&
 		    !ra->nr_tracefs_events)
 			die_usage("--%s needs --tracefs-event", opt_name(c));
 	}
-	if (ra->mode != RECORD_AUX && ra->mmap_has_aux)
+	if (ra->mode != RECORD_AUX && !ra->replay && ra->mmap_has_aux)
 		die_usage(
 			"-m DATA,AUX: the AUX size is for AUX area recording: %s",
 			"-m");
 	ra->argv = optind < argc ? &argv[optind] : NULL;
-	if (ra->argv && ra->replay)
+	if (ra->argv && ra->mode == RECORD_AUX)
 		die_usage("record --replay-cs runs no command: %s",
 			  argv[optind]);
 	return -1;

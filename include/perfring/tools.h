@@ -86,6 +86,9 @@ struct perfring_tracefs_stats;
 typedef void (*perfring_progress_fn)(const struct perfring_record_stats *st,
 				     void *ctx);
 
+struct perfring_record_aux_opts;
+struct perfring_record_aux_stats;
+
 struct perfring_record_opts {
 	size_t sz;
 	const char *const *events; /* -e, "cpu-clock", "sched:sched_switch" */
@@ -128,6 +131,34 @@ struct perfring_record_opts {
 	const struct perfring_tracefs_opts *tracefs;
 	/* Its figures (sz set), filled as perfring_record_tracefs() does. */
 	struct perfring_tracefs_stats *tracefs_stats;
+	/*
+	 * AUX area trace recorded in the same run, into the same perf.data
+	 * (its attr beside the events', AUXTRACE_INFO, AUXTRACE chunks and
+	 * their index), on the same clock: the replay (replay) of an OpenCSD
+	 * snapshot directory or a cs_etm perf.data (its records' ids moved
+	 * out of the other events' way, their times this run's).  Of it,
+	 * replay, rate, loops, chunk,
+	 * replay_cpu, aux_bytes, data_bytes and cs_header_version are used;
+	 * the output, command, duration, control and progress are this
+	 * recording's; snapshot and overwrite are refused (-EINVAL).  The
+	 * trace plays from the start of the recording until its input ends
+	 * or the recording does.  NULL: none.
+	 */
+	const struct perfring_record_aux_opts *aux;
+	/* Its figures (sz set), filled as perfring_record_aux() does. */
+	struct perfring_record_aux_stats *aux_stats;
+	/*
+	 * --call-graph dwarf[,SIZE] (with callchain): user stack bytes each
+	 * sample copies (a multiple of 8, at most 65528), with the user
+	 * registers, for the readers to unwind; the kernel callchain keeps
+	 * only its kernel part, as perf's.  0: frame pointers (-g).
+	 */
+	uint32_t callchain_dwarf_size;
+	/* --call-graph fp,DEPTH: deepest callchain (0: the kernel's limit) */
+	uint16_t callchain_max_stack;
+	/* --user-regs: user registers each sample carries (perf_regs.h bits
+	 * of x86_64, as perf's sample_regs_user; 0: none) */
+	uint64_t user_regs;
 };
 
 /*
@@ -143,6 +174,58 @@ struct perfring_record_opts {
  */
 PERFRING_API int perfring_record(const struct perfring_record_opts *opts,
 				 struct perfring_record_stats *st);
+
+/* ---- top: a live hot-symbol table ------------------------------------ */
+
+struct perfring_top_opts {
+	size_t sz;
+	const char *const *events; /* -e, "cpu-clock" (default) */
+	int nr_events;
+	bool all_cpus; /* -a; also what no -C/-p/-t means, as in perf top */
+	const char *cpu_list; /* -C "0,2-3" */
+	const char *pid_list; /* -p "1,2": these processes (and children) */
+	const char *tid_list; /* -t "3,4" */
+	uint64_t mmap_bytes; /* -m, data bytes per ring (default 512 KiB) */
+	uint64_t freq; /* -F, samples/s (default 4000, as perf top) */
+	uint64_t period; /* -c, sample period (overrides freq) */
+	bool callchain; /* -g: call chains under the entries */
+	const char *sort; /* -s "dso,sym" (default); comm, pid, dso, sym */
+	double delay; /* -d, seconds between refreshes (0: 1) */
+	uint64_t iterations; /* stop after this many refreshes (0: never) */
+	int control_fd; /* readable: 'q' or EOF stops (-1: none) */
+	bool clear; /* clear the screen before each refresh (a terminal) */
+	unsigned int entries; /* -E, rows per table (0: 20) */
+	bool zero; /* -z: each refresh shows its interval only (no decay) */
+	bool hide_kernel; /* -K: kernel samples left out of the table */
+	bool hide_user; /* -U: user samples left out of the table */
+	bool show_nr_samples; /* -n: a Samples column */
+};
+
+struct perfring_top_stats {
+	size_t sz;
+	uint64_t refreshes; /* tables printed */
+	uint64_t samples; /* samples read from the rings */
+	uint64_t lost; /* events the kernel dropped */
+	uint64_t wakeups; /* times the loop woke with data */
+	uint32_t nr_buffers; /* kernel rings */
+};
+
+/*
+ * perf top --stdio: samples the events system-wide (or of -C/-p/-t) and
+ * every opts->delay seconds prints to @out, per event, a header line
+ * ("PerfTop: N irqs/sec kernel:P% lost: L/T [...]") and the table of the
+ * hottest entries by the sort keys (Overhead first), read straight from
+ * the kernel rings, no file written.  Kernel symbols come from
+ * /proc/kallsyms, user ones from the ELF files the processes map (their
+ * maps read from /proc at the start, then the kernel's MMAP2 records).
+ * After each refresh every count decays to 7/8, as perf top's do (zero:
+ * cleared instead).  Runs until 'q' (or EOF) on opts->control_fd, or
+ * opts->iterations refreshes; returns 0 then, or -errno (logged; a write
+ * error on @out returns its error, -EPIPE for a closed pipe).  @st (st->sz
+ * set, may be NULL) gets the figures.
+ */
+PERFRING_API int perfring_top(const struct perfring_top_opts *opts, FILE *out,
+			      struct perfring_top_stats *st);
 
 /* ---- AUX area recording (hardware trace, replayed trace) --------------- */
 
@@ -448,6 +531,15 @@ struct perfring_cs_opts {
 	bool decode; /* packets with raw bytes + generic elements */
 	bool elements_only; /* generic elements only (implies decode) */
 	const char *symdir; /* perf.data: where binaries are looked up */
+	/* Snapshot: how the buffer is framed: "frames", "tpiu" (FSYNCs),
+	 * "tpiu-hsync" (FSYNCs and HSYNCs), "dstream" (DSTREAM blocks),
+	 * "raw" (one unframed source); NULL or "auto": as the buffer's
+	 * format says (coresight, dstream_coresight, source_data). */
+	const char *framing;
+	/* Snapshot: the first data error ends the decode (no reset, no end
+	 * of trace), as OpenCSD 1.3.3's trc_pkt_lister does; else it is a
+	 * resynchronisation point. */
+	bool halt_on_error;
 };
 
 struct perfring_cs_stats {
@@ -472,7 +564,8 @@ struct perfring_cs_stats {
  * configured from the snapshot registers or the AUXTRACE_INFO metadata;
  * code comes from the snapshot memory dumps, or from the files of the
  * perf.data's MMAP2 records.  Data errors are resynchronisation points
- * (counted in @st), never fatal.  Returns 0 or -errno.
+ * (counted in @st), never fatal (unless halt_on_error).  Returns 0 or
+ * -errno (-EINVAL: an unknown framing, or one given without a snapshot).
  */
 PERFRING_API int perfring_cs_decode(const struct perfring_cs_opts *opts,
 				    FILE *out, struct perfring_cs_stats *st);

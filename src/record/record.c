@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stddef.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -24,6 +25,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <asm/perf_regs.h>
 #include "perfring/tools.h"
 #include "../format/out_file.h"
 #include "../format/perf_data.h"
@@ -32,6 +34,7 @@
 #include "../common/opts.h"
 #include "../sources/app_session.h"
 #include "../sources/perf_event.h"
+#include "aux_source.h"
 #include "child.h"
 #include "session.h"
 #include "synth.h"
@@ -41,6 +44,11 @@
 #define MAX_TIDS 65536
 #define DEFAULT_MMAP_BYTES (512u << 10)
 #define DEFAULT_FREQ 4000
+/* perf's x86_64 PERF_REGS_MASK (every user register but DS, ES, FS, GS)
+ * and DWARF_MINIMAL_REGS (IP, SP) for --call-graph dwarf. */
+#define DWARF_REGS_MASK 0xff0fffull
+#define DWARF_MINIMAL_REGS \
+	((1ull << PERF_REG_X86_IP) | (1ull << PERF_REG_X86_SP))
 #define POLL_MS 100
 #define APP_ROUND_MS 100 /* shortest round with application rings */
 /* ... unless their rings fill: their space is freed only once the round
@@ -94,6 +102,8 @@ struct session {
 	struct perfring_tracefs_stats *tfs_st;
 	char tfs_path[4096];
 	int tfs_err; /* its first write error: recording stopped */
+	/* AUX trace of the same run (opts->aux), or NULL. */
+	struct aux_source *aux;
 	struct rec_session rs; /* the loop over the sources */
 };
 
@@ -224,7 +234,8 @@ static int drain_all(struct session *s, bool snapshot, bool final)
 		err = app_session_drain(s->app, snapshot, final);
 		app_stats(s); /* live figures for the progress line */
 	}
-	if (s->st.bytes != before)
+	/* The AUX source's pass (before ours) left its data in this round. */
+	if (s->st.bytes != before || (s->aux && aux_source_take_data(s->aux)))
 		s->round_open = true;
 	/*
 	 * perf flushes, at each FINISHED_ROUND, the events older than the
@@ -325,6 +336,8 @@ static int start_child(struct session *s, char *const *argv)
 /* The side-band records perf needs to name threads and map addresses. */
 static void set_tracking(struct perf_event_attr *a)
 {
+	/* DWARF unwinding reads .eh_frame_hdr from non-executable maps too */
+	a->mmap_data = !!(a->sample_type & PERF_SAMPLE_STACK_USER);
 	a->mmap = 1;
 	a->mmap2 = 1;
 	a->comm = 1;
@@ -338,6 +351,9 @@ static void setup_attrs(struct session *s, bool inherit, bool on_exec,
 	const struct perfring_record_opts *o = s->o;
 	uint64_t freq = OPTS_GET(o, freq, 0), period = OPTS_GET(o, period, 0);
 	bool callchain = OPTS_GET(o, callchain, false);
+	uint32_t dwarf = callchain ? OPTS_GET(o, callchain_dwarf_size, 0) : 0;
+	uint16_t max_stack = OPTS_GET(o, callchain_max_stack, 0);
+	uint64_t user_regs = OPTS_GET(o, user_regs, 0);
 
 	for (int i = 0; i < s->el.nr_events; i++) {
 		struct perf_event_attr *a = &s->events[i].attr;
@@ -348,6 +364,25 @@ static void setup_attrs(struct session *s, bool inherit, bool on_exec,
 				 PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD;
 		if (callchain)
 			a->sample_type |= PERF_SAMPLE_CALLCHAIN;
+		if (callchain && max_stack)
+			a->sample_max_stack = max_stack;
+		if (user_regs) {
+			a->sample_type |= PERF_SAMPLE_REGS_USER;
+			a->sample_regs_user = user_regs;
+		}
+		if (dwarf) {
+			/* perf's dwarf mode: all user registers (a subset
+			 * from --user-regs gets IP and SP), the stack, data
+			 * addresses, and no user part in the callchain */
+			a->sample_type |=
+				PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER |
+				PERF_SAMPLE_ADDR | PERF_SAMPLE_DATA_SRC;
+			a->sample_regs_user =
+				user_regs ? user_regs | DWARF_MINIMAL_REGS :
+					    DWARF_REGS_MASK;
+			a->sample_stack_user = dwarf;
+			a->exclude_callchain_user = 1;
+		}
 		if (s->events[i].tracepoint) {
 			a->sample_type |= PERF_SAMPLE_RAW;
 			a->sample_period = period ? period : 1;
@@ -583,7 +618,10 @@ static int loop(struct session *s)
 	s->rs.poll_ms = POLL_MS;
 	s->rs.snapshot = session_snapshot;
 	s->rs.snapshot_ctx = s;
-	err = rec_session_add(&s->rs, &perf_data_source_ops, s);
+	/* The AUX source first: its pass's data joins the round ours ends. */
+	err = s->aux ? rec_session_add(&s->rs, &aux_source_ops, s->aux) : 0;
+	if (!err)
+		err = rec_session_add(&s->rs, &perf_data_source_ops, s);
 	if (!err && s->tfs)
 		err = rec_session_add(&s->rs, &tfs_source_ops, s->tfs);
 	if (!err)
@@ -768,6 +806,20 @@ static int tracefs_open(struct session *s)
 	return tfs_source_open(to, s->tfs_st, &s->tfs);
 }
 
+/* AUX trace of the same run (opts->aux): its ring pairs and its input,
+ * into this recording's writer; it plays once everything is started. */
+static int aux_open(struct session *s)
+{
+	const struct perfring_record_aux_opts *user = OPTS_GET(s->o, aux, NULL);
+
+	if (!user)
+		return 0;
+	if (!OPTS_VALID(user) ||
+	    user->sz < offsetof(struct perfring_record_aux_opts, output))
+		return -EINVAL;
+	return aux_source_open(user, true, &s->aux);
+}
+
 /* Only the command's or -p/-t's tasks, unless -a or -C without them. */
 static int tracefs_follow(struct session *s)
 {
@@ -799,6 +851,9 @@ static int writer_open(struct session *s)
 			     OPTS_GET(o, cmdline_argv, NULL), &s->w);
 	if (err)
 		return err;
+	/* The AUX event first, as perf record -e cs_etm// -e ... writes it. */
+	if (s->aux)
+		err = aux_source_add_attr(s->aux, s->w);
 	for (int i = 0; i < s->nr_events && !err; i++)
 		err = pd_writer_add_attr(s->w, &s->events[i].attr,
 					 s->events[i].name, s->events[i].ids,
@@ -815,7 +870,11 @@ static int writer_open(struct session *s)
 	/* Room for application event descriptions beyond 64 KiB each. */
 	if (s->app_possible)
 		pd_writer_set_growth(s->w, APP_DESC_ROOM);
-	return pd_writer_start(s->w);
+	err = pd_writer_start(s->w);
+	/* Before any AUXTRACE, as perf requires. */
+	if (!err && s->aux)
+		err = aux_source_write_info(s->aux);
+	return err;
 }
 
 /* What already exists when recording starts. */
@@ -875,6 +934,8 @@ static int session_start(struct session *s, const struct app_session_cb *cb)
 	if (!err && s->overwrite)
 		err = pe_evlist_open(&s->track_el, s->cpus, s->nr_cpus, s->tids,
 				     s->nr_tids, s->data_bytes, false);
+	if (!err)
+		err = aux_open(s);
 	if (err)
 		return err;
 	s->st.nr_buffers = (uint32_t)(s->el.nr_bufs + s->track_el.nr_bufs);
@@ -901,6 +962,11 @@ static int session_start(struct session *s, const struct app_session_cb *cb)
 	if (!s->on_exec) {
 		pe_evlist_enable(&s->track_el, true);
 		pe_evlist_enable(&s->el, true);
+	}
+	if (s->aux) {
+		err = aux_source_start(s->aux); /* the trace plays */
+		if (err)
+			return err;
 	}
 	if (s->argv)
 		err = held_child_release(&s->cmd, s->argv);
@@ -994,6 +1060,14 @@ PERFRING_API int perfring_record(const struct perfring_record_opts *o,
 		err = loop(&s);
 		pe_evlist_enable(&s.el, false);
 		pe_evlist_enable(&s.track_el, false);
+		if (s.aux) {
+			/* The trace stops; its last data joins the last
+			 * round. */
+			int aerr = aux_source_finish(s.aux);
+
+			if (aerr && !s.err)
+				s.err = aerr;
+		}
 		if (!s.err) {
 			/* Final drain: everything left, and the overwrite
 			 * snapshot. */
@@ -1021,6 +1095,8 @@ PERFRING_API int perfring_record(const struct perfring_record_opts *o,
 		OPTS_FILL(tst, s.tfs_st);
 	}
 	free(s.tfs_st);
+	aux_source_stats(s.aux, OPTS_GET(o, aux_stats, NULL));
+	aux_source_close(s.aux);
 	if (st_out)
 		OPTS_FILL(st_out, &s.st);
 	return err;

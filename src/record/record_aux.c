@@ -20,6 +20,10 @@
  * CLI, and at exit with --snapshot=e) copies the newest snapshot_size
  * bytes of each area.
  *
+ * The AUX source (aux_source.h) runs alone in perfring_record_aux(), with
+ * its own writer, or beside the other sources of perfring_record(),
+ * through theirs.
+ *
  * Inputs of the replay source: an OpenCSD snapshot directory (read by the
  * source), or a perf.data whose AUXTRACE data, cs_etm metadata, attr and
  * side-band records (MMAP2, COMM, ITRACE_START ...) are read here with the
@@ -38,6 +42,7 @@
 #include "perfring/tools.h"
 #include "../common/log.h"
 #include "../common/opts.h"
+#include "aux_source.h"
 #include "session.h"
 #include "../sources/source.h"
 #include "../sources/perf_event.h"
@@ -51,13 +56,18 @@
 
 #define DEFAULT_PMU_TYPE 8 /* what cs_etm is on the Android/Juno boards */
 #define AUX_PIECE (1u << 20) /* largest AUXTRACE chunk of a drain */
+/* Ring ids of a snapshot replay: alone, 1000 + ring; beside kernel events
+ * (the kernel counts their ids up from 0) and application events
+ * (APP_SAMPLE_ID: bit 62), bit 61 + ring, which neither can have. */
+#define ALONE_ID_BASE 1000ull
+#define BESIDE_ID_BASE (1ull << 61)
 
 struct rbuf {
 	struct pr_source_buf sb;
 	uint64_t last_snap_head;
 };
 
-struct rec {
+struct aux_source {
 	const struct perfring_record_aux_opts *o;
 	struct perfring_record_aux_stats st;
 	struct pr_replay_desc desc;
@@ -74,7 +84,10 @@ struct rec {
 	uint64_t snap_size;
 	unsigned char *snap_buf;
 	uint64_t t0;
-	uint64_t ids_own[PR_SOURCE_MAX_BUFS];
+	uint64_t *ids; /* each ring's event id, for the attr */
+	bool beside; /* a source of perfring_record(): its writer, rounds */
+	bool round_data; /* beside: written since aux_source_take_data() */
+	bool from_pd; /* the replay's input is a perf.data */
 	bool busy; /* the last pass had data: no sleeping */
 	bool prepared; /* the rings are marked waiting */
 	int snap_err; /* a snapshot asked on the control pipe failed */
@@ -95,6 +108,9 @@ struct pd_load {
 	struct auxtrace_file *af;
 	const struct cs_etm_info *ci;
 	bool own_trailer; /* the file's trailer layout is ours */
+	/* Beside other sources: ids moved out of their way (beside_id), the
+	 * records' trailers given PERF_SAMPLE_IDENTIFIER. */
+	bool beside;
 	/* Side-band records, copied. */
 	unsigned char *rec_mem;
 	size_t rec_len, rec_cap;
@@ -111,6 +127,13 @@ struct pd_load {
 	size_t nr_aux, cap_aux;
 	int err;
 };
+
+/* A replayed perf.data's id beside other sources: bit 61 set, which
+ * neither the kernel's ids nor application ids have. */
+static uint64_t beside_id(uint64_t id)
+{
+	return id | BESIDE_ID_BASE;
+}
 
 static bool sideband_type(uint32_t t)
 {
@@ -146,6 +169,23 @@ static void *grow(void *p, size_t *cap, size_t need, size_t elem)
 	if (n)
 		*cap = ncap;
 	return n;
+}
+
+/* A copied record (room for 8 more bytes) beside other sources: its id
+ * moved (beside_id) and appended as PERF_SAMPLE_IDENTIFIER. */
+static void beside_trailer(unsigned char *rec)
+{
+	struct perf_event_header h;
+	uint64_t id;
+
+	memcpy(&h, rec, sizeof(h));
+	/* TID TIME ID CPU: the id is the third word from the end. */
+	memcpy(&id, rec + h.size - 16, 8);
+	id = beside_id(id);
+	memcpy(rec + h.size - 16, &id, 8);
+	memcpy(rec + h.size, &id, 8);
+	h.size += 8;
+	memcpy(rec, &h, sizeof(h));
 }
 
 static int collect_pd(struct prd_file *f, const struct prd_event *ev, void *ctx)
@@ -184,9 +224,14 @@ static int collect_pd(struct prd_file *f, const struct prd_event *ev, void *ctx)
 	}
 	if (!sideband_type(h->type) || !L->own_trailer)
 		return 0;
+	/* Beside: a trailer to move the id in, room for the IDENTIFIER;
+	 * records without are left out. */
+	if (L->beside && (h->size < sizeof(*h) + PR_SAMPLE_ID_SIZE ||
+			  h->size > UINT16_MAX - 8))
+		return 0;
 	{
-		void *n =
-			grow(L->rec_mem, &L->rec_cap, L->rec_len + h->size, 1);
+		void *n = grow(L->rec_mem, &L->rec_cap,
+			       L->rec_len + h->size + 8, 1);
 
 		if (!n)
 			return -ENOMEM;
@@ -202,11 +247,14 @@ static int collect_pd(struct prd_file *f, const struct prd_event *ev, void *ctx)
 		L->rec_off = n;
 	}
 	memcpy(L->rec_mem + L->rec_len, h, h->size);
+	if (L->beside)
+		beside_trailer(L->rec_mem + L->rec_len);
 	L->rec_off[L->nr_recs] = L->rec_len;
 	L->recs[L->nr_recs].cpu = cpu;
 	L->recs[L->nr_recs].before = 0;
 	L->nr_recs++;
-	L->rec_len += h->size;
+	L->rec_len +=
+		((struct perf_event_header *)(L->rec_mem + L->rec_len))->size;
 	return 0;
 }
 
@@ -266,12 +314,23 @@ static int pd_take_attr(struct pd_load *L, struct prd_file *f,
 				      PERF_SAMPLE_PERIOD;
 		d->attr.sample_id_all = 1;
 	}
+	if (L->beside) {
+		/* As the other sources' events: IDENTIFIER, their clock,
+		 * their read_format. */
+		d->attr.sample_type |= PERF_SAMPLE_IDENTIFIER;
+		d->attr.read_format = 0;
+		d->attr.use_clockid = 1;
+		d->attr.clockid = CLOCK_MONOTONIC;
+		d->identifier = true;
+	}
 	if (pa->nr_ids) {
 		uint64_t *ids = malloc(pa->nr_ids * sizeof(*ids));
 
 		if (!ids)
 			return -ENOMEM;
 		memcpy(ids, pa->ids, pa->nr_ids * sizeof(*ids));
+		for (uint32_t i = 0; L->beside && i < pa->nr_ids; i++)
+			ids[i] = beside_id(ids[i]);
 		d->ids = ids;
 		d->nr_ids = pa->nr_ids;
 		d->owned2 = ids;
@@ -429,12 +488,17 @@ static int pd_metadata(struct pd_load *L, const struct seg *segs, size_t nseg,
 		return -ENOMEM;
 	*ring_ids_out = ring_ids;
 	for (int k = 0; k < d->nr_cpus; k++) {
-		ring_ids[k] = d->nr_ids ? d->ids[0] : 1000 + (uint64_t)k;
+		ring_ids[k] = d->nr_ids ? d->ids[0] :
+			      L->beside ? BESIDE_ID_BASE + (uint64_t)k :
+					  ALONE_ID_BASE + (uint64_t)k;
 		for (size_t a = 0; a < L->nr_aux; a++)
 			if (L->aux[a].has_sid &&
 			    (d->cpus[k] >= 0 ? L->aux[a].cpu == d->cpus[k] :
 					       L->aux[a].tid == d->ring_tid)) {
-				ring_ids[k] = L->aux[a].sid[2];
+				ring_ids[k] =
+					L->beside ?
+						beside_id(L->aux[a].sid[2]) :
+						L->aux[a].sid[2];
 				break;
 			}
 	}
@@ -442,10 +506,10 @@ static int pd_metadata(struct pd_load *L, const struct seg *segs, size_t nseg,
 	return 0;
 }
 
-static int load_perf_data(const char *path, uint64_t chunk_max,
+static int load_perf_data(const char *path, uint64_t chunk_max, bool beside,
 			  struct pr_replay_desc *d)
 {
-	struct pd_load L = { .d = d };
+	struct pd_load L = { .d = d, .beside = beside };
 	struct prd_file *f = NULL;
 	struct seg *segs = NULL;
 	size_t nseg;
@@ -535,7 +599,7 @@ static void desc_free(struct pr_replay_desc *d, bool from_perf_data)
 
 /* ---- recording ---- */
 
-static int write_info(struct rec *R)
+static int write_info(struct aux_source *R)
 {
 	size_t nr = R->itr->ops->info_priv_size(R->itr);
 	size_t len = AUXTRACE_INFO_HDR_SIZE + 8 * nr;
@@ -563,7 +627,7 @@ static int write_info(struct rec *R)
 	return ret;
 }
 
-static int write_chunk(struct rec *R, struct rbuf *b, uint64_t pos,
+static int write_chunk(struct aux_source *R, struct rbuf *b, uint64_t pos,
 		       const void *p0, size_t l0, const void *p1, size_t l1)
 {
 	struct auxtrace_chunk c = { 0 };
@@ -587,7 +651,7 @@ static int write_chunk(struct rec *R, struct rbuf *b, uint64_t pos,
 	return 0;
 }
 
-static int drain_ring(struct rec *R, struct rbuf *b, bool *any)
+static int drain_ring(struct aux_source *R, struct rbuf *b, bool *any)
 {
 	const void *p[2];
 	size_t l[2];
@@ -605,7 +669,7 @@ static int drain_ring(struct rec *R, struct rbuf *b, bool *any)
 	return ret;
 }
 
-static int drain_aux(struct rec *R, struct rbuf *b, bool *any)
+static int drain_aux(struct aux_source *R, struct rbuf *b, bool *any)
 {
 	size_t align = R->itr->ops->alignment;
 	const void *p[2];
@@ -675,7 +739,25 @@ static int drain_aux(struct rec *R, struct rbuf *b, bool *any)
 	return 0;
 }
 
-static int take_snapshot(struct rec *R, bool restart)
+/* Alone: a FINISHED_ROUND; beside other sources their round ends with
+ * their FINISHED_ROUND (perfring_record() asks aux_source_take_data()). */
+static int end_round(struct aux_source *R)
+{
+	if (!R->beside)
+		return pd_writer_finish_round(R->w);
+	R->round_data = true;
+	return 0;
+}
+
+bool aux_source_take_data(struct aux_source *a)
+{
+	bool any = a->round_data;
+
+	a->round_data = false;
+	return any;
+}
+
+static int take_snapshot(struct aux_source *R, bool restart)
 {
 	bool any = false;
 	int ret = 0;
@@ -726,7 +808,7 @@ static int take_snapshot(struct rec *R, bool restart)
 	return ret;
 }
 
-static void update_stats(struct rec *R)
+static void update_stats(struct aux_source *R)
 {
 	R->st.aux_records = R->st.truncated = R->st.lost_bytes = 0;
 	for (int i = 0; i < R->nr_bufs; i++) {
@@ -743,13 +825,12 @@ static void update_stats(struct rec *R)
 	R->st.seconds = (double)(now_ns() - R->t0) / 1e9;
 }
 
-/* 'q' → 1, 's' → snapshot, EOF of the control fd → 1. */
 /* ---- the AUX source in a session's loop (session.h) ---- */
 
 /* The data rings' wake-up descriptors (AUX wake-ups write them too). */
 static int aux_watch(void *ctx, struct rec_session *rs)
 {
-	struct rec *R = ctx;
+	struct aux_source *R = ctx;
 
 	for (int i = 0; i < R->nr_bufs; i++) {
 		int err = rec_session_watch(
@@ -766,7 +847,7 @@ static int aux_watch(void *ctx, struct rec_session *rs)
  * waiting (all of them: each one's wake-up must come). */
 static bool aux_prepare(void *ctx)
 {
-	struct rec *R = ctx;
+	struct aux_source *R = ctx;
 	bool ready = false;
 
 	if (R->busy)
@@ -786,7 +867,7 @@ static bool aux_prepare(void *ctx)
  */
 static int aux_pass(void *ctx)
 {
-	struct rec *R = ctx;
+	struct aux_source *R = ctx;
 	bool any = false;
 	int ret = 0;
 
@@ -802,18 +883,20 @@ static int aux_pass(void *ctx)
 			ret = drain_aux(R, &R->bufs[i], &any);
 	}
 	if (!ret && any) {
-		ret = pd_writer_finish_round(R->w);
+		ret = end_round(R);
 		R->st.wakeups++;
 	}
 	if (ret)
 		return ret;
 	R->busy = any;
-	return R->src->ops->read(R->src) == 1 ? 1 : 0;
+	/* Alone, the end of the input ends the recording; beside other
+	 * sources, the command or the user does. */
+	return !R->beside && R->src->ops->read(R->src) == 1 ? 1 : 0;
 }
 
 static void aux_progress(void *ctx)
 {
-	struct rec *R = ctx;
+	struct aux_source *R = ctx;
 	perfring_aux_progress_fn progress = OPT(R->o, progress, NULL);
 
 	if (progress) {
@@ -822,7 +905,7 @@ static void aux_progress(void *ctx)
 	}
 }
 
-static const struct rec_source_ops aux_source_ops = {
+const struct rec_source_ops aux_source_ops = {
 	.name = "aux",
 	.watch = aux_watch,
 	.prepare = aux_prepare,
@@ -833,7 +916,7 @@ static const struct rec_source_ops aux_source_ops = {
 /* 's' on the control pipe: a snapshot (-S, --overwrite). */
 static int aux_snapshot(void *ctx)
 {
-	struct rec *R = ctx;
+	struct aux_source *R = ctx;
 
 	if (!R->snapshot && !R->overwrite) {
 		pr_warn("record: snapshot asked for, but not in snapshot mode (-S)");
@@ -843,8 +926,8 @@ static int aux_snapshot(void *ctx)
 	return R->snap_err;
 }
 
-/* Until the input ends, 'q' or the duration. */
-static int run(struct rec *R)
+/* Alone: until the input ends, 'q' or the duration. */
+static int run(struct aux_source *R)
 {
 	struct rec_session rs;
 	int ret;
@@ -855,7 +938,6 @@ static int run(struct rec *R)
 	rs.poll_ms = 50;
 	rs.snapshot = aux_snapshot;
 	rs.snapshot_ctx = R;
-	R->busy = true; /* the source plays before the first wait */
 	ret = rec_session_add(&rs, &aux_source_ops, R);
 	if (!ret)
 		ret = rec_session_loop(&rs);
@@ -867,7 +949,7 @@ static int run(struct rec *R)
  * -e PMU: the kernel's AUX PMU as the source.  Only cs_etm has an AUX
  * recorder (pr_auxtrace_ops) here; the PMU must exist.
  */
-static int kernel_source(struct rec *R, const char *event)
+static int kernel_source(struct aux_source *R, const char *event)
 {
 	char pmu[64];
 	size_t n = strcspn(event, "/:");
@@ -908,9 +990,38 @@ static int kernel_source(struct rec *R, const char *event)
 	return pr_pmu_aux_source_new(pmu, cpus, nr, -1, &R->src);
 }
 
+/* The event of a snapshot replay: cs_etm's type, our trailers; beside
+ * other sources with PERF_SAMPLE_IDENTIFIER, as theirs. */
+static void snapshot_attr(struct aux_source *R)
+{
+	struct perf_event_attr *a = &R->desc.attr;
+
+	R->desc.pmu_type = (uint32_t)(pr_aux_pmu_type("cs_etm") >= 0 ?
+					      pr_aux_pmu_type("cs_etm") :
+					      DEFAULT_PMU_TYPE);
+	memset(a, 0, sizeof(*a));
+	a->type = R->desc.pmu_type;
+	a->size = sizeof(*a);
+	a->sample_period = 1;
+	a->sample_type = PERF_SAMPLE_IP | PR_SAMPLE_ID_TYPE |
+			 PERF_SAMPLE_PERIOD;
+	a->read_format = PERF_FORMAT_ID;
+	if (R->beside) {
+		a->sample_type |= PERF_SAMPLE_IDENTIFIER;
+		R->desc.identifier = true;
+		/* The kernel events' (never read(): the ids are in the
+		 * file's attr section); the writer wants one for all. */
+		a->read_format = 0;
+	}
+	a->sample_id_all = 1;
+	a->disabled = 1;
+	a->use_clockid = 1;
+	a->clockid = CLOCK_MONOTONIC;
+}
+
 /* --replay-cs: an OpenCSD snapshot directory or a cs_etm perf.data into
- * R->desc (*from_pd: the latter). */
-static int load_replay(struct rec *R, const char *replay, bool *from_pd)
+ * R->desc. */
+static int load_replay(struct aux_source *R, const char *replay)
 {
 	const struct perfring_record_aux_opts *o = R->o;
 	struct stat sb;
@@ -922,42 +1033,69 @@ static int load_replay(struct rec *R, const char *replay, bool *from_pd)
 		return ret;
 	}
 	if (!S_ISDIR(sb.st_mode)) {
-		ret = load_perf_data(replay, OPT(o, chunk, 4096), &R->desc);
-		*from_pd = !ret;
+		ret = load_perf_data(replay, OPT(o, chunk, 4096), R->beside,
+				     &R->desc);
+		R->from_pd = !ret;
 		return ret;
 	}
 	ret = pr_replay_load_snapshot(replay, OPT(o, replay_cpu, -1),
 				      OPT(o, chunk, 4096), &R->desc);
-	if (ret)
+	if (!ret)
+		snapshot_attr(R);
+	return ret;
+}
+
+/* A data ring + AUX area pair for CPU @cpu (the source maps the kernel's
+ * or we make ours), given to the source. */
+static int add_buffer(struct aux_source *R, const struct pr_aux_opts *ao,
+		      int cpu)
+{
+	PERFRING_OPTS(perfring_ring_opts, ro, .data_size = ao->data_bytes,
+		      .flags = R->overwrite ? PERFRING_MODE_OVERWRITE : 0);
+	PERFRING_OPTS(perfring_aux_opts, xo, .aux_size = ao->aux_bytes,
+		      .overwrite = ao->snapshot);
+	struct rbuf *b = &R->bufs[R->nr_bufs];
+	int i = R->nr_bufs, ret;
+
+	b->sb.idx = i;
+	b->sb.cpu = cpu;
+	/* Per-thread mode (one pair for the session): the tid. */
+	b->sb.tid = cpu < 0 ? R->desc.ring_tid : -1;
+	b->sb.id = R->desc.ring_ids ? R->desc.ring_ids[i] :
+		   R->desc.nr_ids   ? R->desc.ids[i % R->desc.nr_ids] :
+		   R->beside	    ? BESIDE_ID_BASE + (uint64_t)i :
+				      ALONE_ID_BASE + (uint64_t)i;
+	if (R->src->ops->map) {
+		/* The kernel's rings, mapped by the source. */
+		ret = R->src->ops->map(R->src, &b->sb, ao->data_bytes,
+				       ao->aux_bytes, ao->snapshot);
+	} else {
+		ret = perfring_ring_create(&ro, &b->sb.ring);
+		if (!ret)
+			ret = perfring_aux_create(b->sb.ring, &xo, &b->sb.aux);
+	}
+	R->ids[i] = b->sb.id;
+	if (ret) {
+		pr_err("record: cannot create the ring and AUX area of CPU %d: %s",
+		       cpu, strerror(-ret));
 		return ret;
-	R->desc.pmu_type = (uint32_t)(pr_aux_pmu_type("cs_etm") >= 0 ?
-					      pr_aux_pmu_type("cs_etm") :
-					      DEFAULT_PMU_TYPE);
-	memset(&R->desc.attr, 0, sizeof(R->desc.attr));
-	R->desc.attr.type = R->desc.pmu_type;
-	R->desc.attr.size = sizeof(R->desc.attr);
-	R->desc.attr.sample_period = 1;
-	R->desc.attr.sample_type = PERF_SAMPLE_IP | PR_SAMPLE_ID_TYPE |
-				   PERF_SAMPLE_PERIOD;
-	R->desc.attr.read_format = PERF_FORMAT_ID;
-	R->desc.attr.sample_id_all = 1;
-	R->desc.attr.disabled = 1;
-	R->desc.attr.use_clockid = 1;
-	R->desc.attr.clockid = CLOCK_MONOTONIC;
-	return 0;
+	}
+	R->nr_bufs++;
+	ret = R->src->ops->add(R->src, &b->sb);
+	if (!ret && R->src->ops->setup_aux)
+		ret = R->src->ops->setup_aux(R->src, &b->sb, ao->snapshot);
+	return ret;
 }
 
 /*
  * The recording options, settled by the AUX recorder (perf's
  * auxtrace_record__options), then a data ring + AUX area pair per CPU the
- * source wants; each pair's event id into @ids (one per pair).
+ * source wants, each pair's event id in R->ids.
  */
-static int setup_buffers(struct rec *R, struct pr_aux_opts *ao,
-			 uint64_t **ids_out)
+static int setup_buffers(struct aux_source *R, struct pr_aux_opts *ao)
 {
 	const struct perfring_record_aux_opts *o = R->o;
 	int cpus[PR_SOURCE_MAX_BUFS], nr_cpus, ret;
-	uint64_t *ids;
 
 	ao->aux_bytes = OPT(o, aux_bytes, 0);
 	ao->data_bytes = OPT(o, data_bytes, 512u << 10);
@@ -979,106 +1117,101 @@ static int setup_buffers(struct rec *R, struct pr_aux_opts *ao,
 
 	nr_cpus = R->src->ops->cpus(R->src, cpus, PR_SOURCE_MAX_BUFS);
 	R->bufs = calloc((size_t)(nr_cpus > 0 ? nr_cpus : 1), sizeof(*R->bufs));
-	ids = calloc((size_t)(nr_cpus > 0 ? nr_cpus : 1), sizeof(*ids));
-	*ids_out = ids;
-	if (!R->bufs || !ids)
+	R->ids = calloc((size_t)(nr_cpus > 0 ? nr_cpus : 1), sizeof(*R->ids));
+	if (!R->bufs || !R->ids)
 		return -ENOMEM;
-	for (int i = 0; i < nr_cpus; i++) {
-		PERFRING_OPTS(
-			perfring_ring_opts, ro, .data_size = ao->data_bytes,
-			.flags = R->overwrite ? PERFRING_MODE_OVERWRITE : 0);
-		PERFRING_OPTS(perfring_aux_opts, xo, .aux_size = ao->aux_bytes,
-			      .overwrite = ao->snapshot);
-		struct rbuf *b = &R->bufs[i];
-
-		b->sb.idx = i;
-		b->sb.cpu = cpus[i];
-		/* Per-thread mode (one pair for the session): the tid. */
-		b->sb.tid = cpus[i] < 0 ? R->desc.ring_tid : -1;
-		b->sb.id = R->desc.ring_ids ? R->desc.ring_ids[i] :
-			   R->desc.nr_ids   ? R->desc.ids[i % R->desc.nr_ids] :
-					      1000 + (uint64_t)i;
-		ids[i] = b->sb.id;
-		if (R->src->ops->map) {
-			/* The kernel's rings, mapped by the source. */
-			ret = R->src->ops->map(R->src, &b->sb, ao->data_bytes,
-					       ao->aux_bytes, ao->snapshot);
-			ids[i] = b->sb.id;
-		} else {
-			ret = perfring_ring_create(&ro, &b->sb.ring);
-			if (!ret)
-				ret = perfring_aux_create(b->sb.ring, &xo,
-							  &b->sb.aux);
-		}
-		if (ret) {
-			pr_err("record: cannot create the ring and AUX area of CPU %d: %s",
-			       cpus[i], strerror(-ret));
-			return ret;
-		}
-		R->nr_bufs++;
-		ret = R->src->ops->add(R->src, &b->sb);
-		if (!ret && R->src->ops->setup_aux)
-			ret = R->src->ops->setup_aux(R->src, &b->sb,
-						     ao->snapshot);
-		if (ret)
-			return ret;
-	}
+	for (int i = 0; i < nr_cpus && !ret; i++)
+		ret = add_buffer(R, ao, cpus[i]);
 	R->st.nr_buffers = (uint32_t)R->nr_bufs;
-	return 0;
+	return ret;
 }
 
-/*
- * The file: the event's attr with its ids (the input's, every CPU's, or
- * the rings' @ids), the clock, the AUXTRACE_INFO.  The previous file is
- * kept as .old (as perf does) and the one before it is written over: on
- * tmpfs that saves allocating and zeroing every page, the most expensive
- * part of writing there; the writer truncates the file to its end at
- * close.
- */
-static int open_aux_output(struct rec *R, const char *output,
-			   const uint64_t *ids)
+/* The source: a kernel PMU or the replay of --replay-cs; its AUX
+ * recorder (cs_etm). */
+static int open_source(struct aux_source *R)
 {
 	const struct perfring_record_aux_opts *o = R->o;
-	struct perf_event_attr attr;
+	const char *replay = OPT(o, replay, NULL), *event = OPT(o, event, NULL);
+	int version = OPT(o, cs_header_version, 1), ret;
+
+	if (version < 1 || version > 2) {
+		pr_err("record: cs_etm header version %d unknown (1 or 2)",
+		       version);
+		return -EINVAL;
+	}
+	if (R->beside &&
+	    (!replay || OPT(o, snapshot, false) || OPT(o, overwrite, false))) {
+		pr_err("record: AUX trace beside other sources is a --replay-cs (snapshot directory or perf.data), without -S or --overwrite");
+		return -EINVAL;
+	}
+	if (!replay) {
+		ret = kernel_source(R, event ? event : "cs_etm//");
+		R->desc.event_name = event ? event : "cs_etm//";
+	} else {
+		ret = load_replay(R, replay);
+		if (ret)
+			return ret;
+		R->desc.event_name = "cs_etm//";
+		ret = pr_replay_source_new(&R->desc, OPT(o, rate, 0),
+					   OPT(o, loops, 0), &R->src);
+	}
+	if (!ret)
+		ret = pr_cs_etm_record_new(R->src, R->desc.etm, R->desc.nr_etm,
+					   R->desc.pmu_type, (uint32_t)version,
+					   &R->itr);
+	return ret;
+}
+
+int aux_source_open(const struct perfring_record_aux_opts *o, bool beside,
+		    struct aux_source **out)
+{
+	struct aux_source *R = calloc(1, sizeof(*R));
+	struct pr_aux_opts ao = { 0 };
 	int ret;
 
-	if (!strcmp(output, "-")) {
-		/* perf's pipe format on standard output (no index). */
-		R->out_fd = dup(STDOUT_FILENO);
-		R->pipe = true;
-		if (R->out_fd < 0) {
-			ret = -errno;
-			pr_err("%s: %s", output, strerror(errno));
-			return ret;
-		}
-	} else {
-		R->out_fd = out_file_open(output, OUT_FILE_KEEP_OLD |
-							  OUT_FILE_REUSE_OLD |
-							  OUT_FILE_SEEKABLE);
-		if (R->out_fd < 0)
-			return R->out_fd;
-	}
-	ret = pd_writer_open(R->out_fd, R->pipe, OPT(o, cmdline_argc, 0),
-			     OPT(o, cmdline_argv, NULL), &R->w);
-	if (ret)
-		return ret;
-	R->src->ops->event_attr(R->src, &attr);
-	ret = pd_writer_add_attr(R->w, &attr, R->desc.event_name,
-				 R->desc.nr_ids ? R->desc.ids : ids,
-				 R->desc.nr_ids ? R->desc.nr_ids :
-						  (uint32_t)R->nr_bufs);
-	if (ret)
-		return ret;
-	if (attr.use_clockid)
-		pd_writer_set_clockid(R->w, attr.clockid);
-	ret = pd_writer_start(R->w);
-	R->started = !ret;
-	return ret ? ret : write_info(R);
+	*out = R;
+	if (!R)
+		return -ENOMEM;
+	R->o = o;
+	R->out_fd = -1;
+	R->beside = beside;
+	R->st.sz = sizeof(R->st);
+	ret = open_source(R);
+	if (!ret)
+		ret = setup_buffers(R, &ao);
+	return ret;
+}
+
+int aux_source_add_attr(struct aux_source *a, struct pd_writer *w)
+{
+	struct perf_event_attr attr;
+
+	a->w = w;
+	a->src->ops->event_attr(a->src, &attr);
+	if (!a->beside && attr.use_clockid)
+		pd_writer_set_clockid(w, attr.clockid);
+	/* The input's ids, or every ring's. */
+	return pd_writer_add_attr(w, &attr, a->desc.event_name,
+				  a->desc.nr_ids ? a->desc.ids : a->ids,
+				  a->desc.nr_ids ? a->desc.nr_ids :
+						   (uint32_t)a->nr_bufs);
+}
+
+int aux_source_write_info(struct aux_source *a)
+{
+	return write_info(a);
+}
+
+int aux_source_start(struct aux_source *a)
+{
+	a->t0 = now_ns();
+	a->busy = true; /* the source plays before the first wait */
+	return a->src->ops->start(a->src);
 }
 
 /* After the loop: the exit snapshot or the overwrite rings, then what
  * the source wrote since the last pass. */
-static int final_drain(struct rec *R)
+static int final_drain(struct aux_source *R)
 {
 	bool any = false;
 	int ret = 0;
@@ -1099,13 +1232,93 @@ static int final_drain(struct rec *R)
 			ret = drain_aux(R, &R->bufs[i], &any);
 	}
 	if (!ret && any)
-		ret = pd_writer_finish_round(R->w);
+		ret = end_round(R);
 	return ret;
 }
 
-/* The file completed (or emptied if never started), everything freed.
- * Returns @ret or the writer's error. */
-static int close_aux(struct rec *R, int ret, const char *output)
+int aux_source_finish(struct aux_source *a)
+{
+	int ret;
+
+	a->src->ops->stop(a->src);
+	ret = final_drain(a);
+	update_stats(a);
+	return ret;
+}
+
+void aux_source_stats(struct aux_source *a,
+		      struct perfring_record_aux_stats *st)
+{
+	if (a && st)
+		OPTS_FILL(st, &a->st);
+}
+
+void aux_source_close(struct aux_source *a)
+{
+	if (!a)
+		return;
+	if (a->src)
+		a->src->ops->destroy(a->src);
+	if (a->itr)
+		a->itr->ops->free(a->itr);
+	for (int i = 0; i < a->nr_bufs; i++) {
+		perfring_aux_destroy(a->bufs[i].sb.aux);
+		perfring_ring_destroy(a->bufs[i].sb.ring);
+	}
+	free(a->bufs);
+	free(a->ids);
+	free(a->snap_buf);
+	desc_free(&a->desc, a->from_pd);
+	free(a);
+}
+
+/* ---- perfring record --replay-cs / -e cs_etm//: the AUX source alone ---- */
+
+/*
+ * The file: the event's attr with its ids (the input's, every CPU's, or
+ * the rings'), the clock, the AUXTRACE_INFO.  The previous file is
+ * kept as .old (as perf does) and the one before it is written over: on
+ * tmpfs that saves allocating and zeroing every page, the most expensive
+ * part of writing there; the writer truncates the file to its end at
+ * close.
+ */
+static int open_aux_output(struct aux_source *R, const char *output)
+{
+	const struct perfring_record_aux_opts *o = R->o;
+	struct pd_writer *w;
+	int ret;
+
+	if (!strcmp(output, "-")) {
+		/* perf's pipe format on standard output (no index). */
+		R->out_fd = dup(STDOUT_FILENO);
+		R->pipe = true;
+		if (R->out_fd < 0) {
+			ret = -errno;
+			pr_err("%s: %s", output, strerror(errno));
+			return ret;
+		}
+	} else {
+		R->out_fd = out_file_open(output, OUT_FILE_KEEP_OLD |
+							  OUT_FILE_REUSE_OLD |
+							  OUT_FILE_SEEKABLE);
+		if (R->out_fd < 0)
+			return R->out_fd;
+	}
+	ret = pd_writer_open(R->out_fd, R->pipe, OPT(o, cmdline_argc, 0),
+			     OPT(o, cmdline_argv, NULL), &w);
+	if (ret)
+		return ret;
+	ret = aux_source_add_attr(R, w);
+	if (ret)
+		return ret;
+	ret = pd_writer_start(R->w);
+	R->started = !ret;
+	return ret ? ret : write_info(R);
+}
+
+/* The file completed (or emptied if never started).  Returns @ret or
+ * the writer's error. */
+static int close_aux_output(struct aux_source *R, int ret, const char *output)
 {
 	if (R->w) {
 		uint64_t kept = 0;
@@ -1113,6 +1326,7 @@ static int close_aux(struct rec *R, int ret, const char *output)
 
 		/* What the file holds (cut back after a write error). */
 		R->st.bytes = kept;
+		R->w = NULL;
 		if (cret)
 			pr_err("writing %s failed: %s; it holds %llu bytes of data, up to its last complete round",
 			       R->pipe ? "the output" : output, strerror(-cret),
@@ -1125,79 +1339,42 @@ static int close_aux(struct rec *R, int ret, const char *output)
 			pr_warn("%s: cannot empty: %s", output,
 				strerror(errno));
 		close(R->out_fd);
+		R->out_fd = -1;
 	}
-	if (R->src)
-		R->src->ops->destroy(R->src);
-	if (R->itr)
-		R->itr->ops->free(R->itr);
-	for (int i = 0; i < R->nr_bufs; i++) {
-		perfring_aux_destroy(R->bufs[i].sb.aux);
-		perfring_ring_destroy(R->bufs[i].sb.ring);
-	}
-	free(R->bufs);
-	free(R->snap_buf);
 	return ret;
 }
 
 PERFRING_API int perfring_record_aux(const struct perfring_record_aux_opts *o,
 				     struct perfring_record_aux_stats *st)
 {
-	struct rec R = { .o = o, .out_fd = -1 };
-	struct pr_aux_opts ao = { 0 };
-	const char *replay, *event, *output;
-	bool from_pd = false;
-	int ret, version;
-	uint64_t *ids = NULL;
+	struct aux_source *R = NULL;
+	const char *output;
+	int ret;
 
 	if (!o || !OPTS_VALID(o) ||
 	    o->sz < offsetof(struct perfring_record_aux_opts, output))
 		return -EINVAL;
-	R.st.sz = sizeof(R.st);
-	replay = OPT(o, replay, NULL);
-	event = OPT(o, event, NULL);
 	output = OPT(o, output, "perf.data");
-	version = OPT(o, cs_header_version, 1);
-	if (version < 1 || version > 2) {
-		pr_err("record: cs_etm header version %d unknown (1 or 2)",
-		       version);
-		return -EINVAL;
+	ret = aux_source_open(o, false, &R);
+	if (!ret)
+		ret = open_aux_output(R, output);
+	if (!ret) {
+		ret = aux_source_start(R);
+		if (!ret)
+			ret = run(R);
+		R->src->ops->stop(R->src);
+		if (!ret)
+			ret = final_drain(R);
+		update_stats(R);
 	}
-	if (!replay) {
-		ret = kernel_source(&R, event ? event : "cs_etm//");
-		R.desc.event_name = event ? event : "cs_etm//";
-	} else {
-		ret = load_replay(&R, replay, &from_pd);
-		if (ret)
-			goto out_stats;
-		R.desc.event_name = "cs_etm//";
-		ret = pr_replay_source_new(&R.desc, OPT(o, rate, 0),
-					   OPT(o, loops, 0), &R.src);
-	}
-	if (!ret)
-		ret = pr_cs_etm_record_new(R.src, R.desc.etm, R.desc.nr_etm,
-					   R.desc.pmu_type, (uint32_t)version,
-					   &R.itr);
-	if (!ret)
-		ret = setup_buffers(&R, &ao, &ids);
-	if (!ret)
-		ret = open_aux_output(&R, output, ids);
-	if (ret)
-		goto out;
+	if (R) {
+		ret = close_aux_output(R, ret, output);
+		aux_source_stats(R, st);
+	} else if (st) {
+		struct perfring_record_aux_stats none = { .sz = sizeof(none) };
 
-	R.t0 = now_ns();
-	ret = R.src->ops->start(R.src);
-	if (!ret)
-		ret = run(&R);
-	R.src->ops->stop(R.src);
-	if (!ret)
-		ret = final_drain(&R);
-	update_stats(&R);
-out:
-	ret = close_aux(&R, ret, output);
-	free(ids);
-	desc_free(&R.desc, from_pd);
-out_stats:
-	if (st)
-		OPTS_FILL(st, &R.st);
+		OPTS_FILL(st, &none);
+	}
+	aux_source_close(R);
 	return ret;
 }

@@ -66,6 +66,8 @@ static int emit(struct synth *s, unsigned char *rec, size_t body, pid_t pid,
 	h.size = (uint16_t)size;
 	memcpy(rec, &h, sizeof(h));
 	s->records++;
+	if (!s->w)
+		return s->sink(s->sink_ctx, rec, size);
 	return pd_writer_write(s->w, rec, size);
 }
 

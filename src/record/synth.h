@@ -13,6 +13,10 @@
 
 struct synth {
 	struct pd_writer *w;
+	/* Without a writer: each record goes to @sink instead (perfring
+	 * top feeds them to its thread and map tables). */
+	int (*sink)(void *ctx, const void *rec, size_t size);
+	void *sink_ctx;
 	uint64_t sample_type; /* of the attrs: decides the sample_id trailer */
 	uint64_t id; /* IDENTIFIER/ID put in the trailer */
 	uint64_t records; /* written */

@@ -32,6 +32,17 @@ static inline void __lsan_enable(void)
 }
 #endif
 
+/*
+ * TPIU streams: OpenCSD 1.3.3's deformatter reads up to 3 bytes past the
+ * block it is given (4-byte FSYNC checks at 2-byte steps), and given a
+ * block of under 4 bytes before its first FSYNC it scans on past it until
+ * it meets one.  Each block is copied to a staging buffer and followed by
+ * an FSYNC, where such a scan stops (a pattern no read that starts inside
+ * the block can match: its fourth byte is 0xff, an FSYNC's 0x7f).
+ */
+#define CSD_STAGE (64u << 10)
+static const uint8_t stage_tail[8] = { 0xff, 0xff, 0xff, 0x7f };
+
 /* One decoder: what its callbacks need to know. */
 struct csd_src {
 	struct csd *d;
@@ -43,13 +54,18 @@ struct csd {
 	dcd_tree_handle_t tree;
 	unsigned flags;
 	bool formatted;
+	uint32_t align; /* bytes fed in whole units: frame, word, halfword */
+	bool has_mem; /* a memory image or callback was given */
+	bool reset_due; /* a data error waits for its reset (csd_feed) */
+	bool halted; /* CSD_HALT_ON_ERROR: a data error ended the decode */
 	struct outbuf *ob;
 	csd_elem_fn elem_fn;
 	void *elem_ctx;
 	int cb_err; /* first error of a callback, stops the feed */
 	bool elem_attached; /* decoders see the element output */
 	bool lib_printer; /* OpenCSD prints some packets (log callback) */
-	uint8_t carry[16]; /* formatted: the start of a split frame */
+	uint8_t carry[16]; /* formatted: the start of a split unit */
+	uint8_t *stage; /* TPIU: blocks as OpenCSD may read them (process) */
 	uint32_t ncarry;
 	uint64_t index; /* trace index of the next byte fed */
 	struct csd_src *src[128]; /* by trace ID */
@@ -290,6 +306,26 @@ struct csd *csd_new(bool formatted, uint32_t frame_flags, unsigned flags,
 	}
 	ocsd_def_errlog_set_strprint_cb(d->tree, d, csd_log_cb);
 	d->formatted = formatted;
+	/* The deformatter's input unit: memory-aligned frames take whole
+	 * 16-byte frames; TPIU streams 2-byte (HSYNCs) or 4-byte (FSYNCs)
+	 * units; a raw stream any byte count. */
+	if (!formatted)
+		d->align = 1;
+	else if (frame_flags & OCSD_DFRMTR_FRAME_MEM_ALIGN)
+		d->align = 16;
+	else if (frame_flags & OCSD_DFRMTR_HAS_HSYNCS)
+		d->align = 2;
+	else if (frame_flags & OCSD_DFRMTR_HAS_FSYNCS)
+		d->align = 4;
+	else
+		d->align = 16;
+	if (d->align < 16) {
+		d->stage = malloc(CSD_STAGE + sizeof(stage_tail));
+		if (!d->stage) {
+			csd_free(d);
+			return NULL;
+		}
+	}
 	d->flags = flags;
 	d->ob = ob;
 	return d;
@@ -304,6 +340,7 @@ void csd_free(struct csd *d)
 	ocsd_destroy_dcd_tree(d->tree);
 	for (int i = 0; i < 128; i++)
 		free(d->src[i]);
+	free(d->stage);
 	free(d);
 }
 
@@ -434,6 +471,7 @@ int csd_add_mem(struct csd *d, uint64_t addr, const void *p, size_t len,
 			(unsigned long long)addr, len, msg);
 		return -EINVAL;
 	}
+	d->has_mem = true;
 	return 0;
 }
 
@@ -444,6 +482,19 @@ int csd_add_mem_cb(struct csd *d, uint64_t start, uint64_t end,
 					       OCSD_MEM_SPACE_ANY, fn,
 					       ctx) != OCSD_OK)
 		return -EINVAL;
+	d->has_mem = true;
+	return 0;
+}
+
+static uint32_t no_mem(const void *ctx, const ocsd_vaddr_t addr,
+		       const ocsd_mem_space_acc_t space, const uint32_t len,
+		       uint8_t *buf)
+{
+	(void)ctx;
+	(void)addr;
+	(void)space;
+	(void)len;
+	(void)buf;
 	return 0;
 }
 
@@ -455,6 +506,31 @@ static void attach_elem(struct csd *d)
 		__lsan_enable();
 		d->elem_attached = true;
 	}
+	/*
+	 * Decoding without any memory image: OpenCSD's decoders then fail
+	 * (OCSD_ERR_NOT_INIT, a fatal data path error) at the first address,
+	 * where trc_pkt_lister, whose tree always has a memory map, lists
+	 * the code as inaccessible (ADDR_NACC) and goes on.  An accessor
+	 * that has no bytes gives the same.
+	 */
+	if ((d->flags & CSD_DECODE) && !d->has_mem) {
+		if (ocsd_dt_add_callback_mem_acc(d->tree, 0, ~(ocsd_vaddr_t)0,
+						 OCSD_MEM_SPACE_ANY, no_mem,
+						 NULL) == OCSD_OK)
+			d->has_mem = true;
+	}
+}
+
+/* The reset of a data error, once data follows it (see process()). */
+static int reset_if_due(struct csd *d)
+{
+	uint32_t used = 0;
+
+	if (!d->reset_due)
+		return 0;
+	d->reset_due = false;
+	ocsd_dt_process_data(d->tree, OCSD_OP_RESET, 0, 0, NULL, &used);
+	return d->cb_err;
 }
 
 static int op_all(struct csd *d, ocsd_datapath_op_t op)
@@ -467,17 +543,19 @@ static int op_all(struct csd *d, ocsd_datapath_op_t op)
 	r = ocsd_dt_process_data(d->tree, op, 0, 0, NULL, &used);
 	if (d->cb_err)
 		return d->cb_err;
-	if (OCSD_DATA_RESP_IS_FATAL(r)) {
+	if (OCSD_DATA_RESP_IS_FATAL(r) && !(d->flags & CSD_HALT_ON_ERROR)) {
 		d->st.resyncs++;
 		ocsd_dt_process_data(d->tree, OCSD_OP_RESET, 0, 0, NULL, &used);
 	}
 	return 0;
 }
 
-/* Feeds @len bytes (formatted: whole 16-byte frames) at d->index. */
-static int process(struct csd *d, const uint8_t *p, size_t len)
+/* Feeds @len bytes (a whole number of d->align units) at d->index. */
+static int process_block(struct csd *d, const uint8_t *p, size_t len)
 {
-	while (len) {
+	int ret = len ? reset_if_due(d) : 0;
+
+	while (len && !ret && !d->halted) {
 		uint32_t chunk = len > (1u << 30) ? (1u << 30) : (uint32_t)len;
 		uint32_t used = 0, dummy = 0;
 		ocsd_datapath_resp_t r;
@@ -490,24 +568,38 @@ static int process(struct csd *d, const uint8_t *p, size_t len)
 			/* Our callbacks never wait; flush to be safe. */
 			op_all(d, OCSD_OP_FLUSH);
 		} else if (OCSD_DATA_RESP_IS_FATAL(r)) {
-			/*
-			 * Bad data: reset every decoder and go on after the
-			 * byte (formatted: the frame) it stopped at; decoders
-			 * resync at the next sync packet (NO_SYNC).
-			 */
 			d->st.resyncs++;
-			if (d->st.resyncs <= 10)
+			if (d->flags & CSD_HALT_ON_ERROR) {
+				/* trc_pkt_lister's way: the decode ends here,
+				 * without a reset or an end of trace. */
+				pr_warn("cs decode: trace data error at index "
+					"%llu; decoding stopped",
+					(unsigned long long)(d->index + used));
+				d->halted = true;
+			} else if (d->st.resyncs <= 10) {
 				pr_warn("cs decode: trace data error at index "
 					"%llu; decoders reset, resyncing",
 					(unsigned long long)(d->index + used));
-			ocsd_dt_process_data(d->tree, OCSD_OP_RESET, 0, 0, NULL,
-					     &dummy);
-			if (d->cb_err)
-				return d->cb_err;
-			if (d->formatted)
-				used = (used + 16) & ~15u;
-			else
-				used++;
+			}
+			/*
+			 * Bad data: every decoder is reset and decoding goes
+			 * on after the unit it stopped in (the byte of a raw
+			 * stream, the frame of memory-aligned frames); the
+			 * decoders resync at the next sync packet (NO_SYNC).
+			 * With the error on the last byte fed, the reset waits
+			 * for more data: at the end of the trace nothing is
+			 * left to resync on, and the listing ends as
+			 * trc_pkt_lister's does (no reset, no end of trace).
+			 */
+			if (!d->halted && used >= chunk) {
+				d->reset_due = true;
+			} else if (!d->halted) {
+				ocsd_dt_process_data(d->tree, OCSD_OP_RESET, 0,
+						     0, NULL, &dummy);
+				if (d->cb_err)
+					return d->cb_err;
+				used = (used + d->align) & ~(d->align - 1);
+			}
 		}
 		if (used > chunk)
 			used = chunk;
@@ -516,40 +608,64 @@ static int process(struct csd *d, const uint8_t *p, size_t len)
 		d->index += used;
 		d->st.bytes += used;
 	}
-	return 0;
+	return ret;
+}
+
+static int process(struct csd *d, const uint8_t *p, size_t len)
+{
+	int ret = 0;
+
+	if (!d->stage)
+		return process_block(d, p, len);
+	while (len && !ret && !d->halted) {
+		size_t n = len > CSD_STAGE ? CSD_STAGE : len;
+
+		memcpy(d->stage, p, n);
+		memcpy(d->stage + n, stage_tail, sizeof(stage_tail));
+		ret = process_block(d, d->stage, n);
+		p += n;
+		len -= n;
+	}
+	return ret;
 }
 
 int csd_feed(struct csd *d, const uint8_t *p, size_t len)
 {
 	size_t whole;
+	uint32_t a = d->align;
 	int ret;
 
 	log_target = d;
 	attach_elem(d);
-	if (!d->formatted)
+	if (d->halted)
+		return 0;
+	if (a == 1)
 		return process(d, p, len);
 	/*
-	 * Frame-aligned input: OpenCSD's deformatter takes whole 16-byte
-	 * frames; a frame split between two calls waits in carry[].
+	 * OpenCSD's deformatter takes whole units (16-byte memory-aligned
+	 * frames, TPIU words or halfwords); a unit split between two calls
+	 * waits in carry[].
 	 */
 	if (d->ncarry) {
-		size_t k = 16 - d->ncarry < len ? 16 - d->ncarry : len;
+		size_t k = a - d->ncarry < len ? a - d->ncarry : len;
 
 		memcpy(d->carry + d->ncarry, p, k);
 		d->ncarry += (uint32_t)k;
 		p += k;
 		len -= k;
-		if (d->ncarry < 16)
+		if (d->ncarry < a)
 			return 0;
 		d->ncarry = 0;
-		ret = process(d, d->carry, 16);
+		ret = process(d, d->carry, a);
 		if (ret)
 			return ret;
 	}
-	whole = len & ~(size_t)15;
+	whole = len & ~(size_t)(a - 1);
 	ret = process(d, p, whole);
 	if (ret)
 		return ret;
+	if (d->halted)
+		return 0;
 	memcpy(d->carry, p + whole, len - whole);
 	d->ncarry = (uint32_t)(len - whole);
 	return 0;
@@ -558,10 +674,14 @@ int csd_feed(struct csd *d, const uint8_t *p, size_t len)
 int csd_eot(struct csd *d)
 {
 	if (d->ncarry) {
-		pr_warn("cs decode: trace ends inside a frame: %u bytes "
-			"ignored",
-			d->ncarry);
+		pr_warn("cs decode: trace ends inside a %s: %u bytes ignored",
+			d->align == 16 ? "frame" : "TPIU unit", d->ncarry);
 		d->ncarry = 0;
+	}
+	if (d->halted || d->reset_due) {
+		/* The trace ended in a data error: no end of trace. */
+		d->reset_due = false;
+		return 0;
 	}
 	return op_all(d, OCSD_OP_EOT);
 }
@@ -573,6 +693,8 @@ int csd_reset(struct csd *d)
 	log_target = d;
 	attach_elem(d);
 	d->ncarry = 0;
+	d->reset_due = false;
+	d->halted = false;
 	ocsd_dt_process_data(d->tree, OCSD_OP_RESET, 0, 0, NULL, &used);
 	return d->cb_err;
 }

@@ -31,6 +31,9 @@ enum {
 	CSD_DECODE = 1u << 1, /* full decode: elements */
 	CSD_PRINT_ELEMS = 1u << 2, /* element lines (with CSD_DECODE) */
 	CSD_PRINT_RAW_PKTS = 1u << 3, /* packet lines with raw bytes (mon) */
+	/* A data error ends the decode (no reset, no end of trace), as in
+	 * OpenCSD 1.3.3's trc_pkt_lister; else it is a resync point. */
+	CSD_HALT_ON_ERROR = 1u << 4,
 };
 
 /* Called for every generic element when decoding; return 0 or -errno

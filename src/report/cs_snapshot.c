@@ -85,7 +85,67 @@ struct css {
 	struct memreg *mem; /* memory images given to the decoder */
 	int nmem;
 	size_t ini_bytes; /* read so far (INI_TOTAL_MAX) */
+	enum css_framing framing; /* css_set_framing() */
 };
+
+/* Feeds trace bytes to a decode tree as the framing wants them. */
+struct feeder {
+	struct csd *d;
+	bool dstream; /* drop the footer of every DSTREAM block */
+	uint32_t pos; /* offset in the current DSTREAM block */
+};
+
+static int feed(struct feeder *f, const uint8_t *p, size_t len)
+{
+	const uint32_t data = CSS_DSTREAM_BLOCK - CSS_DSTREAM_FOOTER;
+	int ret = 0;
+
+	while (len && !ret) {
+		size_t n;
+
+		if (!f->dstream) {
+			/* trc_pkt_lister's 1 KiB pieces: the same listing. */
+			n = len > CSS_FEED_CHUNK ? CSS_FEED_CHUNK : len;
+			ret = csd_feed(f->d, p, n);
+		} else if (f->pos < data) {
+			/* The trace of a block, in one piece as
+			 * trc_pkt_lister -dstream_format feeds it. */
+			n = data - f->pos < len ? data - f->pos : len;
+			ret = csd_feed(f->d, p, n);
+			f->pos += (uint32_t)n;
+		} else {
+			n = CSS_DSTREAM_BLOCK - f->pos < len ?
+				    CSS_DSTREAM_BLOCK - f->pos :
+				    len;
+			f->pos = (f->pos + (uint32_t)n) % CSS_DSTREAM_BLOCK;
+		}
+		p += n;
+		len -= n;
+	}
+	return ret;
+}
+
+int css_framing_parse(const char *name)
+{
+	static const char *const names[] = {
+		[CSS_FRAMING_AUTO] = "auto",
+		[CSS_FRAMING_FRAMES] = "frames",
+		[CSS_FRAMING_TPIU] = "tpiu",
+		[CSS_FRAMING_TPIU_HSYNC] = "tpiu-hsync",
+		[CSS_FRAMING_DSTREAM] = "dstream",
+		[CSS_FRAMING_RAW] = "raw",
+	};
+
+	for (size_t i = 0; name && i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(name, names[i]))
+			return (int)i;
+	return -EINVAL;
+}
+
+void css_set_framing(struct css *s, enum css_framing f)
+{
+	s->framing = f;
+}
 
 /* Reads and parses one .ini file. */
 static int ini_load(struct css *s, const char *name, struct cs_ini *ini)
@@ -643,13 +703,25 @@ static int add_source(struct css *s, struct csd *d, const struct device *src,
 			return ret;
 		return csd_add_stm(d, &cs);
 	}
+	if (proto_is(src->type, "ITM")) {
+		/* trc_pkt_lister 1.3.3 fails the same way ("Failed to create
+		 * decoder for none core source"). */
+		pr_warn("%s: %s: ITM trace source %s is not decoded: OpenCSD "
+			"%s has no ITM decoder",
+			s->label, src->ini.name, src->name,
+			ocsd_get_version_str());
+		return -EOPNOTSUPP;
+	}
 	pr_warn("%s: %s: trace source type '%s' is not decoded", s->label,
 		src->ini.name, src->type);
 	return -EOPNOTSUPP;
 }
 
+/* A snapshot file, read once; NULL (logged) if it cannot be: an error for
+ * the trace, a warning for a memory dump (@dump: its code is then
+ * inaccessible, as OpenCSD's snapshot reader goes on without it). */
 static const struct loaded *load_file(struct css *s, const char *name,
-				      uint64_t max)
+				      uint64_t max, bool dump)
 {
 	struct loaded *nf;
 	uint8_t *data;
@@ -660,6 +732,13 @@ static const struct loaded *load_file(struct css *s, const char *name,
 		if (!strcmp(s->files[i].name, name))
 			return &s->files[i];
 	ret = s->rd(s->ctx, name, (size_t)max, &data, &len);
+	if (ret < 0 && dump) {
+		pr_warn("%s: cannot read memory dump %s: %s; its code is "
+			"inaccessible",
+			s->label, name,
+			ret == -EFBIG ? "too large" : strerror(-ret));
+		return NULL;
+	}
 	if (ret < 0) {
 		pr_err("%s: cannot read %s: %s", s->label, name,
 		       ret == -EFBIG ? "too large" : strerror(-ret));
@@ -715,7 +794,7 @@ static int add_dumps(struct css *s, struct csd *d, const struct device *core)
 {
 	for (int i = 0; i < core->ndumps; i++) {
 		const struct dump *dp = &core->dumps[i];
-		const struct loaded *f = load_file(s, dp->file, DUMP_MAX);
+		const struct loaded *f = load_file(s, dp->file, DUMP_MAX, true);
 		uint64_t len;
 		bool dup = false;
 		struct memreg *na;
@@ -763,8 +842,8 @@ static int add_dumps(struct css *s, struct csd *d, const struct device *core)
 	return 0;
 }
 
-/* Streams trace file @name of a snapshot directory into @d. */
-static int feed_file(struct css *s, struct csd *d, const char *name)
+/* Streams trace file @name of a snapshot directory into @f. */
+static int feed_file(struct css *s, struct feeder *f, const char *name)
 {
 	uint8_t *buf = malloc(1 << 20);
 	int fd = openat(s->dirfd, name, O_RDONLY | O_CLOEXEC), ret = 0;
@@ -791,12 +870,7 @@ static int feed_file(struct css *s, struct csd *d, const char *name)
 		}
 		if (!n)
 			break;
-		/* trc_pkt_lister's 1 KiB pieces: the same listing. */
-		for (ssize_t off = 0; off < n && !ret; off += CSS_FEED_CHUNK)
-			ret = csd_feed(d, buf + off,
-				       (size_t)(n - off) > CSS_FEED_CHUNK ?
-					       CSS_FEED_CHUNK :
-					       (size_t)(n - off));
+		ret = feed(f, buf, (size_t)n);
 		if (ret)
 			break;
 	}
@@ -814,6 +888,8 @@ int css_decode(struct css *s, const char *buffer, unsigned flags,
 	int ret = 0, nsrc = 0;
 	bool formatted, raw;
 	uint32_t frame_flags = OCSD_DFRMTR_FRAME_MEM_ALIGN;
+	enum css_framing framing;
+	struct feeder feeder = { 0 };
 	struct csd *d;
 
 	for (int i = 0; i < s->nbuf; i++)
@@ -826,19 +902,41 @@ int css_decode(struct css *s, const char *buffer, unsigned flags,
 		return -ENOENT;
 	}
 	s->nmem = 0; /* memory images are given to each tree anew */
-	raw = !strcasecmp(b->format, "source_data");
+	framing = s->framing;
+	if (framing == CSS_FRAMING_AUTO) {
+		if (!strcasecmp(b->format, "source_data"))
+			framing = CSS_FRAMING_RAW;
+		else if (!strcasecmp(b->format, "dstream_coresight"))
+			framing = CSS_FRAMING_DSTREAM;
+		else
+			framing = CSS_FRAMING_FRAMES;
+		if (framing == CSS_FRAMING_FRAMES &&
+		    strcasecmp(b->format, "coresight"))
+			pr_warn("%s: buffer %s: unknown format '%s', read as "
+				"CoreSight frames",
+				s->label, b->name, b->format);
+	}
+	raw = framing == CSS_FRAMING_RAW;
 	formatted = !raw;
-	if (!strcasecmp(b->format, "dstream_coresight"))
+	switch (framing) {
+	case CSS_FRAMING_TPIU:
+	case CSS_FRAMING_DSTREAM:
+		/* TPIU output: frames found by their FSYNCs, anywhere. */
 		frame_flags = OCSD_DFRMTR_HAS_FSYNCS;
-	else if (!raw && strcasecmp(b->format, "coresight"))
-		pr_warn("%s: buffer %s: unknown format '%s', read as "
-			"CoreSight frames",
-			s->label, b->name, b->format);
+		break;
+	case CSS_FRAMING_TPIU_HSYNC:
+		frame_flags = OCSD_DFRMTR_HAS_FSYNCS | OCSD_DFRMTR_HAS_HSYNCS;
+		break;
+	default:
+		break;
+	}
+	feeder.dstream = framing == CSS_FRAMING_DSTREAM;
 	d = csd_new(formatted, frame_flags, flags, ob);
 	if (!d)
 		return -ENOMEM;
 	if (fn)
 		csd_set_elem_fn(d, fn, ctx);
+	feeder.d = d;
 	for (int i = 0; i < s->nsrcbuf; i++) {
 		const struct device *src, *core = NULL;
 		const char *core_name = NULL;
@@ -882,20 +980,14 @@ int css_decode(struct css *s, const char *buffer, unsigned flags,
 	}
 	if (s->dirfd >= 0 && s->rd == dir_read) {
 		/* A directory: the buffer streamed, any size. */
-		ret = feed_file(s, d, b->file);
+		ret = feed_file(s, &feeder, b->file);
 	} else {
-		data = load_file(s, b->file, TRACE_MAX);
+		data = load_file(s, b->file, TRACE_MAX, false);
 		if (!data) {
 			ret = -EIO;
 			goto out;
 		}
-		for (size_t off = 0; off < data->len && !ret;
-		     off += CSS_FEED_CHUNK) {
-			size_t n = data->len - off;
-
-			ret = csd_feed(d, data->data + off,
-				       n > CSS_FEED_CHUNK ? CSS_FEED_CHUNK : n);
-		}
+		ret = feed(&feeder, data->data, data->len);
 	}
 	if (!ret)
 		ret = csd_eot(d);

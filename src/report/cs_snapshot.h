@@ -30,6 +30,30 @@ int css_parse(css_read_fn rd, void *ctx, const char *label, struct css **out);
 int css_open_dir(const char *dir, struct css **out);
 void css_free(struct css *s);
 
+/*
+ * How a trace buffer's bytes are framed.  A snapshot's buffer "format"
+ * names three: "coresight" (16-byte frames, memory aligned: ETB, ETF,
+ * ETR), "dstream_coresight" (a DSTREAM probe's capture: blocks of 512
+ * bytes, 504 of TPIU trace with its frame syncs and an 8-byte footer) and
+ * "source_data" (one unframed source: TRBE).  A TPIU capture (frame syncs
+ * between frames, with or without halfword syncs) is no snapshot format:
+ * it is chosen as trc_pkt_lister's -tpiu / -tpiu_hsync choose it.
+ */
+enum css_framing {
+	CSS_FRAMING_AUTO, /* the buffer's format */
+	CSS_FRAMING_FRAMES,
+	CSS_FRAMING_TPIU, /* FSYNCs */
+	CSS_FRAMING_TPIU_HSYNC, /* FSYNCs and HSYNCs */
+	CSS_FRAMING_DSTREAM,
+	CSS_FRAMING_RAW,
+};
+
+/* The framing named @name ("auto", "frames", "tpiu", "tpiu-hsync",
+ * "dstream", "raw"), or -EINVAL. */
+int css_framing_parse(const char *name);
+/* Framing used for every buffer decoded from now on (default AUTO). */
+void css_set_framing(struct css *s, enum css_framing f);
+
 int css_nr_buffers(const struct css *s);
 const char *css_buffer_name(const struct css *s, int i);
 
@@ -52,5 +76,8 @@ const char *css_core_of(const struct css *s, uint8_t trace_id);
 
 /* Trace chunk size fed to the decoders at a time (trc_pkt_lister's). */
 #define CSS_FEED_CHUNK 1024
+/* DSTREAM capture blocks: trace bytes, then a footer. */
+#define CSS_DSTREAM_BLOCK 512
+#define CSS_DSTREAM_FOOTER 8
 
 #endif

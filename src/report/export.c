@@ -42,6 +42,7 @@
 #include "../format/perf_reader.h"
 #include "outbuf.h"
 #include "threads.h"
+#include "unwind.h"
 
 #define MAX_CPUS 65536 /* sched_switch CPUs tracked (more: ignored) */
 #define MAX_STACKS (1u << 22) /* distinct stacks kept (more: lumped) */
@@ -1154,6 +1155,8 @@ static int stack_sample(struct exp *e, const struct prd_event *ev)
 	struct addr_loc al;
 	const char *comm;
 	size_t n = 0;
+	uint64_t user[UNWIND_MAX_FRAMES];
+	unsigned nr_user;
 
 	t = machine_findnew_thread(&e->m, (int32_t)s->pid, (int32_t)s->tid);
 	if (!t)
@@ -1166,17 +1169,20 @@ static int stack_sample(struct exp *e, const struct prd_event *ev)
 	e->key_len = 0;
 	comm = t->comm;
 	key_put(e, comm, strlen(comm), true);
-	if (s->nr_callchain) {
+	/* --call-graph dwarf: the user frames below the kernel callchain */
+	nr_user = unwind_user_stack(&e->m, t, s, user, UNWIND_MAX_FRAMES);
+	if (s->nr_callchain || nr_user) {
 		uint8_t mode = 0; /* before a context marker: guess */
+		size_t need = (size_t)s->nr_callchain + nr_user;
 
-		if (s->nr_callchain > e->nr_locs_cap) {
-			struct addr_loc *v = realloc(
-				e->locs, (size_t)s->nr_callchain * sizeof(*v));
+		if (need > e->nr_locs_cap) {
+			struct addr_loc *v =
+				realloc(e->locs, need * sizeof(*v));
 
 			if (!v)
 				return -ENOMEM;
 			e->locs = v;
-			e->nr_locs_cap = (size_t)s->nr_callchain;
+			e->nr_locs_cap = need;
 		}
 		for (uint64_t i = 0; i < s->nr_callchain; i++) {
 			uint64_t ip = s->callchain[i];
@@ -1206,6 +1212,9 @@ static int stack_sample(struct exp *e, const struct prd_event *ev)
 			machine_resolve(&e->m, t, mode, ip, true,
 					&e->locs[n++]);
 		}
+		for (unsigned i = 0; i < nr_user; i++)
+			machine_resolve(&e->m, t, PERF_RECORD_MISC_USER,
+					user[i], true, &e->locs[n++]);
 		/* Root first. */
 		for (size_t i = n; i-- > 0;)
 			key_frame(e, &e->locs[i]);

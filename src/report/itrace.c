@@ -212,7 +212,7 @@ int perfring_cs_decode(const struct perfring_cs_opts *o, FILE *out,
 	struct csd_stats cs = { 0 };
 	struct perfring_cs_opts oc;
 	struct outbuf ob;
-	int ret, ret2;
+	int ret, ret2, framing;
 
 	if (!o || !OPTS_VALID(o))
 		return -EINVAL;
@@ -220,16 +220,28 @@ int perfring_cs_decode(const struct perfring_cs_opts *o, FILE *out,
 	o = &oc;
 	if (!o->snapshot && !o->input)
 		return -EINVAL;
+	framing = o->framing ? css_framing_parse(o->framing) : 0;
+	if (framing < 0 || (!o->snapshot && (o->framing || o->halt_on_error))) {
+		pr_err("%s", framing < 0 ? "unknown framing (auto, frames, "
+					   "tpiu, tpiu-hsync, dstream, raw)" :
+					   "framing and halting on errors are "
+					   "snapshot options");
+		return -EINVAL;
+	}
 	ret = ob_open(&ob, out);
 	if (ret)
 		return ret;
 	if (o->snapshot) {
 		struct css *s;
+		unsigned flags = listing_flags(o);
 
+		if (o->halt_on_error)
+			flags |= CSD_HALT_ON_ERROR;
 		ret = css_open_dir(o->snapshot, &s);
 		if (!ret) {
-			ret = css_decode(s, o->buffer, listing_flags(o), &ob,
-					 NULL, NULL, &cs);
+			css_set_framing(s, (enum css_framing)framing);
+			ret = css_decode(s, o->buffer, flags, &ob, NULL, NULL,
+					 &cs);
 			css_free(s);
 		}
 	} else {

@@ -32,10 +32,12 @@
 #include "outbuf.h"
 #include "report.h"
 #include "threads.h"
+#include "unwind.h"
 #include "tpfmt.h"
 
 #define MAX_STACK 127
-#define MAX_CURSOR (MAX_STACK + 1)
+/* the kernel part and a DWARF-unwound user part, MAX_STACK each (perf) */
+#define MAX_CURSOR (2 * MAX_STACK + 1)
 #define MIN_PERCENT 0.5 /* callchain_param.min_percent */
 
 enum sort_key { K_COMM, K_PID, K_DSO, K_SYM, K_TRACE, K_CPU, K_MAX };
@@ -420,6 +422,22 @@ static uint32_t resolve_chain(struct report *r, struct thread *t,
 		r->cursor[n].ip = ip;
 		r->cursor[n].level = al.map && al.kernel ? 'k' : '.';
 		n++;
+	}
+	/* --call-graph dwarf: the user part, unwound */
+	if (unwind_sample_has_stack(s)) {
+		uint64_t user[UNWIND_MAX_FRAMES];
+		unsigned nr = unwind_user_stack(&r->m, t, s, user, MAX_STACK);
+
+		for (unsigned i = 0; i < nr; i++, n++) {
+			struct addr_loc al;
+
+			machine_resolve(&r->m, t, PERF_RECORD_MISC_USER,
+					user[i], true, &al);
+			r->cursor[n].sym = al.sym;
+			r->cursor[n].dso = al.map ? al.dso : NULL;
+			r->cursor[n].ip = user[i];
+			r->cursor[n].level = '.';
+		}
 	}
 	return n;
 }

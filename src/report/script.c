@@ -34,6 +34,7 @@
 #include "report.h"
 #include "srcline.h"
 #include "threads.h"
+#include "unwind.h"
 #include "tpfmt.h"
 
 enum {
@@ -107,6 +108,7 @@ struct psample {
 	const uint64_t *callchain;
 	const void *raw;
 	uint16_t misc;
+	const struct prd_sample *sample; /* its user stack (unwind.c) */
 };
 
 struct script {
@@ -537,38 +539,51 @@ static void put_time(struct script *sc, uint64_t t)
 	ob->p[ob->len++] = ' ';
 }
 
+static void print_chain_entry(struct script *sc, struct thread *t,
+			      uint8_t cpumode, uint64_t ip, unsigned fl)
+{
+	struct outbuf *ob = &sc->ob;
+	bool want_sym = fl & F_SYM;
+	struct addr_loc al;
+
+	machine_resolve(&sc->m, t, cpumode, ip,
+			want_sym || (fl & (F_DSO | F_SRCLINE)), &al);
+	if (fl & F_IP) {
+		ob_putc(ob, '\t');
+		ob_x64(ob, al.map && !al.kernel ? al.addr : ip, 16);
+	}
+	if (want_sym)
+		put_sym(ob, &al, fl);
+	if (fl & F_DSO)
+		put_dso(ob, &al);
+	if (fl & F_SRCLINE)
+		put_srcline(sc, &al, ip);
+	ob_putc(ob, '\n');
+}
+
 static void print_callchain(struct script *sc, struct thread *t,
 			    const struct psample *s, unsigned fl)
 {
-	struct outbuf *ob = &sc->ob;
 	uint8_t cpumode = PERF_RECORD_MISC_USER;
-	unsigned entries = 0;
-	bool want_sym = fl & F_SYM;
+	unsigned entries = 0, nr_user;
+	uint64_t user[UNWIND_MAX_FRAMES];
 
 	if (!callchain_valid(s->callchain, s->nr_callchain, MAX_STACK))
 		return;
 	for (uint64_t i = 0; i < s->nr_callchain && entries < MAX_STACK; i++) {
 		uint64_t ip = s->callchain[i];
-		struct addr_loc al;
 
 		if (ip >= PERF_CONTEXT_MAX) {
 			cpumode = callchain_context_cpumode(ip);
 			continue;
 		}
 		entries++;
-		machine_resolve(&sc->m, t, cpumode, ip,
-				want_sym || (fl & (F_DSO | F_SRCLINE)), &al);
-		if (fl & F_IP) {
-			ob_putc(ob, '\t');
-			ob_x64(ob, al.map && !al.kernel ? al.addr : ip, 16);
-		}
-		if (want_sym)
-			put_sym(ob, &al, fl);
-		if (fl & F_DSO)
-			put_dso(ob, &al);
-		if (fl & F_SRCLINE)
-			put_srcline(sc, &al, ip);
-		ob_putc(ob, '\n');
+		print_chain_entry(sc, t, cpumode, ip, fl);
+	}
+	/* --call-graph dwarf: the user part, unwound from the stack copy */
+	nr_user = unwind_user_stack(&sc->m, t, s->sample, user, MAX_STACK);
+	for (unsigned i = 0; i < nr_user; i++) {
+		print_chain_entry(sc, t, PERF_RECORD_MISC_USER, user[i], fl);
 	}
 }
 
@@ -878,6 +893,18 @@ static void deliver(struct script *sc, const struct psample *s,
 			fill_frame(&sc->frames[n++], &al, ip);
 		}
 	}
+	/* --call-graph dwarf: the user part, unwound from the stack copy */
+	if (!sc->o.hide_callchain && n < MAX_STACK) {
+		uint64_t user[UNWIND_MAX_FRAMES];
+		unsigned nu = unwind_user_stack(&sc->m, t, s->sample, user,
+						MAX_STACK - n);
+
+		for (unsigned i = 0; i < nu && n < MAX_STACK; i++) {
+			machine_resolve(&sc->m, t, PERF_RECORD_MISC_USER,
+					user[i], true, &al);
+			fill_frame(&sc->frames[n++], &al, user[i]);
+		}
+	}
 	ps.callchain = n ? sc->frames : NULL;
 	ps.nr_callchain = n;
 	sc->cur = s;
@@ -964,6 +991,7 @@ static int on_event(struct prd_file *f, const struct prd_event *ev, void *ctx)
 	ps.nr_callchain = s->nr_callchain;
 	ps.callchain = s->callchain;
 	ps.raw = s->raw;
+	ps.sample = s;
 	if (!keep_sample(sc, &ps, &t))
 		return 0;
 	if (sc->fn)

@@ -24,6 +24,7 @@
 #include <string.h>
 #include "../common/log.h"
 #include "threads.h"
+#include "unwind.h"
 
 struct thread_alloc {
 	struct thread t;
@@ -216,6 +217,7 @@ void machine_exit(struct machine *m)
 	free(m->strs);
 	free(m->kmaps.v);
 	free(m->tab);
+	unwind_machine_exit(m);
 	dsos_exit(&m->dsos);
 	memset(m, 0, sizeof(*m));
 }

@@ -15,6 +15,8 @@
 #include <linux/perf_event.h>
 #include "symbols.h"
 
+struct unwinder;
+
 struct map {
 	uint64_t start, end, pgoff;
 	struct dso *dso;
@@ -65,6 +67,7 @@ struct machine {
 	char **strs; /* comm strings, owned */
 	uint32_t nr_strs, cap_strs;
 	bool host_decided;
+	struct unwinder *unwinder; /* unwind.c's, made on first use */
 };
 
 int machine_init(struct machine *m);

@@ -19,6 +19,35 @@
  */
 #define RING_GUARD_RANGES 6
 
+/*
+ * Cache-line prefetch a fixed distance ahead in the data area (which is
+ * mapped twice, so ahead of any record is still mapped; a prefetch never
+ * faults anyway).  When the writer and the reader run on cores far apart,
+ * every record line the writer stores to was last read by the reader and
+ * every line the reader loads was last written by the writer: each is a
+ * cross-core miss.  The naive ring's tight loops let the CPU overlap those
+ * misses; the ring's checks between records leave less room to, so both
+ * sides ask for the lines ahead explicitly (docs/design.md, section 4a).
+ * PERFRING_NO_PREFETCH builds without, for `make bench`'s A/B.
+ */
+#define RING_PREFETCH_AHEAD 512
+#ifndef PERFRING_NO_PREFETCH
+#define ring_prefetch_read(p) __builtin_prefetch((p), 0, 3)
+#if defined(__x86_64__)
+/* PREFETCHW asks for the line in a writable state (one transaction, not a
+ * read and then an upgrade); without -mprfchw the builtin would emit a
+ * read prefetch.  Its opcode (0F 0D /1) is a no-op on x86-64 CPUs that
+ * lack it. */
+#define ring_prefetch_write(p) \
+	__asm__ volatile("prefetchw %0" ::"m"(*(const char *)(p)))
+#else
+#define ring_prefetch_write(p) __builtin_prefetch((p), 1, 3)
+#endif
+#else
+#define ring_prefetch_read(p) ((void)(p))
+#define ring_prefetch_write(p) ((void)(p))
+#endif
+
 struct ring_guard_slot {
 	uint32_t state; /* GUARD_FREE, GUARD_BUSY, GUARD_LIVE */
 	uint32_t dead; /* enum ring_dead_cause */

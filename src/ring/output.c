@@ -339,26 +339,43 @@ static inline void copy_record(unsigned char *dst, const unsigned char *src,
 		memcpy(dst, src, 8);
 }
 
-PERFRING_API int perfring_ring_emit(struct perfring_ring *r, const void *rec,
-				    size_t size)
+/* Everything but the fast path: kept out of line so that the fast path
+ * needs no stack frame. */
+static __attribute__((noinline)) int
+ring_emit_slow(struct perfring_ring *r, const void *rec, size_t size)
 {
 	struct perfring_output h;
 	int err;
 
-	if (unlikely(!rec ||
-		     ((const struct perf_event_header *)rec)->size != size))
-		return -EINVAL;
-	if (likely(ring_fast_reserve(&h, r, size))) {
-		copy_record(h.data, rec, size);
-		ring_fast_commit(&h);
-		return 0;
-	}
 	err = output_begin_slow(&h, r, size);
 	if (unlikely(err))
 		return err;
 	memcpy(h.data, rec, size);
 	perfring_output_end(&h);
 	return 0;
+}
+
+PERFRING_API int perfring_ring_emit(struct perfring_ring *r, const void *rec,
+				    size_t size)
+{
+	if (unlikely(!rec ||
+		     ((const struct perf_event_header *)rec)->size != size))
+		return -EINVAL;
+	/* ring_fast_reserve()'s checks, without a handle to fill */
+	if (likely(r && r->sp_fast && !(size & 7) &&
+		   size - 8 <= (size_t)r->max_record - 8)) {
+		uint64_t head = r->p_head;
+
+		if (likely(ring_sp_room(r, head, size))) {
+			unsigned char *dst = r->data + (head & r->mask);
+
+			ring_prefetch_write(dst + RING_PREFETCH_AHEAD);
+			copy_record(dst, rec, size);
+			ring_sp_publish(r, head + size);
+			return 0;
+		}
+	}
+	return ring_emit_slow(r, rec, size);
 }
 
 PERFRING_API void perfring_ring_flush(struct perfring_ring *r)

@@ -400,6 +400,7 @@ struct replay {
 	uint64_t played, lost;
 	uint64_t t0, paced; /* rate pacing */
 	uint64_t nap_ns; /* current back-off while an area is full */
+	unsigned char *scratch; /* a side-band record retimed (identifier) */
 };
 
 static struct replay *rp(const struct pr_source *s)
@@ -485,15 +486,25 @@ static void nap(struct replay *r, const struct pr_source_buf *b)
 		r->nap_ns *= 2;
 }
 
+/* Our trailer for ring @b into @sid; its size: PR_SAMPLE_ID_TYPE's, and
+ * the id again last when the attr has PERF_SAMPLE_IDENTIFIER. */
+static uint32_t own_trailer(const struct replay *r,
+			    const struct pr_source_buf *b, uint64_t sid[5])
+{
+	pr_sample_id_fill(sid, r->d->pid, r->d->tid, mono_ns(), b->id,
+			  (uint32_t)b->cpu);
+	sid[4] = b->id;
+	return r->d->identifier ? PR_SAMPLE_ID_SIZE + 8 : PR_SAMPLE_ID_SIZE;
+}
+
 static void send_itrace_start(struct replay *r)
 {
 	for (int i = 0; i < r->nr_bufs; i++) {
-		uint64_t sid[4];
+		uint64_t sid[5];
+		uint32_t n = own_trailer(r, r->bufs[i], sid);
 
-		pr_sample_id_fill(sid, r->d->pid, r->d->tid, mono_ns(),
-				  r->bufs[i]->id, (uint32_t)r->bufs[i]->cpu);
 		perfring_aux_itrace_start(r->bufs[i]->aux, r->d->pid, r->d->tid,
-					  sid, sizeof(sid));
+					  sid, n);
 	}
 }
 
@@ -508,7 +519,7 @@ static bool play_chunk(struct replay *r, const struct pr_replay_chunk *c)
 		return true;
 	while (left) {
 		struct perfring_aux_output h;
-		uint64_t sid[4], n;
+		uint64_t sid[5], n;
 		int ret;
 
 		if (!checkpoint(r))
@@ -541,14 +552,14 @@ static bool play_chunk(struct replay *r, const struct pr_replay_chunk *c)
 		perfring_aux_output_flag(&h, c->flags);
 		if (r->rate && n < left)
 			perfring_aux_output_flag(&h, PERF_AUX_FLAG_TRUNCATED);
-		if (c->sample_id) {
+		if (c->sample_id && !r->d->identifier) {
+			/* a replayed perf.data's own trailer */
 			h.sample_id = c->sample_id;
+			h.sample_id_size = PR_SAMPLE_ID_SIZE;
 		} else {
-			pr_sample_id_fill(sid, r->d->pid, r->d->tid, mono_ns(),
-					  b->id, (uint32_t)b->cpu);
+			h.sample_id_size = own_trailer(r, b, sid);
 			h.sample_id = sid;
 		}
-		h.sample_id_size = PR_SAMPLE_ID_SIZE;
 		perfring_aux_output_end(&h, n);
 		__atomic_add_fetch(&r->played, n, __ATOMIC_RELAXED);
 		pace(r, n);
@@ -562,6 +573,28 @@ static bool play_chunk(struct replay *r, const struct pr_replay_chunk *c)
 		}
 	}
 	return true;
+}
+
+/*
+ * A copied side-band record into @b's data ring.  Beside other sources
+ * (identifier: the record layer gave it the trailer TID TIME ID CPU
+ * IDENTIFIER), its time becomes now: the others' clock, not the one of
+ * the recording it comes from.
+ */
+static void emit_record(struct replay *r, struct pr_source_buf *b,
+			const struct perf_event_header *h)
+{
+	uint64_t now;
+
+	if (!r->d->identifier || !r->scratch ||
+	    h->size < sizeof(*h) + PR_SAMPLE_ID_SIZE + 8) {
+		perfring_ring_emit(b->ring, h, h->size);
+		return;
+	}
+	now = mono_ns();
+	memcpy(r->scratch, h, h->size);
+	memcpy(r->scratch + h->size - 32, &now, sizeof(now));
+	perfring_ring_emit(b->ring, r->scratch, h->size);
 }
 
 static bool emit_records(struct replay *r, size_t before, size_t *next)
@@ -580,7 +613,7 @@ static bool emit_records(struct replay *r, size_t before, size_t *next)
 			continue;
 		}
 		if (b)
-			perfring_ring_emit(b->ring, rec->rec, rec->rec->size);
+			emit_record(r, b, rec->rec);
 		(*next)++;
 	}
 	return true;
@@ -730,6 +763,7 @@ static void rp_destroy(struct pr_source *s)
 		pthread_join(r->thread, NULL);
 	pthread_mutex_destroy(&r->lock);
 	pthread_cond_destroy(&r->cond);
+	free(r->scratch);
 	free(r);
 	free(s);
 }
@@ -770,6 +804,14 @@ int pr_replay_source_new(const struct pr_replay_desc *d, uint64_t rate,
 	r->want = ST_STOPPED;
 	r->state = ST_STOPPED;
 	r->nap_ns = 20000;
+	if (d->identifier && d->nr_records) {
+		r->scratch = malloc(UINT16_MAX + 1);
+		if (!r->scratch) {
+			free(s);
+			free(r);
+			return -ENOMEM;
+		}
+	}
 	pthread_mutex_init(&r->lock, NULL);
 	pthread_cond_init(&r->cond, NULL);
 	s->ops = &replay_ops;

@@ -227,6 +227,11 @@ struct pr_replay_desc {
 	uint32_t nr_ids;
 	const uint64_t *ring_ids; /* id of each of cpus[] (or NULL) */
 	int ring_tid; /* cpus[] of -1: the per-thread pair's thread */
+	/* Our trailers end with PERF_SAMPLE_IDENTIFIER too (the attr has
+	 * it): beside events that have it in one file, as perf requires.
+	 * The records' trailers must then be TID TIME ID CPU IDENTIFIER:
+	 * the replay sets their time to its own clock's now. */
+	bool identifier;
 	void *owned; /* freed with the description */
 	void *owned2;
 };

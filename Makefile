@@ -8,6 +8,7 @@ LIBDIR ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
 BINDIR ?= $(PREFIX)/bin
 MANDIR ?= $(PREFIX)/share/man
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 VERSION := 0.2.0
 # libperfring.so.1: 0.2 moved the tools' functions out (docs/design.md 1).
 SOVERSION := 1
@@ -192,6 +193,7 @@ SHELL_TESTS := \
 	test/aux.sh \
 	test/aux_all.sh \
 	test/dwarf.sh \
+	test/events.sh \
 	test/outputs.sh \
 	test/top.sh \
 	test/kill_matrix.sh \
@@ -244,13 +246,16 @@ install: all
 	install -m 755 $(B)/perfring $(DESTDIR)$(BINDIR)/
 	install -m 644 docs/perfring.1 $(DESTDIR)$(MANDIR)/man1/
 	install -m 644 docs/libperfring.3 $(DESTDIR)$(MANDIR)/man3/
+	install -d $(DESTDIR)$(BASHCOMPDIR)
+	install -m 644 scripts/perfring-completion.bash $(DESTDIR)$(BASHCOMPDIR)/perfring
 
 uninstall:
 	rm -f $(DESTDIR)$(INCLUDEDIR)/perfring.h $(DESTDIR)$(INCLUDEDIR)/perfring/abi.h \
 		$(DESTDIR)$(INCLUDEDIR)/perfring/tools.h \
 		$(DESTDIR)$(LIBDIR)/libperfring.* $(DESTDIR)$(LIBDIR)/libperfring-tools.* \
 		$(DESTDIR)$(LIBDIR)/pkgconfig/perfring.pc $(DESTDIR)$(LIBDIR)/pkgconfig/perfring-tools.pc \
-		$(DESTDIR)$(BINDIR)/perfring $(DESTDIR)$(MANDIR)/man1/perfring.1 $(DESTDIR)$(MANDIR)/man3/libperfring.3
+		$(DESTDIR)$(BINDIR)/perfring $(DESTDIR)$(MANDIR)/man1/perfring.1 $(DESTDIR)$(MANDIR)/man3/libperfring.3 \
+		$(DESTDIR)$(BASHCOMPDIR)/perfring
 	-rmdir $(DESTDIR)$(INCLUDEDIR)/perfring
 
 # For each library: the .so exports exactly its map's names, the .a keeps

@@ -13,7 +13,8 @@ for f in include/perfring.h include/perfring/abi.h include/perfring/tools.h \
 	lib/libperfring.a lib/libperfring.so.1 lib/libperfring.so \
 	lib/libperfring-tools.a lib/libperfring-tools.so.0 lib/libperfring-tools.so \
 	lib/pkgconfig/perfring.pc lib/pkgconfig/perfring-tools.pc bin/perfring \
-	share/man/man1/perfring.1 share/man/man3/libperfring.3; do
+	share/man/man1/perfring.1 share/man/man3/libperfring.3 \
+	share/bash-completion/completions/perfring; do
 	[ -e "$tmp/usr/$f" ] || fail "missing $f"
 done
 export PKG_CONFIG_PATH="$lib/pkgconfig"
@@ -78,7 +79,17 @@ bad=$( { for f in "$lib"/libperfring.so.1 "$lib"/libperfring-tools.so.0; do nm -
 [ -z "$bad" ] || fail "exported without the perfring_ prefix: $bad"
 
 man -l "$tmp/usr/share/man/man1/perfring.1" 2>/dev/null | grep -q 'perfring' || [ ! -x "$(command -v man)" ] || fail "man page does not render"
+# The bash completion loads and completes commands, options and events.
+comp=$(PATH="$tmp/usr/bin:$PATH" bash -c '. "$1/usr/share/bash-completion/completions/perfring"
+	COMP_WORDS=(perfring rec); COMP_CWORD=1; _perfring; echo "${COMPREPLY[@]}"
+	COMP_WORDS=(perfring record --filt); COMP_CWORD=2; _perfring; echo "${COMPREPLY[@]}"
+	COMP_WORDS=(perfring record -e cpu-cl); COMP_CWORD=3; _perfring; echo "${COMPREPLY[@]}"' _ "$tmp") ||
+	fail "completion script: $comp"
+[ "$comp" = "$(printf 'record\n--filter\ncpu-clock')" ] || fail "completion gives: $comp"
+echo "bash completion: ok"
+
 make -s uninstall PREFIX="$tmp/usr" >"$tmp/log" 2>&1 || { cat "$tmp/log"; fail "make uninstall"; }
 left=$(find "$tmp/usr" -type f -o -type l)
 [ -z "$left" ] || fail "left after make uninstall: $left"
 echo "install: ok"
+

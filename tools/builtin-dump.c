@@ -16,6 +16,15 @@ static int read_input(int argc, char **argv, bool stats)
 	int err;
 
 	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			printf("usage: %s %s [-i FILE|-]\n"
+			       "  %s of a perf.data (or trace.dat); FILE defaults to perf.data,\n"
+			       "  - reads perf's pipe format on standard input\n",
+			       prog, stats ? "stats" : "dump",
+			       stats ? "record counts by type (perf report --stats)" :
+				       "every record with its offset (perf report -D)");
+			return 0;
+		}
 		if (!strcmp(argv[i], "-i") && i + 1 < argc)
 			in = argv[++i];
 		else if (!strncmp(argv[i], "--input=", 8))

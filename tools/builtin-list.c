@@ -1,17 +1,85 @@
 // SPDX-License-Identifier: MIT
-/* perfring list: the events record accepts. */
+/*
+ * perfring list [CLASS|PATTERN]...: the events record accepts on this
+ * machine, filtered as perf list filters: a class (hw, sw, cache, pmu,
+ * tracepoint), SYS:EVENT globs on tracepoints, or any other word as
+ * "*WORD*" on event names (a tracepoint's event part).
+ */
+#include <fnmatch.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include "cli.h"
+
+struct list_filter {
+	char **pats;
+	int nr;
+};
+
+static const struct {
+	const char *word, *alias, *kind;
+} classes[] = {
+	{ "hw", "hardware", "Hardware event" },
+	{ "sw", "software", "Software event" },
+	{ "cache", "hwcache", "Hardware cache event" },
+	{ "pmu", NULL, "Kernel PMU event" },
+	{ "tracepoint", NULL, "Tracepoint event" },
+};
+
+static bool matches(const char *pat, const char *name, const char *kind)
+{
+	const char *colon = strchr(pat, ':');
+	bool tp = !strcmp(kind, "Tracepoint event");
+	char glob[512];
+
+	for (size_t i = 0; i < sizeof(classes) / sizeof(classes[0]); i++)
+		if (!strcmp(pat, classes[i].word) ||
+		    (classes[i].alias && !strcmp(pat, classes[i].alias)))
+			return !strcmp(kind, classes[i].kind);
+	if (colon) {
+		/* perf list 'sched:*wak*': system and event globs */
+		const char *ncolon = strchr(name, ':');
+		char sys[256], nsys[256];
+
+		if (!tp || !ncolon)
+			return false;
+		snprintf(sys, sizeof(sys), "%.*s", (int)(colon - pat), pat);
+		snprintf(nsys, sizeof(nsys), "%.*s", (int)(ncolon - name),
+			 name);
+		return !fnmatch(sys, nsys, 0) &&
+		       !fnmatch(colon + 1, ncolon + 1, 0);
+	}
+	snprintf(glob, sizeof(glob), "*%s*", pat);
+	if (tp && strchr(name, ':'))
+		name = strchr(name, ':') + 1;
+	return !fnmatch(glob, name, 0);
+}
 
 static void list_one(const char *name, const char *kind, void *ctx)
 {
-	(void)ctx;
-	printf("  %-48s [%s]\n", name, kind);
+	const struct list_filter *f = ctx;
+	bool show = !f->nr;
+
+	for (int i = 0; i < f->nr && !show; i++)
+		show = matches(f->pats[i], name, kind);
+	if (show)
+		printf("  %-48s [%s]\n", name, kind);
 }
 
 int cmd_list(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	return perfring_event_list(list_one, NULL) < 0 ? 1 : 0;
+	struct list_filter f = { .pats = argv + 1, .nr = argc - 1 };
+
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			printf("usage: %s list [hw|sw|cache|pmu|tracepoint|SYS:EVENT|WORD]...\n"
+			       "  the events record -e accepts on this machine (hardware events\n"
+			       "  only if it has a PMU that opens them); SYS:EVENT are globs on\n"
+			       "  tracepoints, a WORD matches names containing it, as perf list\n",
+			       prog);
+			return 0;
+		} else if (argv[i][0] == '-') {
+			die_usage("list: unknown option '%s'", argv[i]);
+		}
+	return perfring_event_list(list_one, &f) < 0 ? 1 : 0;
 }

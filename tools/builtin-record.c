@@ -159,8 +159,8 @@ static void app_summary(const struct perfring_record_stats *st)
 
 static void record_usage(void)
 {
-	printf("usage: %s record [-e EVENT]... [-a] [-C CPUS] [-p PID] [-t TID] [--per-thread]\n"
-	       "                [-m PAGES|SIZE] [-F HZ | -c PERIOD] [-g] [--call-graph fp|dwarf[,SIZE]]\n"
+	printf("usage: %s record [-e EVENT [--filter FILTER]]... [-a] [-C CPUS] [-p PID] [-t TID] [--per-thread]\n"
+	       "                [-m PAGES|SIZE] [-F HZ|max | -c PERIOD] [-g] [--call-graph fp|dwarf[,SIZE]]\n"
 	       "                [--user-regs[=REGS]] [-o FILE|-] [--overwrite]\n"
 	       "                [-q] [--duration SECS] [--no-app] [--app-max-rings N]\n"
 	       "                [--tracefs-event SYS:EVENT]... [--tracefs-output FILE]\n"
@@ -182,6 +182,7 @@ static void record_opts_from(const struct record_args *ra,
 {
 	ro->events = ra->events;
 	ro->nr_events = ra->nr_events;
+	ro->filters = ra->filters;
 	ro->argv = ra->argv;
 	ro->all_cpus = ra->all_cpus;
 	ro->cpu_list = ra->cpu_list;

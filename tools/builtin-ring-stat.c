@@ -13,8 +13,15 @@ int cmd_ring_stat(int argc, char **argv)
 	struct perfring_ring *ring;
 	int err;
 
-	if (argc != 2) {
-		printf("usage: %s ring-stat RING_PATH\n", prog);
+	if (argc == 2 &&
+	    (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+		printf("usage: %s ring-stat RING_PATH\n"
+		       "  a named ring's control page and counters\n",
+		       prog);
+		return 0;
+	}
+	if (argc != 2 || argv[1][0] == '-') {
+		fprintf(stderr, "usage: %s ring-stat RING_PATH\n", prog);
 		return 2;
 	}
 	/*

@@ -58,6 +58,7 @@ struct record_args {
 	enum record_mode mode;
 	bool help;
 	const char *events[RECORD_MAX_EVENTS]; /* -e */
+	const char *filters[RECORD_MAX_EVENTS]; /* --filter of each -e */
 	int nr_events;
 	/* --tracefs-event: ftrace events beside the perf events */
 	const char *tracefs_events[RECORD_MAX_EVENTS];

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 #include "cli.h"
 
 enum {
@@ -40,6 +41,7 @@ enum {
 	OPT_CS_HEADER,
 	OPT_CALL_GRAPH,
 	OPT_USER_REGS,
+	OPT_FILTER,
 	OPT_MAX
 };
 
@@ -76,6 +78,7 @@ static const struct option record_longopts[] = {
 	{ "chunk", required_argument, NULL, OPT_CHUNK },
 	{ "replay-cpu", required_argument, NULL, OPT_REPLAY_CPU },
 	{ "cs-header-version", required_argument, NULL, OPT_CS_HEADER },
+	{ "filter", required_argument, NULL, OPT_FILTER },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -104,6 +107,7 @@ static const int perf_takes[] = { 'e',
 				  OPT_SUBBUF,
 				  OPT_PERCENT,
 				  OPT_NO_MMAP,
+				  OPT_FILTER,
 				  0 };
 static const int tracefs_takes[] = { OPT_TRACEFS,
 				     'e',
@@ -195,6 +199,76 @@ static uint64_t parse_count(const char *arg, const char *fmt)
 	return v;
 }
 
+/* The kernel's highest sampling rate, which only root may change. */
+static uint64_t max_sample_rate(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/perf_event_max_sample_rate", "r");
+	unsigned long long v = 0;
+
+	if (f) {
+		if (fscanf(f, "%llu", &v) != 1)
+			v = 0;
+		fclose(f);
+	}
+	return v;
+}
+
+/* -F HZ or -F max, lowered to the kernel's limit as perf does. */
+static uint64_t parse_freq(const char *arg)
+{
+	uint64_t max = max_sample_rate(), v;
+
+	if (!strcmp(arg, "max")) {
+		if (!max)
+			die_usage(
+				"-F max: cannot read /proc/sys/kernel/perf_event_max_sample_rate%s",
+				"");
+		fprintf(stderr,
+			"info: Using a maximum frequency rate of %llu Hz\n",
+			(unsigned long long)max);
+		return max;
+	}
+	v = parse_count(arg, "-F takes a frequency in Hz, or max: %s");
+	if (max && v > max) {
+		fprintf(stderr,
+			"warning: Maximum frequency rate (%llu Hz) exceeded, throttling from %llu Hz to %llu Hz.\n"
+			"         The limit can be raised via /proc/sys/kernel/perf_event_max_sample_rate.\n"
+			"         The kernel will lower it when perf's interrupts take too long.\n",
+			(unsigned long long)max, (unsigned long long)v,
+			(unsigned long long)max);
+		v = max;
+	}
+	return v;
+}
+
+/* perf's -m: pages, or a size (B/K/M/G) in whole pages; not a power of
+ * two of pages is rounded up, with perf's message. */
+static uint64_t parse_mmap_pages(const char *arg)
+{
+	static const char units[] = "BKMGT";
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE), v, pages, p = 1, shown;
+	int unit = 0;
+
+	v = parse_size(arg, "-m");
+	pages = arg[0] && !isdigit((unsigned char)arg[strlen(arg) - 1]) ?
+			(v + page - 1) / page :
+			v;
+	if (!pages || pages > (1ull << 40))
+		die_usage("-m takes pages or a size like 512K or 4M: %s", arg);
+	while (p < pages)
+		p <<= 1;
+	if (p != pages) {
+		for (shown = p * page;
+		     shown >= 1024 && !(shown % 1024) && unit < 4; unit++)
+			shown /= 1024;
+		fprintf(stderr,
+			"rounding mmap pages size to %llu%c (%llu pages)\n",
+			(unsigned long long)shown, units[unit],
+			(unsigned long long)p);
+	}
+	return p * page;
+}
+
 /* perf's -m pages[,auxpages]: the AUX part only in AUX mode. */
 static void parse_mmap_arg(struct record_args *ra, const char *arg)
 {
@@ -205,10 +279,10 @@ static void parse_mmap_arg(struct record_args *ra, const char *arg)
 	comma = strchr(copy, ',');
 	if (comma) {
 		*comma = 0;
-		ra->aux_bytes = parse_mmap(comma + 1);
+		ra->aux_bytes = parse_mmap_pages(comma + 1);
 	}
 	if (*copy)
-		ra->mmap_bytes = parse_mmap(copy);
+		ra->mmap_bytes = parse_mmap_pages(copy);
 	ra->mmap_has_aux = comma != NULL;
 	free(copy);
 }
@@ -314,6 +388,13 @@ static bool record_option(struct record_args *ra, int c, char *arg)
 			die_usage("at most 64 events (%s)", arg);
 		ra->events[ra->nr_events++] = arg;
 		break;
+	case OPT_FILTER: /* perf: the filter of the -e before it */
+		if (!ra->nr_events)
+			die_usage(
+				"--filter option should follow a -e tracepoint option: %s",
+				arg);
+		ra->filters[ra->nr_events - 1] = arg;
+		break;
 	case OPT_TRACEFS_EVENT:
 		if (ra->nr_tracefs_events == RECORD_MAX_EVENTS)
 			die_usage("at most 64 tracefs events (%s)", arg);
@@ -338,7 +419,7 @@ static bool record_option(struct record_args *ra, int c, char *arg)
 		parse_mmap_arg(ra, arg);
 		break;
 	case 'F':
-		ra->freq = parse_count(arg, "-F takes a frequency in Hz: %s");
+		ra->freq = parse_freq(arg);
 		break;
 	case 'c':
 		ra->period = parse_count(

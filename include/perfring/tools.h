@@ -91,7 +91,9 @@ struct perfring_record_aux_stats;
 
 struct perfring_record_opts {
 	size_t sz;
-	const char *const *events; /* -e, "cpu-clock", "sched:sched_switch" */
+	/* -e, as perf parses it: "cpu-clock:u", "sched:sched_sw*",
+	 * "{cpu-clock,page-faults}:S", "software/config=2/", "cycles" */
+	const char *const *events;
 	int nr_events; /* 0: cpu-clock */
 	const char *output; /* -o, default "perf.data"; "-": pipe to stdout */
 	char *const *argv; /* command to run (NULL-terminated), or NULL */
@@ -159,6 +161,12 @@ struct perfring_record_opts {
 	/* --user-regs: user registers each sample carries (perf_regs.h bits
 	 * of x86_64, as perf's sample_regs_user; 0: none) */
 	uint64_t user_regs;
+	/*
+	 * --filter of each events[i] (NULL, or an array of nr_events, NULL
+	 * where there is none): a tracepoint filter ("prev_pid > 0") set on
+	 * every event of that string (PERF_EVENT_IOC_SET_FILTER).
+	 */
+	const char *const *filters;
 };
 
 /*

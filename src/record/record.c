@@ -33,6 +33,7 @@
 #include "../common/log.h"
 #include "../common/opts.h"
 #include "../sources/app_session.h"
+#include "../sources/evparse.h"
 #include "../sources/perf_event.h"
 #include "aux_source.h"
 #include "child.h"
@@ -383,7 +384,11 @@ static void setup_attrs(struct session *s, bool inherit, bool on_exec,
 			a->sample_stack_user = dwarf;
 			a->exclude_callchain_user = 1;
 		}
-		if (s->events[i].tracepoint) {
+		if (s->events[i].has_period || s->events[i].has_freq) {
+			/* period=/freq= terms win over -c/-F, as in perf */
+			if (s->events[i].tracepoint)
+				a->sample_type |= PERF_SAMPLE_RAW;
+		} else if (s->events[i].tracepoint) {
 			a->sample_type |= PERF_SAMPLE_RAW;
 			a->sample_period = period ? period : 1;
 		} else if (period) {
@@ -400,9 +405,10 @@ static void setup_attrs(struct session *s, bool inherit, bool on_exec,
 		a->enable_on_exec = on_exec;
 		a->watermark = 1;
 		a->wakeup_watermark = (uint32_t)(data_bytes / 4);
-		a->exclude_guest = 1;
+		/* exclude_* and precise_ip are the event string's. */
 		if (i == 0 && !s->overwrite)
 			set_tracking(a);
+		pe_group_attr(&s->events[i], i);
 	}
 	if (s->overwrite) {
 		s->track_ev.attr = s->events[0].attr;
@@ -504,7 +510,7 @@ static int add_tracing_data(struct session *s, bool app_possible)
 
 	for (int i = 0; i < s->el.nr_events; i++)
 		if (s->events[i].tracepoint)
-			names[n++] = s->events[i].name;
+			names[n++] = s->events[i].tp_name;
 	if (!n && !app_possible)
 		return 0;
 	tracefs = pe_tracefs();
@@ -707,17 +713,26 @@ static int session_targets(struct session *s)
 	static const pid_t any_tid = -1;
 	const char *tracefs = NULL;
 	bool inherit = false;
-	int err;
 
+	s->el.nr_events = 0;
 	for (int i = 0; i < s->nr_events; i++) {
+		const char *const *filters = OPTS_GET(s->o, filters, NULL);
+		int n;
+
 		if (strchr(s->evs[i], ':') && !tracefs)
 			tracefs = pe_tracefs();
-		err = pe_event_parse(s->evs[i], tracefs, &s->events[i]);
-		if (err)
-			return err;
+		/* One -e may be several events: a list, a group, a glob. */
+		n = pe_events_parse(s->evs[i], filters ? filters[i] : NULL,
+				    tracefs, &s->events[s->el.nr_events],
+				    PE_MAX_EVENTS - s->el.nr_events);
+		if (n < 0)
+			return n;
+		for (int k = s->el.nr_events; k < s->el.nr_events + n; k++)
+			if (s->events[k].leader >= 0)
+				s->events[k].leader += s->el.nr_events;
+		s->el.nr_events += n;
 	}
 	s->el.events = s->events;
-	s->el.nr_events = s->nr_events;
 
 	s->cpus = cpus_buf;
 	s->tids = tids_buf;
@@ -854,7 +869,7 @@ static int writer_open(struct session *s)
 	/* The AUX event first, as perf record -e cs_etm// -e ... writes it. */
 	if (s->aux)
 		err = aux_source_add_attr(s->aux, s->w);
-	for (int i = 0; i < s->nr_events && !err; i++)
+	for (int i = 0; i < s->el.nr_events && !err; i++)
 		err = pd_writer_add_attr(s->w, &s->events[i].attr,
 					 s->events[i].name, s->events[i].ids,
 					 s->events[i].nr_ids);
@@ -1102,18 +1117,43 @@ PERFRING_API int perfring_record(const struct perfring_record_opts *o,
 	return err;
 }
 
+struct list_ctx {
+	perfring_event_fn fn;
+	void *ctx;
+	int n;
+};
+
+/* A hardware event is listed only if this machine opens it (as perf
+ * list's is_event_supported()). */
+static void list_hw(const char *name, uint32_t type, uint64_t config, void *ctx)
+{
+	struct list_ctx *lc = ctx;
+
+	if (!pe_event_supported(type, config))
+		return;
+	lc->fn(name,
+	       type == PERF_TYPE_HARDWARE ? "Hardware event" :
+					    "Hardware cache event",
+	       lc->ctx);
+	lc->n++;
+}
+
 PERFRING_API int perfring_event_list(perfring_event_fn fn, void *ctx)
 {
+	struct list_ctx lc = { .fn = fn, .ctx = ctx };
 	const char *tracefs;
 	char path[PATH_MAX];
 	struct dirent *sd;
 	DIR *top;
-	int n = 0;
+	int n;
 
 	if (!fn)
 		return -EINVAL;
+	evp_hw_names(list_hw, &lc);
+	n = lc.n;
 	for (const struct pe_sw_name *e = pe_sw_names; e->name; e++, n++)
-		fn(e->name, "software event", ctx);
+		fn(e->name, "Software event", ctx);
+	n += pe_pmu_aliases(fn, ctx);
 	tracefs = pe_tracefs();
 	if (!tracefs)
 		return n;
@@ -1141,7 +1181,7 @@ PERFRING_API int perfring_event_list(perfring_event_fn fn, void *ctx)
 				continue;
 			snprintf(name, sizeof(name), "%s:%s", sd->d_name,
 				 ed->d_name);
-			fn(name, "tracepoint", ctx);
+			fn(name, "Tracepoint event", ctx);
 			n++;
 		}
 		closedir(d);

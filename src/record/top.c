@@ -1012,24 +1012,28 @@ static int top_targets(struct top *t)
 	const char *tracefs = NULL;
 	static const char *const default_events[] = { "cpu-clock" };
 	bool inherit = false;
-	int err;
+	int nr_specs = t->o.nr_events;
 
-	if (!evs || t->o.nr_events <= 0) {
+	if (!evs || nr_specs <= 0) {
 		evs = default_events;
-		t->nr_events = 1;
-	} else {
-		t->nr_events = t->o.nr_events;
+		nr_specs = 1;
 	}
-	if (t->nr_events > PE_MAX_EVENTS) {
-		pr_err("at most %d events", PE_MAX_EVENTS);
-		return -E2BIG;
-	}
-	for (int i = 0; i < t->nr_events; i++) {
+	t->nr_events = 0;
+	for (int i = 0; i < nr_specs; i++) {
+		int n;
+
 		if (strchr(evs[i], ':') && !tracefs)
 			tracefs = pe_tracefs();
-		err = pe_event_parse(evs[i], tracefs, &t->events[i]);
-		if (err)
-			return err;
+		/* One -e may be several events: a list, a group, a glob. */
+		n = pe_events_parse(evs[i], NULL, tracefs,
+				    &t->events[t->nr_events],
+				    PE_MAX_EVENTS - t->nr_events);
+		if (n < 0)
+			return n;
+		for (int k = t->nr_events; k < t->nr_events + n; k++)
+			if (t->events[k].leader >= 0)
+				t->events[k].leader += t->nr_events;
+		t->nr_events += n;
 	}
 	t->el.events = t->events;
 	t->el.nr_events = t->nr_events;

@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -19,9 +20,11 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 #include "../common/log.h"
+#include "evparse.h"
 #include "perf_event.h"
 
 #define TRACEFS_MAGIC 0x74726163
+#define PE_SYSFS_PMUS "/sys/bus/event_source/devices"
 
 const struct pe_sw_name pe_sw_names[] = {
 	{ "cpu-clock", NULL, PERF_COUNT_SW_CPU_CLOCK },
@@ -34,6 +37,8 @@ const struct pe_sw_name pe_sw_names[] = {
 	{ "alignment-faults", NULL, PERF_COUNT_SW_ALIGNMENT_FAULTS },
 	{ "emulation-faults", NULL, PERF_COUNT_SW_EMULATION_FAULTS },
 	{ "dummy", NULL, PERF_COUNT_SW_DUMMY },
+	{ "bpf-output", NULL, PERF_COUNT_SW_BPF_OUTPUT },
+	{ "cgroup-switches", NULL, PERF_COUNT_SW_CGROUP_SWITCHES },
 	{ NULL, NULL, 0 },
 };
 
@@ -78,72 +83,106 @@ static int read_small(const char *path, char *buf, size_t len)
 	return (int)n;
 }
 
-static bool valid_tp_part(const char *s, size_t n)
+int pe_events_parse(const char *spec, const char *filter, const char *tracefs,
+		    struct pe_event *evs, int max)
 {
-	if (!n || n > 120)
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (!isalnum((unsigned char)s[i]) && s[i] != '_' &&
-		    s[i] != '-' && s[i] != '.')
-			return false;
-	return !(n <= 2 && s[0] == '.');
+	struct evp_list *l = malloc(sizeof(*l));
+	struct evp_resolved *r =
+		calloc((size_t)(max > 0 ? max : 1), sizeof(*r));
+	struct evp_error err;
+	char msg[1024];
+	int n;
+
+	if (!l || !r) {
+		free(l);
+		free(r);
+		return -ENOMEM;
+	}
+	n = evp_parse(spec, l, &err);
+	if (n >= 0)
+		n = evp_resolve(l, spec, PE_SYSFS_PMUS, tracefs, r, max, &err);
+	if (n < 0) {
+		evp_error_format(spec, &err, msg, sizeof(msg));
+		pr_err("%s", msg);
+	}
+	for (int i = 0; i < n; i++) {
+		struct pe_event *ev = &evs[i];
+
+		memset(ev, 0, sizeof(*ev));
+		ev->attr = r[i].attr;
+		snprintf(ev->name, sizeof(ev->name), "%s", r[i].name);
+		ev->tracepoint = r[i].tracepoint;
+		snprintf(ev->tp_name, sizeof(ev->tp_name), "%s", r[i].tp_name);
+		ev->leader = r[i].leader;
+		ev->sample_read = r[i].sample_read;
+		ev->has_period = r[i].has_period;
+		ev->has_freq = r[i].has_freq;
+		if (filter && !ev->tracepoint) {
+			pr_err("--filter option should follow a -e tracepoint option ('%s' is not a tracepoint)",
+			       ev->name);
+			n = -EINVAL;
+			break;
+		}
+		ev->filter = filter;
+	}
+	free(l);
+	free(r);
+	return n;
 }
 
-int pe_event_parse(const char *spec, const char *tracefs, struct pe_event *ev)
+bool pe_event_supported(uint32_t type, uint64_t config)
 {
-	const char *colon = strchr(spec, ':');
+	struct perf_event_attr a = { .size = sizeof(a),
+				     .type = type,
+				     .config = config,
+				     .disabled = 1,
+				     .exclude_kernel = 1,
+				     .exclude_hv = 1 };
+	int fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1,
+			      PERF_FLAG_FD_CLOEXEC);
 
-	memset(ev, 0, sizeof(*ev));
-	ev->attr.size = sizeof(ev->attr);
-	if (!colon) {
-		for (const struct pe_sw_name *n = pe_sw_names; n->name; n++) {
-			if (strcmp(spec, n->name) &&
-			    !(n->alias && !strcmp(spec, n->alias)))
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
+int pe_pmu_aliases(void (*fn)(const char *name, const char *kind, void *ctx),
+		   void *ctx)
+{
+	DIR *top = opendir(PE_SYSFS_PMUS);
+	struct dirent *p;
+	int n = 0;
+
+	if (!top)
+		return 0;
+	while ((p = readdir(top))) {
+		char path[PATH_MAX];
+		struct dirent *e;
+		DIR *d;
+
+		if (p->d_name[0] == '.' ||
+		    snprintf(path, sizeof(path), "%s/%s/events", PE_SYSFS_PMUS,
+			     p->d_name) >= (int)sizeof(path))
+			continue;
+		d = opendir(path);
+		if (!d)
+			continue;
+		while ((e = readdir(d))) {
+			char name[2 * NAME_MAX + 4];
+
+			/* .scale, .unit... describe an alias */
+			if (e->d_name[0] == '.' || strchr(e->d_name, '.'))
 				continue;
-			ev->attr.type = PERF_TYPE_SOFTWARE;
-			ev->attr.config = n->config;
-			snprintf(ev->name, sizeof(ev->name), "%s", n->name);
-			return 0;
+			snprintf(name, sizeof(name), "%s/%s/", p->d_name,
+				 e->d_name);
+			fn(name, "Kernel PMU event", ctx);
+			n++;
 		}
-		pr_err("unknown event '%s': `perfring list` shows the events this machine has",
-		       spec);
-		return -ENOENT;
+		closedir(d);
 	}
-	{
-		size_t sl = (size_t)(colon - spec), nl = strlen(colon + 1);
-		char path[PATH_MAX], buf[64];
-		long id;
-		int n;
-
-		if (!valid_tp_part(spec, sl) || !valid_tp_part(colon + 1, nl)) {
-			pr_err("bad tracepoint name '%s': expected system:event, e.g. sched:sched_switch",
-			       spec);
-			return -EINVAL;
-		}
-		if (!tracefs) {
-			pr_err("tracepoint '%s' needs tracefs, which is not mounted and cannot be mounted",
-			       spec);
-			return -ENOENT;
-		}
-		snprintf(path, sizeof(path), "%s/events/%.*s/%s/id", tracefs,
-			 (int)sl, spec, colon + 1);
-		n = read_small(path, buf, sizeof(buf));
-		if (n < 0) {
-			pr_err("unknown tracepoint '%s' (%s: %s): `perfring list` shows the tracepoints",
-			       spec, path, strerror(-n));
-			return -ENOENT;
-		}
-		id = strtol(buf, NULL, 10);
-		if (id <= 0) {
-			pr_err("%s: bad tracepoint id '%s'", path, buf);
-			return -EINVAL;
-		}
-		ev->attr.type = PERF_TYPE_TRACEPOINT;
-		ev->attr.config = (uint64_t)id;
-		ev->tracepoint = true;
-		snprintf(ev->name, sizeof(ev->name), "%s", spec);
-	}
-	return 0;
+	closedir(top);
+	return n;
 }
 
 static int cmp_int(const void *a, const void *b)
@@ -223,8 +262,13 @@ void pe_explain_open_error(int err, const struct pe_event *ev)
 		       "or ask your administrator to lower perf_event_paranoid.",
 		       ev->name, strerror(err), buf);
 	else if (err == ENOENT || err == EOPNOTSUPP || err == ENODEV)
-		pr_err("event '%s' is not supported here (%s)", ev->name,
-		       strerror(err));
+		pr_err("The %s event is not supported (%s)%s", ev->name,
+		       strerror(err),
+		       ev->attr.type == PERF_TYPE_HARDWARE ||
+				       ev->attr.type == PERF_TYPE_HW_CACHE ||
+				       ev->attr.type == PERF_TYPE_RAW ?
+			       ": this machine has no hardware PMU (`perfring list` shows what it has)" :
+			       "");
 	else if (err == EMFILE)
 		pr_err("too many open files opening '%s': raise `ulimit -n`",
 		       ev->name);
@@ -232,12 +276,56 @@ void pe_explain_open_error(int err, const struct pe_event *ev)
 		pr_err("cannot open event '%s': %s", ev->name, strerror(err));
 }
 
-static int perf_open(struct perf_event_attr *attr, pid_t pid, int cpu)
+static int perf_open(struct perf_event_attr *attr, pid_t pid, int cpu,
+		     int group_fd)
 {
-	int fd = (int)syscall(SYS_perf_event_open, attr, pid, cpu, -1,
+	int fd = (int)syscall(SYS_perf_event_open, attr, pid, cpu, group_fd,
 			      PERF_FLAG_FD_CLOEXEC);
 
 	return fd < 0 ? -errno : fd;
+}
+
+/*
+ * perf's evsel__fallback(): without a hardware PMU, cycles becomes
+ * cpu-clock, named from its attr as perf names it ("cpu-clock:uH").
+ */
+static bool cycles_fallback(struct pe_event *ev, int err)
+{
+	if ((err != ENOENT && err != ENXIO && err != ENODEV &&
+	     err != EOPNOTSUPP) ||
+	    ev->attr.type != PERF_TYPE_HARDWARE ||
+	    ev->attr.config != PERF_COUNT_HW_CPU_CYCLES)
+		return false;
+	pr_warn("The cycles event is not supported, trying to fall back to cpu-clock-ticks");
+	ev->attr.type = PERF_TYPE_SOFTWARE;
+	ev->attr.config = PERF_COUNT_SW_CPU_CLOCK;
+	evp_attr_name("cpu-clock", &ev->attr, ev->name, sizeof(ev->name));
+	return true;
+}
+
+void pe_group_attr(struct pe_event *ev, int index)
+{
+	struct perf_event_attr *a = &ev->attr;
+
+	if (ev->leader < 0)
+		return;
+	if (ev->sample_read) {
+		/* Each sample carries the group's counts; the kernel
+		 * cannot inherit such events. */
+		a->sample_type |= PERF_SAMPLE_READ;
+		a->read_format |= PERF_FORMAT_GROUP | PERF_FORMAT_ID;
+		a->inherit = 0;
+	}
+	if (ev->leader == index)
+		return;
+	/* A member runs when its leader does: enabling is the leader's. */
+	a->disabled = 0;
+	a->enable_on_exec = 0;
+	if (ev->sample_read) {
+		/* Only the leader samples (perf's leader sampling). */
+		a->freq = 0;
+		a->sample_period = 0;
+	}
 }
 
 void pe_evlist_close(struct pe_evlist *el)
@@ -332,8 +420,22 @@ int pe_evlist_open(struct pe_evlist *el, const int *cpus, int nr_cpus,
 				int idx = (e * nr_cpus + c) * nr_tids + t, fd;
 				uint64_t id = 0;
 
+				int group_fd = -1;
+
+				if (ev->leader >= 0 && ev->leader != e) {
+					group_fd =
+						el->fds[(ev->leader * nr_cpus +
+							 c) * nr_tids +
+							t];
+					if (group_fd < 0)
+						continue; /* its thread is gone */
+				}
 				ev->attr.write_backward = overwrite;
-				fd = perf_open(&ev->attr, tids[t], cpus[c]);
+				fd = perf_open(&ev->attr, tids[t], cpus[c],
+					       group_fd);
+				if (fd < 0 && cycles_fallback(ev, -fd))
+					fd = perf_open(&ev->attr, tids[t],
+						       cpus[c], group_fd);
 				if (fd == -ESRCH) {
 					/* The thread exited meanwhile. */
 					pr_debug("thread %d is gone", tids[t]);
@@ -345,6 +447,15 @@ int pe_evlist_open(struct pe_evlist *el, const int *cpus, int nr_cpus,
 					goto err;
 				}
 				el->fds[idx] = fd;
+				if (ev->filter &&
+				    ioctl(fd, PERF_EVENT_IOC_SET_FILTER,
+					  ev->filter) < 0) {
+					err = -errno;
+					pr_err("failed to set filter \"%s\" on event %s with %d (%s)",
+					       ev->filter, ev->name, errno,
+					       strerror(errno));
+					goto err;
+				}
 				if (ioctl(fd, PERF_EVENT_IOC_ID, &id) == 0)
 					ev->ids[ev->nr_ids++] = id;
 				if (buf->fd < 0) {

@@ -20,6 +20,11 @@ struct pe_event {
 	struct perf_event_attr attr;
 	char name[PE_NAME_MAX]; /* as the user wrote it, normalised */
 	bool tracepoint;
+	char tp_name[PE_NAME_MAX]; /* a tracepoint's "sys:name" */
+	int leader; /* index of its group's leader (itself), -1: no group */
+	bool sample_read; /* {...}:S: the leader samples the group's counts */
+	bool has_period, has_freq; /* period=/freq= terms: -c/-F do not apply */
+	const char *filter; /* --filter (PERF_EVENT_IOC_SET_FILTER), or NULL */
 	uint64_t *ids; /* kernel ids of its fds (PERF_EVENT_IOC_ID) */
 	uint32_t nr_ids;
 };
@@ -33,11 +38,32 @@ struct pe_sw_name {
 extern const struct pe_sw_name pe_sw_names[];
 
 /*
- * Resolves "cpu-clock", "page-faults", "sched:sched_switch"... into @ev's
- * attr type/config.  -ENOENT: unknown (logged with a hint to
- * `perfring list`).  @tracefs is the tracefs mount for tracepoint ids.
+ * Resolves one -e string as perf parses it ("cpu-clock:u",
+ * "{cpu-clock,page-faults}:S", "sched:sched_sw*", "software/config=2/",
+ * "cycles"...; see evparse.h) into @evs (room for @max): their attrs'
+ * type, config, modifiers and group.  @filter (--filter, or NULL) goes to
+ * every event of the string, which must be tracepoints.  @tracefs is the
+ * tracefs mount for tracepoints.  Returns the number of events, or
+ * -errno with the wrong part of @spec shown in the log.
  */
-int pe_event_parse(const char *spec, const char *tracefs, struct pe_event *ev);
+int pe_events_parse(const char *spec, const char *filter, const char *tracefs,
+		    struct pe_event *evs, int max);
+
+/*
+ * A group's attrs as perf sets them, once the recorder has set the rest:
+ * {a,b}:S samples read the group (PERF_SAMPLE_READ, PERF_FORMAT_GROUP,
+ * no inherit) and only the leader samples; members are enabled with
+ * their leader.  @index is @ev's place in the list.
+ */
+void pe_group_attr(struct pe_event *ev, int index);
+
+/* Whether this machine opens a counting event of @type/@config. */
+bool pe_event_supported(uint32_t type, uint64_t config);
+
+/* Calls @fn for each "pmu/alias/" in sysfs (PMUs' events/ directories);
+ * returns how many. */
+int pe_pmu_aliases(void (*fn)(const char *name, const char *kind, void *ctx),
+		   void *ctx);
 
 /* Finds (and if needed mounts) tracefs; returns its path or NULL. */
 const char *pe_tracefs(void);

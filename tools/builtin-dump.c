@@ -17,12 +17,15 @@ static int read_input(int argc, char **argv, bool stats)
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			printf("usage: %s %s [-i FILE|-]\n"
+			printf("usage: %s %s [-i FILE|-]%s\n"
 			       "  %s of a perf.data (or trace.dat); FILE defaults to perf.data,\n"
-			       "  - reads perf's pipe format on standard input\n",
+			       "  - reads perf's pipe format on standard input%s\n",
 			       prog, stats ? "stats" : "dump",
+			       stats ? "" : " [--hex|-D]",
 			       stats ? "record counts by type (perf report --stats)" :
-				       "every record with its offset (perf report -D)");
+				       "every record with its offset (perf report -D)",
+			       stats ? "" :
+				       "\n  --hex, -D: perf report -D's raw block (the bytes) before each record");
 			return 0;
 		}
 		if (!strcmp(argv[i], "-i") && i + 1 < argc)

@@ -37,9 +37,9 @@ LDLIBS := -pthread
 # libperfring-tools: libtraceevent, libelf, libzstd, zlib (pprof's gzip); CoreSight decoding
 # with OpenCSD's C API (its .pc names only the C++ library) and capstone
 # for disassembly; libunwind (remote, x86_64) unwinds --call-graph dwarf
-# samples' user stacks as perf does.
-TOOLS_CFLAGS := $(shell pkg-config --cflags libtraceevent libelf libzstd zlib capstone libunwind-generic)
-TOOLS_LDLIBS := $(shell pkg-config --libs libtraceevent libelf libzstd zlib) \
+# samples' user stacks as perf does; libdw reads source lines (srcline).
+TOOLS_CFLAGS := $(shell pkg-config --cflags libtraceevent libelf libdw libzstd zlib capstone libunwind-generic)
+TOOLS_LDLIBS := $(shell pkg-config --libs libtraceevent libelf libdw libzstd zlib) \
 	-lopencsd_c_api $(shell pkg-config --libs libopencsd capstone) \
 	$(shell pkg-config --libs libunwind-generic)
 
@@ -183,6 +183,9 @@ SHELL_TESTS := \
 	test/pprof.sh \
 	test/viewer.sh \
 	test/script.sh \
+	test/script_opts.sh \
+	test/reader_api.sh \
+	test/report_opts.sh \
 	test/app.sh \
 	test/app_trust.sh \
 	test/app_fork.sh \

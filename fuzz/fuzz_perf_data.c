@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
+#include "perfring/tools.h"
 #include "format/perf_reader.h"
 #include "report/report.h"
 
@@ -138,8 +139,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	devnull = fopen("/dev/null", "w");
 	if (!devnull)
 		abort();
-	report_dump(path, devnull);
+	report_dump(path, devnull, size & 1); /* --hex on odd sizes */
 	report_stats(path, devnull);
+	{
+		/* script's side-band lines and filters; no ip/sym fields, so
+		 * no object a hostile MMAP names is opened */
+		PERFRING_OPTS(perfring_script_opts, so, .input = path,
+			      .fields = "comm,pid,tid,cpu,time,event,period",
+			      .show_task_events = true,
+			      .show_mmap_events = true,
+			      .comm_list = size & 2 ? "a,b" : NULL,
+			      .time_range = size & 4 ? "0.5," : NULL,
+			      .reltime = size & 8, .deltatime = size & 16);
+
+		perfring_script(&so, devnull);
+	}
 	fclose(devnull);
 	close(fd);
 	return 0;

@@ -9,7 +9,7 @@
  * event and once as an event of system "fuzz" (libtraceevent parses the
  * two differently), and the record (its common_type set to the format's
  * "ID:") is printed by the compiled formats and by libtraceevent, whole
- * and cut.  Inputs are exactly their size on the heap, so ASan sees any
+ * and cut, and some fields are read by name.  Inputs are exactly their size on the heap, so ASan sees any
  * read past them.  Seeds: fuzz/corpus/tpfmt/ (this kernel's formats, one
  * of each kind of print argument, and TRACING_DATA blobs).
  */
@@ -119,6 +119,22 @@ static void print_all(struct tpfmt *t, const unsigned char *rec, size_t len)
 		ob.len = 0;
 		tpfmt_print(t, rec, (uint32_t)len, 0, &ob);
 		if (ob.len > ob.cap)
+			abort();
+	}
+	/* Fields by name (perfring_reader_field()): numbers, char arrays,
+	 * __data_loc strings of the seeds' events, and a missing one. */
+	static const char *const names[] = {
+		"common_type", "common_pid", "prev_comm", "prev_state",
+		"next_pid",    "comm",	     "filename",  "name",
+		"msg",	       "buf",	     "ip",	  "no_such_field",
+	};
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		char text[64];
+		uint64_t num;
+		int r = tpfmt_field(t, rec, (uint32_t)len, names[i], &num, text,
+				    sizeof(text));
+
+		if (r == 1 && strlen(text) >= sizeof(text))
 			abort();
 	}
 }

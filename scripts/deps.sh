@@ -13,7 +13,7 @@
 set -u
 
 PACKAGES="build-essential pkg-config linux-libc-dev man-db linux-perf util-linux
-libelf-dev libtraceevent-dev trace-cmd libzstd-dev libopencsd-dev libopencsd-bin
+libelf-dev libdw-dev libtraceevent-dev trace-cmd libzstd-dev libopencsd-dev libopencsd-bin
 libcapstone-dev libunwind-dev python3 libxml2-utils lttng-tools liblttng-ust-dev zlib1g-dev
 golang-go chromium npm"
 # Packages a program of another origin may stand in for (nodesource's
@@ -23,7 +23,7 @@ BY_COMMAND="npm:npm golang-go:go chromium:chromium"
 if ! command -v dpkg-query >/dev/null 2>&1; then
 	# Not Debian: check the headers the build needs and say what is missing.
 	missing=""
-	for h in libelf.h zstd.h zlib.h traceevent/event-parse.h capstone/capstone.h libunwind.h \
+	for h in libelf.h elfutils/libdwfl.h zstd.h zlib.h traceevent/event-parse.h capstone/capstone.h libunwind.h \
 		opencsd/c_api/opencsd_c_api.h; do
 		[ -e "/usr/include/$h" ] || missing="$missing $h"
 	done

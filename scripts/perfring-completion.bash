@@ -56,9 +56,9 @@ _perfring()
 		--tracefs-output --buffer-size --subbuf-size --buffer-percent --no-mmap --replay-cs
 		--rate --loops --chunk --replay-cpu --pprof --help" ;;
 	list) opts="hw sw cache pmu tracepoint --help" ;;
-	script) opts="-i -F -G --ns --trace-dat --no-trace-dat --itrace --symdir --no-disasm --snapshot --help" ;;
-	report) opts="-i --sort --children --no-children -g -n --percent-limit --stdio --itrace --symdir --snapshot --help" ;;
-	dump) opts="-i --aux --decode --elements --symdir --help" ;;
+	script) opts="-i -F -G --ns --trace-dat --no-trace-dat --pid --tid --comm --cpu -C --time -S --symbols --reltime --deltatime --show-task-events --show-mmap-events --itrace --symdir --no-disasm --snapshot --help" ;;
+	report) opts="-i --sort --children --no-children -g -n --percent-limit --stdio --comm --dsos -d -S --symbols --itrace --symdir --snapshot --help" ;;
+	dump) opts="-i --hex -D --aux --decode --elements --symdir --help" ;;
 	stats) opts="-i --help" ;;
 	export) opts="-i -f -o --title --width --help" ;;
 	demo) opts="-n -s -m --drop --help" ;;

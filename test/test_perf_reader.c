@@ -909,7 +909,7 @@ static void test_corruptions(const char *file)
 		size_t tlen = 0;
 		FILE *m = open_memstream(&text, &tlen);
 
-		CHECK_EQ(report_dump(t, m), -EBADMSG);
+		CHECK_EQ(report_dump(t, m, false), -EBADMSG);
 		fclose(m);
 		CHECK(strstr(text, "PERF_RECORD_") && strstr(text, "# stopped"),
 		      "dump of a truncated file:\n%.2000s", text);

@@ -8,26 +8,33 @@
 #include <string.h>
 #include "cli.h"
 
-/* -i FILE (default perf.data, "-" standard input). */
+/* -i FILE (default perf.data, "-" standard input); dump: --hex / -D. */
 static int read_input(int argc, char **argv, bool stats)
 {
 	const char *in = "perf.data";
+	bool hex = false;
 	int err;
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			printf("usage: %s %s [-i FILE|-]\n"
+			printf("usage: %s %s [-i FILE|-]%s\n"
 			       "  %s of a perf.data (or trace.dat); FILE defaults to perf.data,\n"
-			       "  - reads perf's pipe format on standard input\n",
+			       "  - reads perf's pipe format on standard input%s\n",
 			       prog, stats ? "stats" : "dump",
+			       stats ? "" : " [--hex|-D]",
 			       stats ? "record counts by type (perf report --stats)" :
-				       "every record with its offset (perf report -D)");
+				       "every record with its offset (perf report -D)",
+			       stats ? "" :
+				       "\n  --hex, -D: perf report -D's raw block (the bytes) before each record");
 			return 0;
 		}
 		if (!strcmp(argv[i], "-i") && i + 1 < argc)
 			in = argv[++i];
 		else if (!strncmp(argv[i], "--input=", 8))
 			in = argv[i] + 8;
+		else if (!stats &&
+			 (!strcmp(argv[i], "--hex") || !strcmp(argv[i], "-D")))
+			hex = true;
 		else
 			die_usage("unknown option '%s'", argv[i]);
 	}
@@ -35,9 +42,13 @@ static int read_input(int argc, char **argv, bool stats)
 	if (strcmp(in, "-") && perfring_trace_dat_probe(in) == 1)
 		err = stats ? perfring_trace_dat_stats(in, stdout) :
 			      perfring_trace_dat_dump(in, stdout);
-	else
-		err = stats ? perfring_stats(in, stdout) :
-			      perfring_dump(in, stdout);
+	else if (stats)
+		err = perfring_stats(in, stdout);
+	else {
+		PERFRING_OPTS(perfring_dump_opts, d, .input = in, .hex = hex);
+
+		err = perfring_dump_opts(&d, stdout);
+	}
 	if (err == -EPIPE)
 		return 0; /* the reader went away (| head) */
 	if (err) {

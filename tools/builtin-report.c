@@ -7,6 +7,36 @@
 #include <string.h>
 #include "cli.h"
 
+/* -g as perf takes it: comma-separated none|graph, a minimum percentage,
+ * caller|callee (print_type, threshold, order; the rest is refused). */
+static void parse_graph(struct perfring_report_opts *ro, const char *arg)
+{
+	char buf[256], *save = NULL, *end;
+
+	if (strlen(arg) >= sizeof(buf))
+		die_usage("-g: too long: %s", arg);
+	strcpy(buf, arg);
+	for (char *t = strtok_r(buf, ",", &save); t;
+	     t = strtok_r(NULL, ",", &save)) {
+		double pct = strtod(t, &end);
+
+		if (!strcmp(t, "none"))
+			ro->no_callgraph = true;
+		else if (!strcmp(t, "graph"))
+			ro->no_callgraph = false;
+		else if (!strcmp(t, "caller"))
+			ro->callchain_order = 1;
+		else if (!strcmp(t, "callee"))
+			ro->callchain_order = 2;
+		else if (end != t && !*end && pct >= 0)
+			ro->graph_min_percent = pct;
+		else
+			die_usage(
+				"-g takes none, graph, a percentage, caller or callee: %s",
+				arg);
+	}
+}
+
 int cmd_report(int argc, char **argv)
 {
 	enum {
@@ -14,7 +44,9 @@ int cmd_report(int argc, char **argv)
 		OPT_NO_CHILDREN,
 		OPT_STDIO,
 		OPT_PLIMIT,
-		OPT_SYMFS
+		OPT_SYMFS,
+		OPT_COMM,
+		OPT_DSOS,
 	};
 	static const struct option opts[] = {
 		{ "input", required_argument, NULL, 'i' },
@@ -26,6 +58,10 @@ int cmd_report(int argc, char **argv)
 		{ "stdio", no_argument, NULL, OPT_STDIO },
 		{ "percent-limit", required_argument, NULL, OPT_PLIMIT },
 		{ "symfs", required_argument, NULL, OPT_SYMFS },
+		{ "comm", required_argument, NULL, OPT_COMM },
+		{ "comms", required_argument, NULL, OPT_COMM },
+		{ "dsos", required_argument, NULL, OPT_DSOS },
+		{ "symbols", required_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -33,7 +69,8 @@ int cmd_report(int argc, char **argv)
 	char *end;
 	int c, err;
 
-	while ((c = getopt_long(argc, argv, "i:s:g:nh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "i:s:g:nS:d:h", opts, NULL)) !=
+	       -1) {
 		switch (c) {
 		case 'i':
 			ro.input = optarg;
@@ -50,13 +87,20 @@ int cmd_report(int argc, char **argv)
 			ro.children = false;
 			break;
 		case 'g':
-			if (!strcmp(optarg, "none"))
-				ro.no_callgraph = true;
-			else if (strncmp(optarg, "graph", 5))
-				die_usage("-g takes none or graph: %s", optarg);
+			parse_graph(&ro, optarg);
 			break;
 		case 'n':
 			ro.show_nr_samples = true;
+			break;
+		case OPT_COMM:
+			ro.comm_list = optarg;
+			break;
+		case 'd':
+		case OPT_DSOS:
+			ro.dso_list = optarg;
+			break;
+		case 'S':
+			ro.symbols = optarg;
 			break;
 		case OPT_STDIO:
 			break; /* the only output there is */
@@ -71,9 +115,9 @@ int cmd_report(int argc, char **argv)
 					optarg);
 			break;
 		case 'h':
-			printf("usage: %s report [-i FILE|-] [--sort comm,pid,dso,sym] [--children|--no-children]\n"
+			printf("usage: %s report [-i FILE|-] [--sort comm,pid,dso,sym,cpu,trace] [--children|--no-children]\n"
 			       "                [-g none] [-n] [--percent-limit PCT] [--stdio]\n"
-			       "                [--symfs DIR]\n",
+			       "                [--comm COMMS] [-d|--dsos DSOS] [-S|--symbols SYMS] [--symfs DIR]\n",
 			       prog);
 			return 0;
 		default:

@@ -14,7 +14,16 @@ int cmd_script(int argc, char **argv)
 		OPT_SLOW_TP,
 		OPT_TRACE_DAT,
 		OPT_NO_TRACE_DAT,
-		OPT_SYMFS
+		OPT_SYMFS,
+		OPT_PID,
+		OPT_TID,
+		OPT_CPU,
+		OPT_COMM,
+		OPT_TIME,
+		OPT_RELTIME,
+		OPT_DELTATIME,
+		OPT_TASK,
+		OPT_MMAP,
 	};
 	static const struct option opts[] = {
 		{ "input", required_argument, NULL, 'i' },
@@ -25,6 +34,16 @@ int cmd_script(int argc, char **argv)
 		{ "trace-dat", required_argument, NULL, OPT_TRACE_DAT },
 		{ "no-trace-dat", no_argument, NULL, OPT_NO_TRACE_DAT },
 		{ "symfs", required_argument, NULL, OPT_SYMFS },
+		{ "pid", required_argument, NULL, OPT_PID },
+		{ "tid", required_argument, NULL, OPT_TID },
+		{ "cpu", required_argument, NULL, OPT_CPU },
+		{ "comm", required_argument, NULL, OPT_COMM },
+		{ "time", required_argument, NULL, OPT_TIME },
+		{ "symbols", required_argument, NULL, 'S' },
+		{ "reltime", no_argument, NULL, OPT_RELTIME },
+		{ "deltatime", no_argument, NULL, OPT_DELTATIME },
+		{ "show-task-events", no_argument, NULL, OPT_TASK },
+		{ "show-mmap-events", no_argument, NULL, OPT_MMAP },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -33,7 +52,7 @@ int cmd_script(int argc, char **argv)
 	bool no_trace_dat = false;
 	int c, err;
 
-	while ((c = getopt_long(argc, argv, "i:F:Gh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "i:F:GS:C:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
 			so.input = optarg;
@@ -66,12 +85,46 @@ int cmd_script(int argc, char **argv)
 		case OPT_SYMFS:
 			so.symfs = optarg;
 			break;
+		case OPT_PID:
+			so.pid_list = optarg;
+			break;
+		case OPT_TID:
+			so.tid_list = optarg;
+			break;
+		case 'C':
+		case OPT_CPU:
+			so.cpu_list = optarg;
+			break;
+		case OPT_COMM:
+			so.comm_list = optarg;
+			break;
+		case OPT_TIME:
+			so.time_range = optarg;
+			break;
+		case 'S':
+			so.symbols = optarg;
+			break;
+		case OPT_RELTIME:
+			so.reltime = true;
+			break;
+		case OPT_DELTATIME:
+			so.deltatime = true;
+			break;
+		case OPT_TASK:
+			so.show_task_events = true;
+			break;
+		case OPT_MMAP:
+			so.show_mmap_events = true;
+			break;
 		case 'h':
 			printf("usage: %s script [-i FILE|-] [-F FIELDS] [-G] [--ns]\n"
 			       "                [--trace-dat FILE | --no-trace-dat] [--symfs DIR]\n"
+			       "                [--pid PIDS] [--tid TIDS] [--comm COMMS] [-C|--cpu CPUS]\n"
+			       "                [--time START,END] [-S|--symbols SYMS] [--reltime|--deltatime]\n"
+			       "                [--show-task-events] [--show-mmap-events]\n"
 			       "  FILE.trace.dat beside the perf.data (record --tracefs-event) is merged\n"
 			       "  in by time, its lines as trace-cmd report prints them\n"
-			       "  -F comm,pid,tid,cpu,time,event,period,ip,sym,symoff,dso,addr,trace\n"
+			       "  -F comm,pid,tid,cpu,time,event,period,ip,sym,symoff,dso,addr,trace,srcline\n"
 			       "     (TYPE:FIELDS for one type: hw sw trace raw break; +F/-F edit the defaults)\n",
 			       prog);
 			return 0;
@@ -81,6 +134,10 @@ int cmd_script(int argc, char **argv)
 	}
 	if (optind < argc)
 		die_usage("unexpected argument '%s'", argv[optind]);
+	if (so.reltime && so.deltatime)
+		die_usage(
+			"--reltime and --deltatime cannot be used together: %s",
+			"pick one");
 	if (!input_given(argc, argv) && stdin_is_fifo())
 		so.input = "-"; /* as perf: a pipe on stdin is the input */
 	/* The ftrace events of the same run, beside the perf.data. */

@@ -342,6 +342,20 @@ PERFRING_API int perfring_event_list(perfring_event_fn fn, void *ctx);
  */
 PERFRING_API int perfring_dump(const char *path, FILE *out);
 
+struct perfring_dump_opts {
+	size_t sz;
+	const char *input; /* default "perf.data"; "-": standard input */
+	/* perf report -D's raw block before each record ("0x108@file
+	 * [0x50]: event: 69" and the bytes, 16 a line, as perf prints them),
+	 * so the two dumps' blocks can be diffed; the decoded lines stay in
+	 * file order (perf prints samples' after sorting them by time). */
+	bool hex;
+};
+
+/* perfring_dump() with options.  Returns as perfring_dump(). */
+PERFRING_API int perfring_dump_opts(const struct perfring_dump_opts *opts,
+				    FILE *out);
+
 /*
  * Prints the record counts per type and the samples per event, like
  * `perf report --stats`, and the lost events and lost samples.  Returns as
@@ -380,6 +394,20 @@ struct perfring_script_opts {
 	/* --symfs: the root under which the objects and their debug files
 	 * are looked up, as perf's --symfs (NULL: /). */
 	const char *symfs;
+	/*
+	 * perf script's filters: samples of these processes, threads (the
+	 * thread's pid/tid, "1,2"), thread names ("bash,sh"), CPUs ("0-3,8"),
+	 * time range ("start,end" in seconds, either side empty), symbols
+	 * ("main,0x401000": the name or the symbol's start address; samples
+	 * without a symbol are left out).  NULL: no filter.
+	 */
+	const char *pid_list, *tid_list, *comm_list, *cpu_list;
+	const char *time_range, *symbols;
+	bool reltime; /* --reltime: times from the first one printed */
+	bool deltatime; /* --deltatime: times from the one before */
+	/* --show-task-events (COMM, FORK, EXIT) and --show-mmap-events
+	 * (MMAP, MMAP2) lines among the samples, as perf prints them. */
+	bool show_task_events, show_mmap_events;
 };
 
 /*
@@ -392,16 +420,110 @@ struct perfring_script_opts {
 PERFRING_API int perfring_script(const struct perfring_script_opts *opts,
 				 FILE *out);
 
+/* ---- samples, one at a time (perf script -s for C and Python) ---------- */
+
+/* One callchain entry (or the sample's own ip), resolved. */
+struct perfring_frame {
+	uint64_t ip; /* as recorded */
+	uint64_t addr; /* in the object: what perf script prints for a user
+			  entry (== ip for the kernel and unmapped ones) */
+	const char *sym; /* symbol name, NULL: unknown */
+	uint64_t sym_off; /* ip - symbol start */
+	const char *dso; /* object path ("[kernel.kallsyms]"), NULL: no map */
+	bool kernel;
+};
+
+/*
+ * A decoded sample handed to a perfring_sample_fn; everything it points at
+ * is valid until the callback returns.  Fields the event does not sample
+ * are zero (pid/tid -1).  sz says how far the struct the library fills
+ * reaches (new fields are added at the end).
+ */
+struct perfring_sample {
+	size_t sz;
+	const char *event; /* "cpu-clock", "sched:sched_switch" */
+	uint32_t event_index; /* the event's position in the file */
+	uint32_t type; /* perf_event_attr type and config */
+	uint64_t config;
+	uint64_t id, time, period, addr;
+	int32_t pid, tid;
+	uint32_t cpu;
+	const char *comm; /* the thread's name at the sample */
+	struct perfring_frame ip; /* sample ip, resolved */
+	const struct perfring_frame *callchain; /* callee first, context */
+	uint32_t nr_callchain; /* markers left out; at most 127 */
+	const void *raw; /* tracepoint record (PERF_SAMPLE_RAW) */
+	uint32_t raw_size;
+	uint16_t misc; /* header misc: cpumode */
+};
+
+struct perfring_reader;
+
+/*
+ * Returns 0 to go on, or a nonzero value that stops perfring_reader_run()
+ * and is returned by it.
+ */
+typedef int (*perfring_sample_fn)(struct perfring_reader *r,
+				  const struct perfring_sample *s, void *ctx);
+
+/*
+ * Opens opts->input for perfring_reader_run().  Of the script opts,
+ * input, hide_callchain (no callchain resolved) and the filters
+ * (pid_list, tid_list, comm_list, cpu_list, time_range, symbols) are
+ * used.  Returns 0 and *@out, or -errno (logged).
+ */
+PERFRING_API int perfring_reader_open(const struct perfring_script_opts *opts,
+				      struct perfring_reader **out);
+
+/*
+ * Reads the file in time order (as perf script does: the same decoder and
+ * resolution as perfring_script()) and calls @fn for every sample that
+ * passes the filters.  Once per reader.  Returns 0, @fn's nonzero value,
+ * or -errno (-EBADMSG: damaged; the samples before it were handed over).
+ */
+PERFRING_API int perfring_reader_run(struct perfring_reader *r,
+				     perfring_sample_fn fn, void *ctx);
+
+/*
+ * The tracepoint field @name of @s (inside its callback) as a number
+ * (returns 0, *@num set) or as text (char arrays and __data_loc strings:
+ * returns 1, up to @len - 1 bytes NUL-terminated into @buf).  -ENOENT:
+ * no such field or not a tracepoint; -EBADMSG: the record is too short
+ * for it.
+ */
+PERFRING_API int perfring_reader_field(struct perfring_reader *r,
+				       const struct perfring_sample *s,
+				       const char *name, uint64_t *num,
+				       char *buf, size_t len);
+
+PERFRING_API void perfring_reader_close(struct perfring_reader *r);
+
 struct perfring_report_opts {
 	size_t sz;
 	const char *input; /* -i: default "perf.data"; "-": pipe format, stdin */
-	const char *sort; /* --sort "comm,dso,sym" (default); also pid */
+	const char *sort; /* --sort "comm,dso,sym" (default); also pid, cpu,
+			     trace */
 	bool children; /* --children: force the Children column */
 	bool no_children; /* --no-children: self only */
 	bool no_callgraph; /* -g none: no call graphs under the entries */
 	bool show_nr_samples; /* -n: a Samples column */
 	double percent_limit; /* hide entries below this percentage */
 	const char *symfs; /* --symfs, as perfring_script_opts' */
+	/*
+	 * perf report's filters: only samples of these thread names
+	 * ("bash,sh"), objects ("libc.so.6,[kernel.kallsyms]": short or full
+	 * name) and symbols ("main,0x401000"), judged on the sample's own ip;
+	 * the others still count in the event's total (percentages stay
+	 * absolute).  A list of one hides its column ("# comm: bash" in the
+	 * header).  NULL: no filter.
+	 */
+	const char *comm_list, *dso_list, *symbols;
+	/* -g caller|callee: call graphs from the outermost caller down (1)
+	 * or from the sample up (2); 0: perf's default (caller with the
+	 * Children column, callee without). */
+	int callchain_order;
+	/* -g graph,N: branches under N% of the event hidden (0: 0.5) */
+	double graph_min_percent;
 };
 
 /*

@@ -26,11 +26,43 @@
 struct dump {
 	FILE *out;
 	uint64_t records;
+	const char *path; /* --hex: as perf names the file */
+	bool hex;
 };
 
 static unsigned long long ull(uint64_t v)
 {
 	return (unsigned long long)v;
+}
+
+/* perf report -D's raw block before a record: its offset, type and bytes,
+ * 16 a line with their characters (perf's trace_event_printer()). */
+static void put_hex(FILE *out, const char *path, uint64_t off,
+		    const unsigned char *r, uint32_t size)
+{
+	fprintf(out,
+		"\n%#llx@%s [%#x]: event: %u\n.\n. ... raw event: size %u bytes\n",
+		ull(off), path, size, ld32(r), size);
+	for (uint32_t i = 0; i < size; i += 16) {
+		char text[17];
+		uint32_t n = size - i < 16 ? size - i : 16;
+
+		fprintf(out, ".  %04x:  ", i);
+		for (uint32_t k = 0; k < 16; k++) {
+			if (k < n) {
+				fprintf(out, "%02x ", r[i + k]);
+				text[k] = r[i + k] >= 0x20 && r[i + k] < 0x7f ?
+						  (char)r[i + k] :
+						  '.';
+			} else {
+				fputs("   ", out);
+				text[k] = ' ';
+			}
+		}
+		text[16] = '\0';
+		fprintf(out, " %s\n", text);
+	}
+	fputc('\n', out);
 }
 
 /* A string field at @at of a record whose own fields end at @end. */
@@ -639,6 +671,21 @@ static void put_fields(FILE *out, const unsigned char *r, uint32_t type,
 		put_user_fields(out, r, type, size);
 }
 
+int report_record_text(FILE *out, struct prd_file *f,
+		       const struct prd_event *ev)
+{
+	const char *name = prd_type_name(ev->hdr->type);
+
+	if (!name || ev->hdr->type == PERF_RECORD_SAMPLE)
+		return 0;
+	fprintf(out, "PERF_RECORD_%s", name);
+	put_fields(out, (const unsigned char *)ev->hdr, ev->hdr->type,
+		   ev->hdr->size, prd_payload_size(f, ev));
+	if (fputc('\n', out) == EOF || ferror(out))
+		return errno == EPIPE ? -EPIPE : -EIO;
+	return 1;
+}
+
 static int dump_event(struct prd_file *f, const struct prd_event *ev, void *ctx)
 {
 	struct dump *d = ctx;
@@ -649,6 +696,8 @@ static int dump_event(struct prd_file *f, const struct prd_event *ev, void *ctx)
 	const char *name = prd_type_name(type);
 
 	d->records++;
+	if (d->hex)
+		put_hex(out, d->path, ev->offset, r, size);
 	if (s) {
 		const struct prd_attr *a = s->attr;
 		uint64_t st;
@@ -681,9 +730,9 @@ static int dump_event(struct prd_file *f, const struct prd_event *ev, void *ctx)
 	return 0;
 }
 
-int report_dump(const char *path, FILE *out)
+int report_dump(const char *path, FILE *out, bool hex)
 {
-	struct dump d = { out, 0 };
+	struct dump d = { out, 0, strcmp(path, "-") ? path : "pipe", hex };
 	const struct prd_stats *st;
 	struct prd_file *f;
 	int ret;

@@ -28,7 +28,9 @@
 #include "../common/opts.h"
 #include "../format/perf_data.h"
 #include "../format/perf_reader.h"
+#include "filter.h"
 #include "outbuf.h"
+#include "report.h"
 #include "threads.h"
 #include "unwind.h"
 #include "tpfmt.h"
@@ -38,7 +40,7 @@
 #define MAX_CURSOR (2 * MAX_STACK + 1)
 #define MIN_PERCENT 0.5 /* callchain_param.min_percent */
 
-enum sort_key { K_COMM, K_PID, K_DSO, K_SYM, K_TRACE, K_MAX };
+enum sort_key { K_COMM, K_PID, K_DSO, K_SYM, K_TRACE, K_CPU, K_MAX };
 
 /* One resolved callchain entry. */
 struct cent {
@@ -61,6 +63,7 @@ struct hentry {
 	const char *comm;
 	uint32_t comm_len;
 	int32_t tid;
+	uint32_t cpu;
 	struct dso *dso;
 	const struct symbol *sym;
 	uint64_t ip;
@@ -93,7 +96,13 @@ struct report {
 	struct outbuf tb; /* one sample's trace text */
 	bool use_callchain;
 	bool children;
+	bool caller; /* graphs from the outermost caller down (-g caller) */
 	uint64_t lost_samples;
+	struct sample_filter filt;
+	/* perf's sort__setup_elide(): a filter naming one comm, dso or
+	 * symbol hides that column and says so in the header. */
+	char *elided; /* "# comm: bash\n" lines */
+	bool hidden[K_MAX]; /* their columns */
 	struct cent cursor[MAX_CURSOR];
 	struct hentry *he_cache[MAX_CURSOR + 1];
 	struct outbuf ob;
@@ -103,8 +112,8 @@ struct report {
 
 static int parse_sort(struct report *r, const char *s)
 {
-	static const char *const names[K_MAX] = { "comm", "pid", "dso", "sym",
-						  "trace" };
+	static const char *const names[K_MAX] = { "comm", "pid",   "dso",
+						  "sym",  "trace", "cpu" };
 
 	r->nkeys = 0;
 	while (*s) {
@@ -116,7 +125,7 @@ static int parse_sort(struct report *r, const char *s)
 			if (strlen(names[k]) == n && !memcmp(names[k], s, n))
 				break;
 		if (k == K_MAX) {
-			pr_err("--sort: unknown key '%.*s' (comm, pid, dso, sym, trace)",
+			pr_err("--sort: unknown key '%.*s' (comm, pid, dso, sym, trace, cpu)",
 			       (int)n, s);
 			return -EINVAL;
 		}
@@ -166,6 +175,8 @@ static uint32_t entry_hash(const struct report *r, const struct hentry *e)
 	if (has_key(r, K_TRACE))
 		for (uint32_t i = 0; i < e->trace_len; i++)
 			h = (h ^ (unsigned char)e->trace[i]) * 16777619u;
+	if (has_key(r, K_CPU))
+		h = mix(h, e->cpu);
 	return h;
 }
 
@@ -177,6 +188,8 @@ static bool entry_eq(const struct report *r, const struct hentry *a,
 	     memcmp(a->comm, b->comm, a->comm_len)))
 		return false;
 	if (has_key(r, K_PID) && a->tid != b->tid)
+		return false;
+	if (has_key(r, K_CPU) && a->cpu != b->cpu)
 		return false;
 	if (has_key(r, K_DSO) && a->dso != b->dso)
 		return false;
@@ -407,9 +420,7 @@ static uint32_t resolve_chain(struct report *r, struct thread *t,
 		r->cursor[n].sym = al.sym;
 		r->cursor[n].dso = al.map ? al.dso : NULL;
 		r->cursor[n].ip = ip;
-		r->cursor[n].level = al.map ? (al.kernel ? 'k' : '.') :
-				     cpumode == PERF_RECORD_MISC_KERNEL ? 'k' :
-									  '.';
+		r->cursor[n].level = al.map && al.kernel ? 'k' : '.';
 		n++;
 	}
 	/* --call-graph dwarf: the user part, unwound */
@@ -490,6 +501,16 @@ static int add_sample(struct report *r, const struct prd_sample *s,
 	key.sym = al.sym;
 	key.ip = al.addr;
 	key.level = cpumode == PERF_RECORD_MISC_KERNEL ? 'k' : '.';
+	/* perf: -1 when the event does not sample the CPU */
+	key.cpu = (pa->sample_type & PERF_SAMPLE_CPU) ? s->cpu : UINT32_MAX;
+	/* --comm, --dsos, --symbols: perf counts the sample in the total
+	 * (percentages stay absolute) but shows no entry of it. */
+	if (!filter_thread(&r->filt, t) ||
+	    !filter_location(&r->filt, &al, s->ip)) {
+		h->total += period;
+		h->nr_samples++;
+		return 0;
+	}
 	if (has_key(r, K_TRACE) && pa->type == PERF_TYPE_TRACEPOINT && s->raw) {
 		ensure_tp(r);
 		r->tb.len = 0;
@@ -509,8 +530,17 @@ static int add_sample(struct report *r, const struct prd_sample *s,
 	if (!chain)
 		return 0;
 	n = resolve_chain(r, t, s);
-	if (r->children)
+	if (r->caller)
 		reverse(r->cursor, n); /* caller order */
+	/* perf's fill_callchain_info() updates one addr_location entry by
+	 * entry: one without a map keeps the level of the mapped one before
+	 * it (the sample's at first). */
+	for (uint32_t i = 0, lvl = (uint32_t)key.level; i < n; i++) {
+		if (r->cursor[i].dso)
+			lvl = (uint32_t)r->cursor[i].level;
+		else
+			r->cursor[i].level = (char)lvl;
+	}
 	if (n) {
 		if (append_children(&he->chain, r->cursor, n, period))
 			return -ENOMEM;
@@ -571,6 +601,10 @@ static void setup(struct report *r)
 	}
 	r->use_callchain = any_chain;
 	r->children = (any_chain && !r->o.no_children) || r->o.children;
+	/* perf: caller order with children, callee order without, unless
+	 * -g says which */
+	r->caller = r->o.callchain_order ? r->o.callchain_order == 1 :
+					   r->children;
 	host = prd_feature_string(r->f, PD_FEAT_HOSTNAME);
 	rel = prd_feature_string(r->f, PD_FEAT_OSRELEASE);
 	if (uname(&u))
@@ -601,6 +635,37 @@ static int on_event(struct prd_file *f, const struct prd_event *ev, void *ctx)
 	return add_sample(r, ev->sample, h->misc);
 }
 
+/* The one-entry filter lists: their key leaves the columns and a
+ * "# comm: bash" line says what it is, in the order of the sort keys. */
+static int setup_elide(struct report *r)
+{
+	size_t len = 0;
+
+	if (r->nkeys == 1)
+		return 0; /* perf keeps the last column */
+	for (int i = 0; i < r->nkeys; i++) {
+		enum sort_key k = r->keys[i];
+		char **list = k == K_DSO  ? r->filt.dsos :
+			      k == K_COMM ? r->filt.comms :
+			      k == K_SYM  ? r->filt.syms :
+					    NULL;
+		const char *name = k == K_DSO  ? "dso" :
+				   k == K_COMM ? "comm" :
+						 "symbol";
+		char *more;
+
+		if (!list || !list[0] || list[1])
+			continue;
+		more = realloc(r->elided, len + strlen(list[0]) + 16);
+		if (!more)
+			return -ENOMEM;
+		r->elided = more;
+		len += (size_t)sprintf(more + len, "# %s: %s\n", name, list[0]);
+		r->hidden[k] = true;
+	}
+	return 0;
+}
+
 /* ---- output -------------------------------------------------------------- */
 
 static int dso_cmp(const struct dso *a, const struct dso *b)
@@ -622,9 +687,11 @@ static int entry_cmp(const void *pa, const void *pb, void *ctx)
 	if (r->children) {
 		if (a->children != b->children)
 			return a->children > b->children ? -1 : 1;
-		/* Callers above callees at equal period. */
+		/* Callers above callees at equal period (perf's
+		 * __hpp__sort_acc(): the depth's sign flips with the order) */
 		if (a->max_depth != b->max_depth)
-			return a->max_depth > b->max_depth ? -1 : 1;
+			return (a->max_depth > b->max_depth) == r->caller ? -1 :
+									    1;
 	} else if (a->self != b->self) {
 		return a->self > b->self ? -1 : 1;
 	}
@@ -635,6 +702,11 @@ static int entry_cmp(const void *pa, const void *pb, void *ctx)
 			break;
 		case K_PID:
 			c = a->tid < b->tid ? -1 : a->tid > b->tid;
+			break;
+		case K_CPU:
+			c = (int32_t)a->cpu < (int32_t)b->cpu ?
+				    -1 :
+				    (int32_t)a->cpu > (int32_t)b->cpu;
 			break;
 		case K_DSO:
 			c = dso_cmp(a->dso, b->dso);
@@ -677,6 +749,9 @@ static size_t key_text(const struct hentry *e, enum sort_key k, char *buf,
 	case K_PID:
 		n = snprintf(buf, len, "%7d:%s", e->tid, e->comm);
 		break;
+	case K_CPU:
+		n = snprintf(buf, len, "%*.*d", 3, 3, (int32_t)e->cpu);
+		break;
 	case K_DSO:
 		n = snprintf(buf, len, "%s",
 			     e->dso ? e->dso->short_name : "[unknown]");
@@ -699,9 +774,9 @@ static size_t key_text(const struct hentry *e, enum sort_key k, char *buf,
 	return (size_t)n < len ? (size_t)n : len - 1;
 }
 
-static const char *const key_header[K_MAX] = { "Command", "Pid:Command",
+static const char *const key_header[K_MAX] = { "Command",	"Pid:Command",
 					       "Shared Object", "Symbol",
-					       "Trace output" };
+					       "Trace output",	"CPU" };
 
 static void put_pct(struct outbuf *ob, uint64_t v, uint64_t total, int width)
 {
@@ -743,9 +818,14 @@ static int cnode_cmp(const void *pa, const void *pb)
 
 	if (cumul(a) != cumul(b))
 		return cumul(a) > cumul(b) ? -1 : 1;
-	if (a->val[0].sym && b->val[0].sym &&
-	    a->val[0].sym->start != b->val[0].sym->start)
-		return a->val[0].sym->start < b->val[0].sym->start ? -1 : 1;
+	/* Ties: by name, descending, as perf's trees mostly leave them
+	 * (not always: its order depends on how nodes were split). */
+	if (a->val[0].sym && b->val[0].sym) {
+		int c = strcmp(a->val[0].sym->name, b->val[0].sym->name);
+
+		if (c)
+			return -c;
+	}
 	return a->val[0].ip < b->val[0].ip ? -1 : a->val[0].ip > b->val[0].ip;
 }
 
@@ -834,7 +914,11 @@ static void print_callchain(struct report *r, const struct hentry *e,
 	bool printed = false;
 	const struct cnode *root = &e->chain;
 	struct cnode **kids;
-	uint64_t min = (uint64_t)((double)total * (MIN_PERCENT / 100.0));
+	/* perf's --percent-limit sets callchain_param.min_percent too */
+	double min_pct = r->o.percent_limit > 0	    ? r->o.percent_limit :
+			 r->o.graph_min_percent > 0 ? r->o.graph_min_percent :
+						      MIN_PERCENT;
+	uint64_t min = (uint64_t)((double)total * (min_pct / 100.0));
 	uint32_t nk = sorted_children(root, min, &kids);
 	int left = 0;
 	size_t lines = 0;
@@ -877,14 +961,18 @@ static void print_hists(struct report *r, const struct prd_attr *a,
 	uint64_t ns = h->nr_samples;
 	char unit = ' ';
 	uint32_t k = 0;
-	int nw = 7;
+	int nw = 12; /* perf's Samples column */
+	int last = r->nkeys - 1; /* the last column shown */
+
+	while (last > 0 && r->hidden[r->keys[last]])
+		last--;
 
 	v = malloc((h->nr ? h->nr : 1) * sizeof(*v));
 	if (!v) {
 		r->ob.err = -ENOMEM;
 		return;
 	}
-	for (uint32_t i = 0; i <= h->mask; i++)
+	for (uint32_t i = 0; h->tab && i <= h->mask; i++)
 		for (struct hentry *e = h->tab[i]; e; e = e->next)
 			v[k++] = e;
 	qsort_r(v, k, sizeof(*v), entry_cmp, r);
@@ -895,7 +983,8 @@ static void print_hists(struct report *r, const struct prd_attr *a,
 		for (int i = 0; i < r->nkeys; i++) {
 			size_t n = key_text(v[j], r->keys[i], buf, sizeof(buf));
 
-			if (n > width[i])
+			/* perf's CPU column stays 3 wide ("-001" overflows) */
+			if (n > width[i] && r->keys[i] != K_CPU)
 				width[i] = n;
 		}
 		if (r->o.show_nr_samples) {
@@ -938,6 +1027,8 @@ static void print_hists(struct report *r, const struct prd_attr *a,
 		ob_str_w(ob, "Samples", 7, nw, false);
 	}
 	for (int i = 0; i < r->nkeys; i++) {
+		if (r->hidden[r->keys[i]])
+			continue;
 		ob_write(ob, "  ", 2);
 		if (r->keys[i] == K_PID) {
 			/* perf right-aligns it in 15, then pads. */
@@ -957,6 +1048,8 @@ static void print_hists(struct report *r, const struct prd_attr *a,
 			ob_putc(ob, '.');
 	}
 	for (int i = 0; i < r->nkeys; i++) {
+		if (r->hidden[r->keys[i]])
+			continue;
 		ob_write(ob, "  ", 2);
 		for (size_t j = 0; j < width[i]; j++)
 			ob_putc(ob, '.');
@@ -984,9 +1077,11 @@ static void print_hists(struct report *r, const struct prd_attr *a,
 		for (int i = 0; i < r->nkeys; i++) {
 			size_t n = key_text(e, r->keys[i], buf, sizeof(buf));
 
+			if (r->hidden[r->keys[i]])
+				continue;
 			ob_write(ob, "  ", 2);
 			/* perf pads every column but a last sym or trace. */
-			if (i + 1 < r->nkeys ||
+			if (i < last ||
 			    (r->keys[i] != K_SYM && r->keys[i] != K_TRACE))
 				ob_str_w(ob, buf, n, (int)width[i], true);
 			else
@@ -1031,12 +1126,25 @@ PERFRING_API int perfring_report(const struct perfring_report_opts *opts,
 	if (!opts || !out || !OPTS_VALID(opts) ||
 	    opts->sz < offsetof(struct perfring_report_opts, sort))
 		return -EINVAL;
+	/* A trace.dat (perfring record --tracefs-event): its events as
+	 * trace-cmd report lists them. */
+	if (opts->input && strcmp(opts->input, "-") &&
+	    perfring_trace_dat_probe(opts->input) == 1)
+		return tdat_report(opts->input, out);
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return -ENOMEM;
 	OPTS_COPY(&r->o, opts);
 	r->sort_given = r->o.sort && *r->o.sort;
 	err = parse_sort(r, r->sort_given ? r->o.sort : "comm,dso,sym");
+	if (!err)
+		err = filter_set_comms(&r->filt, r->o.comm_list);
+	if (!err)
+		err = filter_set_dsos(&r->filt, r->o.dso_list);
+	if (!err)
+		err = filter_set_syms(&r->filt, r->o.symbols);
+	if (!err)
+		err = setup_elide(r);
 	if (err)
 		goto out_free;
 	err = ob_init(&r->tb, NULL);
@@ -1060,7 +1168,10 @@ PERFRING_API int perfring_report(const struct perfring_report_opts *opts,
 	ob_puts(&r->ob, "# ");
 	ob_puts(&r->ob, r->o.input ? r->o.input : "perf.data");
 	ob_puts(&r->ob,
-		" (header and records: perfring dump, perfring stats)\n#\n#\n# Total Lost Samples: ");
+		" (header and records: perfring dump, perfring stats)\n#\n");
+	if (r->elided)
+		ob_puts(&r->ob, r->elided);
+	ob_puts(&r->ob, "#\n# Total Lost Samples: ");
 	ob_u64(&r->ob, r->lost_samples, 0, ' ');
 	ob_puts(&r->ob, "\n#\n");
 	for (uint32_t i = 0; i < prd_nr_attrs(r->f); i++) {
@@ -1086,6 +1197,8 @@ out_machine:
 	free_hists(r);
 	machine_exit(&r->m);
 out_free:
+	filter_free(&r->filt);
+	free(r->elided);
 	tpfmt_free(r->tp);
 	free(r->tb.p);
 	free(r->ob.p);

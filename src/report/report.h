@@ -6,6 +6,7 @@
 #ifndef PERFRING_REPORT_REPORT_H
 #define PERFRING_REPORT_REPORT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -32,13 +33,30 @@ int tdat_lines_next(struct tdat_lines *l, uint64_t *ts, const char **text,
 		    size_t *len);
 void tdat_lines_close(struct tdat_lines *l);
 
+/* What trace-cmd report prints for a trace.dat: "cpus=N", then every
+ * event.  Returns as tdat_script_lines(). */
+int tdat_report(const char *path, FILE *out);
+
 /*
  * Every record of @path ("-": standard input) with its offset, size, type
- * and decoded fields, in file order, like `perf report -D`.  Returns 0 or
+ * and decoded fields, in file order, like `perf report -D`; @hex: each
+ * after perf -D's raw block (offset@file, type, the bytes in hex).  Returns 0 or
  * -errno; on damage everything before it is printed and -EBADMSG returned
  * (the log says where).
  */
-int report_dump(const char *path, FILE *out);
+int report_dump(const char *path, FILE *out, bool hex);
+
+struct prd_file;
+struct prd_event;
+/*
+ * A record other than a sample as perf_event__fprintf() prints it (what
+ * `perf script --show-task-events` shows after the sample fields, and the
+ * dump's text after the offset): "PERF_RECORD_COMM exec: ls:12/12\n".
+ * Returns 1 when printed, 0 for a sample or an unknown type, -errno of a
+ * write error.
+ */
+int report_record_text(FILE *out, struct prd_file *f,
+		       const struct prd_event *ev);
 
 /*
  * Record counts per type, samples and lost samples per event, lost events

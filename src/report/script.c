@@ -29,8 +29,10 @@
 #include "../common/opts.h"
 #include "../format/perf_data.h"
 #include "../format/perf_reader.h"
+#include "filter.h"
 #include "outbuf.h"
 #include "report.h"
+#include "srcline.h"
 #include "threads.h"
 #include "unwind.h"
 #include "tpfmt.h"
@@ -49,17 +51,20 @@ enum {
 	F_ADDR = 1 << 10,
 	F_SYMOFFSET = 1 << 11,
 	F_PERIOD = 1 << 12,
+	F_SRCLINE = 1 << 13,
 };
 
 static const struct {
 	const char *name;
 	unsigned bit;
 } field_names[] = {
-	{ "comm", F_COMM },	{ "tid", F_TID },   { "pid", F_PID },
-	{ "time", F_TIME },	{ "cpu", F_CPU },   { "event", F_EVNAME },
-	{ "trace", F_TRACE },	{ "ip", F_IP },	    { "sym", F_SYM },
-	{ "dso", F_DSO },	{ "addr", F_ADDR }, { "symoff", F_SYMOFFSET },
-	{ "period", F_PERIOD },
+	{ "comm", F_COMM },	{ "tid", F_TID },
+	{ "pid", F_PID },	{ "time", F_TIME },
+	{ "cpu", F_CPU },	{ "event", F_EVNAME },
+	{ "trace", F_TRACE },	{ "ip", F_IP },
+	{ "sym", F_SYM },	{ "dso", F_DSO },
+	{ "addr", F_ADDR },	{ "symoff", F_SYMOFFSET },
+	{ "period", F_PERIOD }, { "srcline", F_SRCLINE },
 };
 
 /* perf's output types: the attr types below PERF_TYPE_MAX, then other. */
@@ -99,7 +104,7 @@ struct attr_info {
 struct psample {
 	const struct attr_info *ai;
 	uint32_t pid, tid, cpu, raw_size;
-	uint64_t time, period, ip, addr, nr_callchain;
+	uint64_t id, time, period, ip, addr, nr_callchain;
 	const uint64_t *callchain;
 	const void *raw;
 	uint16_t misc;
@@ -127,6 +132,23 @@ struct script {
 	/* The trace.dat merged in (opts->trace_dat): its listing, read
 	 * first, goes out by time between the samples. */
 	struct merged *merged;
+	struct sample_filter filt;
+	struct srclines *src; /* -F srcline, made on first use */
+	bool filter_loc; /* -S: the ip resolved for every sample */
+	uint64_t initial_time, previous_time; /* --reltime, --deltatime */
+	FILE *out;
+	/* perfring_reader_run(): samples go to @fn instead of the text. */
+	struct perfring_reader *reader;
+	perfring_sample_fn fn;
+	void *fn_ctx;
+	int fn_ret;
+	const struct psample *cur; /* the sample inside @fn */
+	struct perfring_frame frames[MAX_STACK];
+};
+
+struct perfring_reader {
+	struct script *sc;
+	bool ran;
 };
 
 /* The trace.dat's listing, pulled one event ahead. */
@@ -265,7 +287,7 @@ static int parse_one_spec(struct script *sc, const char *spec)
 		}
 		bit = field_bit(p, n);
 		if (bit < 0) {
-			pr_err("-F: invalid field '%.*s' (comm pid tid cpu time event period ip sym symoff dso addr trace)",
+			pr_err("-F: invalid field '%.*s' (comm pid tid cpu time event period ip sym symoff dso addr trace srcline)",
 			       (int)n, p);
 			return -EINVAL;
 		}
@@ -461,11 +483,43 @@ static void put_dso(struct outbuf *ob, const struct addr_loc *al)
 	ob_putc(ob, ')');
 }
 
+/* -F srcline: perf's map__fprintf_srcline(), "\n  file.c:12". */
+static void put_srcline(struct script *sc, const struct addr_loc *al,
+			uint64_t ip)
+{
+	struct outbuf *ob = &sc->ob;
+	char buf[1024];
+	size_t n;
+
+	if (!al->map || !al->dso)
+		return;
+	if (!sc->src && !(sc->src = srclines_new()))
+		return;
+	n = srcline_text(sc->src, al->dso,
+			 al->kernel ? ip : dso_addr(al->dso, al->addr), ip, buf,
+			 sizeof(buf));
+	ob_room(ob, n + 3);
+	ob_write(ob, "\n  ", 3);
+	ob_write(ob, buf, n);
+}
+
 static void put_time(struct script *sc, uint64_t t)
 {
 	struct outbuf *ob = &sc->ob;
-	uint64_t sec = t / 1000000000ull;
+	uint64_t sec;
 
+	if (sc->o.reltime) {
+		/* perf: from the first time printed that is not 0 */
+		if (!sc->initial_time)
+			sc->initial_time = t;
+		t -= sc->initial_time;
+	} else if (sc->o.deltatime) {
+		uint64_t prev = sc->previous_time;
+
+		sc->previous_time = t;
+		t = prev ? t - prev : 0;
+	}
+	sec = t / 1000000000ull;
 	/* "%5lu." changes once a second. */
 	if (sec != sc->sec || !sc->sec_len) {
 		struct outbuf tb = { .p = sc->sec_text,
@@ -492,7 +546,8 @@ static void print_chain_entry(struct script *sc, struct thread *t,
 	bool want_sym = fl & F_SYM;
 	struct addr_loc al;
 
-	machine_resolve(&sc->m, t, cpumode, ip, want_sym || (fl & F_DSO), &al);
+	machine_resolve(&sc->m, t, cpumode, ip,
+			want_sym || (fl & (F_DSO | F_SRCLINE)), &al);
 	if (fl & F_IP) {
 		ob_putc(ob, '\t');
 		ob_x64(ob, al.map && !al.kernel ? al.addr : ip, 16);
@@ -501,6 +556,8 @@ static void print_chain_entry(struct script *sc, struct thread *t,
 		put_sym(ob, &al, fl);
 	if (fl & F_DSO)
 		put_dso(ob, &al);
+	if (fl & F_SRCLINE)
+		put_srcline(sc, &al, ip);
 	ob_putc(ob, '\n');
 }
 
@@ -651,12 +708,14 @@ static void print_sample(struct script *sc, const struct psample *s)
 
 			ob_putc(ob, ' ');
 			machine_resolve(&sc->m, t, cpumode, s->ip,
-					fl & (F_SYM | F_DSO), &al);
+					fl & (F_SYM | F_DSO | F_SRCLINE), &al);
 			ob_x64(ob, s->ip, 16);
 			if (fl & F_SYM)
 				put_sym(ob, &al, fl);
 			if (fl & F_DSO)
 				put_dso(ob, &al);
+			if (fl & F_SRCLINE)
+				put_srcline(sc, &al, s->ip);
 		}
 	}
 	ob_putc(ob, '\n');
@@ -677,17 +736,238 @@ static void side_one(struct script *sc, const struct perf_event_header *h)
 		sc->stop = -ENOMEM;
 }
 
+/* perf_sample__fprintf_start() of a side-band record: the fields before
+ * the event name, no per-thread cache (the tid shown is the trailer's). */
+static void put_start(struct script *sc, const struct attr_info *ai,
+		      struct thread *t, int32_t pid, int32_t tid, uint32_t cpu,
+		      uint64_t time)
+{
+	struct outbuf *ob = &sc->ob;
+	unsigned fl = ai->fields;
+
+	ob_room(ob, OB_SLACK);
+	if (fl & F_COMM) {
+		const char *comm = t ? t->comm : ":-1";
+		size_t n = t ? t->comm_len : 3;
+
+		if (!ai->chain && n < 16)
+			ob_spaces(ob, 16 - n);
+		ob_write(ob, comm, n < 1024 ? n : 1024);
+		ob_putc(ob, ' ');
+	}
+	if ((fl & (F_PID | F_TID)) == (F_PID | F_TID)) {
+		size_t at;
+
+		ob_s64(ob, pid, 5);
+		ob_putc(ob, '/');
+		at = ob->len;
+		ob_s64(ob, tid, 0);
+		ob_spaces(ob, ob->len - at < 5 ? 5 - (ob->len - at) : 0);
+		ob_putc(ob, ' ');
+	} else if (fl & (F_PID | F_TID)) {
+		ob_s64(ob, fl & F_PID ? pid : tid, 5);
+		ob_putc(ob, ' ');
+	}
+	if (fl & F_CPU) {
+		ob_putc(ob, '[');
+		ob_u64(ob, cpu, 3, '0');
+		ob_write(ob, "] ", 2);
+	}
+	if (fl & F_TIME)
+		put_time(sc, time);
+}
+
+/*
+ * --show-task-events / --show-mmap-events: perf 6.1's
+ * print_event_with_time().  The event is the trailer's (the first one for
+ * records without sample_id_all, whose time is 0 or the FORK/EXIT's own);
+ * the thread is the record's pid/tid.
+ */
+static void side_print(struct script *sc, struct prd_file *f,
+		       const struct prd_event *ev)
+{
+	const unsigned char *r = (const unsigned char *)ev->hdr;
+	uint32_t type = ev->hdr->type, size = ev->hdr->size;
+	const struct prd_sample *s = ev->sample;
+	const struct prd_attr *a = s ? s->attr : prd_attr(f, 0);
+	int32_t pid, tid;
+	uint64_t time = 0;
+	uint32_t cpu = 0;
+	const struct attr_info *ai;
+	struct thread *t = NULL;
+
+	if (!a || size < 24)
+		return;
+	memcpy(&pid, r + 8, 4);
+	if (type == PERF_RECORD_FORK || type == PERF_RECORD_EXIT) {
+		memcpy(&tid, r + 16, 4);
+		memcpy(&time, r + 24, size >= 32 ? 8 : 0);
+	} else {
+		memcpy(&tid, r + 12, 4);
+	}
+	if (s) {
+		cpu = s->cpu;
+		time = s->time;
+	}
+	if (!filter_cpu(&sc->filt, cpu))
+		return;
+	if (!sc->setup && setup(sc)) {
+		sc->stop = -EINVAL;
+		return;
+	}
+	ai = attr_info(sc, a);
+	if (!ai) {
+		sc->stop = -ENOMEM;
+		return;
+	}
+	if (!sc->m.host_decided)
+		machine_set_host(&sc->m, sc->host);
+	if (tid != -1)
+		t = machine_findnew_thread(&sc->m, pid, tid);
+	merged_put_until(sc, time);
+	put_start(sc, ai, t, s ? (int32_t)s->pid : pid,
+		  s ? (int32_t)s->tid : tid, cpu, time);
+	/* perf_event__fprintf(): the text perf report -D shows too. */
+	ob_flush(&sc->ob);
+	if (!sc->ob.err && report_record_text(sc->out, f, ev) < 0 && !sc->stop)
+		sc->stop = -EIO;
+	if (sc->ob.err && !sc->stop)
+		sc->stop = sc->ob.err;
+}
+
+static bool is_task(uint32_t type)
+{
+	return type == PERF_RECORD_COMM || type == PERF_RECORD_FORK ||
+	       type == PERF_RECORD_EXIT;
+}
+
+/* The sample for perfring_reader_run()'s callback. */
+static void fill_frame(struct perfring_frame *fr, const struct addr_loc *al,
+		       uint64_t ip)
+{
+	fr->ip = ip;
+	fr->addr = al->map && !al->kernel ? al->addr : ip;
+	fr->sym = al->sym ? al->sym->name : NULL;
+	fr->sym_off = al->sym ? al->sym_off : 0;
+	fr->dso = al->map && al->dso ? al->dso->name : NULL;
+	fr->kernel = al->kernel;
+}
+
+static void deliver(struct script *sc, const struct psample *s,
+		    struct thread *t)
+{
+	const struct attr_info *ai = s->ai;
+	struct perfring_sample ps = { .sz = sizeof(ps) };
+	bool has_tid = ai->sample_type & PERF_SAMPLE_TID;
+	struct addr_loc al;
+	uint32_t n = 0;
+
+	ps.event = ai->a->name ? ai->a->name : "[unknown]";
+	ps.event_index = ai->a->index;
+	ps.type = ai->type;
+	ps.config = ai->a->attr.config;
+	ps.id = s->id;
+	ps.time = s->time;
+	ps.period = (ai->sample_type & PERF_SAMPLE_PERIOD) ? s->period :
+							     ai->sample_period;
+	ps.addr = s->addr;
+	ps.pid = has_tid ? (int32_t)s->pid : -1;
+	ps.tid = has_tid ? (int32_t)s->tid : -1;
+	ps.cpu = s->cpu;
+	ps.comm = t ? t->comm : ":-1";
+	ps.misc = s->misc;
+	ps.raw = s->raw;
+	ps.raw_size = s->raw_size;
+	machine_resolve(&sc->m, t, s->misc & PERF_RECORD_MISC_CPUMODE_MASK,
+			s->ip, true, &al);
+	fill_frame(&ps.ip, &al, s->ip);
+	if (!sc->o.hide_callchain && s->callchain &&
+	    callchain_valid(s->callchain, s->nr_callchain, MAX_STACK)) {
+		uint8_t cpumode = PERF_RECORD_MISC_USER;
+
+		for (uint64_t i = 0; i < s->nr_callchain && n < MAX_STACK;
+		     i++) {
+			uint64_t ip = s->callchain[i];
+
+			if (ip >= PERF_CONTEXT_MAX) {
+				cpumode = callchain_context_cpumode(ip);
+				continue;
+			}
+			machine_resolve(&sc->m, t, cpumode, ip, true, &al);
+			fill_frame(&sc->frames[n++], &al, ip);
+		}
+	}
+	/* --call-graph dwarf: the user part, unwound from the stack copy */
+	if (!sc->o.hide_callchain && n < MAX_STACK) {
+		uint64_t user[UNWIND_MAX_FRAMES];
+		unsigned nu = unwind_user_stack(&sc->m, t, s->sample, user,
+						MAX_STACK - n);
+
+		for (unsigned i = 0; i < nu && n < MAX_STACK; i++) {
+			machine_resolve(&sc->m, t, PERF_RECORD_MISC_USER,
+					user[i], true, &al);
+			fill_frame(&sc->frames[n++], &al, user[i]);
+		}
+	}
+	ps.callchain = n ? sc->frames : NULL;
+	ps.nr_callchain = n;
+	sc->cur = s;
+	sc->fn_ret = sc->fn(sc->reader, &ps, sc->fn_ctx);
+	sc->cur = NULL;
+	/* the reader stops on a negative return only */
+	if (sc->fn_ret && !sc->stop)
+		sc->stop = sc->fn_ret < 0 ? sc->fn_ret : -ECANCELED;
+}
+
+/* perf script's process_sample_event() filters; *@tp the thread found. */
+static bool keep_sample(struct script *sc, const struct psample *s,
+			struct thread **tp)
+{
+	const struct sample_filter *fi = &sc->filt;
+	bool has_tid = s->ai->sample_type & PERF_SAMPLE_TID;
+	struct thread *t;
+	struct addr_loc al;
+
+	if (!filter_time(fi, s->time) || !filter_cpu(fi, s->cpu))
+		return false;
+	if (!fi->any_thread && !sc->filter_loc && !sc->fn)
+		return true;
+	if (!sc->m.host_decided)
+		machine_set_host(&sc->m, sc->host);
+	t = machine_findnew_thread(&sc->m, has_tid ? (int32_t)s->pid : -1,
+				   has_tid ? (int32_t)s->tid : -1);
+	*tp = t;
+	if (!filter_thread(fi, t))
+		return false;
+	if (!sc->filter_loc)
+		return true;
+	machine_resolve(&sc->m, t, s->misc & PERF_RECORD_MISC_CPUMODE_MASK,
+			s->ip, true, &al);
+	return filter_location(fi, &al, s->ip);
+}
+
 static int on_event(struct prd_file *f, const struct prd_event *ev, void *ctx)
 {
 	struct script *sc = ctx;
 	const struct perf_event_header *h = ev->hdr;
 	const struct prd_sample *s = ev->sample;
+	struct thread *t = NULL;
 	struct psample ps;
 	int err;
 
-	(void)f;
 	if (h->type != PERF_RECORD_SAMPLE) {
+		bool show = !sc->fn &&
+			    ((sc->o.show_task_events && is_task(h->type)) ||
+			     (sc->o.show_mmap_events &&
+			      (h->type == PERF_RECORD_MMAP ||
+			       h->type == PERF_RECORD_MMAP2)));
+
+		/* perf prints an EXIT before the thread goes. */
+		if (show && h->type == PERF_RECORD_EXIT)
+			side_print(sc, f, ev);
 		side_one(sc, h);
+		if (show && h->type != PERF_RECORD_EXIT)
+			side_print(sc, f, ev);
 		return sc->stop;
 	}
 	if (!s || !s->attr)
@@ -711,75 +991,27 @@ static int on_event(struct prd_file *f, const struct prd_event *ev, void *ctx)
 	ps.period = s->period;
 	ps.ip = s->ip;
 	ps.addr = s->addr;
+	ps.id = s->id;
 	ps.nr_callchain = s->nr_callchain;
 	ps.callchain = s->callchain;
 	ps.raw = s->raw;
 	ps.sample = s;
-	print_one(sc, &ps);
+	if (!keep_sample(sc, &ps, &t))
+		return 0;
+	if (sc->fn)
+		deliver(sc, &ps, t);
+	else
+		print_one(sc, &ps);
 	return sc->stop;
 }
 
-PERFRING_API int perfring_script(const struct perfring_script_opts *opts,
-				 FILE *out)
+static void script_free(struct script *sc)
 {
-	struct script *sc;
-	int err;
-
-	if (!opts || !out || !OPTS_VALID(opts) ||
-	    opts->sz < offsetof(struct perfring_script_opts, fields))
-		return -EINVAL;
-	sc = calloc(1, sizeof(*sc));
 	if (!sc)
-		return -ENOMEM;
-	OPTS_COPY(&sc->o, opts);
-	for (int t = 0; t < OT_MAX; t++)
-		sc->ot[t].fields = t == OT_TRACE ? DEF_TRACE : DEF_SAMPLE;
-	if (sc->o.fields && *sc->o.fields) {
-		err = parse_fields(sc, sc->o.fields);
-		if (err)
-			goto out_free;
-	}
-	err = ob_init(&sc->ob, out);
-	if (!err)
-		err = machine_init(&sc->m);
-	if (err)
-		goto out_free;
-	sc->m.dsos.symfs = OPTS_GET(opts, symfs, NULL);
-	if (OPTS_GET(opts, trace_dat, NULL)) {
-		sc->merged = calloc(1, sizeof(*sc->merged));
-		err = sc->merged ? tdat_lines_open(opts->trace_dat,
-						   &sc->merged->lines) :
-				   -ENOMEM;
-		if (!err)
-			merged_pull(sc->merged);
-		if (err) {
-			pr_err("script: %s: %s (--no-trace-dat: the perf.data alone)",
-			       opts->trace_dat, strerror(-err));
-			goto out_machine;
-		}
-	}
-	err = prd_open(sc->o.input ? sc->o.input : "perf.data", &sc->f);
-	if (err)
-		goto out_machine;
-	err = prd_process(sc->f, true, on_event, sc);
-	if (sc->stop && (!err || err == sc->stop))
-		err = sc->stop;
-	if (!err && sc->merged) {
-		merged_put_until(sc, UINT64_MAX);
-		err = sc->merged->err;
-		if (err)
-			pr_err("script: %s: %s (the events around it are printed)",
-			       opts->trace_dat, strerror(-err));
-	}
-	ob_flush(&sc->ob);
-	if (!err && sc->ob.err)
-		err = sc->ob.err;
-	if (!err && fflush(out))
-		err = -errno;
-	prd_close(sc->f);
-out_machine:
+		return;
+	if (sc->f)
+		prd_close(sc->f);
 	machine_exit(&sc->m);
-out_free:
 	merged_free(sc->merged);
 	tpfmt_free(sc->tp);
 	for (uint32_t i = 0; i < sc->nr_ai; i++) {
@@ -793,6 +1025,201 @@ out_free:
 	}
 	free(sc->ai);
 	free(sc->ob.p);
+	filter_free(&sc->filt);
+	srclines_free(sc->src);
 	free(sc);
+}
+
+/* The state of a script or a reader, with the file open. */
+static int script_new(const struct perfring_script_opts *opts, FILE *out,
+		      struct script **out_sc)
+{
+	struct script *sc;
+	int err;
+
+	if (!opts || !OPTS_VALID(opts) ||
+	    opts->sz < offsetof(struct perfring_script_opts, fields))
+		return -EINVAL;
+	sc = calloc(1, sizeof(*sc));
+	if (!sc)
+		return -ENOMEM;
+	OPTS_COPY(&sc->o, opts);
+	sc->out = out;
+	for (int t = 0; t < OT_MAX; t++)
+		sc->ot[t].fields = t == OT_TRACE ? DEF_TRACE : DEF_SAMPLE;
+	err = machine_init(&sc->m);
+	if (err) {
+		free(sc);
+		return err;
+	}
+	sc->m.dsos.symfs = OPTS_GET(opts, symfs, NULL);
+	if (sc->o.fields && *sc->o.fields)
+		err = parse_fields(sc, sc->o.fields);
+	if (!err)
+		err = filter_set_pids(&sc->filt, sc->o.pid_list);
+	if (!err)
+		err = filter_set_tids(&sc->filt, sc->o.tid_list);
+	if (!err)
+		err = filter_set_comms(&sc->filt, sc->o.comm_list);
+	if (!err)
+		err = filter_set_cpus(&sc->filt, sc->o.cpu_list);
+	if (!err)
+		err = filter_set_time(&sc->filt, sc->o.time_range);
+	if (!err)
+		err = filter_set_syms(&sc->filt, sc->o.symbols);
+	sc->filter_loc = sc->filt.syms != NULL;
+	if (!err)
+		err = ob_init(&sc->ob, out);
+	if (!err && sc->o.trace_dat) {
+		sc->merged = calloc(1, sizeof(*sc->merged));
+		err = sc->merged ? tdat_lines_open(sc->o.trace_dat,
+						   &sc->merged->lines) :
+				   -ENOMEM;
+		if (!err)
+			merged_pull(sc->merged);
+		if (err)
+			pr_err("script: %s: %s (--no-trace-dat: the perf.data alone)",
+			       sc->o.trace_dat, strerror(-err));
+	}
+	if (!err)
+		err = prd_open(sc->o.input ? sc->o.input : "perf.data", &sc->f);
+	if (!err && sc->o.reltime && sc->o.time_range) {
+		/* perf_time__parse_for_ranges_reltime(): both ends (an open
+		 * one too) from the file's first sample time */
+		size_t len;
+		const unsigned char *st =
+			prd_feature(sc->f, PD_FEAT_SAMPLE_TIME, &len);
+		uint64_t first = 0;
+
+		if (st && len >= 8)
+			memcpy(&first, st, 8);
+		sc->filt.time_start += first;
+		sc->filt.time_end += first;
+	}
+	if (!err && sc->filt.cpus) {
+		/* perf_session__cpu_bitmap(): every event must have it */
+		for (uint32_t i = 0; i < prd_nr_attrs(sc->f) && !err; i++) {
+			const struct prd_attr *a = prd_attr(sc->f, i);
+
+			if (a && !(a->attr.sample_type & PERF_SAMPLE_CPU)) {
+				pr_err("--cpu: the file's events do not sample the CPU");
+				err = -EINVAL;
+			}
+		}
+	}
+	if (err) {
+		script_free(sc);
+		return err;
+	}
+	*out_sc = sc;
+	return 0;
+}
+
+PERFRING_API int perfring_script(const struct perfring_script_opts *opts,
+				 FILE *out)
+{
+	struct script *sc;
+	int err;
+
+	if (!out)
+		return -EINVAL;
+	err = script_new(opts, out, &sc);
+	if (err)
+		return err;
+	err = prd_process(sc->f, true, on_event, sc);
+	if (sc->stop && (!err || err == sc->stop))
+		err = sc->stop;
+	if (!err && sc->merged) {
+		merged_put_until(sc, UINT64_MAX);
+		err = sc->merged->err;
+		if (err)
+			pr_err("script: %s: %s (the events around it are printed)",
+			       sc->o.trace_dat, strerror(-err));
+	}
+	ob_flush(&sc->ob);
+	if (!err && sc->ob.err)
+		err = sc->ob.err;
+	if (!err && fflush(out))
+		err = -errno;
+	script_free(sc);
 	return err;
+}
+
+/* ---- the reader API --------------------------------------------------- */
+
+PERFRING_API int perfring_reader_open(const struct perfring_script_opts *opts,
+				      struct perfring_reader **out)
+{
+	struct perfring_reader *r;
+	struct perfring_script_opts o;
+	int err;
+
+	if (!opts || !out || !OPTS_VALID(opts) ||
+	    opts->sz < offsetof(struct perfring_script_opts, fields))
+		return -EINVAL;
+	/* Text-only settings do not apply: the fields, the trace.dat. */
+	OPTS_COPY(&o, opts);
+	o.sz = sizeof(o);
+	o.fields = NULL;
+	o.trace_dat = NULL;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	err = script_new(&o, NULL, &r->sc);
+	if (err) {
+		free(r);
+		return err;
+	}
+	r->sc->reader = r;
+	*out = r;
+	return 0;
+}
+
+PERFRING_API int perfring_reader_run(struct perfring_reader *r,
+				     perfring_sample_fn fn, void *ctx)
+{
+	struct script *sc;
+	int err;
+
+	if (!r || !fn)
+		return -EINVAL;
+	if (r->ran)
+		return -EALREADY;
+	r->ran = true;
+	sc = r->sc;
+	sc->fn = fn;
+	sc->fn_ctx = ctx;
+	err = prd_process(sc->f, true, on_event, sc);
+	if (sc->fn_ret)
+		return sc->fn_ret;
+	if (sc->stop && (!err || err == sc->stop))
+		err = sc->stop;
+	return err;
+}
+
+PERFRING_API int perfring_reader_field(struct perfring_reader *r,
+				       const struct perfring_sample *s,
+				       const char *name, uint64_t *num,
+				       char *buf, size_t len)
+{
+	struct script *sc;
+
+	if (!r || !s || !name)
+		return -EINVAL;
+	sc = r->sc;
+	if (!sc->cur || s->raw != sc->cur->raw || !s->raw ||
+	    s->type != PERF_TYPE_TRACEPOINT)
+		return -ENOENT;
+	ensure_tp(sc);
+	if (!sc->tp)
+		return -ENOENT;
+	return tpfmt_field(sc->tp, s->raw, s->raw_size, name, num, buf, len);
+}
+
+PERFRING_API void perfring_reader_close(struct perfring_reader *r)
+{
+	if (!r)
+		return;
+	script_free(r->sc);
+	free(r);
 }

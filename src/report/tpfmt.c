@@ -2326,3 +2326,79 @@ void tpfmt_free(struct tpfmt *t)
 	free(t->scratch);
 	free(t);
 }
+
+/* tep_find_any_field(), but a damaged format can leave a field without a
+ * name, which libtraceevent's lookup would pass to strcmp(). */
+static struct tep_format_field *field_named(struct tep_event *ev,
+					    const char *name)
+{
+	struct tep_format_field *lists[2] = { ev->format.common_fields,
+					      ev->format.fields };
+
+	for (int i = 0; i < 2; i++)
+		for (struct tep_format_field *f = lists[i]; f; f = f->next)
+			if (f->name && !strcmp(f->name, name))
+				return f;
+	return NULL;
+}
+
+int tpfmt_field(struct tpfmt *t, const void *raw, uint32_t size,
+		const char *name, uint64_t *num, char *buf, size_t len)
+{
+	const unsigned char *data = raw;
+	struct tep_format_field *f;
+	struct tp_ev *te;
+	uint32_t off, flen;
+
+	if (!t || !raw || !name)
+		return -ENOENT;
+	te = lookup(t, data, size);
+	if (!te || !te->ev)
+		return -ENOENT;
+	f = field_named(te->ev, name);
+	if (!f)
+		return -ENOENT;
+	if ((uint64_t)f->offset + (uint64_t)f->size > size)
+		return -EBADMSG;
+	off = (uint32_t)f->offset;
+	flen = (uint32_t)f->size;
+	if (f->flags & (TEP_FIELD_IS_DYNAMIC | TEP_FIELD_IS_RELATIVE)) {
+		uint64_t v;
+
+		if (flen != 4 && flen != 2)
+			return -EBADMSG;
+		v = tep_read_number(t->tep, data + off, (int)flen);
+		if (flen == 4) {
+			flen = (uint32_t)(v >> 16) & 0xffff;
+			off = (f->flags & TEP_FIELD_IS_RELATIVE ? off + 4 : 0) +
+			      ((uint32_t)v & 0xffff);
+		} else {
+			off = (uint32_t)v;
+			flen = off <= size ? size - off : 0;
+		}
+		if ((uint64_t)off + flen > size)
+			return -EBADMSG;
+	} else if (!(f->flags & TEP_FIELD_IS_STRING) &&
+		   !(f->flags & TEP_FIELD_IS_ARRAY) &&
+		   (flen == 1 || flen == 2 || flen == 4 || flen == 8)) {
+		uint64_t v = tep_read_number(t->tep, data + off, (int)flen);
+
+		/* signed fields sign-extended */
+		if ((f->flags & TEP_FIELD_IS_SIGNED) && flen < 8 &&
+		    (v >> (flen * 8 - 1) & 1))
+			v |= ~0ull << (flen * 8);
+		if (num)
+			*num = v;
+		return 0;
+	}
+	/* Text: up to the first NUL of the field. */
+	if (buf && len) {
+		size_t n = strnlen((const char *)data + off, flen);
+
+		if (n >= len)
+			n = len - 1;
+		memcpy(buf, data + off, n);
+		buf[n] = '\0';
+	}
+	return 1;
+}

@@ -44,4 +44,14 @@ void tpfmt_set_slow(struct tpfmt *t, bool slow);
 void tpfmt_print(struct tpfmt *t, const void *raw, uint32_t size, int cpu,
 		 struct outbuf *ob);
 
+/*
+ * The field @name of the tracepoint record @raw (@size bytes): a number
+ * (returns 0, *@num; signed fields sign-extended) or text (char arrays,
+ * __data_loc strings and arrays: returns 1, the bytes up to the first NUL
+ * into @buf, cut to @len - 1 and NUL-terminated).  -ENOENT: no such event
+ * or field; -EBADMSG: the record does not hold it.
+ */
+int tpfmt_field(struct tpfmt *t, const void *raw, uint32_t size,
+		const char *name, uint64_t *num, char *buf, size_t len);
+
 #endif

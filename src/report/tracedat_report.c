@@ -407,6 +407,30 @@ static int print_line(void *ctx, uint64_t ts, const char *text, size_t len)
 	return 0;
 }
 
+int tdat_report(const char *path, FILE *out)
+{
+	struct tdat_lines *l;
+	const char *text;
+	uint64_t ts;
+	size_t len;
+	int err = tdat_lines_open(path, &l);
+
+	if (err)
+		return err;
+	/* trace-cmd report's first line */
+	fprintf(out, "cpus=%u\n", l->r.f->nr_cpus);
+	while ((err = tdat_lines_next(l, &ts, &text, &len)) > 0) {
+		if (fwrite(text, 1, len, out) != len || ferror(out)) {
+			err = errno ? -errno : -EIO;
+			break;
+		}
+	}
+	tdat_lines_close(l);
+	if (!err)
+		err = out_err(out);
+	return err;
+}
+
 int perfring_trace_dat_script(const char *path, FILE *out)
 {
 	int err = tdat_script_lines(path, print_line, out);

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Source lines of code addresses (perf's srcline), from the DWARF line
+ * tables of an object or its separate debug file (libdw's dwfl: the
+ * .gnu_debuglink and /usr/lib/debug/.build-id lookups), without running
+ * addr2line.  One dwfl per object, made on first use and kept.
+ */
+#ifndef PERFRING_REPORT_SRCLINE_H
+#define PERFRING_REPORT_SRCLINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "symbols.h"
+
+struct srclines;
+
+struct srclines *srclines_new(void);
+void srclines_free(struct srclines *s);
+
+/*
+ * perf's srcline of @addr (an address as the object's symbols use it,
+ * dso_addr()) in @dso, as map__fprintf_srcline() prints it: "file.c:123"
+ * (the file's base name), "[kernel.kallsyms][ffffffff81000000]" for the
+ * kernel and objects without line tables.  Writes it NUL-terminated to
+ * @buf and returns its length (cut to @len - 1).
+ */
+size_t srcline_text(struct srclines *s, struct dso *dso, uint64_t addr,
+		    uint64_t ip, char *buf, size_t len);
+
+#endif

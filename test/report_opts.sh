@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# perfring report's options judged by perf report --stdio (6.1) with the
+# same options on the same files (recorded by perf record and by perfring
+# record): --sort with cpu, -n (its column width), --comm, --dsos,
+# --symbols (absolute percentages, one-entry lists eliding the column),
+# -g caller|callee|N and --percent-limit on the graphs; and a trace.dat
+# against trace-cmd report.
+# The whole text is compared but for perf's first line (it points at its
+# --header options, ours at perfring dump) and its random closing tip.
+# Skips (77) only if the kernel refuses perf_event_open.
+# test-timeout: 600
+set -u
+cli=${PERFRING_CLI:-build/perfring}
+wl=${WORKLOADS:-build/workloads}
+fail() { echo "FAILED: $*" >&2; exit 1; }
+skip() { echo "SKIP: $*" >&2; exit 77; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+command -v perf >/dev/null || fail "perf is not installed"
+cli=$(realpath "$cli")
+wl=$(realpath "$wl")
+
+if ! perf record -q -e dummy -o "$tmp/probe.data" -- true 2>"$tmp/probe.err"; then
+	skip "kernel refuses perf_event_open: $(cat "$tmp/probe.err")"
+fi
+
+# perf's text without its first line and its tip (the last 3 lines, "#",
+# "# (Tip: ...)", "#"); ours without its first line.
+compare() {
+	local f=$1
+	shift
+	perf report --stdio -i "$f" "$@" 2>/dev/null | sed 1d |
+		awk '{ l[NR] = $0 } END { n = NR; if (l[n - 1] ~ /^# \(Tip:/) n -= 3; for (i = 1; i <= n; i++) print l[i] }' \
+			>"$tmp/perf.txt" || fail "$(basename "$f") $*: perf report failed"
+	"$cli" report -i "$f" "$@" 2>"$tmp/ours.err" | sed 1d >"$tmp/ours.txt" ||
+		fail "$(basename "$f") $*: perfring report failed: $(cat "$tmp/ours.err")"
+	grep -q '%' "$tmp/perf.txt" || fail "$(basename "$f") $*: perf report shows no entries"
+	if ! cmp -s "$tmp/perf.txt" "$tmp/ours.txt"; then
+		diff "$tmp/perf.txt" "$tmp/ours.txt" | head -10 >&2
+		fail "$(basename "$f") $*: differs from perf report --stdio"
+	fi
+	echo "$(basename "$f") $*: $(grep -c '%' "$tmp/ours.txt") entries as perf report"
+}
+
+# Call graphs: perf orders branches of equal weight by how its trees were
+# built; the graph is compared as the multiset of its lines without the
+# rails (every branch, percentage and frame), the entries in order.
+graph_words() {
+	sed 1d | grep -v '^# (Tip' | sed 's/[|]//g; s/^ *//; s/^--*//; s/--$//' | grep -v '^#' | sort
+}
+compare_graph() {
+	local f=$1
+	shift
+	perf report --stdio -i "$f" "$@" 2>/dev/null | graph_words >"$tmp/perf.txt"
+	"$cli" report -i "$f" "$@" 2>"$tmp/ours.err" | graph_words >"$tmp/ours.txt" ||
+		fail "$(basename "$f") $*: perfring report failed: $(cat "$tmp/ours.err")"
+	grep -q '%' "$tmp/perf.txt" || fail "$(basename "$f") $*: perf report shows no entries"
+	if ! cmp -s "$tmp/perf.txt" "$tmp/ours.txt"; then
+		diff "$tmp/perf.txt" "$tmp/ours.txt" | head -10 >&2
+		fail "$(basename "$f") $*: call graph differs from perf report --stdio"
+	fi
+	perf report --stdio -i "$f" "$@" 2>/dev/null | grep '^ .*%  ' >"$tmp/perf.txt"
+	"$cli" report -i "$f" "$@" | grep '^ .*%  ' >"$tmp/ours.txt"
+	cmp -s "$tmp/perf.txt" "$tmp/ours.txt" || fail "$(basename "$f") $*: entries differ from perf report"
+	echo "$(basename "$f") $*: $(wc -l <"$tmp/ours.txt") entries and their graphs as perf report"
+}
+
+perf record -q -e sched:sched_switch -e cpu-clock -a -o "$tmp/perf-a.data" -- "$wl/pingpong" 2000 2>/dev/null ||
+	fail "perf record -a"
+"$cli" record -q -e sched:sched_switch -e cpu-clock -a -o "$tmp/ours-a.data" -- "$wl/pingpong" 2000 ||
+	fail "perfring record -a"
+perf record -q -g -o "$tmp/perf-g.data" -- "$wl/hot" 0.3 2>/dev/null || fail "perf record -g"
+"$cli" record -q -g -o "$tmp/ours-g.data" -- "$wl/hot" 0.3 || fail "perfring record -g"
+
+for f in "$tmp/perf-g.data" "$tmp/ours-g.data"; do
+	compare "$f" -n --no-children -g none
+	compare "$f" --sort cpu,sym --no-children -g none
+	compare "$f" --sort comm,dso -n --no-children -g none
+	compare "$f" --comm hot --no-children -g none
+	compare "$f" --symbols hot_loop,main --no-children -g none
+	compare "$f" --symbols hot_loop --no-children -n -g none
+	compare "$f" --dsos hot --no-children -g none
+	compare "$f" --dsos hot,libc.so.6 --no-children -g none
+	compare_graph "$f" --no-children -g caller
+	compare_graph "$f" --no-children -g callee,2
+	compare_graph "$f" --no-children --percent-limit 0.2
+	compare_graph "$f" --percent-limit 3
+done
+# System-wide: the workload's entries (other programs' C++ names may be
+# demangled differently by perf), tracepoints sorted by CPU.
+for f in "$tmp/perf-a.data" "$tmp/ours-a.data"; do
+	compare "$f" --comm pingpong --sort comm,cpu -n -g none
+	compare "$f" --sort cpu -g none
+	compare "$f" --comm pingpong --dsos '[kernel.kallsyms]' --no-children -g none
+	compare "$f" --comm pingpong --symbols schedule,__schedule --no-children -g none
+done
+# A trace.dat (record --tracefs-event): report lists it as trace-cmd
+# report does, byte for byte.
+command -v trace-cmd >/dev/null || fail "trace-cmd is not installed"
+"$cli" record -q -e cpu-clock --tracefs-event sched:sched_switch -o "$tmp/tr.data" -- "$wl/pingpong" 300 ||
+	fail "perfring record --tracefs-event"
+trace-cmd report -i "$tmp/tr.data.trace.dat" >"$tmp/tc.txt" 2>/dev/null || fail "trace-cmd report failed"
+"$cli" report -i "$tmp/tr.data.trace.dat" >"$tmp/ours.txt" || fail "perfring report on a trace.dat failed"
+grep -q sched_switch "$tmp/ours.txt" || fail "report on a trace.dat: no sched_switch events"
+cmp -s "$tmp/tc.txt" "$tmp/ours.txt" || fail "report on a trace.dat differs from trace-cmd report"
+echo "report on a trace.dat: $(wc -l <"$tmp/ours.txt") lines as trace-cmd report"
+exit 0

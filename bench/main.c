@@ -60,6 +60,7 @@
  */
 #define _GNU_SOURCE
 #include <ctype.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,9 +103,12 @@ int main(int argc, char **argv)
 	int ran = 0;
 
 	/* key=value after the case name: BENCH_KEY=value */
-	const char *only = argc > 1 && !strchr(argv[1], '=') ? argv[1] : NULL;
+	/* case names (any number, in the table's order), then key=value */
+	int nr_only = 0;
 
-	for (int a = only ? 2 : 1; a < argc; a++) {
+	while (1 + nr_only < argc && !strchr(argv[1 + nr_only], '='))
+		nr_only++;
+	for (int a = 1 + nr_only; a < argc; a++) {
 		char name[64] = "BENCH_", *eq = strchr(argv[a], '=');
 		size_t k = 6;
 
@@ -130,7 +134,11 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	perfring_clock_init(NULL);
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		if (only && strcmp(only, cases[i].name))
+		bool wanted = !nr_only;
+
+		for (int a = 1; a <= nr_only; a++)
+			wanted |= !strcmp(argv[a], cases[i].name);
+		if (!wanted)
 			continue;
 		cases[i].fn();
 		ran++;

@@ -827,7 +827,7 @@ PERFRING_API int perfring_event_write(struct perfring_event *ev,
 			struct perfring_app_record *rec =
 				(void *)(r->data + (head & r->mask));
 
-			ring_prefetch_write((char *)rec + RING_PREFETCH_AHEAD);
+			ring_prefetch_write_span((unsigned char *)rec, size);
 			rec->header.type = PERFRING_RECORD_APP_EVENT;
 			rec->header.misc = 0;
 			rec->header.size = (uint16_t)size;

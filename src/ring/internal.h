@@ -30,7 +30,9 @@
  * sides ask for the lines ahead explicitly (docs/design.md, section 4a).
  * PERFRING_NO_PREFETCH builds without, for `make bench`'s A/B.
  */
-#define RING_PREFETCH_AHEAD 512
+#ifndef RING_PREFETCH_AHEAD
+#define RING_PREFETCH_AHEAD 1024
+#endif
 #ifndef PERFRING_NO_PREFETCH
 #define ring_prefetch_read(p) __builtin_prefetch((p), 0, 3)
 #if defined(__x86_64__)
@@ -47,6 +49,20 @@
 #define ring_prefetch_read(p) ((void)(p))
 #define ring_prefetch_write(p) ((void)(p))
 #endif
+
+/* Every line of a record-sized span RING_PREFETCH_AHEAD past @p: one
+ * prefetch for a small record, one a line for a large one. */
+static inline void ring_prefetch_read_span(const unsigned char *p, size_t size)
+{
+	for (size_t off = 0; off < size; off += 64)
+		ring_prefetch_read(p + RING_PREFETCH_AHEAD + off);
+}
+
+static inline void ring_prefetch_write_span(const unsigned char *p, size_t size)
+{
+	for (size_t off = 0; off < size; off += 64)
+		ring_prefetch_write(p + RING_PREFETCH_AHEAD + off);
+}
 
 struct ring_guard_slot {
 	uint32_t state; /* GUARD_FREE, GUARD_BUSY, GUARD_LIVE */
@@ -92,8 +108,16 @@ struct perfring_ring {
 	uint32_t dead; /* enum ring_dead_cause, rings without a guard slot */
 	bool dead_logged;
 
-	/* Producer private state (single producer). */
-	bool sp_fast; /* forward, single producer, watermark wake-ups */
+	/*
+	 * Producer private state (single producer), then consumer private
+	 * state, each on cache lines of its own: one handle may serve a
+	 * writer thread and a reader thread (PERFRING_ROLE_BOTH), and the
+	 * writer stores p_head at every record as the reader stores c_pos.
+	 * Sharing a line, the two stores made it bounce between the cores
+	 * at every record (docs/design.md section 4a); the handle itself is
+	 * allocated on a line boundary (ring_alloc).
+	 */
+	_Alignas(64) bool sp_fast; /* forward, single producer, watermark wake-ups */
 	uint32_t max_record; /* largest record (with room for a LOST) */
 	uint64_t p_lost; /* drops not yet reported (mirrors lost_pending) */
 	uint64_t p_head; /* next write position */
@@ -103,7 +127,8 @@ struct perfring_ring {
 	uint32_t p_events; /* records since the last wake check */
 
 	/* Consumer private state. */
-	uint64_t c_tail; /* forward: consumed up to; overwrite: prev head */
+	_Alignas(64) uint64_t
+		c_tail; /* forward: consumed up to; overwrite: prev head */
 	uint64_t c_pos; /* walk position in the current batch */
 	uint64_t c_end; /* end of the current batch */
 	unsigned char *c_base; /* data the batch walks (mapping or copy) */

@@ -369,7 +369,7 @@ PERFRING_API int perfring_ring_emit(struct perfring_ring *r, const void *rec,
 		if (likely(ring_sp_room(r, head, size))) {
 			unsigned char *dst = r->data + (head & r->mask);
 
-			ring_prefetch_write(dst + RING_PREFETCH_AHEAD);
+			ring_prefetch_write_span(dst, size);
 			copy_record(dst, rec, size);
 			ring_sp_publish(r, head + size);
 			return 0;

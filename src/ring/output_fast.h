@@ -46,7 +46,7 @@ static inline bool ring_fast_reserve(struct perfring_output *h,
 	h->ring = r;
 	h->size = (uint32_t)size;
 	h->data = r->data + (head & r->mask);
-	ring_prefetch_write(h->data + RING_PREFETCH_AHEAD);
+	ring_prefetch_write_span(h->data, size);
 	h->start = head;
 	h->end = head + size;
 	return true;

@@ -320,11 +320,11 @@ PERFRING_API int perfring_reader_next(struct perfring_ring *r,
 		const unsigned char *p = r->data + (r->c_pos & r->mask);
 		struct perf_event_header hdr;
 
-		ring_prefetch_read(p + RING_PREFETCH_AHEAD);
 		/* One read: the producer may change it under us. */
 		memcpy(&hdr, p, sizeof(hdr));
 		if (likely(hdr.size >= sizeof(hdr) && !(hdr.size & 7) &&
 			   hdr.size <= rem)) {
+			ring_prefetch_read_span(p, hdr.size);
 			r->c_pos += hdr.size;
 			*rec = (const struct perf_event_header *)p;
 			return hdr.size;

@@ -35,10 +35,13 @@ bool is_pow2(uint64_t x)
 
 static struct perfring_ring *ring_alloc(void)
 {
-	struct perfring_ring *r = calloc(1, sizeof(*r));
+	/* On a line boundary, as the struct's line-aligned sections need */
+	struct perfring_ring *r =
+		aligned_alloc(_Alignof(struct perfring_ring), sizeof(*r));
 
 	if (!r)
 		return NULL;
+	memset(r, 0, sizeof(*r));
 	r->fd = -1;
 	r->wake_fd = -1;
 	r->wake_wr = -1;

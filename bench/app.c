@@ -601,9 +601,8 @@ void case_emit_vs_lttng(void)
  * this format there; vs_write_bound = mev_s / write_bound_mev_s.  Every
  * trial and the write() baseline start after settle_memory(), so that
  * neither is charged for guest memory the host has not backed yet (the
- * write() baseline measured 6 GB/s on reused memory while the recorder's
- * file went to fresh memory at 0.3 GB/s: that, not the recorder, was most
- * of the 0.13 of 2026-11-24).
+ * write() baseline used to run on memory just freed, at up to 6 GB/s,
+ * while a new file on fresh memory measured 0.24 GB/s here).
  * Rings of BENCH_APP_RING (16M) per thread.
  */
 static double sustained_settle; /* bytes settle_memory() touches first */

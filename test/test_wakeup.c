@@ -547,6 +547,36 @@ static void named_fork(void)
 	CHECK_EQ(rmdir(dir), 0);
 }
 
+/*
+ * A flush that finds nobody waiting is not lost: the consumer between a
+ * batch and arming again (waiting 0), the producer's last records under
+ * the watermark and its flush, then the consumer arms.  It must not sleep
+ * on those records (the race test_consumer once lost 60 s to).  Run in
+ * that order in one thread, so the interleaving is the bad one every time.
+ */
+static void flush_unwatched(unsigned int flags)
+{
+	struct perfring_ring *p, *c;
+
+	pair(16 * page, 8 * page, 0, flags, &p, &c);
+	CHECK_EQ(perfring_ring_wait_prepare(c), 0); /* armed, empty */
+	perfring_ring_wait_finish(c); /* disarmed: between two batches */
+	CHECK_EQ(waiting(c), 0u);
+	CHECK_EQ(emit(p, 1), 0); /* far under the watermark */
+	perfring_ring_flush(p); /* finds nobody waiting */
+	CHECK(perfring_ring_wait_prepare(c) == 1,
+	      "%s: a flush while the consumer was between batches was lost",
+	      flags ? "MP" : "SP");
+	drain(c);
+	/* seen once: the next arm sleeps again */
+	CHECK_EQ(perfring_ring_wait_prepare(c), 0);
+	perfring_ring_wait_finish(c);
+	perfring_ring_destroy(c);
+	perfring_ring_destroy(p);
+	printf("flush while the consumer is between batches: read, not slept on (%s)\n",
+	       flags ? "MP" : "SP");
+}
+
 int main(void)
 {
 	page = (size_t)sysconf(_SC_PAGESIZE);
@@ -558,5 +588,7 @@ int main(void)
 	many(PERFRING_MODE_MULTI_PRODUCER);
 	epoll_mixed();
 	named_fork();
+	flush_unwatched(0);
+	flush_unwatched(PERFRING_MODE_MULTI_PRODUCER);
 	return test_exit();
 }

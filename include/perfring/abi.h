@@ -79,7 +79,13 @@ struct perfring_ext {
 	uint64_t write_seq; /* odd while an overwrite record is being written */
 	uint64_t wakeups; /* wake-ups the producer(s) sent */
 	uint32_t producer_pid;
-	uint32_t pad4[7];
+	uint32_t pad4a;
+	/* perfring_ring_flush() calls: a consumer about to sleep below its
+	 * watermark reads on if this moved since it last looked (a flush
+	 * that found nobody waiting is not lost).  0 in rings of older
+	 * producers, which never move it. */
+	uint64_t flush_seq;
+	uint32_t pad4[4];
 
 	/* Line 5: multi-producer reservation head. */
 	uint64_t reserve_head;

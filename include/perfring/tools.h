@@ -391,9 +391,6 @@ struct perfring_script_opts {
 	 * returned.  NULL: none.
 	 */
 	const char *trace_dat;
-	/* --symfs: the root under which the objects and their debug files
-	 * are looked up, as perf's --symfs (NULL: /). */
-	const char *symfs;
 	/*
 	 * perf script's filters: samples of these processes, threads (the
 	 * thread's pid/tid, "1,2"), thread names ("bash,sh"), CPUs ("0-3,8"),
@@ -408,6 +405,9 @@ struct perfring_script_opts {
 	/* --show-task-events (COMM, FORK, EXIT) and --show-mmap-events
 	 * (MMAP, MMAP2) lines among the samples, as perf prints them. */
 	bool show_task_events, show_mmap_events;
+	/* --symfs: the root under which the objects and their debug files
+	 * are looked up, as perf's --symfs (NULL: /). */
+	const char *symfs;
 };
 
 /*

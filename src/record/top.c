@@ -111,6 +111,10 @@ struct top {
 	const int *cpus;
 	const pid_t *tids;
 	int nr_cpus, nr_tids;
+	/* what cpus and tids point at: the handle's own, not static, so
+	 * that two tops in one program do not share them */
+	int cpus_buf[TOP_MAX_CPUS];
+	pid_t tids_buf[TOP_MAX_TIDS];
 	bool system_wide;
 	uint64_t data_bytes, delay_ms, next_ms;
 	/*
@@ -1005,8 +1009,8 @@ static void setup_attrs(struct top *t, bool inherit)
 
 static int top_targets(struct top *t)
 {
-	static int cpus_buf[TOP_MAX_CPUS];
-	static pid_t tids_buf[TOP_MAX_TIDS];
+	int *cpus_buf = t->cpus_buf;
+	pid_t *tids_buf = t->tids_buf;
 	static const pid_t any_tid = -1;
 	const char *const *evs = t->o.events;
 	const char *tracefs = NULL;

@@ -140,6 +140,7 @@ struct perfring_ring {
 	unsigned char *copy; /* overwrite snapshot copy, size bytes */
 	uint64_t c_seen_head; /* data_head at the last reader_begin */
 	bool c_hold; /* data_tail lags c_tail until perfring__ring_reader_release() */
+	uint64_t c_flush_seen; /* ext->flush_seq when wait_prepare last looked */
 	uint64_t corrupt_bytes;
 	uint64_t corrupt_events;
 	/* Reader warnings: each cause is logged once per ring, then counted. */

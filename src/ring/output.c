@@ -383,6 +383,14 @@ PERFRING_API void perfring_ring_flush(struct perfring_ring *r)
 	if (!r || r->kernel || !(r->role & PERFRING_ROLE_PRODUCER) ||
 	    (r->mode & PERFRING_MODE_OVERWRITE) || ring_dead(r))
 		return;
+	/*
+	 * A consumer between reading a batch and arming again has waiting
+	 * at 0: the wake-up below would find nobody, and the consumer would
+	 * then sleep on records under its watermark.  The count goes before
+	 * ring_wake_check()'s smp_mb() (row F): the consumer stores waiting,
+	 * smp_mb(), then loads flush_seq, so one side sees the other.
+	 */
+	atomic_add_relaxed(&r->ext->flush_seq, 1);
 	ring_wake_check(r, READ_ONCE(r->pc->data_head), true);
 }
 

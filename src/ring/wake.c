@@ -28,7 +28,7 @@ static uint64_t avail_now(struct perfring_ring *r)
 PERFRING_API int perfring_ring_wait_prepare(struct perfring_ring *r)
 {
 	struct perfring_ext *ext;
-	uint64_t want;
+	uint64_t want, flushes;
 
 	if (!r || !(r->role & PERFRING_ROLE_CONSUMER))
 		return -EINVAL;
@@ -54,6 +54,14 @@ PERFRING_API int perfring_ring_wait_prepare(struct perfring_ring *r)
 	 */
 	smp_mb();
 	if (avail_now(r) >= want) {
+		WRITE_ONCE(ext->waiting, 0u);
+		return 1;
+	}
+	/* A flush since we last looked: what it flushed is read now, even
+	 * under the watermark (row F with perfring_ring_flush()). */
+	flushes = READ_ONCE(ext->flush_seq);
+	if (flushes != r->c_flush_seen) {
+		r->c_flush_seen = flushes;
 		WRITE_ONCE(ext->waiting, 0u);
 		return 1;
 	}

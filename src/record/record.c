@@ -298,54 +298,6 @@ static int snapshot(struct session *s)
 	return drain_all(s, true, false);
 }
 
-static int parse_tids(const char *list, bool whole_process, pid_t *tids,
-		      int max)
-{
-	const char *p = list;
-	int n = 0;
-
-	while (*p) {
-		char *end;
-		long v = strtol(p, &end, 10);
-
-		if (end == p || v <= 0 || v > INT32_MAX)
-			return -EINVAL;
-		if (whole_process) {
-			char path[64];
-			struct dirent *d;
-			DIR *dir;
-
-			snprintf(path, sizeof(path), "/proc/%ld/task", v);
-			dir = opendir(path);
-			if (!dir) {
-				pr_err("no process %ld: %s", v,
-				       strerror(errno));
-				return -ESRCH;
-			}
-			while ((d = readdir(dir)))
-				if (d->d_name[0] != '.' && n < max)
-					tids[n++] = (pid_t)atoi(d->d_name);
-			closedir(dir);
-		} else {
-			char path[64];
-
-			snprintf(path, sizeof(path), "/proc/%ld", v);
-			if (access(path, F_OK)) {
-				pr_err("no thread %ld", v);
-				return -ESRCH;
-			}
-			if (n < max)
-				tids[n++] = (pid_t)v;
-		}
-		p = end;
-		if (*p == ',')
-			p++;
-		else if (*p)
-			return -EINVAL;
-	}
-	return n ? n : -EINVAL;
-}
-
 /* Forks the command stopped before exec, as perf's workload does; the
  * program's events go to our session (libperfring). */
 static int start_child(struct session *s, char *const *argv)
@@ -833,9 +785,9 @@ static int session_targets(struct session *s)
 			return s->nr_cpus;
 	}
 	if (s->pid_list || s->tid_list) {
-		s->nr_tids = parse_tids(s->pid_list ? s->pid_list : s->tid_list,
-					s->pid_list != NULL, tids_buf,
-					MAX_TIDS);
+		s->nr_tids =
+			pe_parse_tids(s->pid_list ? s->pid_list : s->tid_list,
+				      s->pid_list != NULL, tids_buf, MAX_TIDS);
 		if (s->nr_tids < 0) {
 			if (s->nr_tids == -EINVAL)
 				pr_err("bad %s list",

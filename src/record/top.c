@@ -922,52 +922,6 @@ static const struct rec_source_ops top_source_ops = {
 
 /* ---- set-up ------------------------------------------------------------------ */
 
-/* -p: every thread of each process; -t: the threads as given. */
-static int parse_tids(const char *list, bool whole_process, pid_t *tids,
-		      int max)
-{
-	const char *p = list;
-	int n = 0;
-
-	while (*p) {
-		char *end, path[64];
-		long v = strtol(p, &end, 10);
-
-		if (end == p || v <= 0 || v > INT32_MAX)
-			return -EINVAL;
-		if (whole_process) {
-			struct dirent *d;
-			DIR *dir;
-
-			snprintf(path, sizeof(path), "/proc/%ld/task", v);
-			dir = opendir(path);
-			if (!dir) {
-				pr_err("no process %ld: %s", v,
-				       strerror(errno));
-				return -ESRCH;
-			}
-			while ((d = readdir(dir)))
-				if (d->d_name[0] != '.' && n < max)
-					tids[n++] = (pid_t)atoi(d->d_name);
-			closedir(dir);
-		} else {
-			snprintf(path, sizeof(path), "/proc/%ld", v);
-			if (access(path, F_OK)) {
-				pr_err("no thread %ld", v);
-				return -ESRCH;
-			}
-			if (n < max)
-				tids[n++] = (pid_t)v;
-		}
-		p = end;
-		if (*p == ',')
-			p++;
-		else if (*p)
-			return -EINVAL;
-	}
-	return n ? n : -EINVAL;
-}
-
 static void setup_attrs(struct top *t, bool inherit)
 {
 	uint64_t freq = t->o.freq, period = t->o.period;
@@ -1056,7 +1010,7 @@ static int top_targets(struct top *t)
 	}
 	if (t->o.pid_list || t->o.tid_list) {
 		t->tids = tids_buf;
-		t->nr_tids = parse_tids(
+		t->nr_tids = pe_parse_tids(
 			t->o.pid_list ? t->o.pid_list : t->o.tid_list,
 			t->o.pid_list != NULL, tids_buf, TOP_MAX_TIDS);
 		if (t->nr_tids < 0) {

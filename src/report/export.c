@@ -1487,28 +1487,8 @@ static int resolve_stack(struct exp *e, const struct prd_event *ev,
 		for (uint64_t i = 0; i < s->nr_callchain; i++) {
 			uint64_t ip = s->callchain[i];
 
-			if (ip >= (uint64_t)PERF_CONTEXT_MAX) {
-				switch (ip) {
-				case (uint64_t)PERF_CONTEXT_KERNEL:
-					mode = PERF_RECORD_MISC_KERNEL;
-					break;
-				case (uint64_t)PERF_CONTEXT_USER:
-					mode = PERF_RECORD_MISC_USER;
-					break;
-				case (uint64_t)PERF_CONTEXT_HV:
-					mode = PERF_RECORD_MISC_HYPERVISOR;
-					break;
-				case (uint64_t)PERF_CONTEXT_GUEST_KERNEL:
-					mode = PERF_RECORD_MISC_GUEST_KERNEL;
-					break;
-				case (uint64_t)PERF_CONTEXT_GUEST_USER:
-					mode = PERF_RECORD_MISC_GUEST_USER;
-					break;
-				default:
-					break;
-				}
+			if (callchain_marker(ip, &mode))
 				continue;
-			}
 			machine_resolve(&e->m, t, mode, ip, true,
 					&e->locs[(*n)++]);
 		}

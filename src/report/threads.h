@@ -115,4 +115,33 @@ static inline uint8_t callchain_context_cpumode(uint64_t marker)
 					       PERF_RECORD_MISC_HYPERVISOR;
 }
 
+/* At a callchain context marker, the cpumode of the entries after it into
+ * @mode and true (an unknown marker leaves @mode); false for an address.
+ * The exports' stack walks share it. */
+static inline bool callchain_marker(uint64_t ip, uint8_t *mode)
+{
+	if (ip < (uint64_t)PERF_CONTEXT_MAX)
+		return false;
+	switch (ip) {
+	case (uint64_t)PERF_CONTEXT_KERNEL:
+		*mode = PERF_RECORD_MISC_KERNEL;
+		break;
+	case (uint64_t)PERF_CONTEXT_USER:
+		*mode = PERF_RECORD_MISC_USER;
+		break;
+	case (uint64_t)PERF_CONTEXT_HV:
+		*mode = PERF_RECORD_MISC_HYPERVISOR;
+		break;
+	case (uint64_t)PERF_CONTEXT_GUEST_KERNEL:
+		*mode = PERF_RECORD_MISC_GUEST_KERNEL;
+		break;
+	case (uint64_t)PERF_CONTEXT_GUEST_USER:
+		*mode = PERF_RECORD_MISC_GUEST_USER;
+		break;
+	default:
+		break;
+	}
+	return true;
+}
+
 #endif

@@ -509,3 +509,50 @@ int pe_evlist_enable(struct pe_evlist *el, bool enable)
 			err = -errno;
 	return err;
 }
+
+int pe_parse_tids(const char *list, bool whole_process, pid_t *tids, int max)
+{
+	const char *p = list;
+	int n = 0;
+
+	while (*p) {
+		char *end;
+		long v = strtol(p, &end, 10);
+
+		if (end == p || v <= 0 || v > INT32_MAX)
+			return -EINVAL;
+		if (whole_process) {
+			char path[64];
+			struct dirent *d;
+			DIR *dir;
+
+			snprintf(path, sizeof(path), "/proc/%ld/task", v);
+			dir = opendir(path);
+			if (!dir) {
+				pr_err("no process %ld: %s", v,
+				       strerror(errno));
+				return -ESRCH;
+			}
+			while ((d = readdir(dir)))
+				if (d->d_name[0] != '.' && n < max)
+					tids[n++] = (pid_t)atoi(d->d_name);
+			closedir(dir);
+		} else {
+			char path[64];
+
+			snprintf(path, sizeof(path), "/proc/%ld", v);
+			if (access(path, F_OK)) {
+				pr_err("no thread %ld", v);
+				return -ESRCH;
+			}
+			if (n < max)
+				tids[n++] = (pid_t)v;
+		}
+		p = end;
+		if (*p == ',')
+			p++;
+		else if (*p)
+			return -EINVAL;
+	}
+	return n ? n : -EINVAL;
+}

@@ -71,6 +71,12 @@ const char *pe_tracefs(void);
 /* Parses "0-3,5" into a sorted CPU list.  Returns count or -EINVAL. */
 int pe_parse_cpus(const char *list, int *cpus, int max);
 
+/* Parses -p/-t lists ("12,34") into thread ids: with @whole_process every
+ * thread of each process (/proc/PID/task), else the ids as given, each
+ * checked to exist.  Returns the count, -EINVAL (bad list) or -ESRCH
+ * (logged). */
+int pe_parse_tids(const char *list, bool whole_process, pid_t *tids, int max);
+
 /* Online CPUs (from /sys/devices/system/cpu/online). */
 int pe_online_cpus(int *cpus, int max);
 

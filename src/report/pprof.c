@@ -36,6 +36,7 @@
 #include "../common/log.h"
 #include "intern.h"
 #include "pprof.h"
+#include "srcline.h"
 #include "unwind.h"
 
 #define MAX_SAMPLE_KEYS (1u << 22) /* distinct samples kept (more: lumped) */
@@ -53,6 +54,7 @@ struct loc_key {
 
 struct func_key {
 	uint64_t name, file; /* string ids */
+	uint64_t start_line; /* 0: unknown */
 };
 
 /* Sample key: these (pid, tid, cpu, comm: label string ids), then the
@@ -69,6 +71,7 @@ struct pprof {
 	size_t key_cap;
 	uint64_t first_time, last_time;
 	bool full_warned;
+	struct srclines *src; /* source files of functions (libdw) */
 };
 
 int pprof_new(struct prd_file *f, struct pprof **out)
@@ -99,6 +102,7 @@ void pprof_free(struct pprof *p)
 	itab_free(&p->maps);
 	itab_free(&p->locs);
 	itab_free(&p->funcs);
+	srclines_free(p->src);
 	itab_free(&p->samples);
 	free(p->loc_func.v);
 	free(p->map_has_func.v);
@@ -133,6 +137,30 @@ static int num_str(struct pprof *p, int64_t v, uint64_t *idx)
 	return str_id(p, buf,
 		      (size_t)snprintf(buf, sizeof(buf), "%lld", (long long)v),
 		      idx);
+}
+
+/*
+ * A function's file: the source file and first line of its symbol where
+ * the object (or its debug file) has line tables, as pprof's Function
+ * wants them (file.c, 42), else the object's path.
+ */
+static int func_file(struct pprof *p, const struct addr_loc *al,
+		     struct func_key *fk)
+{
+	char buf[1024], *colon;
+
+	fk->start_line = 0;
+	if (al->dso && !al->kernel && al->map &&
+	    (p->src || (p->src = srclines_new())) &&
+	    srcline_text(p->src, al->dso, al->sym->start, al->sym->start, buf,
+			 sizeof(buf)) > 0 &&
+	    buf[0] != '[' && (colon = strrchr(buf, ':')) && colon[1] >= '1' &&
+	    colon[1] <= '9') {
+		fk->start_line = strtoull(colon + 1, NULL, 10);
+		*colon = 0;
+		return str_idc(p, buf, &fk->file);
+	}
+	return str_idc(p, al->dso ? al->dso->name : "", &fk->file);
 }
 
 /* The location id of one resolved frame. */
@@ -170,8 +198,7 @@ static int location_of(struct pprof *p, const struct addr_loc *al, uint64_t ip,
 
 		err = str_idc(p, al->sym->name, &fk.name);
 		if (!err)
-			err = str_idc(p, al->dso ? al->dso->name : "",
-				      &fk.file);
+			err = func_file(p, al, &fk);
 		if (!err)
 			err = itab_intern(&p->funcs, &fk, sizeof(fk), &fid,
 					  NULL);
@@ -706,6 +733,8 @@ int pprof_write(struct pprof *p, struct machine *m, const char *input,
 		pb_uint(&sub, 2, fk.name);
 		pb_uint(&sub, 3, fk.name);
 		pb_uint(&sub, 4, fk.file);
+		if (fk.start_line)
+			pb_uint(&sub, 5, fk.start_line);
 		pb_msg(&b, 5, &sub);
 	}
 	/* 6: string_table */

@@ -93,7 +93,7 @@ $$($(1)_DIR)/libperfring-internal.a: $(INTERNAL_SRC:%.c=$$($(1)_DIR)/obj/%.o)
 $$($(1)_DIR)/test/%: test/%.c test/harness.h test/stress.h $$($(1)_DIR)/libperfring-internal.a $(HDRS)
 	@mkdir -p $$(@D)
 	$$(CC) $$(CFLAGS_COMMON) $$(TOOLS_CFLAGS) $$(CFLAGS_$(1)) $$(CFLAGS) -Isrc -o $$@ $$< $$($(1)_DIR)/libperfring-internal.a $$(CLI_LDLIBS)
-$$($(1)_DIR)/fuzz/replay_%: fuzz/fuzz_%.c fuzz/replay.c $$($(1)_DIR)/libperfring-internal.a $(HDRS)
+$$($(1)_DIR)/fuzz/replay_%: fuzz/fuzz_%.c fuzz/replay.c fuzz/fuzz_file.h $$($(1)_DIR)/libperfring-internal.a $(HDRS)
 	@mkdir -p $$(@D)
 	$$(CC) $$(CFLAGS_COMMON) $$(TOOLS_CFLAGS) $$(CFLAGS_$(1)) $$(CFLAGS) -Isrc -o $$@ $$< fuzz/replay.c $$($(1)_DIR)/libperfring-internal.a $$(CLI_LDLIBS)
 endef
@@ -286,7 +286,7 @@ check-abi: $(SHLIB) $(B)/libperfring.a $(TOOLS_SHLIB) $(B)/libperfring-tools.a
 	if [ -n "$$other" ]; then echo "abi: libperfring.so needs $$needed: libc and the dynamic loader only"; exit 1; fi; \
 	echo "abi: libperfring.so needs only $$needed(libc, and the loader for __rseq_offset)"
 
-FORMAT_FILES := $(wildcard include/*.h include/*/*.h src/*/*.[ch] tools/*.[ch] examples/*.c test/*.[ch] test/apps/*.c bench/*.c bench/bench.h fuzz/*.c)
+FORMAT_FILES := $(wildcard include/*.h include/*/*.h src/*/*.[ch] tools/*.[ch] examples/*.c test/*.[ch] test/apps/*.c bench/*.c bench/bench.h fuzz/*.c fuzz/*.h)
 format:
 	clang-format -i $(FORMAT_FILES)
 format-check:

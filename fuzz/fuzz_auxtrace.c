@@ -17,6 +17,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 #include "format/auxtrace.h"
+#include "fuzz_file.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -70,7 +71,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct auxtrace_file *af;
 	struct auxtrace_chunk c;
 	char path[64];
-	size_t nr, done = 0;
+	size_t nr;
 	int fd;
 
 	info_twice(data, size);
@@ -82,17 +83,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		free(ent);
 	}
 
-	fd = memfd_create("fuzz-auxtrace", MFD_CLOEXEC);
+	fd = fuzz_file("fuzz-auxtrace", data, size, path);
 	if (fd < 0)
 		abort();
-	while (done < size) {
-		ssize_t n = write(fd, data + done, size - done);
-
-		if (n <= 0)
-			abort();
-		done += (size_t)n;
-	}
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	if (auxtrace_file_open(path, &af) == 0) {
 		const struct cs_etm_info *ci = auxtrace_file_cs_etm(af);
 		unsigned char buf[4096];

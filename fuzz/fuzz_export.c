@@ -17,6 +17,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 #include "perfring/tools.h"
+#include "fuzz_file.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -25,20 +26,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static const char *const fmts[] = { "chrome", "pprof", "folded" };
 	char path[64];
 	FILE *devnull;
-	size_t done = 0;
 	int fd;
 
-	fd = memfd_create("fuzz-export", MFD_CLOEXEC);
+	fd = fuzz_file("fuzz-export", data, size, path);
 	if (fd < 0)
 		abort();
-	while (done < size) {
-		ssize_t n = write(fd, data + done, size - done);
-
-		if (n <= 0)
-			abort();
-		done += (size_t)n;
-	}
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	devnull = fopen("/dev/null", "w");
 	if (!devnull)
 		abort();

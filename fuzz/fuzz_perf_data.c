@@ -23,6 +23,7 @@
 #include "perfring/tools.h"
 #include "format/perf_reader.h"
 #include "report/report.h"
+#include "fuzz_file.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -102,20 +103,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct prd_file *f;
 	char path[64];
 	FILE *devnull;
-	size_t done = 0;
 	int fd;
 
-	fd = memfd_create("fuzz-perf-data", MFD_CLOEXEC);
+	fd = fuzz_file("fuzz-perf-data", data, size, path);
 	if (fd < 0)
 		abort();
-	while (done < size) {
-		ssize_t n = write(fd, data + done, size - done);
-
-		if (n <= 0)
-			abort();
-		done += (size_t)n;
-	}
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 
 	if (prd_open(path, &f) == 0) {
 		prd_process(f, false, touch, NULL);

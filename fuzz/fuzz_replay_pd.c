@@ -20,6 +20,7 @@
 #include <unistd.h>
 #include "perfring/tools.h"
 #include "record/aux_source.h"
+#include "fuzz_file.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -48,21 +49,10 @@ static void open_close(const char *path, bool beside)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char path[64];
-	size_t done = 0;
-	int fd = memfd_create("fuzz-replay-pd", MFD_CLOEXEC);
+	int fd = fuzz_file("fuzz-replay-pd", data, size, path);
 
 	if (fd < 0)
 		return 0;
-	while (done < size) {
-		ssize_t n = write(fd, data + done, size - done);
-
-		if (n <= 0) {
-			close(fd);
-			return 0;
-		}
-		done += (size_t)n;
-	}
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	open_close(path, false);
 	open_close(path, true);
 	close(fd);

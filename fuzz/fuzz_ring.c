@@ -18,6 +18,11 @@
  *      producer, which must refuse anything malformed cleanly; what they
  *      accept is read (and written); multi-producer files also go through
  *      perfring_ring_skip_dead() (hostile commit slots).
+ *  (c) As the commit slots and data of a gathered multi-producer ring
+ *      (docs/design.md, section 4b): each 8 bytes from 16 on become a slot,
+ *      either as they are or as an end near the consumer (so that chains
+ *      of "commits" form), and the same bytes are the data; the consumer
+ *      gathers and reads.
  *
  * Oracles besides the sanitizers: reader_begin never reports more than a
  * ring; every record handed out is 8-aligned in size, >= 8 bytes, equal to
@@ -52,7 +57,7 @@ struct fring {
 	uint64_t size;
 };
 
-static struct fring fwd, ow;
+static struct fring fwd, ow, mp;
 static size_t page_size;
 static char dir[64], file_path[128], wake_path[160];
 static volatile uint64_t sink;
@@ -81,7 +86,8 @@ static void cleanup(void)
 {
 	perfring_ring_destroy(fwd.ring);
 	perfring_ring_destroy(ow.ring);
-	fwd.ring = ow.ring = NULL;
+	perfring_ring_destroy(mp.ring);
+	fwd.ring = ow.ring = mp.ring = NULL;
 	if (file_path[0])
 		unlink(file_path);
 	if (wake_path[0])
@@ -99,8 +105,13 @@ static void fring_make(struct fring *f, unsigned int flags)
 	if (perfring_ring_create(&o, &f->ring))
 		die("perfring_ring_create");
 	f->size = perfring_ring_data_size(f->ring);
-	m = mmap(NULL, page_size + f->size, PROT_READ | PROT_WRITE, MAP_SHARED,
-		 perfring_ring_fd(f->ring), 0);
+	/* With the commit slots after the data (multi-producer rings). */
+	m = mmap(NULL,
+		 page_size +
+			 f->size *
+				 (flags & PERFRING_MODE_MULTI_PRODUCER ? 2 : 1),
+		 PROT_READ | PROT_WRITE, MAP_SHARED, perfring_ring_fd(f->ring),
+		 0);
 	if (m == MAP_FAILED)
 		die("mmap of perfring_ring_fd()");
 	f->pc = m;
@@ -115,6 +126,7 @@ static void setup(void)
 	perfring_set_log(discard_log, NULL, PERFRING_LOG_DEBUG);
 	fring_make(&fwd, 0);
 	fring_make(&ow, PERFRING_MODE_OVERWRITE);
+	fring_make(&mp, PERFRING_MODE_MULTI_PRODUCER);
 	/*
 	 * One directory per process, on tmpfs if there is one (the file is
 	 * rewritten for every input).  It exists only while an input runs
@@ -342,6 +354,38 @@ static void overwrite_run(uint64_t head, uint64_t prev_head, unsigned int sel)
 	perfring_reader_end(ow.ring);
 }
 
+/* (c): hostile slots of a gathered multi-producer ring. */
+static void gather_run(const uint8_t *data, size_t size)
+{
+	uint64_t *slots = (uint64_t *)(void *)(mp.data + mp.size);
+	uint64_t tail = __atomic_load_n(&mp.pc->data_tail, __ATOMIC_ACQUIRE);
+	int64_t n;
+	uint64_t seen;
+	int last;
+
+	for (size_t i = 0; i < mp.size / 8; i++) {
+		uint64_t v = get64(data, size, 16 + 8 * i);
+
+		slots[i] = (v & 1) ? v : tail + ((v >> 1) % (2 * mp.size));
+	}
+	memset(mp.data, 0, mp.size);
+	if (size > 16)
+		memcpy(mp.data, data + 16,
+		       size - 16 < mp.size ? size - 16 : mp.size);
+	n = perfring_reader_begin(mp.ring);
+	if (n < 0) {
+		ORACLE(n == -EBADMSG);
+		return;
+	}
+	ORACLE((uint64_t)n <= mp.size);
+	seen = walk(&mp, -1, true, &last);
+	ORACLE(last == 0 || last == -EBADMSG);
+	ORACLE(seen <= (uint64_t)n);
+	perfring_reader_end(mp.ring);
+	ORACLE(perfring_ring_wait_prepare(mp.ring) >= 0);
+	perfring_ring_wait_finish(mp.ring);
+}
+
 /* (b): the input as a ring file. */
 static bool write_file(const uint8_t *data, size_t size)
 {
@@ -512,6 +556,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		memcpy(ow.data, data + 16, n);
 	memset(ow.data + n, 0, RING_DATA - n);
 	overwrite_run(head, tail, sel);
+
+	/* (c) gathered multi-producer ring. */
+	gather_run(data, size);
 
 	/* (b) the input as a ring file. */
 	file_runs(data, size);

@@ -37,6 +37,14 @@ extern "C" {
 #define PERFRING_MODE_OVERWRITE 0x1u /* backward writing, reader never frees */
 #define PERFRING_MODE_MULTI_PRODUCER 0x2u /* atomic reservation, commit slots */
 #define PERFRING_MODE_MASK 0x3u
+/*
+ * Set by the library in perfring_ext.flags of every multi-producer ring it
+ * creates (never passed by callers): producers only commit their slots and
+ * the consumer gathers the committed prefix and publishes data_head
+ * (docs/design.md, section 4b).  Libraries that predate it refuse the ring
+ * (unknown flag), as they would advance data_head themselves.
+ */
+#define PERFRING_FLAG_MP_GATHER 0x4u
 
 /* Wake-up policy, perfring_ext.wakeup_mode. */
 #define PERFRING_WAKE_WATERMARK 0u /* wake when >= watermark bytes wait */

@@ -84,6 +84,8 @@ struct perfring_ring {
 	uint32_t mode; /* PERFRING_MODE_* */
 	uint32_t role;
 	bool kernel; /* kernel perf mmap: no double map, no ext */
+	bool mp_gather; /* MP ring whose consumer publishes data_head (4b) */
+	bool mp_fence; /* MP producer not covered by the consumer's membarrier */
 	bool double_mapped;
 	uint32_t wakeup_mode;
 	uint32_t wakeup_events;
@@ -139,6 +141,7 @@ struct perfring_ring {
 	unsigned char *bounce; /* one wrapped record (kernel rings) */
 	unsigned char *copy; /* overwrite snapshot copy, size bytes */
 	uint64_t c_seen_head; /* data_head at the last reader_begin */
+	uint64_t c_gathered; /* MP gather: end of the committed prefix found */
 	bool c_hold; /* data_tail lags c_tail until perfring__ring_reader_release() */
 	uint64_t c_flush_seen; /* ext->flush_seq when wait_prepare last looked */
 	uint64_t corrupt_bytes;
@@ -158,6 +161,7 @@ enum ring_warn {
 	RING_WARN_OW_HEADER,
 	RING_WARN_OW_UNFINISHED,
 	RING_WARN_DEAD_RESERVATION,
+	RING_WARN_MEMBARRIER,
 };
 
 /* How messages name a ring. */
@@ -197,6 +201,12 @@ PR_HIDDEN void ring_guard_remove(struct perfring_ring *r, void *addr);
 PR_HIDDEN void ring_guard_unregister(struct perfring_ring *r);
 /* MP: moves data_head over the committed reservations after it. */
 PR_HIDDEN void ring_mp_advance(struct perfring_ring *r);
+/* MP gather, consumer: the end of the committed prefix (published as
+ * data_head); never more than one ring past c_tail. */
+PR_HIDDEN uint64_t ring_mp_gather(struct perfring_ring *r);
+/* MP gather, producer: registers this process for the consumer's
+ * membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED); false if the kernel refuses. */
+PR_HIDDEN bool ring_membarrier_register(void);
 
 PR_HIDDEN void ring_wake_check(struct perfring_ring *r, uint64_t head,
 			       bool force);

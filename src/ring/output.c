@@ -248,12 +248,57 @@ void ring_mp_advance(struct perfring_ring *r)
 	}
 }
 
+/*
+ * Gathered MP rings (docs/design.md, section 4b): the commit is one store.
+ * The consumer finds the committed prefix by reading the slots and
+ * publishes data_head itself, so no committer waits for another, none
+ * touches data_head's line and none needs a barrier of its own: the store
+ * of the slot and the load of waiting after it are the producer's half of
+ * a Dekker whose other half, the consumer's waiting store, is followed by
+ * membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED), which puts a full barrier
+ * into every registered producer that is running (row V).  A producer the
+ * kernel would not register (mp_fence) brings its own barrier.
+ */
+static void mp_end_gather(struct perfring_output *h)
+{
+	struct perfring_ring *r = h->ring;
+	struct perfring_ext *ext = r->ext;
+
+	/* U: the record before its slot; pairs with the consumer's acquire
+	 * of the slot in ring_mp_gather(). */
+	smp_store_release(&r->slots[(h->start >> 3) & r->nslots_mask], h->end);
+	if (unlikely(r->mp_fence))
+		smp_mb(); /* V, without the consumer's membarrier */
+	else
+		atomic_signal_fence(memory_order_seq_cst); /* compiler only */
+	if (unlikely(r->wakeup_mode == PERFRING_WAKE_EVENTS)) {
+		if (atomic_add_return_relaxed(&ext->events, 1) %
+			    r->wakeup_events ==
+		    0)
+			ring_wake_check(r, h->end, true);
+		return;
+	}
+	/*
+	 * A sleeping consumer waits for the committed prefix to reach
+	 * wakeup_at.  Commits may land out of order, so the one that closes
+	 * the gap may end below wakeup_at: compare the reservation head,
+	 * which is past every record reserved.  At worst a consumer wakes
+	 * to a prefix with a hole still in it and sleeps again.
+	 */
+	if (unlikely(READ_ONCE(ext->waiting)))
+		ring_wake_check(r, READ_ONCE(ext->reserve_head), false);
+}
+
 static void mp_end(struct perfring_output *h)
 {
 	struct perfring_ring *r = h->ring;
 	struct perfring_ext *ext = r->ext;
 	uint64_t head;
 
+	if (likely(r->mp_gather)) {
+		mp_end_gather(h);
+		return;
+	}
 	/* Pairs with smp_load_acquire of the slot in mp_advance(). */
 	smp_store_release(&r->slots[(h->start >> 3) & r->nslots_mask], h->end);
 	/*
@@ -469,8 +514,10 @@ PERFRING_API int64_t perfring_ring_skip_dead(struct perfring_ring *r)
 		return -errno;
 	if (fl.l_type != F_UNLCK)
 		return -EBUSY;
-	/* (C): pairs with (B); what is published is not ours to touch. */
-	head = smp_load_acquire(&r->pc->data_head);
+	/* (C): pairs with (B); what is published is not ours to touch.
+	 * A gathered ring's prefix is ours to find (ring_mp_gather()). */
+	head = r->mp_gather ? ring_mp_gather(r) :
+			      smp_load_acquire(&r->pc->data_head);
 	reserved = READ_ONCE(r->ext->reserve_head);
 	if (ring_dead(r))
 		return ring_dead_error(r);
@@ -515,9 +562,12 @@ PERFRING_API int64_t perfring_ring_skip_dead(struct perfring_ring *r)
 	}
 	if (!dead)
 		return 0;
-	/* H: as every committer, before looking at data_head and slots. */
-	smp_mb();
-	ring_mp_advance(r);
+	/* H: as every committer, before looking at data_head and slots.
+	 * A gathered ring's next ring_mp_gather() walks over them. */
+	if (!r->mp_gather) {
+		smp_mb();
+		ring_mp_advance(r);
+	}
 	r->dead_reservations += (uint64_t)dead;
 	pr_debug("ring %s: %lld reservations of dead producers skipped",
 		 ring_name(r), (long long)dead);

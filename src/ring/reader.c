@@ -186,6 +186,44 @@ static int64_t ow_begin(struct perfring_ring *r)
 	return (int64_t)len;
 }
 
+/*
+ * The consumer's half of a gathered MP ring (docs/design.md, section 4b):
+ * walks the commit slots from the last prefix end while each holds the end
+ * of a reservation of this lap, and publishes where it got to as data_head
+ * for anyone who reads the control page.  Slots are written by producers
+ * and so not trusted: an end must be 8-aligned, beyond its start and within
+ * one ring of c_tail (stale slots of older laps end before their start);
+ * the records themselves are checked by perfring_reader_next().  Each step
+ * moves forward by 8 at least, inside one ring: at most size / 8 loads.
+ */
+uint64_t ring_mp_gather(struct perfring_ring *r)
+{
+	uint64_t pos = r->c_gathered, limit = r->c_tail + r->size;
+
+	if (pos - r->c_tail > r->size) /* the tail was moved past it */
+		pos = r->c_tail;
+	for (;;) {
+		/* U: pairs with the committer's release of its slot; the
+		 * record's bytes are visible once its slot is. */
+		uint64_t e = smp_load_acquire(
+			&r->slots[(pos >> 3) & r->nslots_mask]);
+
+		if ((e & 7) || e - pos - 1 >= r->size || limit - e > r->size)
+			break;
+		/* The next slot line, ahead of the walk. */
+		ring_prefetch_read(&r->slots[((e >> 3) + 16) & r->nslots_mask]);
+		pos = e;
+	}
+	if (pos != r->c_gathered) {
+		r->c_gathered = pos;
+		/* For readers of the control page only (stats, a process
+		 * that finds the ring after a crash): nothing pairs with
+		 * it in the protocol. */
+		WRITE_ONCE(r->pc->data_head, pos);
+	}
+	return pos;
+}
+
 PERFRING_API int64_t perfring_reader_begin(struct perfring_ring *r)
 {
 	uint64_t head, avail;
@@ -198,8 +236,10 @@ PERFRING_API int64_t perfring_reader_begin(struct perfring_ring *r)
 		return -EBUSY;
 	if (r->mode & PERFRING_MODE_OVERWRITE)
 		return ow_begin(r);
-	/* (C): pairs with (B), the producer's release of data_head. */
-	head = smp_load_acquire(&r->pc->data_head);
+	/* (C): pairs with (B), the producer's release of data_head; or the
+	 * prefix of a gathered MP ring (rows U, V). */
+	head = r->mp_gather ? ring_mp_gather(r) :
+			      smp_load_acquire(&r->pc->data_head);
 	if (ring_dead(r)) /* that load hit a truncated page */
 		return ring_dead_error(r);
 	r->c_seen_head = head;

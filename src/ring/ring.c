@@ -154,6 +154,12 @@ static void ring_init_private(struct perfring_ring *r)
 		r->c_tail = head + r->size; /* everything present is new */
 	else
 		r->c_tail = READ_ONCE(r->pc->data_tail);
+	/* Gathering starts at the published prefix if it makes sense, else
+	 * at the tail (the shared page is not to be trusted). */
+	r->c_gathered = (head & 7) || head - r->c_tail > r->size ? r->c_tail :
+								   head;
+	if (r->mp_gather && (r->role & PERFRING_ROLE_PRODUCER))
+		r->mp_fence = !ring_membarrier_register();
 }
 
 /* Where attach refusals go: the log, or a caller's buffer (quiet). */
@@ -352,7 +358,10 @@ PERFRING_API int perfring_ring_create(const struct perfring_ring_opts *opts,
 	ext = r->ext;
 	ext->abi_version = PERFRING_ABI_VERSION;
 	ext->ext_size = sizeof(*ext);
-	ext->flags = flags;
+	ext->flags = flags | ((flags & PERFRING_MODE_MULTI_PRODUCER) ?
+				      PERFRING_FLAG_MP_GATHER :
+				      0);
+	r->mp_gather = !!(flags & PERFRING_MODE_MULTI_PRODUCER);
 	ext->page_size = (uint32_t)r->page_size;
 	ext->commit_offset = commit_size ? r->page_size + size : 0;
 	ext->commit_size = commit_size;
@@ -568,8 +577,10 @@ static int ring_check(struct perfring_ring *r, const struct attach_ctx *c,
 		       (unsigned long long)size);
 		return -EINVAL;
 	}
-	if (ext.flags & ~PERFRING_MODE_MASK ||
-	    ext.flags == PERFRING_MODE_MASK) {
+	if (ext.flags & ~(PERFRING_MODE_MASK | PERFRING_FLAG_MP_GATHER) ||
+	    (ext.flags & PERFRING_MODE_MASK) == PERFRING_MODE_MASK ||
+	    (ext.flags & PERFRING_FLAG_MP_GATHER &&
+	     !(ext.flags & PERFRING_MODE_MULTI_PRODUCER))) {
 		refuse(c, "unknown mode flags %#x", ext.flags);
 		return -EINVAL;
 	}
@@ -608,7 +619,8 @@ static int ring_check(struct perfring_ring *r, const struct attach_ctx *c,
 	}
 	r->size = size;
 	r->mask = size - 1;
-	r->mode = ext.flags;
+	r->mode = ext.flags & PERFRING_MODE_MASK;
+	r->mp_gather = !!(ext.flags & PERFRING_FLAG_MP_GATHER);
 	r->id = ext.id;
 	r->watermark = ext.watermark;
 	r->wakeup_mode = ext.wakeup_mode;

@@ -3,12 +3,17 @@
  * Consumer sleep/wake-up.  The consumer marks itself waiting and publishes
  * the head it waits for; producers look at the mark only at watermark
  * crossings (every watermark/4 bytes, every wakeup_events records, or when
- * the ring is full), so the hot path makes no system call and no full
+ * the ring is full; a gathered MP ring's producers at every commit, with
+ * no barrier unless they find it set), so the hot path makes no system call and no full
  * barrier.  The descriptor is an eventfd (memfd rings) or a FIFO next to a
  * named ring, so it sits in poll/epoll beside kernel perf descriptors.
  */
+#define _GNU_SOURCE
 #include <errno.h>
+#include <linux/membarrier.h>
 #include <poll.h>
+#include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include "internal.h"
 
@@ -21,8 +26,38 @@ PERFRING_API int perfring_ring_wait_fd(const struct perfring_ring *r)
 
 static uint64_t avail_now(struct perfring_ring *r)
 {
+	if (r->mp_gather)
+		return ring_mp_gather(r) - r->c_tail; /* rows U, V */
 	/* (C): pairs with (B); we only look at the count here. */
 	return smp_load_acquire(&r->pc->data_head) - r->c_tail;
+}
+
+/*
+ * Gathered MP rings (row V): producers commit with a plain store and then
+ * load waiting without a barrier between; membarrier() gives each of them,
+ * wherever it runs, a full barrier between our store of waiting and our
+ * next look at the slots.  Producers register at attach.
+ */
+bool ring_membarrier_register(void)
+{
+	return syscall(__NR_membarrier,
+		       MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED, 0, 0) == 0;
+}
+
+static void ring_membarrier(struct perfring_ring *r)
+{
+	if (syscall(__NR_membarrier, MEMBARRIER_CMD_GLOBAL_EXPEDITED, 0, 0) ==
+	    0)
+		return;
+	/* Kernels without the expedited command have the slow one, which
+	 * waits for every CPU to pass a barrier. */
+	if (syscall(__NR_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) == 0)
+		return;
+	if (!(r->warned & (1u << RING_WARN_MEMBARRIER))) {
+		r->warned |= 1u << RING_WARN_MEMBARRIER;
+		pr_warn("ring %s: membarrier() refused (%s): a producer's last commit may wake this consumer late",
+			ring_name(r), strerror(errno));
+	}
 }
 
 PERFRING_API int perfring_ring_wait_prepare(struct perfring_ring *r)
@@ -53,6 +88,8 @@ PERFRING_API int perfring_ring_wait_prepare(struct perfring_ring *r)
 	 * its load of waiting.
 	 */
 	smp_mb();
+	if (r->mp_gather)
+		ring_membarrier(r);
 	if (avail_now(r) >= want) {
 		WRITE_ONCE(ext->waiting, 0u);
 		return 1;

@@ -697,12 +697,21 @@ static void drop_ring(struct app_session *s, struct app_ring **link)
 	 * where the program got to (pread: nothing to fault). */
 	{
 		struct perf_event_mmap_page pc;
+		const struct perfring_ext *ext =
+			(const void *)((const char *)&pc + PERFRING_EXT_OFFSET);
+		uint64_t head;
 
 		if (pread(perfring_ring_fd(r->ring), &pc, sizeof(pc), 0) ==
-			    (ssize_t)sizeof(pc) &&
-		    pc.data_head - rs.read_pos <= rs.data_size &&
-		    pc.data_head - rs.head <= rs.data_size)
-			rs.head = pc.data_head;
+		    (ssize_t)sizeof(pc)) {
+			/* A gathered MP ring's data_head is ours; how far
+			 * its producers got is the reservation head. */
+			head = ext->flags & PERFRING_FLAG_MP_GATHER ?
+				       ext->reserve_head :
+				       pc.data_head;
+			if (head - rs.read_pos <= rs.data_size &&
+			    head - rs.head <= rs.data_size)
+				rs.head = head;
+		}
 	}
 	/* From where this reader stood, less what it converted of the batch
 	 * that faulted (already in the output). */

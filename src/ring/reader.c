@@ -210,8 +210,12 @@ uint64_t ring_mp_gather(struct perfring_ring *r)
 
 		if ((e & 7) || e - pos - 1 >= r->size || limit - e > r->size)
 			break;
-		/* The next slot line, ahead of the walk. */
-		ring_prefetch_read(&r->slots[((e >> 3) + 16) & r->nslots_mask]);
+		/* Each step depends on the slot before: ask for the slots
+		 * of the data RING_PREFETCH_AHEAD on (the walk is
+		 * sequential), or a reader far from the writers waits out a
+		 * cross-core miss every 64 data bytes. */
+		ring_prefetch_read(&r->slots[((e + RING_PREFETCH_AHEAD) >> 3) &
+					     r->nslots_mask]);
 		pos = e;
 	}
 	if (pos != r->c_gathered) {

@@ -109,6 +109,9 @@ struct session {
 	const char *cpu_list, *pid_list, *tid_list;
 	const int *cpus;
 	const pid_t *tids;
+	/* The CPU and thread lists' storage (heap, per session: freed by
+	 * session_close()); cpus/tids point here or at a single "any". */
+	int *cpus_buf;
 	pid_t *tids_buf; /* tids[0] is the command's pid once forked */
 	int nr_cpus, nr_tids;
 	uint64_t data_bytes;
@@ -678,6 +681,10 @@ static void session_close(struct session *s)
 		close(s->out_fd);
 	dso_hits_free(s->hits);
 	pd_compress_free(s->z);
+	free(s->cpus_buf);
+	free(s->tids_buf);
+	s->cpus_buf = NULL;
+	s->tids_buf = NULL;
 }
 
 /* The opts in the session: the command, the targets, the ring size. */
@@ -743,8 +750,6 @@ static int session_parse(struct session *s)
  * (perf-ring-buffer.rst 2.2), then their attrs. */
 static int session_targets(struct session *s)
 {
-	static int cpus_buf[MAX_CPUS];
-	static pid_t tids_buf[MAX_TIDS];
 	static const int any_cpu = -1;
 	static const pid_t any_tid = -1;
 	const char *tracefs = NULL;
@@ -770,24 +775,27 @@ static int session_targets(struct session *s)
 	}
 	s->el.events = s->events;
 
-	s->cpus = cpus_buf;
-	s->tids = tids_buf;
-	s->tids_buf = tids_buf;
+	s->cpus_buf = calloc(MAX_CPUS, sizeof(*s->cpus_buf));
+	s->tids_buf = calloc(MAX_TIDS, sizeof(*s->tids_buf));
+	if (!s->cpus_buf || !s->tids_buf)
+		return -ENOMEM;
+	s->cpus = s->cpus_buf;
+	s->tids = s->tids_buf;
 	if (s->cpu_list) {
-		s->nr_cpus = pe_parse_cpus(s->cpu_list, cpus_buf, MAX_CPUS);
+		s->nr_cpus = pe_parse_cpus(s->cpu_list, s->cpus_buf, MAX_CPUS);
 		if (s->nr_cpus < 0) {
 			pr_err("-C: bad CPU list '%s'", s->cpu_list);
 			return -EINVAL;
 		}
 	} else {
-		s->nr_cpus = pe_online_cpus(cpus_buf, MAX_CPUS);
+		s->nr_cpus = pe_online_cpus(s->cpus_buf, MAX_CPUS);
 		if (s->nr_cpus < 0)
 			return s->nr_cpus;
 	}
 	if (s->pid_list || s->tid_list) {
-		s->nr_tids =
-			pe_parse_tids(s->pid_list ? s->pid_list : s->tid_list,
-				      s->pid_list != NULL, tids_buf, MAX_TIDS);
+		s->nr_tids = pe_parse_tids(
+			s->pid_list ? s->pid_list : s->tid_list,
+			s->pid_list != NULL, s->tids_buf, MAX_TIDS);
 		if (s->nr_tids < 0) {
 			if (s->nr_tids == -EINVAL)
 				pr_err("bad %s list",

@@ -180,6 +180,7 @@ SHELL_TESTS := \
 	test/record.sh \
 	test/record_opts.sh \
 	test/export.sh \
+	test/export_tdat.sh \
 	test/pprof.sh \
 	test/viewer.sh \
 	test/script.sh \

@@ -179,6 +179,7 @@ SHELL_TESTS := \
 	test/install.sh \
 	test/record.sh \
 	test/record_opts.sh \
+	test/switch_app.sh \
 	test/export.sh \
 	test/export_tdat.sh \
 	test/pprof.sh \

@@ -100,6 +100,9 @@ struct session {
 	uint64_t last_round_ms;
 	bool have_tdata; /* TRACING_DATA set: application formats join it */
 	uint64_t app_first, app_last; /* application events' time range */
+	/* --switch-output: app_last when the current file began (its
+	 * application events are the later ones). */
+	uint64_t app_floor;
 	bool warned_tdata;
 	/* The opts, parsed (session_parse, session_targets). */
 	const char *const *evs;
@@ -242,6 +245,17 @@ static void app_stats(struct session *s)
 	s->app_last = as.last_time;
 }
 
+/* The application events' time range in this file (SAMPLE_TIME). */
+static void note_app_time(struct session *s)
+{
+	if (!s->app || s->app_last <= s->app_floor)
+		return;
+	pd_writer_note_time(s->w,
+			    s->app_first > s->app_floor ? s->app_first :
+							  s->app_floor + 1,
+			    s->app_last);
+}
+
 /* Drains the forward rings; the overwrite ones too if @snapshot; @final:
  * the last pass (application rings all read and released). */
 static int drain_all(struct session *s, bool snapshot, bool final)
@@ -277,8 +291,7 @@ static int drain_all(struct session *s, bool snapshot, bool final)
 	      app_session_pressed(s->app)))) {
 		/* SAMPLE_TIME of the checkpoint the round makes */
 		pd_writer_note_time(s->w, s->first_time, s->last_time);
-		if (s->app)
-			pd_writer_note_time(s->w, s->app_first, s->app_last);
+		note_app_time(s);
 		err = pd_writer_finish_round(s->w);
 		if (!err) {
 			s->st.rounds++;
@@ -435,26 +448,34 @@ static int open_output(struct session *s)
 	return s->out_fd < 0 ? s->out_fd : 0;
 }
 
+/* The attr and name of an application event type. */
+static void app_attr(struct perf_event_attr *a, const struct app_event_desc *d,
+		     char *name, size_t size)
+{
+	memset(a, 0, sizeof(*a));
+	a->size = sizeof(*a);
+	a->type = PERF_TYPE_TRACEPOINT;
+	a->config = d->id;
+	a->sample_type = APP_SAMPLE_TYPE;
+	a->sample_period = 1; /* no PERIOD in the samples: perf takes this */
+	a->sample_id_all = 1;
+	a->use_clockid = 1;
+	a->clockid = CLOCK_MONOTONIC;
+	snprintf(name, size, "%s:%s", d->provider, d->name);
+}
+
 /* A new application event: its attr joins the file's. */
 static int app_new_event(void *ctx, const struct app_event_desc *d,
 			 uint64_t sample_id)
 {
 	struct session *s = ctx;
-	struct perf_event_attr a = { 0 };
+	struct perf_event_attr a;
 	char name[2 * APP_NAME_MAX + 2];
 	char *text = NULL;
 	size_t len;
 	int err;
 
-	a.size = sizeof(a);
-	a.type = PERF_TYPE_TRACEPOINT;
-	a.config = d->id;
-	a.sample_type = APP_SAMPLE_TYPE;
-	a.sample_period = 1; /* no PERIOD in the samples: perf takes this */
-	a.sample_id_all = 1;
-	a.use_clockid = 1;
-	a.clockid = CLOCK_MONOTONIC;
-	snprintf(name, sizeof(name), "%s:%s", d->provider, d->name);
+	app_attr(&a, d, name, sizeof(name));
 	s->app_types++;
 	err = pd_writer_add_attr(s->w, &a, name, &sample_id, 1);
 	if (err)
@@ -471,6 +492,23 @@ static int app_new_event(void *ctx, const struct app_event_desc *d,
 	if (!err)
 		err = pd_writer_add_format(s->w, d->provider, text, len);
 	free(text);
+	return err;
+}
+
+/* --switch-output: a known application event type into the new file. */
+static int app_readd(void *ctx, const struct app_event_desc *d,
+		     const char *format, size_t len)
+{
+	struct session *s = ctx;
+	struct perf_event_attr a;
+	char name[2 * APP_NAME_MAX + 2];
+	uint64_t sample_id = APP_SAMPLE_ID(d->id);
+	int err;
+
+	app_attr(&a, d, name, sizeof(name));
+	err = pd_writer_add_attr(s->w, &a, name, &sample_id, 1);
+	if (!err && s->have_tdata)
+		err = pd_writer_add_format(s->w, d->provider, format, len);
 	return err;
 }
 
@@ -980,10 +1018,10 @@ static int extras_open(struct session *s)
 		(uint64_t)(OPTS_GET(s->o, switch_secs, 0.0) * 1000 + 0.5);
 	s->so.on = s->so.signal || s->so.bytes || s->so.every_ms;
 	s->so.started_ms = now_ms();
-	/* A new file would need the application events' descriptions and
-	 * the trace.dat would not follow: not together. */
-	if (s->so.on && (s->pipe || s->app_possible || s->tfs || s->aux)) {
-		pr_err("--switch-output: not with -o -, application events (add --no-app), --tracefs-event or --replay-cs");
+	/* The trace.dat and the AUX trace would not follow the switch:
+	 * not together.  (Application events do: switch_output().) */
+	if (s->so.on && (s->pipe || s->tfs || s->aux)) {
+		pr_err("--switch-output: not with -o -, --tracefs-event or --replay-cs");
 		return -EINVAL;
 	}
 	if (level) {
@@ -1170,6 +1208,7 @@ static int switch_output(struct session *s)
 
 	if (s->round_open) {
 		pd_writer_note_time(s->w, s->first_time, s->last_time);
+		note_app_time(s);
 		err = pd_writer_finish_round(s->w);
 		if (err)
 			return err;
@@ -1179,6 +1218,13 @@ static int switch_output(struct session *s)
 	if (s->out_fd >= 0)
 		close(s->out_fd);
 	s->out_fd = -1;
+	/* The application records drained so far are in the completed
+	 * file: they leave their rings now (each in exactly one file), and
+	 * the next file's time range starts after them. */
+	if (!err && s->app) {
+		app_session_release(s->app);
+		s->app_floor = s->app_last;
+	}
 	if (!err)
 		err = switch_rename(s);
 	if (!err)
@@ -1200,6 +1246,10 @@ static int switch_output(struct session *s)
 	s->first_time = s->last_time = 0;
 	if (!err)
 		err = writer_open(s);
+	/* The application event types seen so far: their attrs (same
+	 * sample ids) and formats, before any of their records. */
+	if (!err && s->app)
+		err = app_session_formats(s->app, app_readd, s);
 	if (!err)
 		err = synthesize(s);
 	s->so.started_ms = now_ms();

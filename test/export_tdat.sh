@@ -148,6 +148,22 @@ echo "session: $n ftrace events as trace-cmd report prints them, merged with the
 cp s.data.trace.dat other.dat
 "$cli" export -i s.data --trace-dat other.dat -o other.json || fail "--trace-dat"
 [ "$(grep -c '"cat":"ftrace"' other.json)" = "$n" ] || fail "--trace-dat other.dat: not its $n events"
+# perf's sched_switch makes the slices; ftrace's copy of it adds none.
+[ "$(grep -c '"cat":"sched","ph":"X"' s.json)" = "$(grep -c '"cat":"sched","ph":"X"' alone.json)" ] ||
+	fail "the trace.dat's sched_switch added slices to perf's"
+# A perf.data without sched_switch: the trace.dat's makes the slices.
+"$cli" record -e task-clock --tracefs-event sched:sched_switch -a -o n.data -- ls / >/dev/null 2>n.err || fail "record n.data: $(cat n.err)"
+"$cli" export -i n.data -o n.json 2>n.err || fail "export -i n.data: $(cat n.err)"
+json_ok n.json
+same_as_trace_cmd n.json n.data.trace.dat >/dev/null
+python3 - n.json <<'EOF2' || fail "n.json: no slices from the trace.dat's sched_switch"
+import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+sw = {(e["args"]["cpu"], e["args"]["next_pid"], e["ts"]) for e in ev if e.get("cat") == "ftrace" and e["name"] == "sched_switch"}
+sl = [e for e in ev if e.get("cat") == "sched" and e["ph"] == "X"]
+if not sl or any((s["args"]["cpu"], s["tid"], s["ts"]) not in sw for s in sl):
+    sys.exit(f"{len(sl)} slices")
+EOF2
 # The formats without a timeline take the perf.data alone; asked for a
 # trace.dat they refuse.
 "$cli" export -i s.data -f folded -o s.folded 2>f.err || fail "-f folded beside a trace.dat: $(cat f.err)"

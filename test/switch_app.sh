@@ -125,12 +125,21 @@ check time 2 5000 1 2
 # signal: a first run of the program, SIGUSR2, a second run: each run's
 # events in its own file, whole.
 "$cli" record -e sched:sched_switch --switch-output -o "$tmp/sig" -- sh -c "
+	echo \"\$PERFRING_SESSION\" >\"$tmp/session\"
 	\"$app\" 2 3000; touch \"$tmp/first\"
 	until [ -e \"$tmp/go\" ]; do sleep 0.01; done
 	\"$app\" 2 3000" >"$tmp/sig.app" 2>"$tmp/sig.err" &
 rp=$!
 bg+=("$rp")
 wait_until "$WAIT_S" test -e "$tmp/first" || fail "signal: the first run did not end"
+# Its two rings attached (mapped by the recorder: the snapshot before the
+# switch reads them to their end), or already read and released (their
+# files removed from the session directory).
+rings_taken() {
+	[ "$(awk '/\.ring$/ {print $6}' "/proc/$rp/maps" 2>/dev/null | sort -u | wc -l)" -ge 2 ] ||
+		! compgen -G "$(cat "$tmp/session")/*.ring" >/dev/null
+}
+wait_until "$WAIT_S" rings_taken || fail "signal: the first run's rings were never attached"
 wait_until "$WAIT_S" catches "$rp" USR2 || fail "the recorder does not catch SIGUSR2"
 kill -USR2 "$rp"
 wait_until "$WAIT_S" compgen -G "$tmp/sig.[0-9]*" >/dev/null || fail "SIGUSR2 made no file"

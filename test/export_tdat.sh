@@ -96,7 +96,7 @@ EOF
 }
 
 # 1. The session: the trace.dat beside the perf.data joins by default.
-"$cli" export -i s.data -o s.json 2>exp.err || fail "export -i s.data: $(cat exp.err)"
+"$acli" export -i s.data -o s.json 2>exp.err || fail "export -i s.data: $(cat exp.err)"
 [ ! -s exp.err ] || fail "export -i s.data said: $(head -3 exp.err)"
 json_ok s.json
 n=$(same_as_trace_cmd s.json s.data.trace.dat)

@@ -179,7 +179,9 @@ SHELL_TESTS := \
 	test/install.sh \
 	test/record.sh \
 	test/record_opts.sh \
+	test/switch_app.sh \
 	test/export.sh \
+	test/export_tdat.sh \
 	test/pprof.sh \
 	test/viewer.sh \
 	test/script.sh \

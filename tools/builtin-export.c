@@ -12,19 +12,23 @@
 
 int cmd_export(int argc, char **argv)
 {
-	enum { OPT_TITLE = 256, OPT_WIDTH };
+	enum { OPT_TITLE = 256, OPT_WIDTH, OPT_TRACE_DAT, OPT_NO_TRACE_DAT };
 	static const struct option opts[] = {
 		{ "input", required_argument, NULL, 'i' },
 		{ "format", required_argument, NULL, 'f' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "title", required_argument, NULL, OPT_TITLE },
 		{ "width", required_argument, NULL, OPT_WIDTH },
+		{ "trace-dat", required_argument, NULL, OPT_TRACE_DAT },
+		{ "no-trace-dat", no_argument, NULL, OPT_NO_TRACE_DAT },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	PERFRING_OPTS(perfring_export_opts, eo, .input = "perf.data",
 		      .format = "chrome");
 	const char *outpath = "-";
+	bool no_trace_dat = false;
+	char beside[4096];
 	char *end;
 	unsigned long w;
 	int c;
@@ -43,6 +47,12 @@ int cmd_export(int argc, char **argv)
 		case OPT_TITLE:
 			eo.title = optarg;
 			break;
+		case OPT_TRACE_DAT:
+			eo.trace_dat = optarg;
+			break;
+		case OPT_NO_TRACE_DAT:
+			no_trace_dat = true;
+			break;
 		case OPT_WIDTH:
 			errno = 0;
 			w = strtoul(optarg, &end, 10);
@@ -54,8 +64,12 @@ int cmd_export(int argc, char **argv)
 			break;
 		case 'h':
 			printf("usage: %s export [-i FILE|-] [-f chrome|folded|svg|pprof] [-o OUT|-] [--title TEXT] [--width PX]\n"
+			       "                [--trace-dat FILE | --no-trace-dat]\n"
 			       "  chrome: trace-event JSON (Perfetto UI, chrome://tracing, speedscope): samples with\n"
-			       "          call stacks, sched_switch slices per thread and per CPU, counters\n"
+			       "          call stacks, sched_switch slices per thread and per CPU, counters;\n"
+			       "          ftrace events of FILE.trace.dat beside the perf.data (record\n"
+			       "          --tracefs-event) on the same timeline, fields as args; -i a trace.dat:\n"
+			       "          its events alone\n"
 			       "  folded: collapsed stacks for flame graph tools; svg: an interactive flame graph\n"
 			       "  pprof: gzipped pprof profile (go tool pprof, Pyroscope, Parca)\n",
 			       prog);
@@ -66,6 +80,19 @@ int cmd_export(int argc, char **argv)
 	}
 	if (optind < argc)
 		die_usage("unexpected argument '%s'", argv[optind]);
+	/* As script: the trace.dat record --tracefs-event wrote beside the
+	 * perf.data joins the timeline (chrome; the others have no use for
+	 * events without call stacks). */
+	if (!eo.trace_dat && !no_trace_dat && strcmp(eo.input, "-") &&
+	    (!eo.format || !strcmp(eo.format, "chrome") ||
+	     !strcmp(eo.format, "json")) &&
+	    perfring_trace_dat_probe(eo.input) != 1 &&
+	    snprintf(beside, sizeof(beside), "%s.trace.dat", eo.input) <
+		    (int)sizeof(beside) &&
+	    perfring_trace_dat_probe(beside) == 1)
+		eo.trace_dat = beside;
+	if (no_trace_dat)
+		eo.trace_dat = NULL;
 	return export_to(&eo, outpath);
 }
 

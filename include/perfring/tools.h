@@ -549,6 +549,15 @@ struct perfring_export_opts {
 	const char *format;
 	const char *title; /* svg heading, chrome otherData.title */
 	unsigned int width; /* svg: image width in pixels (0: 1200) */
+	/*
+	 * chrome: a trace.dat whose ftrace events join the perf.data's on
+	 * one timeline (record --tracefs-event writes <perf.data>.trace.dat
+	 * on the same clock): each an instant on its thread's track with
+	 * its fields as args; its sched_switch makes the slices when the
+	 * perf.data has none.  NULL: none.  An @input that is a trace.dat
+	 * is exported alone.  Other formats refuse a trace.dat (-EINVAL).
+	 */
+	const char *trace_dat;
 };
 
 /*
@@ -556,7 +565,9 @@ struct perfring_export_opts {
  * instants on per-thread tracks with their call stacks, sched:sched_switch
  * as slices of the running threads and of the CPUs, counting events as
  * counters, process/thread names (chrome), the samples' call stacks
- * aggregated (folded, svg), or a pprof profile (pprof: binary, gzip).  Returns 0 or -errno (-EINVAL: an
+ * aggregated (folded, svg), or a pprof profile (pprof: binary, gzip).
+ * chrome also takes a trace.dat (opts->trace_dat, or as the input).
+ * Returns 0 or -errno (-EINVAL: an
  * unknown format; -EBADMSG: the file is damaged, what came before the
  * damage was written out completely; a write error on @out stops it).
  */

@@ -100,6 +100,9 @@ struct session {
 	uint64_t last_round_ms;
 	bool have_tdata; /* TRACING_DATA set: application formats join it */
 	uint64_t app_first, app_last; /* application events' time range */
+	/* --switch-output: app_last when the current file began (its
+	 * application events are the later ones). */
+	uint64_t app_floor;
 	bool warned_tdata;
 	/* The opts, parsed (session_parse, session_targets). */
 	const char *const *evs;
@@ -109,6 +112,9 @@ struct session {
 	const char *cpu_list, *pid_list, *tid_list;
 	const int *cpus;
 	const pid_t *tids;
+	/* The CPU and thread lists' storage (heap, per session: freed by
+	 * session_close()); cpus/tids point here or at a single "any". */
+	int *cpus_buf;
 	pid_t *tids_buf; /* tids[0] is the command's pid once forked */
 	int nr_cpus, nr_tids;
 	uint64_t data_bytes;
@@ -239,6 +245,17 @@ static void app_stats(struct session *s)
 	s->app_last = as.last_time;
 }
 
+/* The application events' time range in this file (SAMPLE_TIME). */
+static void note_app_time(struct session *s)
+{
+	if (!s->app || s->app_last <= s->app_floor)
+		return;
+	pd_writer_note_time(s->w,
+			    s->app_first > s->app_floor ? s->app_first :
+							  s->app_floor + 1,
+			    s->app_last);
+}
+
 /* Drains the forward rings; the overwrite ones too if @snapshot; @final:
  * the last pass (application rings all read and released). */
 static int drain_all(struct session *s, bool snapshot, bool final)
@@ -274,8 +291,7 @@ static int drain_all(struct session *s, bool snapshot, bool final)
 	      app_session_pressed(s->app)))) {
 		/* SAMPLE_TIME of the checkpoint the round makes */
 		pd_writer_note_time(s->w, s->first_time, s->last_time);
-		if (s->app)
-			pd_writer_note_time(s->w, s->app_first, s->app_last);
+		note_app_time(s);
 		err = pd_writer_finish_round(s->w);
 		if (!err) {
 			s->st.rounds++;
@@ -432,26 +448,34 @@ static int open_output(struct session *s)
 	return s->out_fd < 0 ? s->out_fd : 0;
 }
 
+/* The attr and name of an application event type. */
+static void app_attr(struct perf_event_attr *a, const struct app_event_desc *d,
+		     char *name, size_t size)
+{
+	memset(a, 0, sizeof(*a));
+	a->size = sizeof(*a);
+	a->type = PERF_TYPE_TRACEPOINT;
+	a->config = d->id;
+	a->sample_type = APP_SAMPLE_TYPE;
+	a->sample_period = 1; /* no PERIOD in the samples: perf takes this */
+	a->sample_id_all = 1;
+	a->use_clockid = 1;
+	a->clockid = CLOCK_MONOTONIC;
+	snprintf(name, size, "%s:%s", d->provider, d->name);
+}
+
 /* A new application event: its attr joins the file's. */
 static int app_new_event(void *ctx, const struct app_event_desc *d,
 			 uint64_t sample_id)
 {
 	struct session *s = ctx;
-	struct perf_event_attr a = { 0 };
+	struct perf_event_attr a;
 	char name[2 * APP_NAME_MAX + 2];
 	char *text = NULL;
 	size_t len;
 	int err;
 
-	a.size = sizeof(a);
-	a.type = PERF_TYPE_TRACEPOINT;
-	a.config = d->id;
-	a.sample_type = APP_SAMPLE_TYPE;
-	a.sample_period = 1; /* no PERIOD in the samples: perf takes this */
-	a.sample_id_all = 1;
-	a.use_clockid = 1;
-	a.clockid = CLOCK_MONOTONIC;
-	snprintf(name, sizeof(name), "%s:%s", d->provider, d->name);
+	app_attr(&a, d, name, sizeof(name));
 	s->app_types++;
 	err = pd_writer_add_attr(s->w, &a, name, &sample_id, 1);
 	if (err)
@@ -468,6 +492,23 @@ static int app_new_event(void *ctx, const struct app_event_desc *d,
 	if (!err)
 		err = pd_writer_add_format(s->w, d->provider, text, len);
 	free(text);
+	return err;
+}
+
+/* --switch-output: a known application event type into the new file. */
+static int app_readd(void *ctx, const struct app_event_desc *d,
+		     const char *format, size_t len)
+{
+	struct session *s = ctx;
+	struct perf_event_attr a;
+	char name[2 * APP_NAME_MAX + 2];
+	uint64_t sample_id = APP_SAMPLE_ID(d->id);
+	int err;
+
+	app_attr(&a, d, name, sizeof(name));
+	err = pd_writer_add_attr(s->w, &a, name, &sample_id, 1);
+	if (!err && s->have_tdata)
+		err = pd_writer_add_format(s->w, d->provider, format, len);
 	return err;
 }
 
@@ -678,6 +719,10 @@ static void session_close(struct session *s)
 		close(s->out_fd);
 	dso_hits_free(s->hits);
 	pd_compress_free(s->z);
+	free(s->cpus_buf);
+	free(s->tids_buf);
+	s->cpus_buf = NULL;
+	s->tids_buf = NULL;
 }
 
 /* The opts in the session: the command, the targets, the ring size. */
@@ -743,8 +788,6 @@ static int session_parse(struct session *s)
  * (perf-ring-buffer.rst 2.2), then their attrs. */
 static int session_targets(struct session *s)
 {
-	static int cpus_buf[MAX_CPUS];
-	static pid_t tids_buf[MAX_TIDS];
 	static const int any_cpu = -1;
 	static const pid_t any_tid = -1;
 	const char *tracefs = NULL;
@@ -770,24 +813,27 @@ static int session_targets(struct session *s)
 	}
 	s->el.events = s->events;
 
-	s->cpus = cpus_buf;
-	s->tids = tids_buf;
-	s->tids_buf = tids_buf;
+	s->cpus_buf = calloc(MAX_CPUS, sizeof(*s->cpus_buf));
+	s->tids_buf = calloc(MAX_TIDS, sizeof(*s->tids_buf));
+	if (!s->cpus_buf || !s->tids_buf)
+		return -ENOMEM;
+	s->cpus = s->cpus_buf;
+	s->tids = s->tids_buf;
 	if (s->cpu_list) {
-		s->nr_cpus = pe_parse_cpus(s->cpu_list, cpus_buf, MAX_CPUS);
+		s->nr_cpus = pe_parse_cpus(s->cpu_list, s->cpus_buf, MAX_CPUS);
 		if (s->nr_cpus < 0) {
 			pr_err("-C: bad CPU list '%s'", s->cpu_list);
 			return -EINVAL;
 		}
 	} else {
-		s->nr_cpus = pe_online_cpus(cpus_buf, MAX_CPUS);
+		s->nr_cpus = pe_online_cpus(s->cpus_buf, MAX_CPUS);
 		if (s->nr_cpus < 0)
 			return s->nr_cpus;
 	}
 	if (s->pid_list || s->tid_list) {
-		s->nr_tids =
-			pe_parse_tids(s->pid_list ? s->pid_list : s->tid_list,
-				      s->pid_list != NULL, tids_buf, MAX_TIDS);
+		s->nr_tids = pe_parse_tids(
+			s->pid_list ? s->pid_list : s->tid_list,
+			s->pid_list != NULL, s->tids_buf, MAX_TIDS);
 		if (s->nr_tids < 0) {
 			if (s->nr_tids == -EINVAL)
 				pr_err("bad %s list",
@@ -972,10 +1018,10 @@ static int extras_open(struct session *s)
 		(uint64_t)(OPTS_GET(s->o, switch_secs, 0.0) * 1000 + 0.5);
 	s->so.on = s->so.signal || s->so.bytes || s->so.every_ms;
 	s->so.started_ms = now_ms();
-	/* A new file would need the application events' descriptions and
-	 * the trace.dat would not follow: not together. */
-	if (s->so.on && (s->pipe || s->app_possible || s->tfs || s->aux)) {
-		pr_err("--switch-output: not with -o -, application events (add --no-app), --tracefs-event or --replay-cs");
+	/* The trace.dat and the AUX trace would not follow the switch:
+	 * not together.  (Application events do: switch_output().) */
+	if (s->so.on && (s->pipe || s->tfs || s->aux)) {
+		pr_err("--switch-output: not with -o -, --tracefs-event or --replay-cs");
 		return -EINVAL;
 	}
 	if (level) {
@@ -1162,6 +1208,7 @@ static int switch_output(struct session *s)
 
 	if (s->round_open) {
 		pd_writer_note_time(s->w, s->first_time, s->last_time);
+		note_app_time(s);
 		err = pd_writer_finish_round(s->w);
 		if (err)
 			return err;
@@ -1171,6 +1218,13 @@ static int switch_output(struct session *s)
 	if (s->out_fd >= 0)
 		close(s->out_fd);
 	s->out_fd = -1;
+	/* The application records drained so far are in the completed
+	 * file: they leave their rings now (each in exactly one file), and
+	 * the next file's time range starts after them. */
+	if (!err && s->app) {
+		app_session_release(s->app);
+		s->app_floor = s->app_last;
+	}
 	if (!err)
 		err = switch_rename(s);
 	if (!err)
@@ -1192,6 +1246,10 @@ static int switch_output(struct session *s)
 	s->first_time = s->last_time = 0;
 	if (!err)
 		err = writer_open(s);
+	/* The application event types seen so far: their attrs (same
+	 * sample ids) and formats, before any of their records. */
+	if (!err && s->app)
+		err = app_session_formats(s->app, app_readd, s);
 	if (!err)
 		err = synthesize(s);
 	s->so.started_ms = now_ms();

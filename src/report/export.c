@@ -51,9 +51,11 @@
 #include "../common/log.h"
 #include "../common/opts.h"
 #include "../format/perf_reader.h"
+#include "../format/trace_dat.h"
 #include "intern.h"
 #include "outbuf.h"
 #include "pprof.h"
+#include "report.h"
 #include "threads.h"
 #include "unwind.h"
 
@@ -146,6 +148,16 @@ struct exp {
 
 	/* pprof */
 	struct pprof *pprof;
+
+	/* chrome: the ftrace events of a trace.dat, merged in by time */
+	struct tdat_lines *td;
+	const char *td_path;
+	struct tdat_ev td_ev; /* the next one, not written yet */
+	bool td_have;
+	int td_err; /* its damage, at its end */
+	struct ss_layout tss; /* its sched_switch */
+	bool td_slices; /* its sched_switch makes the slices */
+	uint64_t nr_ftrace, nr_ftrace_dropped;
 };
 
 /* ---- text ------------------------------------------------------------ */
@@ -874,7 +886,8 @@ static void set_swcomm(struct exp *e, struct thread *t, const char *s, size_t n)
 	ts->swcomm[n] = 0;
 }
 
-static int do_switch(struct exp *e, const struct prd_sample *s)
+static int do_switch(struct exp *e, const struct prd_sample *s,
+		     const struct ss_layout *ss)
 {
 	int64_t prev_pid, next_pid, state = 0;
 	const char *prev_comm = NULL, *next_comm = NULL;
@@ -883,16 +896,16 @@ static int do_switch(struct exp *e, const struct prd_sample *s)
 	struct thread *prev, *next;
 	char st[24];
 
-	if (!e->ss.have && !e->ss_fallback_warned) {
+	if (!ss->have && !e->ss_fallback_warned) {
 		e->ss_fallback_warned = true;
 		pr_info("export: no sched_switch format in the tracing data: assuming the 64-bit layout");
 	}
-	if (!field_num(s, e->ss.prev_pid, &prev_pid) ||
-	    !field_num(s, e->ss.next_pid, &next_pid) || !r)
+	if (!field_num(s, ss->prev_pid, &prev_pid) ||
+	    !field_num(s, ss->next_pid, &next_pid) || !r)
 		return 0;
-	field_num(s, e->ss.prev_state, &state);
-	prev_len = field_str(s, e->ss.prev_comm, &prev_comm);
-	next_len = field_str(s, e->ss.next_comm, &next_comm);
+	field_num(s, ss->prev_state, &state);
+	prev_len = field_str(s, ss->prev_comm, &prev_comm);
+	next_len = field_str(s, ss->next_comm, &next_comm);
 	state_str(state, st);
 
 	prev = (int32_t)prev_pid == (int32_t)s->tid ?
@@ -1162,7 +1175,7 @@ static int chrome_sample(struct exp *e, const struct prd_event *ev)
 	if (!t)
 		return -ENOMEM;
 	if (is_sched_switch(e, s)) {
-		int err = do_switch(e, s);
+		int err = do_switch(e, s, &e->ss);
 
 		if (err)
 			return err;
@@ -1219,6 +1232,200 @@ static int chrome_sample(struct exp *e, const struct prd_event *ev)
 	ob_json_cstr(ob, evname);
 	ob_puts(ob, "}}");
 	e->nr_samples++;
+	return 0;
+}
+
+/* ---- chrome: the ftrace events of a trace.dat ------------------------ */
+
+static int put_ftrace_field(void *ctx, const struct tdat_field *fl)
+{
+	struct exp *e = ctx;
+	struct outbuf *ob = &e->ob;
+
+	char key[128];
+
+	/* The keys every event has come first; a field of the same name
+	 * is renamed so that no key repeats. */
+	snprintf(key, sizeof(key), "%s%s",
+		 !strcmp(fl->name, "cpu") || !strcmp(fl->name, "event") ||
+				 !strcmp(fl->name, "dropped_before") ?
+			 "field_" :
+			 "",
+		 fl->name);
+	ob_putc(ob, ',');
+	ob_json_cstr(ob, key);
+	ob_putc(ob, ':');
+	if (fl->is_str)
+		ob_json_str(ob, fl->str, fl->len);
+	else if (fl->is_signed)
+		ob_s64(ob, (int64_t)fl->num, 0);
+	else if (fl->num >> 53) {
+		/* Past a double's exact integers (addresses): hex text. */
+		ob_puts(ob, "\"0x");
+		ob_x64(ob, fl->num, 0);
+		ob_putc(ob, '"');
+	} else
+		ob_u64(ob, fl->num, 0, ' ');
+	ob_line_done(ob);
+	return e->ob.err;
+}
+
+/* One ftrace event: an instant on its thread's track with its fields as
+ * args (sched_switch also moves the slices when the trace.dat has them). */
+static int chrome_ftrace(struct exp *e, const struct tdat_ev *ev)
+{
+	struct outbuf *ob = &e->ob;
+	struct thread *t;
+	int32_t pid;
+	int err;
+
+	if (ev->ts > e->last_time)
+		e->last_time = ev->ts;
+	t = machine_findnew_thread(&e->m, -1, ev->tid);
+	if (!t)
+		return -ENOMEM;
+	if (ev->comm)
+		set_swcomm(e, t, ev->comm, strlen(ev->comm));
+	if (e->td_slices && !strcmp(ev->name, "sched_switch") &&
+	    !strcmp(ev->system, "sched")) {
+		struct prd_sample s;
+
+		memset(&s, 0, sizeof(s));
+		s.time = ev->ts;
+		s.cpu = ev->cpu;
+		s.pid = UINT32_MAX;
+		s.tid = (uint32_t)ev->tid;
+		s.raw = ev->raw;
+		s.raw_size = ev->raw_size;
+		err = do_switch(e, &s, &e->tss);
+		if (err)
+			return err;
+	}
+	pid = track_pid(t);
+	ensure_named(e, t, pid);
+	ev_begin(e);
+	ob_puts(ob, "\"name\":");
+	ob_json_cstr(ob, ev->name);
+	ob_puts(ob, ",\"cat\":\"ftrace\",\"ph\":\"i\",\"s\":\"t\",\"ts\":");
+	ob_us(ob, ev->ts);
+	ob_puts(ob, ",\"pid\":");
+	ob_s64(ob, pid, 0);
+	ob_puts(ob, ",\"tid\":");
+	ob_s64(ob, ev->tid, 0);
+	ob_puts(ob, ",\"args\":{\"cpu\":");
+	ob_u64(ob, ev->cpu, 0, ' ');
+	{
+		char full[160];
+
+		snprintf(full, sizeof(full), "%s:%s", ev->system, ev->name);
+		ob_puts(ob, ",\"event\":");
+		ob_json_cstr(ob, full);
+	}
+	if (ev->missed_mark) {
+		/* The kernel's mark: events lost before this one here. */
+		ob_puts(ob, ",\"dropped_before\":");
+		if (ev->missed)
+			ob_u64(ob, ev->missed, 0, ' ');
+		else
+			ob_puts(ob, "\"unknown\"");
+		e->nr_ftrace_dropped++;
+	}
+	err = tdat_ev_fields(e->td, put_ftrace_field, e);
+	ob_puts(ob, "}}");
+	e->nr_ftrace++;
+	return err ? err : e->ob.err;
+}
+
+static void td_pull(struct exp *e)
+{
+	int r = tdat_lines_next_ev(e->td, &e->td_ev);
+
+	e->td_have = r > 0;
+	if (r < 0)
+		e->td_err = r;
+}
+
+/* The trace.dat's events before @ts (UINT64_MAX: every one left) out. */
+static int td_until(struct exp *e, uint64_t ts)
+{
+	while (e->td && e->td_have && e->td_ev.ts < ts) {
+		int err = chrome_ftrace(e, &e->td_ev);
+
+		if (err)
+			return err;
+		td_pull(e);
+	}
+	return 0;
+}
+
+/* Whether the perf.data records sched:sched_switch itself (then its
+ * samples make the slices, not the trace.dat's copy). */
+static bool perf_has_switch(struct prd_file *f)
+{
+	for (uint32_t i = 0; f && i < prd_nr_attrs(f); i++) {
+		const struct prd_attr *a = prd_attr(f, i);
+		const char *name;
+
+		if (!a || a->attr.type != PERF_TYPE_TRACEPOINT)
+			continue;
+		name = prd_tracepoint_name(f, a->attr.config);
+		if (!name)
+			name = a->name;
+		if (name && !strcmp(name, "sched:sched_switch"))
+			return true;
+	}
+	return false;
+}
+
+/* The trace clock that reads as the perf.data's clock. */
+static const char *perf_trace_clock(struct prd_file *f)
+{
+	const struct prd_attr *a = prd_nr_attrs(f) ? prd_attr(f, 0) : NULL;
+
+	if (!a || !a->attr.use_clockid)
+		return "local";
+	switch (a->attr.clockid) {
+	case 1: /* CLOCK_MONOTONIC */
+		return "mono";
+	case 4: /* CLOCK_MONOTONIC_RAW */
+		return "mono_raw";
+	case 7: /* CLOCK_BOOTTIME */
+		return "boot";
+	default:
+		return NULL;
+	}
+}
+
+static int td_open(struct exp *e, const char *path)
+{
+	const char *fmt;
+	size_t len;
+	int err = tdat_lines_open(path, &e->td);
+
+	if (err) {
+		pr_err("export: %s: %s", path, strerror(-err));
+		return err;
+	}
+	e->td_path = path;
+	fmt = tdat_lines_format(e->td, "sched", "sched_switch", &len);
+	if (fmt && !perf_has_switch(e->f)) {
+		parse_fields(&e->tss, fmt, len);
+		e->tss.have = e->tss.prev_pid.size && e->tss.next_pid.size;
+		e->td_slices = e->tss.have;
+	}
+	if (e->f) {
+		const char *want = perf_trace_clock(e->f);
+		const char *have = tdat_lines_clock(e->td);
+
+		/* perf's default clock is local_clock(), what ftrace's
+		 * "local" and "perf" clocks read. */
+		if (!want || (strcmp(have, want) && !(!strcmp(want, "local") &&
+						      !strcmp(have, "perf"))))
+			pr_warn("export: %s was recorded with the %s trace clock, the perf.data with %s: their times do not line up",
+				path, have[0] ? have : "(unknown)",
+				want ? want : "another clock");
+	}
+	td_pull(e);
 	return 0;
 }
 
@@ -1315,7 +1522,15 @@ static void chrome_end(struct exp *e)
 	ob_u64(ob, e->nr_stack_samples, 0, ' ');
 	ob_puts(ob, ",\"stack_frames\":");
 	ob_u64(ob, e->frames.nr, 0, ' ');
-	{
+	if (e->td) {
+		ob_puts(ob, ",\"trace_dat\":");
+		ob_json_cstr(ob, e->td_path);
+		ob_puts(ob, ",\"ftrace_events\":");
+		ob_u64(ob, e->nr_ftrace, 0, ' ');
+		ob_puts(ob, ",\"ftrace_dropped_marks\":");
+		ob_u64(ob, e->nr_ftrace_dropped, 0, ' ');
+	}
+	if (e->f) {
 		const char *s = prd_feature_string(e->f, PRD_FEAT_HOSTNAME);
 
 		if (s) {
@@ -1911,9 +2126,14 @@ static int on_event(struct prd_file *f, const struct prd_event *ev, void *ctx)
 	int err;
 
 	(void)f;
-	if (ev->sample && ev->sample->time > e->last_time &&
-	    ev->sample->time != UINT64_MAX)
-		e->last_time = ev->sample->time;
+	if (ev->sample && ev->sample->time != UINT64_MAX) {
+		/* The trace.dat's events before it go first. */
+		err = td_until(e, ev->sample->time);
+		if (err)
+			return err;
+		if (ev->sample->time > e->last_time)
+			e->last_time = ev->sample->time;
+	}
 	if (ev->hdr->type != PERF_RECORD_SAMPLE)
 		return machine_process(&e->m, ev->hdr);
 	if (!ev->sample)
@@ -1960,20 +2180,75 @@ static void exp_free(struct exp *e)
 		fclose(e->samples_tmp);
 	free(e->sob.p);
 	pprof_free(e->pprof);
+	tdat_lines_close(e->td);
+}
+
+/* The perf.data (e->f, may be NULL) and the trace.dat (e->td, may be
+ * NULL) through the chosen format.  Returns as perfring_export(). */
+static int export_run(struct exp *e, const char *in, FILE *out)
+{
+	int err = 0, perr = 0, oerr = 0;
+
+	if (e->fmt == FMT_CHROME)
+		chrome_begin(e);
+	if (e->fmt == FMT_PPROF) {
+		err = pprof_new(e->f, &e->pprof);
+		if (err)
+			return err;
+	}
+	if (e->f)
+		perr = prd_process(e->f, true, on_event, e);
+	/* Damage: what came before it is still written out, completely. */
+	if (perr && perr != -EBADMSG)
+		err = perr;
+	/* The trace.dat's events after the perf.data's last. */
+	if (!err) {
+		err = td_until(e, UINT64_MAX);
+		if (!err && e->ob.err)
+			err = e->ob.err;
+	}
+	if (!err && e->td_err == -EBADMSG)
+		perr = e->td_err;
+	else if (!err && e->td_err)
+		err = e->td_err;
+	if (!err || (e->fmt == FMT_CHROME && err != -ENOMEM)) {
+		if (e->fmt == FMT_CHROME)
+			chrome_end(e);
+		else if (e->fmt == FMT_FOLDED)
+			oerr = folded_out(e);
+		else if (e->fmt == FMT_PPROF)
+			oerr = pprof_write(e->pprof, &e->m, in, out);
+		else
+			oerr = svg_out(e);
+		if (!err)
+			err = oerr;
+	}
+	ob_flush(&e->ob);
+	if (!err && e->ob.err)
+		err = e->ob.err;
+	if (fflush(out) && !err)
+		err = errno ? -errno : -EIO;
+	if (!err && perr == -EBADMSG)
+		err = perr;
+	if (err == -EPIPE || (e->ob.err && err == e->ob.err))
+		pr_err("export: writing the output: %s", strerror(-err));
+	return err;
 }
 
 PERFRING_API int perfring_export(const struct perfring_export_opts *opts,
 				 FILE *out)
 {
 	struct exp e;
-	const char *in, *fmt;
-	int err, perr;
+	const char *in, *fmt, *tdat;
+	bool in_tdat;
+	int err;
 
 	if (!opts || !out || !OPTS_VALID(opts))
 		return -EINVAL;
 	memset(&e, 0, sizeof(e));
 	in = OPTS_GET(opts, input, NULL);
 	fmt = OPTS_GET(opts, format, NULL);
+	tdat = OPTS_GET(opts, trace_dat, NULL);
 	e.title = OPTS_GET(opts, title, NULL);
 	e.width = OPTS_GET(opts, width, 0);
 	if (!in || !*in)
@@ -1996,6 +2271,18 @@ PERFRING_API int perfring_export(const struct perfring_export_opts *opts,
 		       e.width);
 		return -EINVAL;
 	}
+	/* A trace.dat as the input: its events alone. */
+	in_tdat = strcmp(in, "-") && tdat_probe(in) == 1;
+	if (in_tdat) {
+		tdat = in;
+		in = NULL;
+	}
+	if (tdat && e.fmt != FMT_CHROME) {
+		pr_err("export: %s: a trace.dat has no call stacks: only -f chrome takes it%s",
+		       tdat,
+		       in_tdat ? "" : " (--no-trace-dat: the perf.data alone)");
+		return -EINVAL;
+	}
 	if (ob_init(&e.ob, out))
 		return -ENOMEM;
 	err = machine_init(&e.m);
@@ -2003,52 +2290,14 @@ PERFRING_API int perfring_export(const struct perfring_export_opts *opts,
 		free(e.ob.p);
 		return err;
 	}
-	err = prd_open(in, &e.f);
-	if (err) {
-		machine_exit(&e.m);
-		free(e.ob.p);
-		return err;
-	}
-	if (e.fmt == FMT_CHROME)
-		chrome_begin(&e);
-	if (e.fmt == FMT_PPROF) {
-		err = pprof_new(e.f, &e.pprof);
-		if (err) {
-			prd_close(e.f);
-			machine_exit(&e.m);
-			free(e.ob.p);
-			return err;
-		}
-	}
-	perr = prd_process(e.f, true, on_event, &e);
-	err = 0;
-	/* Damage: what came before it is still written out, completely. */
-	if (perr && perr != -EBADMSG)
-		err = perr;
-	if (!err || (e.fmt == FMT_CHROME && err != -ENOMEM)) {
-		int oerr = 0;
-
-		if (e.fmt == FMT_CHROME)
-			chrome_end(&e);
-		else if (e.fmt == FMT_FOLDED)
-			oerr = folded_out(&e);
-		else if (e.fmt == FMT_PPROF)
-			oerr = pprof_write(e.pprof, &e.m, in, out);
-		else
-			oerr = svg_out(&e);
-		if (!err)
-			err = oerr;
-	}
-	ob_flush(&e.ob);
-	if (!err && e.ob.err)
-		err = e.ob.err;
-	if (fflush(out) && !err)
-		err = errno ? -errno : -EIO;
-	if (!err && perr == -EBADMSG)
-		err = perr;
-	if (err == -EPIPE || (e.ob.err && err == e.ob.err))
-		pr_err("export: writing the output: %s", strerror(-err));
-	prd_close(e.f);
+	if (in)
+		err = prd_open(in, &e.f);
+	if (!err && tdat)
+		err = td_open(&e, tdat);
+	if (!err)
+		err = export_run(&e, in ? in : tdat, out);
+	if (e.f)
+		prd_close(e.f);
 	machine_exit(&e.m);
 	exp_free(&e);
 	return err;

@@ -279,6 +279,9 @@ struct tdat_lines {
 	struct rd r;
 	struct trace_seq s;
 	int err; /* sticky: the first damage (the other CPUs go on) */
+	/* tdat_lines_next_ev()'s event, for tdat_ev_fields() */
+	struct tep_record cur;
+	struct tep_event *cur_ev;
 };
 
 int tdat_lines_open(const char *path, struct tdat_lines **out)
@@ -362,6 +365,177 @@ int tdat_lines_next(struct tdat_lines *l, uint64_t *ts, const char **text,
 	if (c->err && !l->err)
 		l->err = c->err;
 	return 1;
+}
+
+int tdat_lines_next_ev(struct tdat_lines *l, struct tdat_ev *ev)
+{
+	int cpu = rd_pick(&l->r, &l->err);
+	struct cpu_it *c;
+
+	l->cur_ev = NULL;
+	if (cpu < 0)
+		return l->err;
+	c = &l->r.cpus[cpu];
+	fill_record(&l->cur, c);
+	memset(ev, 0, sizeof(*ev));
+	ev->ts = c->ev.ts;
+	ev->cpu = (uint32_t)cpu;
+	ev->raw = c->ev.data;
+	ev->raw_size = c->ev.size;
+	ev->missed_mark = c->missed_pending;
+	ev->missed = c->missed_count;
+	c->missed_pending = false;
+	ev->system = ev->name = "?";
+	ev->tid = -1;
+	if (c->ev.size >= 8) {
+		int32_t pid;
+
+		/* common_type u16, flags u8, preempt_count u8, common_pid */
+		memcpy(&pid, (const uint8_t *)c->ev.data + 4, sizeof(pid));
+		ev->tid = pid;
+		l->cur_ev = tep_find_event_by_record(l->r.tep, &l->cur);
+		if (l->cur_ev) {
+			ev->system = l->cur_ev->system;
+			ev->name = l->cur_ev->name;
+		}
+		if (tep_is_pid_registered(l->r.tep, pid))
+			ev->comm = tep_data_comm_from_pid(l->r.tep, pid);
+	}
+	cpu_next(c);
+	if (c->err && !l->err)
+		l->err = c->err;
+	return 1;
+}
+
+/* A __data_loc field's bytes: (len << 16 | offset), the offset from the
+ * end of the field when it is __rel_loc; false when outside the record. */
+static bool dyn_bytes(const struct tep_record *rec,
+		      const struct tep_format_field *f, const char **p,
+		      size_t *len)
+{
+	uint32_t loc, off, n;
+
+	if (f->size != 4)
+		return false;
+	memcpy(&loc, (const char *)rec->data + f->offset, 4);
+	off = loc & 0xffff;
+	n = loc >> 16;
+	if (f->flags & TEP_FIELD_IS_RELATIVE)
+		off += (uint32_t)f->offset + 4;
+	if (off > (uint32_t)rec->size || n > (uint32_t)rec->size - off)
+		return false;
+	*p = (const char *)rec->data + off;
+	*len = n;
+	return true;
+}
+
+int tdat_ev_fields(struct tdat_lines *l, tdat_field_fn fn, void *ctx)
+{
+	const struct tep_record *rec = &l->cur;
+
+	if (!l->cur_ev)
+		return 0;
+	for (struct tep_format_field *f = l->cur_ev->format.fields; f;
+	     f = f->next) {
+		struct tdat_field v = { .name = f->name };
+		uint32_t end = (uint32_t)rec->size;
+		int err;
+
+		/* The field inside the record; "char buf[]" (size 0): the
+		 * rest of it. */
+		if (f->offset < 0 || f->size < 0 || (uint32_t)f->offset > end ||
+		    (uint32_t)f->size > end - (uint32_t)f->offset)
+			continue;
+		if (f->flags & TEP_FIELD_IS_DYNAMIC) {
+			if (!(f->flags & TEP_FIELD_IS_STRING) ||
+			    !dyn_bytes(rec, f, &v.str, &v.len))
+				continue;
+			v.is_str = true;
+		} else if (f->flags & TEP_FIELD_IS_ARRAY) {
+			if (!(f->flags & TEP_FIELD_IS_STRING))
+				continue;
+			v.is_str = true;
+			v.str = (const char *)rec->data + f->offset;
+			v.len = f->size ? (size_t)f->size :
+					  (size_t)(end - (uint32_t)f->offset);
+		} else {
+			const uint8_t *p =
+				(const uint8_t *)rec->data + f->offset;
+			int64_t sv = 0;
+			uint64_t uv = 0;
+
+			switch (f->size) {
+			case 1:
+				uv = p[0];
+				sv = (int8_t)p[0];
+				break;
+			case 2: {
+				uint16_t x;
+
+				memcpy(&x, p, 2);
+				uv = x;
+				sv = (int16_t)x;
+				break;
+			}
+			case 4: {
+				uint32_t x;
+
+				memcpy(&x, p, 4);
+				uv = x;
+				sv = (int32_t)x;
+				break;
+			}
+			case 8:
+				memcpy(&uv, p, 8);
+				sv = (int64_t)uv;
+				break;
+			default:
+				continue;
+			}
+			v.is_signed = (f->flags & TEP_FIELD_IS_SIGNED) != 0;
+			v.num = v.is_signed ? (uint64_t)sv : uv;
+		}
+		if (v.is_str)
+			v.len = strnlen(v.str, v.len);
+		err = fn(ctx, &v);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+const char *tdat_lines_format(struct tdat_lines *l, const char *system,
+			      const char *name, size_t *len)
+{
+	const struct tdat_file *f = l->r.f;
+	size_t nl = strlen(name);
+
+	for (size_t i = 0; i < f->nr_events; i++) {
+		const struct tdat_blob *b = &f->events[i];
+		const char *t = b->data, *k;
+
+		if (strcmp(b->name, system))
+			continue;
+		/* "name: NAME\n" on the first line */
+		k = memmem(t, b->len, "name: ", 6);
+		if (!k || (size_t)(t + b->len - (k + 6)) < nl + 1 ||
+		    memcmp(k + 6, name, nl) ||
+		    (k[6 + nl] != '\n' && k[6 + nl] != '\r'))
+			continue;
+		*len = b->len;
+		return t;
+	}
+	return NULL;
+}
+
+const char *tdat_lines_clock(const struct tdat_lines *l)
+{
+	return l->r.f->trace_clock;
+}
+
+uint32_t tdat_lines_nr_cpus(const struct tdat_lines *l)
+{
+	return l->r.f->nr_cpus;
 }
 
 void tdat_lines_close(struct tdat_lines *l)

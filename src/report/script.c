@@ -52,19 +52,30 @@ enum {
 	F_SYMOFFSET = 1 << 11,
 	F_PERIOD = 1 << 12,
 	F_SRCLINE = 1 << 13,
+	/* perf prints the call depth only for branch samples (BTS, PT,
+	 * ETM), which have none of their own here: nothing to print */
+	F_CALLINDENT = 1 << 14,
 };
 
 static const struct {
 	const char *name;
 	unsigned bit;
 } field_names[] = {
-	{ "comm", F_COMM },	{ "tid", F_TID },
-	{ "pid", F_PID },	{ "time", F_TIME },
-	{ "cpu", F_CPU },	{ "event", F_EVNAME },
-	{ "trace", F_TRACE },	{ "ip", F_IP },
-	{ "sym", F_SYM },	{ "dso", F_DSO },
-	{ "addr", F_ADDR },	{ "symoff", F_SYMOFFSET },
-	{ "period", F_PERIOD }, { "srcline", F_SRCLINE },
+	{ "comm", F_COMM },
+	{ "tid", F_TID },
+	{ "pid", F_PID },
+	{ "time", F_TIME },
+	{ "cpu", F_CPU },
+	{ "event", F_EVNAME },
+	{ "trace", F_TRACE },
+	{ "ip", F_IP },
+	{ "sym", F_SYM },
+	{ "dso", F_DSO },
+	{ "addr", F_ADDR },
+	{ "symoff", F_SYMOFFSET },
+	{ "period", F_PERIOD },
+	{ "srcline", F_SRCLINE },
+	{ "callindent", F_CALLINDENT },
 };
 
 /* perf's output types: the attr types below PERF_TYPE_MAX, then other. */
@@ -144,6 +155,14 @@ struct script {
 	int fn_ret;
 	const struct psample *cur; /* the sample inside @fn */
 	struct perfring_frame frames[MAX_STACK];
+	/* PERF_SAMPLE_READ: each id's last value (open addressing) */
+	struct read_last *rl;
+	uint32_t rl_mask, rl_nr;
+};
+
+struct read_last {
+	uint64_t id, value;
+	bool used;
 };
 
 struct perfring_reader {
@@ -287,7 +306,7 @@ static int parse_one_spec(struct script *sc, const char *spec)
 		}
 		bit = field_bit(p, n);
 		if (bit < 0) {
-			pr_err("-F: invalid field '%.*s' (comm pid tid cpu time event period ip sym symoff dso addr trace srcline)",
+			pr_err("-F: invalid field '%.*s' (comm pid tid cpu time event period ip sym symoff dso addr trace srcline callindent)",
 			       (int)n, p);
 			return -EINVAL;
 		}
@@ -946,6 +965,107 @@ static bool keep_sample(struct script *sc, const struct psample *s,
 	return filter_location(fi, &al, s->ip);
 }
 
+/* The slot of @id's last read value (made, zero, when new); NULL: no
+ * memory. */
+static struct read_last *read_last(struct script *sc, uint64_t id)
+{
+	uint32_t i;
+
+	if (sc->rl_nr >= sc->rl_mask / 2) {
+		uint32_t nmask = sc->rl_mask ? sc->rl_mask * 2 + 1 : 63;
+		struct read_last *t = calloc((size_t)nmask + 1, sizeof(*t));
+
+		if (!t)
+			return NULL;
+		for (uint32_t k = 0; sc->rl && k <= sc->rl_mask; k++) {
+			if (!sc->rl[k].used)
+				continue;
+			i = (uint32_t)(sc->rl[k].id * 0x9e3779b97f4a7c15ull >>
+				       32) &
+			    nmask;
+			while (t[i].used)
+				i = (i + 1) & nmask;
+			t[i] = sc->rl[k];
+		}
+		free(sc->rl);
+		sc->rl = t;
+		sc->rl_mask = nmask;
+	}
+	i = (uint32_t)(id * 0x9e3779b97f4a7c15ull >> 32) & sc->rl_mask;
+	while (sc->rl[i].used && sc->rl[i].id != id)
+		i = (i + 1) & sc->rl_mask;
+	if (!sc->rl[i].used) {
+		sc->rl[i] = (struct read_last){ .id = id, .used = true };
+		sc->rl_nr++;
+	}
+	return &sc->rl[i];
+}
+
+static void emit(struct script *sc, const struct psample *ps, struct thread *t)
+{
+	if (sc->fn)
+		deliver(sc, ps, t);
+	else
+		print_one(sc, ps);
+}
+
+/*
+ * perf's deliver_sample_value(): a sample with PERF_SAMPLE_READ is one
+ * sample per read value (each member of a leader-sampled group, :S), of
+ * the event the value's id names, its period the value's growth since
+ * that id's last one; none when it did not grow or the id is unknown.
+ */
+static int emit_read(struct script *sc, struct prd_file *f, struct psample *ps,
+		     struct thread *t)
+{
+	const struct prd_sample *s = ps->sample;
+	uint64_t rf = s->attr->attr.read_format, nr = 1, per, v, id = 0;
+	const unsigned char *p = s->read;
+	size_t at = 0, times = !!(rf & PERF_FORMAT_TOTAL_TIME_ENABLED) +
+			       !!(rf & PERF_FORMAT_TOTAL_TIME_RUNNING);
+
+	if (!p)
+		return 0;
+	per = 1 + !!(rf & PERF_FORMAT_ID) + !!(rf & PERF_FORMAT_LOST);
+	if (rf & PERF_FORMAT_GROUP) {
+		memcpy(&nr, p, 8);
+		at = 8 * (1 + times);
+	}
+	/* the reader checked that the values are inside the record */
+	for (uint64_t k = 0; k < nr && !sc->stop; k++) {
+		const struct prd_attr *a;
+		struct read_last *last;
+
+		memcpy(&v, p + at, 8);
+		if (rf & PERF_FORMAT_ID)
+			memcpy(&id,
+			       p + at +
+				       8 * (rf & PERF_FORMAT_GROUP ? 1 :
+								     1 + times),
+			       8);
+		at += 8 * per;
+		a = prd_attr_by_id(f, id);
+		if (!a)
+			continue;
+		last = read_last(sc, id);
+		if (!last)
+			return -ENOMEM;
+		ps->period = v - last->value;
+		last->value = v;
+		if (!ps->period)
+			continue;
+		ps->ai = attr_info(sc, a);
+		if (!ps->ai)
+			return -ENOMEM;
+		if ((ps->ai->fields & F_TRACE) &&
+		    ps->ai->type == PERF_TYPE_TRACEPOINT)
+			ensure_tp(sc);
+		ps->id = id;
+		emit(sc, ps, t);
+	}
+	return sc->stop;
+}
+
 static int on_event(struct prd_file *f, const struct prd_event *ev, void *ctx)
 {
 	struct script *sc = ctx;
@@ -998,10 +1118,9 @@ static int on_event(struct prd_file *f, const struct prd_event *ev, void *ctx)
 	ps.sample = s;
 	if (!keep_sample(sc, &ps, &t))
 		return 0;
-	if (sc->fn)
-		deliver(sc, &ps, t);
-	else
-		print_one(sc, &ps);
+	if (s->attr->attr.sample_type & PERF_SAMPLE_READ)
+		return emit_read(sc, f, &ps, t);
+	emit(sc, &ps, t);
 	return sc->stop;
 }
 
@@ -1024,6 +1143,7 @@ static void script_free(struct script *sc)
 		}
 	}
 	free(sc->ai);
+	free(sc->rl);
 	free(sc->ob.p);
 	filter_free(&sc->filt);
 	srclines_free(sc->src);

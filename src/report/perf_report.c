@@ -39,6 +39,7 @@
 #include "filter.h"
 #include "outbuf.h"
 #include "report.h"
+#include "sample_read.h"
 #include "threads.h"
 #include "unwind.h"
 #include "tpfmt.h"
@@ -111,6 +112,7 @@ struct report {
 	 * symbol hides that column and says so in the header. */
 	char *elided; /* "# comm: bash\n" lines */
 	bool hidden[K_MAX]; /* their columns */
+	struct sread rd; /* PERF_SAMPLE_READ: each id's last value */
 	struct cent cursor[MAX_CURSOR];
 	struct hentry *he_cache[MAX_CURSOR + 1];
 	struct outbuf ob;
@@ -635,12 +637,31 @@ static void setup(struct report *r)
 					(!rel || !strcmp(rel, u.release)));
 }
 
+struct report_read {
+	struct report *r;
+	const struct prd_sample *s;
+	uint16_t misc;
+};
+
+/* One read value of a PERF_SAMPLE_READ sample, as its event's sample
+ * (perf's deliver_sample_value()). */
+static int add_read_value(void *ctx, const struct prd_attr *a, uint64_t id,
+			  uint64_t delta)
+{
+	struct report_read *rr = ctx;
+	struct prd_sample one = *rr->s;
+
+	one.attr = a;
+	one.id = id;
+	one.period = delta;
+	return add_sample(rr->r, &one, rr->misc);
+}
+
 static int on_event(struct prd_file *f, const struct prd_event *ev, void *ctx)
 {
 	struct report *r = ctx;
 	const struct perf_event_header *h = ev->hdr;
 
-	(void)f;
 	if (h->type == PERF_RECORD_LOST_SAMPLES && h->size >= 16) {
 		uint64_t lost;
 
@@ -654,6 +675,11 @@ static int on_event(struct prd_file *f, const struct prd_event *ev, void *ctx)
 		return 0;
 	if (!r->setup)
 		setup(r);
+	if (ev->sample->attr->attr.sample_type & PERF_SAMPLE_READ) {
+		struct report_read rr = { r, ev->sample, h->misc };
+
+		return sread_each(&r->rd, f, ev->sample, add_read_value, &rr);
+	}
 	return add_sample(r, ev->sample, h->misc);
 }
 
@@ -1385,6 +1411,7 @@ out_close:
 	prd_close(r->f);
 out_machine:
 	free_hists(r);
+	sread_free(&r->rd);
 	machine_exit(&r->m);
 out_free:
 	filter_free(&r->filt);

@@ -33,6 +33,7 @@
 #include "outbuf.h"
 #include "report.h"
 #include "srcline.h"
+#include "sample_read.h"
 #include "threads.h"
 #include "unwind.h"
 #include "tpfmt.h"
@@ -155,14 +156,7 @@ struct script {
 	int fn_ret;
 	const struct psample *cur; /* the sample inside @fn */
 	struct perfring_frame frames[MAX_STACK];
-	/* PERF_SAMPLE_READ: each id's last value (open addressing) */
-	struct read_last *rl;
-	uint32_t rl_mask, rl_nr;
-};
-
-struct read_last {
-	uint64_t id, value;
-	bool used;
+	struct sread rd; /* PERF_SAMPLE_READ: each id's last value */
 };
 
 struct perfring_reader {
@@ -965,42 +959,6 @@ static bool keep_sample(struct script *sc, const struct psample *s,
 	return filter_location(fi, &al, s->ip);
 }
 
-/* The slot of @id's last read value (made, zero, when new); NULL: no
- * memory. */
-static struct read_last *read_last(struct script *sc, uint64_t id)
-{
-	uint32_t i;
-
-	if (sc->rl_nr >= sc->rl_mask / 2) {
-		uint32_t nmask = sc->rl_mask ? sc->rl_mask * 2 + 1 : 63;
-		struct read_last *t = calloc((size_t)nmask + 1, sizeof(*t));
-
-		if (!t)
-			return NULL;
-		for (uint32_t k = 0; sc->rl && k <= sc->rl_mask; k++) {
-			if (!sc->rl[k].used)
-				continue;
-			i = (uint32_t)(sc->rl[k].id * 0x9e3779b97f4a7c15ull >>
-				       32) &
-			    nmask;
-			while (t[i].used)
-				i = (i + 1) & nmask;
-			t[i] = sc->rl[k];
-		}
-		free(sc->rl);
-		sc->rl = t;
-		sc->rl_mask = nmask;
-	}
-	i = (uint32_t)(id * 0x9e3779b97f4a7c15ull >> 32) & sc->rl_mask;
-	while (sc->rl[i].used && sc->rl[i].id != id)
-		i = (i + 1) & sc->rl_mask;
-	if (!sc->rl[i].used) {
-		sc->rl[i] = (struct read_last){ .id = id, .used = true };
-		sc->rl_nr++;
-	}
-	return &sc->rl[i];
-}
-
 static void emit(struct script *sc, const struct psample *ps, struct thread *t)
 {
 	if (sc->fn)
@@ -1009,60 +967,28 @@ static void emit(struct script *sc, const struct psample *ps, struct thread *t)
 		print_one(sc, ps);
 }
 
-/*
- * perf's deliver_sample_value(): a sample with PERF_SAMPLE_READ is one
- * sample per read value (each member of a leader-sampled group, :S), of
- * the event the value's id names, its period the value's growth since
- * that id's last one; none when it did not grow or the id is unknown.
- */
-static int emit_read(struct script *sc, struct prd_file *f, struct psample *ps,
-		     struct thread *t)
+struct read_emit {
+	struct script *sc;
+	struct psample *ps;
+	struct thread *t;
+};
+
+/* One read value of a PERF_SAMPLE_READ sample, as its event's sample. */
+static int emit_value(void *ctx, const struct prd_attr *a, uint64_t id,
+		      uint64_t delta)
 {
-	const struct prd_sample *s = ps->sample;
-	uint64_t rf = s->attr->attr.read_format, nr = 1, per, v, id = 0;
-	const unsigned char *p = s->read;
-	size_t at = 0, times = !!(rf & PERF_FORMAT_TOTAL_TIME_ENABLED) +
-			       !!(rf & PERF_FORMAT_TOTAL_TIME_RUNNING);
+	struct read_emit *re = ctx;
+	struct script *sc = re->sc;
+	struct psample *ps = re->ps;
 
-	if (!p)
-		return 0;
-	per = 1 + !!(rf & PERF_FORMAT_ID) + !!(rf & PERF_FORMAT_LOST);
-	if (rf & PERF_FORMAT_GROUP) {
-		memcpy(&nr, p, 8);
-		at = 8 * (1 + times);
-	}
-	/* the reader checked that the values are inside the record */
-	for (uint64_t k = 0; k < nr && !sc->stop; k++) {
-		const struct prd_attr *a;
-		struct read_last *last;
-
-		memcpy(&v, p + at, 8);
-		if (rf & PERF_FORMAT_ID)
-			memcpy(&id,
-			       p + at +
-				       8 * (rf & PERF_FORMAT_GROUP ? 1 :
-								     1 + times),
-			       8);
-		at += 8 * per;
-		a = prd_attr_by_id(f, id);
-		if (!a)
-			continue;
-		last = read_last(sc, id);
-		if (!last)
-			return -ENOMEM;
-		ps->period = v - last->value;
-		last->value = v;
-		if (!ps->period)
-			continue;
-		ps->ai = attr_info(sc, a);
-		if (!ps->ai)
-			return -ENOMEM;
-		if ((ps->ai->fields & F_TRACE) &&
-		    ps->ai->type == PERF_TYPE_TRACEPOINT)
-			ensure_tp(sc);
-		ps->id = id;
-		emit(sc, ps, t);
-	}
+	ps->ai = attr_info(sc, a);
+	if (!ps->ai)
+		return -ENOMEM;
+	if ((ps->ai->fields & F_TRACE) && ps->ai->type == PERF_TYPE_TRACEPOINT)
+		ensure_tp(sc);
+	ps->id = id;
+	ps->period = delta;
+	emit(sc, ps, re->t);
 	return sc->stop;
 }
 
@@ -1118,8 +1044,13 @@ static int on_event(struct prd_file *f, const struct prd_event *ev, void *ctx)
 	ps.sample = s;
 	if (!keep_sample(sc, &ps, &t))
 		return 0;
-	if (s->attr->attr.sample_type & PERF_SAMPLE_READ)
-		return emit_read(sc, f, &ps, t);
+	/* perf's deliver_sample_value(): a sample per read value (each
+	 * member of a leader-sampled group, :S) */
+	if (s->attr->attr.sample_type & PERF_SAMPLE_READ) {
+		struct read_emit re = { sc, &ps, t };
+
+		return sread_each(&sc->rd, f, s, emit_value, &re);
+	}
 	emit(sc, &ps, t);
 	return sc->stop;
 }
@@ -1143,7 +1074,7 @@ static void script_free(struct script *sc)
 		}
 	}
 	free(sc->ai);
-	free(sc->rl);
+	sread_free(&sc->rd);
 	free(sc->ob.p);
 	filter_free(&sc->filt);
 	srclines_free(sc->src);

@@ -1265,6 +1265,15 @@ static int print_all(struct report *r, bool *first)
 	if (err)
 		goto out;
 	ng = report_groups(r, g, nattrs, &forced);
+	/* every attr's hists made first: hists_of() moves them as it grows */
+	for (uint32_t i = 0; i < nattrs; i++) {
+		const struct prd_attr *a = prd_attr(r->f, i);
+
+		if (a && !hists_of(r, a)) {
+			err = -ENOMEM;
+			goto out;
+		}
+	}
 	for (uint32_t i = 0; i < nattrs && !r->ob.err; i++) {
 		const struct prd_attr *a = prd_attr(r->f, i);
 		bool leader = gi < ng && g[gi].leader == i;

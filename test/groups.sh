@@ -13,7 +13,10 @@
 #      the members' samples as on perf's.
 #   3. -F callindent and -F +callindent: perfring script as perf script
 #      (nothing for samples without branch data).
-#   4. :ppp, :pp, :P: the attr's precise_ip in perf evlist -v is perf's.
+#   4. :ppp, :pp, :P: the attr's precise_ip in perf evlist -v is perf's
+#      (perf 6.1 lowers precise_ip only for :P and only when the kernel
+#      refuses it, which software events here never do); modifiers after
+#      a breakpoint's access (mem:ADDR:ppp, mem:ADDR:wu, mem:ADDR:rw:u).
 # perf report's first line (its --header hint, our dump hint) and closing
 # tip are left out of the comparison.
 # Skips (77) only if the kernel refuses perf_event_open.
@@ -145,3 +148,14 @@ for m in ppp pp P; do
 	[ -n "$p" ] && [ "$p" = "$o" ] || fail "cpu-clock:$m: perf's attr has '$p', ours '$o'"
 	echo "cpu-clock:$m: $o as perf"
 done
+# Modifiers after a breakpoint's access (or in its place), as perf's lexer
+# takes them: the attr fields they set are perf's.
+for e in mem:0x1000:ppp mem:0x1000:wu mem:0x1000:rw:u mem:0x1000/4:k; do
+	perf record -q -e "$e" -o "$tmp/perf-p.data" -- true 2>/dev/null || fail "perf record -e $e"
+	"$cli" record -q -e "$e" -o "$tmp/ours-p.data" -- true || fail "perfring record -e $e"
+	fields='precise_ip: [0-9]|exclude_[a-z]*: 1|bp_type: [0-9]*|bp_len, config2 }: 0x[0-9a-f]*'
+	p=$(perf evlist -v -i "$tmp/perf-p.data" 2>/dev/null | grep -oE "$fields" | tr '\n' ' ')
+	o=$(perf evlist -v -i "$tmp/ours-p.data" 2>/dev/null | grep -oE "$fields" | tr '\n' ' ')
+	[ -n "$p" ] && [ "$p" = "$o" ] || fail "$e: perf's attr has '$p', ours '$o'"
+done
+echo "breakpoint modifiers: precise_ip, exclude_*, bp_type and bp_len as perf"

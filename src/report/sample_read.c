@@ -75,8 +75,9 @@ PR_HIDDEN int sread_each(struct sread *m, struct prd_file *f,
 		per += times;
 		id_at += 8 * times;
 	}
-	/* the reader checked that nr values fit in the record */
-	if (nr > s->read_size / (8 * per))
+	/* the reader checked that nr values fit in the record: again, as
+	 * this walk reads them */
+	if (at > s->read_size || nr > (s->read_size - at) / (8 * per))
 		return 0;
 	for (uint64_t k = 0; k < nr; k++, at += 8 * per) {
 		const struct prd_attr *a;

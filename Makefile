@@ -188,6 +188,7 @@ SHELL_TESTS := \
 	test/script_opts.sh \
 	test/reader_api.sh \
 	test/report_opts.sh \
+	test/groups.sh \
 	test/app.sh \
 	test/app_trust.sh \
 	test/app_fork.sh \

@@ -57,7 +57,7 @@ _perfring()
 		--rate --loops --chunk --replay-cpu --pprof --help" ;;
 	list) opts="hw sw cache pmu tracepoint --help" ;;
 	script) opts="-i -F -G --ns --trace-dat --no-trace-dat --pid --tid --comm --cpu -C --time -S --symbols --reltime --deltatime --show-task-events --show-mmap-events --itrace --symdir --no-disasm --snapshot --help" ;;
-	report) opts="-i --sort --children --no-children -g -n --percent-limit --stdio --comm --dsos -d -S --symbols --itrace --symdir --snapshot --help" ;;
+	report) opts="-i --sort --children --no-children -g -n --percent-limit --stdio --group --no-group --comm --dsos -d -S --symbols --itrace --symdir --snapshot --help" ;;
 	dump) opts="-i --hex -D --aux --decode --elements --symdir --help" ;;
 	stats) opts="-i --help" ;;
 	export) opts="-i -f -o --title --width --help" ;;

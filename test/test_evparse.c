@@ -94,7 +94,18 @@ static void test_syntax(void)
 		      list.ev[0].bp_len == 8 && list.ev[0].bp_type == 3,
 	      "mem");
 	bad("mem:0x1000/3", 11, "length must be");
-	bad("mem:0x1000:rq", 12, "bad breakpoint access 'q'");
+	/* perf's lexer: the rwx run, then event modifiers, joined or after
+	 * a second colon */
+	bad("mem:0x1000:rq", 12, "unknown modifier 'q'");
+	bad("mem:0x1000:rr", 12, "bad breakpoint access 'r'");
+	CHECK_EQ(parse("mem:0x1000:wu,mem:0x2000:ppp,mem:0x3000:rw:k", &err),
+		 0);
+	CHECK(list.nr == 3 && list.ev[0].bp_type == 2 &&
+		      !strcmp(list.ev[0].mods, "u") &&
+		      list.ev[1].bp_type == 3 &&
+		      !strcmp(list.ev[1].mods, "ppp") &&
+		      list.ev[2].bp_type == 3 && !strcmp(list.ev[2].mods, "k"),
+	      "mem access and modifiers");
 	bad("mem:zz", 4, "bad breakpoint address");
 	bad("", 0, "empty");
 	bad("cpu-clock:x", 10, "unknown modifier 'x'");

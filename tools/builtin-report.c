@@ -47,6 +47,8 @@ int cmd_report(int argc, char **argv)
 		OPT_SYMFS,
 		OPT_COMM,
 		OPT_DSOS,
+		OPT_GROUP,
+		OPT_NO_GROUP,
 	};
 	static const struct option opts[] = {
 		{ "input", required_argument, NULL, 'i' },
@@ -62,6 +64,8 @@ int cmd_report(int argc, char **argv)
 		{ "comms", required_argument, NULL, OPT_COMM },
 		{ "dsos", required_argument, NULL, OPT_DSOS },
 		{ "symbols", required_argument, NULL, 'S' },
+		{ "group", no_argument, NULL, OPT_GROUP },
+		{ "no-group", no_argument, NULL, OPT_NO_GROUP },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -102,6 +106,12 @@ int cmd_report(int argc, char **argv)
 		case 'S':
 			ro.symbols = optarg;
 			break;
+		case OPT_GROUP:
+			ro.group = 1;
+			break;
+		case OPT_NO_GROUP:
+			ro.group = -1;
+			break;
 		case OPT_STDIO:
 			break; /* the only output there is */
 		case OPT_SYMFS:
@@ -116,7 +126,7 @@ int cmd_report(int argc, char **argv)
 			break;
 		case 'h':
 			printf("usage: %s report [-i FILE|-] [--sort comm,pid,dso,sym,cpu,trace] [--children|--no-children]\n"
-			       "                [-g none] [-n] [--percent-limit PCT] [--stdio]\n"
+			       "                [-g none] [-n] [--percent-limit PCT] [--stdio] [--group|--no-group]\n"
 			       "                [--comm COMMS] [-d|--dsos DSOS] [-S|--symbols SYMS] [--symfs DIR]\n",
 			       prog);
 			return 0;

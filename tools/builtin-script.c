@@ -124,7 +124,7 @@ int cmd_script(int argc, char **argv)
 			       "                [--show-task-events] [--show-mmap-events]\n"
 			       "  FILE.trace.dat beside the perf.data (record --tracefs-event) is merged\n"
 			       "  in by time, its lines as trace-cmd report prints them\n"
-			       "  -F comm,pid,tid,cpu,time,event,period,ip,sym,symoff,dso,addr,trace,srcline\n"
+			       "  -F comm,pid,tid,cpu,time,event,period,ip,sym,symoff,dso,addr,trace,srcline,callindent\n"
 			       "     (TYPE:FIELDS for one type: hw sw trace raw break; +F/-F edit the defaults)\n",
 			       prog);
 			return 0;

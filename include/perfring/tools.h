@@ -524,6 +524,14 @@ struct perfring_report_opts {
 	int callchain_order;
 	/* -g graph,N: branches under N% of the event hidden (0: 0.5) */
 	double graph_min_percent;
+	/*
+	 * Event groups ({a,b} of -e): 0 shows the file's groups
+	 * (HEADER_GROUP_DESC) side by side, one Overhead column per member,
+	 * as perf report does by default; 1 (--group) also puts every event
+	 * of a file without groups into one; -1 (--no-group) shows each
+	 * event alone.
+	 */
+	int group;
 };
 
 /*

@@ -179,6 +179,10 @@ struct pd_writer {
 	bool has_clockid;
 	int clockid;
 
+	/* HEADER_GROUP_DESC: {leader attr index, nr_members} per group */
+	uint32_t (*groups)[2];
+	uint32_t nr_groups;
+
 	/* HEADER_BUILD_ID (close) and HEADER_COMPRESSED */
 	unsigned char *build_ids;
 	size_t build_ids_len;
@@ -677,6 +681,23 @@ static void feat_version(struct pd_buf *b)
 	buf_str(b, s);
 }
 /*
+ * GROUP_DESC (perf's write_group_desc): u32 nr_groups, then per group its
+ * name as a string ("{anon_group}" for {a,b}: perf reads that back as no
+ * name), u32 leader's attr index, u32 nr_members.
+ */
+static void feat_group_desc(struct pd_writer *w, struct pd_buf *b)
+{
+	if (!w->nr_groups)
+		return;
+	buf_u32(b, w->nr_groups);
+	for (uint32_t i = 0; i < w->nr_groups; i++) {
+		buf_str(b, "{anon_group}");
+		buf_u32(b, w->groups[i][0]);
+		buf_u32(b, w->groups[i][1]);
+	}
+}
+
+/*
  * HEADER_AUXTRACE (perf's auxtrace_index__write): u64 nr, then nr x {u64
  * file_offset; u64 sz} with sz the record's header.size (48), which perf
  * checks.  Written at close only: a file cut before has no index and perf
@@ -759,6 +780,9 @@ static int build_features(struct pd_writer *w, struct pd_feat *f, bool pipe,
 			break;
 		case PD_FEAT_EVENT_DESC:
 			feat_event_desc(w, b);
+			break;
+		case PD_FEAT_GROUP_DESC:
+			feat_group_desc(w, b);
 			break;
 		case PD_FEAT_SAMPLE_TIME:
 			/* unknown when a pipe starts */
@@ -1229,6 +1253,22 @@ PR_HIDDEN void pd_writer_set_growth(struct pd_writer *w, size_t bytes)
 {
 	if (w && !w->started)
 		w->growth = bytes;
+}
+
+PR_HIDDEN int pd_writer_add_group(struct pd_writer *w, uint32_t nr_members)
+{
+	uint32_t(*g)[2];
+
+	if (!w || w->started || nr_members < 2 || nr_members > w->nr_attrs)
+		return -EINVAL;
+	g = realloc(w->groups, (w->nr_groups + 1) * sizeof(*g));
+	if (!g)
+		return -ENOMEM;
+	w->groups = g;
+	g[w->nr_groups][0] = w->nr_attrs - nr_members;
+	g[w->nr_groups][1] = nr_members;
+	w->nr_groups++;
+	return 0;
 }
 
 PR_HIDDEN void pd_writer_set_clockid(struct pd_writer *w, int clockid)
@@ -2028,6 +2068,7 @@ static void free_writer(struct pd_writer *w)
 	free(w->argv);
 	free(w->tdata);
 	free(w->build_ids);
+	free(w->groups);
 	free(w->buf);
 	free(w);
 }

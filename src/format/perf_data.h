@@ -28,6 +28,7 @@ enum {
 	PD_FEAT_CMDLINE = 11,
 	PD_FEAT_EVENT_DESC = 12,
 	PD_FEAT_CPU_TOPOLOGY = 13,
+	PD_FEAT_GROUP_DESC = 17,
 	PD_FEAT_AUXTRACE = 18,
 	PD_FEAT_SAMPLE_TIME = 21,
 	PD_FEAT_CLOCKID = 23,
@@ -98,6 +99,14 @@ int pd_writer_add_format(struct pd_writer *w, const char *system,
  * pd_writer_close() (warned once).  0 (default): no such room.
  */
 void pd_writer_set_growth(struct pd_writer *w, size_t bytes);
+
+/*
+ * HEADER_GROUP_DESC: the last @nr_members attrs added (at least 2, added
+ * before pd_writer_start()) form an event group led by the first of them
+ * ({a,b} of -e).  perf report shows them side by side, perf evlist -g as
+ * {a,b}.  Returns 0, -EINVAL (too few attrs, already started) or -ENOMEM.
+ */
+int pd_writer_add_group(struct pd_writer *w, uint32_t nr_members);
 
 /* CLOCKID feature: the clock the events use (use_clockid). */
 void pd_writer_set_clockid(struct pd_writer *w, int clockid);

@@ -957,10 +957,19 @@ static int writer_open(struct session *s)
 	/* The AUX event first, as perf record -e cs_etm// -e ... writes it. */
 	if (s->aux)
 		err = aux_source_add_attr(s->aux, s->w);
-	for (int i = 0; i < s->el.nr_events && !err; i++)
+	for (int i = 0; i < s->el.nr_events && !err; i++) {
+		int leader = s->events[i].leader;
+
 		err = pd_writer_add_attr(s->w, &s->events[i].attr,
 					 s->events[i].name, s->events[i].ids,
 					 s->events[i].nr_ids);
+		/* A group's last member: GROUP_DESC names the group. */
+		if (!err && leader >= 0 && i > leader &&
+		    (i + 1 == s->el.nr_events ||
+		     s->events[i + 1].leader != leader))
+			err = pd_writer_add_group(s->w,
+						  (uint32_t)(i - leader + 1));
+	}
 	if (!err && s->use_track)
 		err = pd_writer_add_attr(s->w, &s->track_ev.attr,
 					 s->track_ev.name, s->track_ev.ids,

@@ -18,8 +18,11 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "report.h"
+#include "../format/group_desc.h"
+#include "../format/perf_data.h"
 #include "../format/perf_reader.h"
 #include "../format/load.h"
 
@@ -134,6 +137,33 @@ static void put_attr(FILE *out, const struct perf_event_attr *a)
 
 /* CMDLINE: u32 nr, then nr strings {u32 len; char[len]} (checked by the
  * reader when it loaded the feature). */
+/* GROUP_DESC as perf report --header prints it: "{a,b}" per group. */
+static void put_groups(FILE *out, const struct prd_file *f,
+		       const unsigned char *p, size_t len)
+{
+	uint32_t nattrs = prd_nr_attrs(f), dropped = 0;
+	struct gdesc_group *g = calloc(nattrs ? nattrs : 1, sizeof(*g));
+	int n = g ? gdesc_parse(p, len, nattrs, g, nattrs, &dropped) : -ENOMEM;
+
+	fprintf(out, ": %zu bytes", len);
+	if (n < 0)
+		fputs(n == -ENOMEM ? "" : " (malformed)", out);
+	for (int i = 0; i < n; i++) {
+		fprintf(out, "%s%s{", i ? " " : ": ", g[i].name);
+		for (uint32_t m = 0; m < g[i].nr_members; m++) {
+			const struct prd_attr *a = prd_attr(f, g[i].leader + m);
+
+			fprintf(out, "%s%s", m ? "," : "",
+				a && a->name ? a->name : "?");
+		}
+		fputc('}', out);
+	}
+	if (dropped)
+		fprintf(out, " (%u naming events the file has not)", dropped);
+	fputc('\n', out);
+	free(g);
+}
+
 static void put_cmdline(FILE *out, const unsigned char *p, size_t len)
 {
 	uint32_t n = ld32(p);
@@ -209,6 +239,8 @@ static void put_header(const struct prd_file *f, const char *path, FILE *out)
 			put_cmdline(out, p, len);
 		else if (feat == PRD_FEAT_CLOCKID && len >= 8)
 			fprintf(out, ": resolution %llu ns\n", ull(ld64(p)));
+		else if (feat == PD_FEAT_GROUP_DESC)
+			put_groups(out, f, p, len);
 		else
 			fprintf(out, ": %zu bytes\n", len);
 	}

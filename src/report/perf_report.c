@@ -17,6 +17,13 @@
  * does: branches under 0.5% of the event's period are left out, a single
  * branch carrying the entry's whole period is printed as "---name", the
  * others as "--12.34%--name" with "|" rails.
+ *
+ * Event groups (HEADER_GROUP_DESC, or all events with --group): one table
+ * per group, keyed as the leader's, whose rows are every entry of any
+ * member (perf's hists__link(): a member's entry the leader lacks joins
+ * the leader's table with no period) and whose Overhead has one column
+ * per member, each against that member's total; rows sorted by the
+ * leader's period, then the members' in order.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -26,11 +33,13 @@
 #include "perfring/tools.h"
 #include "../common/log.h"
 #include "../common/opts.h"
+#include "../format/group_desc.h"
 #include "../format/perf_data.h"
 #include "../format/perf_reader.h"
 #include "filter.h"
 #include "outbuf.h"
 #include "report.h"
+#include "sample_read.h"
 #include "threads.h"
 #include "unwind.h"
 #include "tpfmt.h"
@@ -103,6 +112,7 @@ struct report {
 	 * symbol hides that column and says so in the header. */
 	char *elided; /* "# comm: bash\n" lines */
 	bool hidden[K_MAX]; /* their columns */
+	struct sread rd; /* PERF_SAMPLE_READ: each id's last value */
 	struct cent cursor[MAX_CURSOR];
 	struct hentry *he_cache[MAX_CURSOR + 1];
 	struct outbuf ob;
@@ -276,6 +286,20 @@ static struct hentry *findnew_entry(struct report *r, struct hists *h,
 	h->tab[hash & h->mask] = e;
 	h->nr++;
 	return e;
+}
+
+/* The entry for @key in @h, or NULL. */
+static struct hentry *find_entry(const struct report *r, const struct hists *h,
+				 const struct hentry *key)
+{
+	uint32_t hash = entry_hash(r, key);
+
+	if (!h->tab)
+		return NULL;
+	for (struct hentry *e = h->tab[hash & h->mask]; e; e = e->next)
+		if (e->hash == hash && entry_eq(r, e, key))
+			return e;
+	return NULL;
 }
 
 /* ---- callchain trees (callchain.c) --------------------------------------- */
@@ -613,12 +637,31 @@ static void setup(struct report *r)
 					(!rel || !strcmp(rel, u.release)));
 }
 
+struct report_read {
+	struct report *r;
+	const struct prd_sample *s;
+	uint16_t misc;
+};
+
+/* One read value of a PERF_SAMPLE_READ sample, as its event's sample
+ * (perf's deliver_sample_value()). */
+static int add_read_value(void *ctx, const struct prd_attr *a, uint64_t id,
+			  uint64_t delta)
+{
+	struct report_read *rr = ctx;
+	struct prd_sample one = *rr->s;
+
+	one.attr = a;
+	one.id = id;
+	one.period = delta;
+	return add_sample(rr->r, &one, rr->misc);
+}
+
 static int on_event(struct prd_file *f, const struct prd_event *ev, void *ctx)
 {
 	struct report *r = ctx;
 	const struct perf_event_header *h = ev->hdr;
 
-	(void)f;
 	if (h->type == PERF_RECORD_LOST_SAMPLES && h->size >= 16) {
 		uint64_t lost;
 
@@ -632,6 +675,11 @@ static int on_event(struct prd_file *f, const struct prd_event *ev, void *ctx)
 		return 0;
 	if (!r->setup)
 		setup(r);
+	if (ev->sample->attr->attr.sample_type & PERF_SAMPLE_READ) {
+		struct report_read rr = { r, ev->sample, h->misc };
+
+		return sread_each(&r->rd, f, ev->sample, add_read_value, &rr);
+	}
 	return add_sample(r, ev->sample, h->misc);
 }
 
@@ -677,24 +725,47 @@ static int dso_cmp(const struct dso *a, const struct dso *b)
 	return strcmp(a->short_name, b->short_name);
 }
 
-static int entry_cmp(const void *pa, const void *pb, void *ctx)
+static int keys_cmp(const struct report *r, const struct hentry *a,
+		    const struct hentry *b);
+
+/* A row: the leader's entry, then each member's (NULL: none). */
+struct row_ctx {
+	const struct report *r;
+	uint32_t n;
+};
+
+static uint64_t row_val(const struct report *r, const struct hentry *e)
 {
-	const struct hentry *a = *(const struct hentry *const *)pa;
-	const struct hentry *b = *(const struct hentry *const *)pb;
-	const struct report *r = ctx;
+	return !e ? 0 : r->children ? e->children : e->self;
+}
+
+static int row_cmp(const void *pa, const void *pb, void *ctx)
+{
+	const struct hentry *const *a = pa, *const *b = pb;
+	const struct row_ctx *rc = ctx;
+	const struct report *r = rc->r;
+
+	/* perf's __hpp__sort(): the leader's period, then the members' */
+	for (uint32_t m = 0; m < rc->n; m++) {
+		uint64_t va = row_val(r, a[m]), vb = row_val(r, b[m]);
+
+		if (va != vb)
+			return va > vb ? -1 : 1;
+	}
+	/* Callers above callees at equal period (perf's
+	 * __hpp__sort_acc(): the depth's sign flips with the order) */
+	if (r->children && a[0]->max_depth != b[0]->max_depth)
+		return (a[0]->max_depth > b[0]->max_depth) == r->caller ? -1 :
+									  1;
+	return keys_cmp(r, a[0], b[0]);
+}
+
+/* The sort keys' order of two entries (perf's hist_entry__sort()). */
+static int keys_cmp(const struct report *r, const struct hentry *a,
+		    const struct hentry *b)
+{
 	int c;
 
-	if (r->children) {
-		if (a->children != b->children)
-			return a->children > b->children ? -1 : 1;
-		/* Callers above callees at equal period (perf's
-		 * __hpp__sort_acc(): the depth's sign flips with the order) */
-		if (a->max_depth != b->max_depth)
-			return (a->max_depth > b->max_depth) == r->caller ? -1 :
-									    1;
-	} else if (a->self != b->self) {
-		return a->self > b->self ? -1 : 1;
-	}
 	for (int i = 0; i < r->nkeys; i++) {
 		switch (r->keys[i]) {
 		case K_COMM:
@@ -951,14 +1022,21 @@ static void print_callchain(struct report *r, const struct hentry *e,
 		ob_putc(ob, '\n');
 }
 
-static void print_hists(struct report *r, const struct prd_attr *a,
-			struct hists *h, bool first)
+/*
+ * One table: @n hists side by side (a group: the leader's first, the
+ * members' entries linked into it), titled @title ("events" when @plural:
+ * a group's leader, as perf says it).
+ */
+static void print_hists(struct report *r, struct hists **mem, uint32_t n,
+			const char *title, bool plural, bool first)
 {
 	struct outbuf *ob = &r->ob;
-	struct hentry **v;
+	struct hists *h = mem[0];
+	struct hentry **v, **row;
+	struct row_ctx rc = { r, n };
 	size_t width[K_MAX] = { 0 };
 	char buf[4096];
-	uint64_t ns = h->nr_samples;
+	uint64_t ns = 0, total = 0;
 	char unit = ' ';
 	uint32_t k = 0;
 	int nw = 12; /* perf's Samples column */
@@ -967,29 +1045,47 @@ static void print_hists(struct report *r, const struct prd_attr *a,
 	while (last > 0 && r->hidden[r->keys[last]])
 		last--;
 
-	v = malloc((h->nr ? h->nr : 1) * sizeof(*v));
+	for (uint32_t m = 0; m < n; m++) {
+		ns += mem[m]->nr_samples;
+		total += mem[m]->total;
+	}
+	/* perf's hists__link(): the members' entries join the leader's */
+	for (uint32_t m = 1; m < n; m++)
+		for (uint32_t i = 0; mem[m]->tab && i <= mem[m]->mask; i++)
+			for (struct hentry *e = mem[m]->tab[i]; e; e = e->next)
+				if (!findnew_entry(r, h, e)) {
+					r->ob.err = -ENOMEM;
+					return;
+				}
+	v = calloc((h->nr ? h->nr : 1) * (size_t)n, sizeof(*v));
 	if (!v) {
 		r->ob.err = -ENOMEM;
 		return;
 	}
 	for (uint32_t i = 0; h->tab && i <= h->mask; i++)
-		for (struct hentry *e = h->tab[i]; e; e = e->next)
-			v[k++] = e;
-	qsort_r(v, k, sizeof(*v), entry_cmp, r);
+		for (struct hentry *e = h->tab[i]; e; e = e->next) {
+			v[k * n] = e;
+			for (uint32_t m = 1; m < n; m++)
+				v[k * n + m] = find_entry(r, mem[m], e);
+			k++;
+		}
+	qsort_r(v, k, n * sizeof(*v), row_cmp, &rc);
 	for (int i = 0; i < r->nkeys; i++)
 		width[i] = r->keys[i] == K_PID ? 15 :
 						 strlen(key_header[r->keys[i]]);
 	for (uint32_t j = 0; j < k; j++) {
 		for (int i = 0; i < r->nkeys; i++) {
-			size_t n = key_text(v[j], r->keys[i], buf, sizeof(buf));
+			size_t len = key_text(v[j * n], r->keys[i], buf,
+					      sizeof(buf));
 
 			/* perf's CPU column stays 3 wide ("-001" overflows) */
-			if (n > width[i] && r->keys[i] != K_CPU)
-				width[i] = n;
+			if (len > width[i] && r->keys[i] != K_CPU)
+				width[i] = len;
 		}
 		if (r->o.show_nr_samples) {
-			int d = snprintf(buf, sizeof(buf), "%llu",
-					 (unsigned long long)v[j]->nr_samples);
+			int d = snprintf(
+				buf, sizeof(buf), "%llu",
+				(unsigned long long)v[j * n]->nr_samples);
 
 			if (d > nw)
 				nw = d;
@@ -1013,15 +1109,19 @@ static void print_hists(struct report *r, const struct prd_attr *a,
 	ob_puts(ob, "# Samples: ");
 	ob_u64(ob, ns, 0, ' ');
 	ob_putc(ob, unit);
-	ob_puts(ob, " of event '");
-	ob_puts(ob, a->name ? a->name : "[unknown]");
+	ob_puts(ob, plural ? " of events '" : " of event '");
+	ob_puts(ob, title);
 	ob_puts(ob, "'\n# Event count (approx.): ");
-	ob_u64(ob, h->total, 0, ' ');
+	ob_u64(ob, total, 0, ' ');
 	ob_puts(ob, "\n#\n# ");
-	if (r->children)
-		ob_puts(ob, "Children      Self");
-	else
-		ob_puts(ob, "Overhead");
+	/* a group's columns: 8 wide per member, headed on the right */
+	if (r->children) {
+		ob_str_w(ob, "Children", 8, 8 * (int)n, false);
+		ob_write(ob, "  ", 2);
+		ob_str_w(ob, "Self", 4, 8 * (int)n, false);
+	} else {
+		ob_str_w(ob, "Overhead", 8, 8 * (int)n, false);
+	}
 	if (r->o.show_nr_samples) {
 		ob_write(ob, "  ", 2);
 		ob_str_w(ob, "Samples", 7, nw, false);
@@ -1041,7 +1141,12 @@ static void print_hists(struct report *r, const struct prd_attr *a,
 		}
 	}
 	ob_puts(ob, "\n# ");
-	ob_puts(ob, r->children ? "........  ........" : "........");
+	for (int c = 0; c < (r->children ? 2 : 1); c++) {
+		if (c)
+			ob_write(ob, "  ", 2);
+		for (uint32_t m = 0; m < 8 * n; m++)
+			ob_putc(ob, '.');
+	}
 	if (r->o.show_nr_samples) {
 		ob_write(ob, "  ", 2);
 		for (int j = 0; j < nw; j++)
@@ -1056,26 +1161,34 @@ static void print_hists(struct report *r, const struct prd_attr *a,
 	}
 	ob_puts(ob, "\n#\n");
 	for (uint32_t j = 0; j < k; j++) {
-		const struct hentry *e = v[j];
+		const struct hentry *e = v[j * n];
 		double pct = h->total ? (double)(r->children ? e->children :
 							       e->self) *
 						100.0 / (double)h->total :
 					0.0;
+		bool any = false;
 
-		if (pct < r->o.percent_limit || (!e->self && !e->children))
+		row = v + j * n;
+		for (uint32_t m = 0; m < n; m++)
+			any |= row[m] && (row[m]->self || row[m]->children);
+		if (pct < r->o.percent_limit || !any)
 			continue;
 		ob_write(ob, "  ", 2);
 		if (r->children) {
-			put_pct(ob, e->children, h->total, 8);
+			for (uint32_t m = 0; m < n; m++)
+				put_pct(ob, row[m] ? row[m]->children : 0,
+					mem[m]->total, 8);
 			ob_write(ob, "  ", 2);
 		}
-		put_pct(ob, e->self, h->total, 8);
+		for (uint32_t m = 0; m < n; m++)
+			put_pct(ob, row[m] ? row[m]->self : 0, mem[m]->total,
+				8);
 		if (r->o.show_nr_samples) {
 			ob_write(ob, "  ", 2);
 			ob_u64(ob, e->nr_samples, nw, ' ');
 		}
 		for (int i = 0; i < r->nkeys; i++) {
-			size_t n = key_text(e, r->keys[i], buf, sizeof(buf));
+			size_t len = key_text(e, r->keys[i], buf, sizeof(buf));
 
 			if (r->hidden[r->keys[i]])
 				continue;
@@ -1083,9 +1196,9 @@ static void print_hists(struct report *r, const struct prd_attr *a,
 			/* perf pads every column but a last sym or trace. */
 			if (i < last ||
 			    (r->keys[i] != K_SYM && r->keys[i] != K_TRACE))
-				ob_str_w(ob, buf, n, (int)width[i], true);
+				ob_str_w(ob, buf, len, (int)width[i], true);
 			else
-				ob_write(ob, buf, n);
+				ob_write(ob, buf, len);
 		}
 		ob_putc(ob, '\n');
 		if (r->use_callchain && !r->o.no_callgraph)
@@ -1094,6 +1207,123 @@ static void print_hists(struct report *r, const struct prd_attr *a,
 		ob_line_done(ob);
 	}
 	free(v);
+}
+
+/*
+ * The file's groups (GROUP_DESC); with --group or --no-group and none,
+ * every event in one (perf's evlist__force_leader(), named by its members
+ * alone: *@forced).  Returns how many in @g (room for @max).
+ */
+static int report_groups(struct report *r, struct gdesc_group *g, uint32_t max,
+			 bool *forced)
+{
+	uint32_t nattrs = prd_nr_attrs(r->f), dropped = 0;
+	const void *p;
+	size_t len;
+	int n = 0;
+
+	*forced = false;
+	p = prd_feature(r->f, PD_FEAT_GROUP_DESC, &len);
+	if (p) {
+		n = gdesc_parse(p, len, nattrs, g, max, &dropped);
+		if (n < 0 || dropped)
+			pr_warn("%s: GROUP_DESC: %s",
+				r->o.input ? r->o.input : "perf.data",
+				n < 0 ? "malformed, groups ignored" :
+					"groups naming events the file has not are ignored");
+		if (n < 0)
+			n = 0;
+	}
+	/* perf forces it when --group or --no-group is given (group_set),
+	 * so that --no-group still titles the first event's "events" */
+	if (!n && OPTS_GET(&r->o, group, 0) && nattrs > 1 && max) {
+		g[0].leader = 0;
+		g[0].nr_members = nattrs;
+		g[0].name[0] = '\0';
+		*forced = true;
+		n = 1;
+	}
+	return n;
+}
+
+/*
+ * Every table, in the attrs' order: a group's where its leader is, its
+ * members side by side (not with --no-group: each alone, the leader's
+ * still titled "events" as perf has it).
+ */
+static int print_all(struct report *r, bool *first)
+{
+	uint32_t nattrs = prd_nr_attrs(r->f);
+	struct gdesc_group *g = calloc(nattrs ? nattrs : 1, sizeof(*g));
+	struct hists **mem = calloc(nattrs ? nattrs : 1, sizeof(*mem));
+	bool merge = OPTS_GET(&r->o, group, 0) >= 0;
+	struct outbuf title = { 0 };
+	bool forced;
+	int ng, gi = 0, err;
+
+	err = g && mem ? ob_init(&title, NULL) : -ENOMEM;
+	if (err)
+		goto out;
+	ng = report_groups(r, g, nattrs, &forced);
+	/* every attr's hists made first: hists_of() moves them as it grows */
+	for (uint32_t i = 0; i < nattrs; i++) {
+		const struct prd_attr *a = prd_attr(r->f, i);
+
+		if (a && !hists_of(r, a)) {
+			err = -ENOMEM;
+			goto out;
+		}
+	}
+	for (uint32_t i = 0; i < nattrs && !r->ob.err; i++) {
+		const struct prd_attr *a = prd_attr(r->f, i);
+		bool leader = gi < ng && g[gi].leader == i;
+		bool member = !leader && gi > 0 &&
+			      i < g[gi - 1].leader + g[gi - 1].nr_members;
+		bool side = leader && merge;
+		uint32_t n = side ? g[gi].nr_members : 1;
+		uint64_t ns = 0;
+
+		if (leader)
+			gi++;
+		if (member && merge)
+			continue; /* shown with its leader */
+		title.len = 0;
+		title.err = 0;
+		if (side && !forced) {
+			ob_puts(&title, g[gi - 1].name[0] ? g[gi - 1].name :
+							    "anon group");
+			ob_puts(&title, " { ");
+		}
+		for (uint32_t m = 0; m < n; m++) {
+			const struct prd_attr *ma = prd_attr(r->f, i + m);
+
+			mem[m] = ma ? hists_of(r, ma) : NULL;
+			if (!mem[m]) {
+				err = -ENOMEM;
+				goto out;
+			}
+			ns += mem[m]->nr_samples;
+			if (m)
+				ob_puts(&title, ", ");
+			ob_puts(&title, ma->name ? ma->name : "[unknown]");
+		}
+		if (side && !forced)
+			ob_puts(&title, " }");
+		ob_putc(&title, '\0');
+		if (!a || !ns)
+			continue;
+		/* names past the scratch buffer: the leader's alone */
+		print_hists(
+			r, mem, n,
+			title.err ? (a->name ? a->name : "[unknown]") : title.p,
+			leader && (forced || g[gi - 1].nr_members > 1), *first);
+		*first = false;
+	}
+out:
+	free(title.p);
+	free(g);
+	free(mem);
+	return err;
 }
 
 static void free_hists(struct report *r)
@@ -1121,7 +1351,7 @@ PERFRING_API int perfring_report(const struct perfring_report_opts *opts,
 {
 	struct report *r;
 	bool first = true;
-	int err;
+	int err, saved;
 
 	if (!opts || !out || !OPTS_VALID(opts) ||
 	    opts->sz < offsetof(struct perfring_report_opts, sort))
@@ -1162,6 +1392,7 @@ PERFRING_API int perfring_report(const struct perfring_report_opts *opts,
 	err = prd_process(r->f, true, on_event, r);
 	if (err && err != -EBADMSG)
 		goto out_close;
+	saved = err;
 	/* A damaged file: report what was read before the damage. */
 	/* perf's first line points at its --header options; ours have
 	 * perfring dump and stats instead. */
@@ -1174,27 +1405,22 @@ PERFRING_API int perfring_report(const struct perfring_report_opts *opts,
 	ob_puts(&r->ob, "#\n# Total Lost Samples: ");
 	ob_u64(&r->ob, r->lost_samples, 0, ' ');
 	ob_puts(&r->ob, "\n#\n");
-	for (uint32_t i = 0; i < prd_nr_attrs(r->f); i++) {
-		const struct prd_attr *a = prd_attr(r->f, i);
-
-		if (!a || a->index >= r->nr_h || !r->h[a->index].nr_samples)
-			continue;
-		print_hists(r, a, &r->h[a->index], first);
-		first = false;
-	}
+	err = print_all(r, &first);
+	if (err)
+		goto out_close;
 	if (first)
 		pr_warn("%s has no samples",
 			r->o.input ? r->o.input : "perf.data");
 	ob_puts(&r->ob, "\n\n");
 	ob_flush(&r->ob);
-	if (!err)
-		err = r->ob.err;
+	err = saved ? saved : r->ob.err;
 	if (!err && fflush(out))
 		err = -errno;
 out_close:
 	prd_close(r->f);
 out_machine:
 	free_hists(r);
+	sread_free(&r->rd);
 	machine_exit(&r->m);
 out_free:
 	filter_free(&r->filt);

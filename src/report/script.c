@@ -33,6 +33,7 @@
 #include "outbuf.h"
 #include "report.h"
 #include "srcline.h"
+#include "sample_read.h"
 #include "threads.h"
 #include "unwind.h"
 #include "tpfmt.h"
@@ -52,19 +53,30 @@ enum {
 	F_SYMOFFSET = 1 << 11,
 	F_PERIOD = 1 << 12,
 	F_SRCLINE = 1 << 13,
+	/* perf prints the call depth only for branch samples (BTS, PT,
+	 * ETM), which have none of their own here: nothing to print */
+	F_CALLINDENT = 1 << 14,
 };
 
 static const struct {
 	const char *name;
 	unsigned bit;
 } field_names[] = {
-	{ "comm", F_COMM },	{ "tid", F_TID },
-	{ "pid", F_PID },	{ "time", F_TIME },
-	{ "cpu", F_CPU },	{ "event", F_EVNAME },
-	{ "trace", F_TRACE },	{ "ip", F_IP },
-	{ "sym", F_SYM },	{ "dso", F_DSO },
-	{ "addr", F_ADDR },	{ "symoff", F_SYMOFFSET },
-	{ "period", F_PERIOD }, { "srcline", F_SRCLINE },
+	{ "comm", F_COMM },
+	{ "tid", F_TID },
+	{ "pid", F_PID },
+	{ "time", F_TIME },
+	{ "cpu", F_CPU },
+	{ "event", F_EVNAME },
+	{ "trace", F_TRACE },
+	{ "ip", F_IP },
+	{ "sym", F_SYM },
+	{ "dso", F_DSO },
+	{ "addr", F_ADDR },
+	{ "symoff", F_SYMOFFSET },
+	{ "period", F_PERIOD },
+	{ "srcline", F_SRCLINE },
+	{ "callindent", F_CALLINDENT },
 };
 
 /* perf's output types: the attr types below PERF_TYPE_MAX, then other. */
@@ -144,6 +156,7 @@ struct script {
 	int fn_ret;
 	const struct psample *cur; /* the sample inside @fn */
 	struct perfring_frame frames[MAX_STACK];
+	struct sread rd; /* PERF_SAMPLE_READ: each id's last value */
 };
 
 struct perfring_reader {
@@ -287,7 +300,7 @@ static int parse_one_spec(struct script *sc, const char *spec)
 		}
 		bit = field_bit(p, n);
 		if (bit < 0) {
-			pr_err("-F: invalid field '%.*s' (comm pid tid cpu time event period ip sym symoff dso addr trace srcline)",
+			pr_err("-F: invalid field '%.*s' (comm pid tid cpu time event period ip sym symoff dso addr trace srcline callindent)",
 			       (int)n, p);
 			return -EINVAL;
 		}
@@ -946,6 +959,39 @@ static bool keep_sample(struct script *sc, const struct psample *s,
 	return filter_location(fi, &al, s->ip);
 }
 
+static void emit(struct script *sc, const struct psample *ps, struct thread *t)
+{
+	if (sc->fn)
+		deliver(sc, ps, t);
+	else
+		print_one(sc, ps);
+}
+
+struct read_emit {
+	struct script *sc;
+	struct psample *ps;
+	struct thread *t;
+};
+
+/* One read value of a PERF_SAMPLE_READ sample, as its event's sample. */
+static int emit_value(void *ctx, const struct prd_attr *a, uint64_t id,
+		      uint64_t delta)
+{
+	struct read_emit *re = ctx;
+	struct script *sc = re->sc;
+	struct psample *ps = re->ps;
+
+	ps->ai = attr_info(sc, a);
+	if (!ps->ai)
+		return -ENOMEM;
+	if ((ps->ai->fields & F_TRACE) && ps->ai->type == PERF_TYPE_TRACEPOINT)
+		ensure_tp(sc);
+	ps->id = id;
+	ps->period = delta;
+	emit(sc, ps, re->t);
+	return sc->stop;
+}
+
 static int on_event(struct prd_file *f, const struct prd_event *ev, void *ctx)
 {
 	struct script *sc = ctx;
@@ -998,10 +1044,14 @@ static int on_event(struct prd_file *f, const struct prd_event *ev, void *ctx)
 	ps.sample = s;
 	if (!keep_sample(sc, &ps, &t))
 		return 0;
-	if (sc->fn)
-		deliver(sc, &ps, t);
-	else
-		print_one(sc, &ps);
+	/* perf's deliver_sample_value(): a sample per read value (each
+	 * member of a leader-sampled group, :S) */
+	if (s->attr->attr.sample_type & PERF_SAMPLE_READ) {
+		struct read_emit re = { sc, &ps, t };
+
+		return sread_each(&sc->rd, f, s, emit_value, &re);
+	}
+	emit(sc, &ps, t);
 	return sc->stop;
 }
 
@@ -1024,6 +1074,7 @@ static void script_free(struct script *sc)
 		}
 	}
 	free(sc->ai);
+	sread_free(&sc->rd);
 	free(sc->ob.p);
 	filter_free(&sc->filt);
 	srclines_free(sc->src);

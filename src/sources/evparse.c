@@ -378,13 +378,13 @@ static int take_terms(struct scan *sc, struct evp_event *ev, int a, int b)
 	return 0;
 }
 
-/* perf's mem:addr[/len][:access]: s[a, c2) the address and length,
- * s[c2 + 1, b) the access (rwx, default rw). */
+/* perf's mem:addr[/len][:access][[:]modifiers]: s[a, c2) the address
+ * and length, s[c2 + 1, b) the access (rwx, default rw) and modifiers. */
 static int take_breakpoint(struct scan *sc, struct evp_event *ev, int a, int c2,
 			   int b)
 {
 	char num[40], *end;
-	int e = c2 < 0 ? b : c2;
+	int e = c2 < 0 ? b : c2, i, err;
 
 	ev->kind = EVP_BREAKPOINT;
 	if (copy_part(sc, num, sizeof(num), a, e, "breakpoint address"))
@@ -406,23 +406,38 @@ static int take_breakpoint(struct scan *sc, struct evp_event *ev, int a, int c2,
 	}
 	if (c2 < 0) {
 		ev->bp_type = HW_BREAKPOINT_R | HW_BREAKPOINT_W;
-	} else {
-		if (c2 + 1 >= b)
-			return fail(sc->err, c2 + 1, -EINVAL,
-				    "missing breakpoint access after ':'");
-		for (int i = c2 + 1; i < b; i++) {
-			unsigned bit = sc->s[i] == 'r' ? HW_BREAKPOINT_R :
-				       sc->s[i] == 'w' ? HW_BREAKPOINT_W :
-				       sc->s[i] == 'x' ? HW_BREAKPOINT_X :
-							 0;
+		sc->l->nr++;
+		return 0;
+	}
+	if (c2 + 1 >= b)
+		return fail(sc->err, c2 + 1, -EINVAL,
+			    "missing breakpoint access after ':'");
+	/* perf's lexer: the access is the run of r, w and x after the
+	 * colon; event modifiers may follow it, directly ("wu") or after
+	 * a second colon ("rw:u"), or stand alone ("mem:ADDR:ppp"). */
+	for (i = c2 + 1; i < b; i++) {
+		unsigned bit = sc->s[i] == 'r' ? HW_BREAKPOINT_R :
+			       sc->s[i] == 'w' ? HW_BREAKPOINT_W :
+			       sc->s[i] == 'x' ? HW_BREAKPOINT_X :
+						 0;
 
-			if (!bit || (ev->bp_type & bit))
-				return fail(
-					sc->err, i, -EINVAL,
-					"bad breakpoint access '%c' (r, w, x once each)",
-					sc->s[i]);
-			ev->bp_type |= bit;
-		}
+		if (!bit)
+			break;
+		if (ev->bp_type & bit)
+			return fail(
+				sc->err, i, -EINVAL,
+				"bad breakpoint access '%c' (r, w, x once each)",
+				sc->s[i]);
+		ev->bp_type |= bit;
+	}
+	if (!ev->bp_type)
+		ev->bp_type = HW_BREAKPOINT_R | HW_BREAKPOINT_W;
+	if (i < b && sc->s[i] == ':' && i > c2 + 1)
+		i++;
+	if (i < b) {
+		err = take_mods(sc, ev->mods, &ev->mods_pos, i, b);
+		if (err)
+			return err;
 	}
 	sc->l->nr++;
 	return 0;

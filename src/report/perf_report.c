@@ -613,6 +613,64 @@ static void setup(struct report *r)
 					(!rel || !strcmp(rel, u.release)));
 }
 
+/* Whether the build-id table's @name (a path for a module's .ko) names
+ * @dso ("[kernel.kallsyms]", "[vdso]", a path, "[module_name]"). */
+static bool buildid_names(const struct dso *dso, const char *name, size_t n)
+{
+	const char *base = memrchr(name, '/', n), *ko;
+	size_t len;
+
+	if (strlen(dso->name) == n && !memcmp(dso->name, name, n))
+		return true;
+	if (dso->kind != DSO_KMODULE || !base)
+		return false;
+	base++;
+	ko = memmem(base, n - (size_t)(base - name), ".ko", 3);
+	len = ko ? (size_t)(ko - base) : 0;
+	if (!len || strlen(dso->name) != len + 2)
+		return false;
+	for (size_t i = 0; i < len; i++) {
+		char c = base[i] == '-' ? '_' : base[i];
+
+		if (dso->name[i + 1] != c)
+			return false;
+	}
+	return true;
+}
+
+/* perf report creates the DSOs of the file's build-id table first (in
+ * its order), the others as the records name them: that is the order of
+ * its struct dso addresses, which break ties between call-graph
+ * branches. */
+static void set_dso_order(struct report *r)
+{
+	struct dso *d;
+	size_t len = 0, off = 0;
+	const uint8_t *p = prd_feature(r->f, PRD_FEAT_BUILD_ID, &len);
+	uint32_t next = 0;
+
+	for (d = r->m.dsos.all; d; d = d->all_next)
+		d->order = UINT32_MAX;
+	while (p && off + 36 <= len) {
+		uint16_t rsz;
+		const char *name = (const char *)p + off + 36;
+
+		memcpy(&rsz, p + off + 6, 2);
+		if (rsz < 36 || rsz > len - off)
+			break;
+		for (d = r->m.dsos.all; d; d = d->all_next)
+			if (d->order == UINT32_MAX &&
+			    buildid_names(d, name, strnlen(name, rsz - 36))) {
+				d->order = next++;
+				break;
+			}
+		off += rsz;
+	}
+	for (d = r->m.dsos.all; d; d = d->all_next)
+		if (d->order == UINT32_MAX)
+			d->order = next + d->serial;
+}
+
 static int on_event(struct prd_file *f, const struct prd_event *ev, void *ctx)
 {
 	struct report *r = ctx;
@@ -811,6 +869,24 @@ static uint64_t cumul(const struct cnode *c)
 	return c->hit + c->children_hit;
 }
 
+/* perf's match_chain(): a node's first entry against another's, by DSO
+ * (perf's struct dso addresses, their creation order here), then by
+ * symbol start or, for an entry without a symbol, its address. */
+static int cent_cmp(const struct cent *a, const struct cent *b)
+{
+	int64_t da = a->dso ? (int64_t)a->dso->order : -1;
+	int64_t db = b->dso ? (int64_t)b->dso->order : -1;
+	uint64_t xa = a->ip, xb = b->ip;
+
+	if (da != db)
+		return da < db ? -1 : 1;
+	if (a->sym && b->sym) {
+		xa = a->sym->start;
+		xb = b->sym->start;
+	}
+	return xa < xb ? -1 : xa > xb;
+}
+
 static int cnode_cmp(const void *pa, const void *pb)
 {
 	const struct cnode *a = *(const struct cnode *const *)pa;
@@ -818,15 +894,10 @@ static int cnode_cmp(const void *pa, const void *pb)
 
 	if (cumul(a) != cumul(b))
 		return cumul(a) > cumul(b) ? -1 : 1;
-	/* Ties: by name, descending, as perf's trees mostly leave them
-	 * (not always: its order depends on how nodes were split). */
-	if (a->val[0].sym && b->val[0].sym) {
-		int c = strcmp(a->val[0].sym->name, b->val[0].sym->name);
-
-		if (c)
-			return -c;
-	}
-	return a->val[0].ip < b->val[0].ip ? -1 : a->val[0].ip > b->val[0].ip;
+	/* Ties: perf keeps a node's children in a tree searched by
+	 * match_chain() (the greater first) and inserts them in that order
+	 * into the output tree, where an equal weight goes after. */
+	return -cent_cmp(&a->val[0], &b->val[0]);
 }
 
 /* Children at or above @min, sorted as perf's rb_insert_callchain(). */
@@ -1162,6 +1233,7 @@ PERFRING_API int perfring_report(const struct perfring_report_opts *opts,
 	err = prd_process(r->f, true, on_event, r);
 	if (err && err != -EBADMSG)
 		goto out_close;
+	set_dso_order(r);
 	/* A damaged file: report what was read before the damage. */
 	/* perf's first line points at its --header options; ours have
 	 * perfring dump and stats instead. */

@@ -746,11 +746,14 @@ static int entry_cmp(const void *pa, const void *pb, void *ctx)
 		if (a->children != b->children)
 			return a->children > b->children ? -1 : 1;
 		/* Callers above callees at equal period (perf's
-		 * __hpp__sort_acc(): the depth's sign flips with the order) */
-		if (a->max_depth != b->max_depth)
+		 * __hpp__sort_acc(): the depth's sign flips with the order),
+		 * within one thread */
+		if (a->tid == b->tid && a->max_depth != b->max_depth)
 			return (a->max_depth > b->max_depth) == r->caller ? -1 :
 									    1;
-	} else if (a->self != b->self) {
+	}
+	/* then Self: perf sorts by every output column, keys last */
+	if (a->self != b->self) {
 		return a->self > b->self ? -1 : 1;
 	}
 	for (int i = 0; i < r->nkeys; i++) {

@@ -511,7 +511,11 @@ static int add_sample(struct report *r, const struct prd_sample *s,
 		h->nr_samples++;
 		return 0;
 	}
-	if (has_key(r, K_TRACE) && pa->type == PERF_TYPE_TRACEPOINT && s->raw) {
+	if (has_key(r, K_TRACE) && pa->type != PERF_TYPE_TRACEPOINT) {
+		/* perf's sort__trace: no trace text for other events */
+		key.trace = (char *)"N/A";
+		key.trace_len = 3;
+	} else if (has_key(r, K_TRACE) && s->raw) {
 		ensure_tp(r);
 		r->tb.len = 0;
 		tpfmt_print(r->tp, s->raw, s->raw_size, (int)s->cpu, &r->tb);
@@ -600,7 +604,9 @@ static void setup(struct report *r)
 		r->nkeys = 1;
 	}
 	r->use_callchain = any_chain;
-	r->children = (any_chain && !r->o.no_children) || r->o.children;
+	/* perf: --children is the default, and means nothing (is dropped
+	 * silently) when the file has no callchains */
+	r->children = any_chain && !r->o.no_children;
 	/* perf: caller order with children, callee order without, unless
 	 * -g says which */
 	r->caller = r->o.callchain_order ? r->o.callchain_order == 1 :

@@ -803,6 +803,173 @@ static int entry_cmp(const void *pa, const void *pb, void *ctx)
 	return 0;
 }
 
+static int sign64(int64_t v)
+{
+	return v < 0 ? -1 : v > 0;
+}
+
+/* perf's hist_entry__collapse(@a, @b) (sort.c's se_cmp/se_collapse):
+ * most keys compare the right one against the left. */
+static int64_t collapse_cmp(const struct report *r, const struct hentry *a,
+			    const struct hentry *b)
+{
+	int64_t c = 0;
+
+	for (int i = 0; i < r->nkeys && !c; i++) {
+		switch (r->keys[i]) {
+		case K_COMM:
+			c = strcmp(b->comm, a->comm);
+			break;
+		case K_PID:
+			c = (int64_t)b->tid - a->tid;
+			break;
+		case K_CPU:
+			c = (int64_t)(int32_t)b->cpu - (int32_t)a->cpu;
+			break;
+		case K_DSO:
+			c = -dso_cmp(a->dso, b->dso);
+			break;
+		case K_TRACE:
+			c = -memcmp(a->trace ? a->trace : "",
+				    b->trace ? b->trace : "",
+				    a->trace_len < b->trace_len ? a->trace_len :
+								  b->trace_len);
+			if (!c)
+				c = (int64_t)b->trace_len - a->trace_len;
+			break;
+		default:
+			if (!a->sym && !b->sym) {
+				c = (int64_t)(b->ip - a->ip);
+				break;
+			}
+			c = -dso_cmp(a->dso, b->dso);
+			if (c)
+				break;
+			if (!a->sym || !b->sym)
+				c = a->sym ? 1 : -1;
+			else if (a->sym->start != b->sym->start)
+				c = (int64_t)(b->sym->start - a->sym->start);
+			else
+				c = (int64_t)(b->sym->end - a->sym->end);
+			break;
+		}
+	}
+	return c;
+}
+
+/* The order perf walks its collapsed entries in: each new one went left
+ * of those it collapses below, so the greatest comes first. */
+static int collapsed_order(const void *pa, const void *pb, void *ctx)
+{
+	return -sign64(collapse_cmp(ctx, *(const struct hentry *const *)pa,
+				    *(const struct hentry *const *)pb));
+}
+
+/* perf's output tree (hists__output_resort): a red-black tree the
+ * entries are inserted into in their collapsed order, an entry that
+ * hist_entry__sort() finds greater going left, an equal one right.  Its
+ * comparison is not transitive (Children ties look at the depth only
+ * within one thread), so the order is the tree's, not a sort's. */
+struct rbn {
+	struct rbn *left, *right, *parent;
+	bool red;
+	struct hentry *e;
+};
+
+static void rb_rotate(struct rbn **root, struct rbn *x, bool to_left)
+{
+	struct rbn *y = to_left ? x->right : x->left;
+	struct rbn *mid = to_left ? y->left : y->right;
+
+	if (to_left) {
+		x->right = mid;
+		y->left = x;
+	} else {
+		x->left = mid;
+		y->right = x;
+	}
+	if (mid)
+		mid->parent = x;
+	y->parent = x->parent;
+	if (!x->parent)
+		*root = y;
+	else if (x->parent->left == x)
+		x->parent->left = y;
+	else
+		x->parent->right = y;
+	x->parent = y;
+}
+
+static void rb_insert(struct rbn **root, struct rbn *n, const struct report *r)
+{
+	struct rbn **link = root, *parent = NULL, *p, *g, *u;
+
+	while (*link) {
+		parent = *link;
+		link = entry_cmp(&n->e, &parent->e, (void *)r) < 0 ?
+			       &parent->left :
+			       &parent->right;
+	}
+	n->parent = parent;
+	n->left = n->right = NULL;
+	n->red = true;
+	*link = n;
+	while ((p = n->parent) && p->red) {
+		bool left = (g = p->parent)->left == p;
+
+		u = left ? g->right : g->left;
+		if (u && u->red) {
+			p->red = u->red = false;
+			g->red = true;
+			n = g;
+			continue;
+		}
+		if (n == (left ? p->right : p->left)) {
+			rb_rotate(root, p, left);
+			n = p;
+			p = n->parent;
+		}
+		p->red = false;
+		g->red = true;
+		rb_rotate(root, g, !left);
+	}
+	(*root)->red = false;
+}
+
+/* @v's @k entries in perf's output order; 0 or -ENOMEM. */
+static int output_order(const struct report *r, struct hentry **v, uint32_t k)
+{
+	struct rbn *nodes, *root = NULL, *n;
+	uint32_t i = 0;
+
+	if (!k)
+		return 0;
+	nodes = calloc(k, sizeof(*nodes));
+	if (!nodes)
+		return -ENOMEM;
+	qsort_r(v, k, sizeof(*v), collapsed_order, (void *)r);
+	for (uint32_t j = 0; j < k; j++) {
+		nodes[j].e = v[j];
+		rb_insert(&root, &nodes[j], r);
+	}
+	/* in order */
+	for (n = root; n && n->left;)
+		n = n->left;
+	while (n) {
+		v[i++] = n->e;
+		if (n->right) {
+			for (n = n->right; n->left;)
+				n = n->left;
+		} else {
+			while (n->parent && n->parent->right == n)
+				n = n->parent;
+			n = n->parent;
+		}
+	}
+	free(nodes);
+	return 0;
+}
+
 /* The text of a column for an entry. */
 static size_t key_text(const struct hentry *e, enum sort_key k, char *buf,
 		       size_t len)
@@ -1055,7 +1222,11 @@ static void print_hists(struct report *r, const struct prd_attr *a,
 	for (uint32_t i = 0; h->tab && i <= h->mask; i++)
 		for (struct hentry *e = h->tab[i]; e; e = e->next)
 			v[k++] = e;
-	qsort_r(v, k, sizeof(*v), entry_cmp, r);
+	if (output_order(r, v, k)) {
+		free(v);
+		r->ob.err = -ENOMEM;
+		return;
+	}
 	for (int i = 0; i < r->nkeys; i++)
 		width[i] = r->keys[i] == K_PID ? 15 :
 						 strlen(key_header[r->keys[i]]);

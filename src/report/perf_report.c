@@ -72,6 +72,7 @@ struct hentry {
 	uint32_t trace_len;
 	uint64_t self, children, nr_samples;
 	uint32_t max_depth;
+	uint32_t serial; /* creation order in its hists */
 	struct cnode chain; /* root: no entries */
 };
 
@@ -274,7 +275,7 @@ static struct hentry *findnew_entry(struct report *r, struct hists *h,
 	e->hash = hash;
 	e->next = h->tab[hash & h->mask];
 	h->tab[hash & h->mask] = e;
-	h->nr++;
+	e->serial = h->nr++;
 	return e;
 }
 
@@ -803,11 +804,6 @@ static int entry_cmp(const void *pa, const void *pb, void *ctx)
 	return 0;
 }
 
-static int sign64(int64_t v)
-{
-	return v < 0 ? -1 : v > 0;
-}
-
 /* perf's hist_entry__collapse(@a, @b) (sort.c's se_cmp/se_collapse):
  * most keys compare the right one against the left. */
 static int64_t collapse_cmp(const struct report *r, const struct hentry *a,
@@ -857,14 +853,6 @@ static int64_t collapse_cmp(const struct report *r, const struct hentry *a,
 	return c;
 }
 
-/* The order perf walks its collapsed entries in: each new one went left
- * of those it collapses below, so the greatest comes first. */
-static int collapsed_order(const void *pa, const void *pb, void *ctx)
-{
-	return -sign64(collapse_cmp(ctx, *(const struct hentry *const *)pa,
-				    *(const struct hentry *const *)pb));
-}
-
 /* perf's output tree (hists__output_resort): a red-black tree the
  * entries are inserted into in their collapsed order, an entry that
  * hist_entry__sort() finds greater going left, an equal one right.  Its
@@ -900,15 +888,34 @@ static void rb_rotate(struct rbn **root, struct rbn *x, bool to_left)
 	x->parent = y;
 }
 
-static void rb_insert(struct rbn **root, struct rbn *n, const struct report *r)
+/* perf's trees: an entry goes left of a node when @left_of says so. */
+typedef bool left_of_fn(const struct report *r, const struct hentry *e,
+			const struct hentry *node);
+
+/* hists__findnew_entry(), hists__collapse_insert_entry(): left when
+ * the node's key compares below the new one's */
+static bool left_of_in(const struct report *r, const struct hentry *e,
+		       const struct hentry *node)
+{
+	return collapse_cmp(r, node, e) < 0;
+}
+
+/* __hists__insert_output_entry(): left when hist_entry__sort() > 0 */
+static bool left_of_out(const struct report *r, const struct hentry *e,
+			const struct hentry *node)
+{
+	return entry_cmp(&e, &node, (void *)r) < 0;
+}
+
+static void rb_insert(struct rbn **root, struct rbn *n, const struct report *r,
+		      left_of_fn *left_of)
 {
 	struct rbn **link = root, *parent = NULL, *p, *g, *u;
 
 	while (*link) {
 		parent = *link;
-		link = entry_cmp(&n->e, &parent->e, (void *)r) < 0 ?
-			       &parent->left :
-			       &parent->right;
+		link = left_of(r, n->e, parent->e) ? &parent->left :
+						     &parent->right;
 	}
 	n->parent = parent;
 	n->left = n->right = NULL;
@@ -936,23 +943,18 @@ static void rb_insert(struct rbn **root, struct rbn *n, const struct report *r)
 	(*root)->red = false;
 }
 
-/* @v's @k entries in perf's output order; 0 or -ENOMEM. */
-static int output_order(const struct report *r, struct hentry **v, uint32_t k)
+/* @v's @k entries inserted in their order into a tree, then read back in
+ * the tree's order. */
+static void tree_order(const struct report *r, struct hentry **v, uint32_t k,
+		       struct rbn *nodes, left_of_fn *left_of)
 {
-	struct rbn *nodes, *root = NULL, *n;
+	struct rbn *root = NULL, *n;
 	uint32_t i = 0;
 
-	if (!k)
-		return 0;
-	nodes = calloc(k, sizeof(*nodes));
-	if (!nodes)
-		return -ENOMEM;
-	qsort_r(v, k, sizeof(*v), collapsed_order, (void *)r);
 	for (uint32_t j = 0; j < k; j++) {
 		nodes[j].e = v[j];
-		rb_insert(&root, &nodes[j], r);
+		rb_insert(&root, &nodes[j], r, left_of);
 	}
-	/* in order */
 	for (n = root; n && n->left;)
 		n = n->left;
 	while (n) {
@@ -966,6 +968,36 @@ static int output_order(const struct report *r, struct hentry **v, uint32_t k)
 			n = n->parent;
 		}
 	}
+}
+
+static int by_serial(const void *pa, const void *pb)
+{
+	const struct hentry *a = *(const struct hentry *const *)pa;
+	const struct hentry *b = *(const struct hentry *const *)pb;
+
+	return a->serial < b->serial ? -1 : a->serial > b->serial;
+}
+
+/* @v's @k entries in perf's output order; 0 or -ENOMEM.  perf's key
+ * comparisons are not all transitive (addresses compared by a wrapping
+ * difference; Children ties by depth only within a thread), so its
+ * order is that of its trees: entries_in, built as the entries were
+ * first made; the collapsed tree (when a key collapses: comm), built in
+ * entries_in's order; the output tree, built in that order. */
+static int output_order(const struct report *r, struct hentry **v, uint32_t k)
+{
+	struct rbn *nodes;
+
+	if (!k)
+		return 0;
+	nodes = calloc(k, sizeof(*nodes));
+	if (!nodes)
+		return -ENOMEM;
+	qsort(v, k, sizeof(*v), by_serial);
+	tree_order(r, v, k, nodes, left_of_in);
+	if (has_key(r, K_COMM))
+		tree_order(r, v, k, nodes, left_of_in);
+	tree_order(r, v, k, nodes, left_of_out);
 	free(nodes);
 	return 0;
 }

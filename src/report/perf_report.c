@@ -63,6 +63,7 @@ struct hentry {
 	const char *comm;
 	uint32_t comm_len;
 	int32_t tid;
+	const struct thread *thread; /* the first sample's */
 	uint32_t cpu;
 	struct dso *dso;
 	const struct symbol *sym;
@@ -73,6 +74,10 @@ struct hentry {
 	uint64_t self, children, nr_samples;
 	uint32_t max_depth;
 	uint32_t serial; /* creation order in its hists */
+	/* made by a sample that --comm, --dsos or --symbols leave out: as
+	 * perf, kept (in the totals and trees, and gathering the periods
+	 * of later samples of its keys) but not shown */
+	bool filtered;
 	struct cnode chain; /* root: no entries */
 };
 
@@ -164,7 +169,7 @@ static uint32_t entry_hash(const struct report *r, const struct hentry *e)
 {
 	uint32_t h = 2166136261u;
 
-	if (has_key(r, K_COMM) || has_key(r, K_PID))
+	if (has_key(r, K_COMM))
 		for (uint32_t i = 0; i < e->comm_len; i++)
 			h = (h ^ (unsigned char)e->comm[i]) * 16777619u;
 	if (has_key(r, K_PID))
@@ -184,9 +189,9 @@ static uint32_t entry_hash(const struct report *r, const struct hentry *e)
 static bool entry_eq(const struct report *r, const struct hentry *a,
 		     const struct hentry *b)
 {
-	if ((has_key(r, K_COMM) || has_key(r, K_PID)) &&
-	    (a->comm_len != b->comm_len ||
-	     memcmp(a->comm, b->comm, a->comm_len)))
+	/* perf's pid key is the tid alone (one entry across an exec) */
+	if (has_key(r, K_COMM) && (a->comm_len != b->comm_len ||
+				   memcmp(a->comm, b->comm, a->comm_len)))
 		return false;
 	if (has_key(r, K_PID) && a->tid != b->tid)
 		return false;
@@ -498,6 +503,7 @@ static int add_sample(struct report *r, const struct prd_sample *s,
 	key.comm = t->comm;
 	key.comm_len = t->comm_len;
 	key.tid = t->tid;
+	key.thread = t;
 	key.dso = al.map ? al.dso : NULL;
 	key.sym = al.sym;
 	key.ip = al.addr;
@@ -505,13 +511,11 @@ static int add_sample(struct report *r, const struct prd_sample *s,
 	/* perf: -1 when the event does not sample the CPU */
 	key.cpu = (pa->sample_type & PERF_SAMPLE_CPU) ? s->cpu : UINT32_MAX;
 	/* --comm, --dsos, --symbols: perf counts the sample in the total
-	 * (percentages stay absolute) but shows no entry of it. */
-	if (!filter_thread(&r->filt, t) ||
-	    !filter_location(&r->filt, &al, s->ip)) {
-		h->total += period;
-		h->nr_samples++;
-		return 0;
-	}
+	 * (percentages stay absolute) and adds it to its entries as any
+	 * other, but the entries it makes (its own and its callchain's)
+	 * are hidden. */
+	key.filtered = !filter_thread(&r->filt, t) ||
+		       !filter_location(&r->filt, &al, s->ip);
 	if (has_key(r, K_TRACE) && pa->type != PERF_TYPE_TRACEPOINT) {
 		/* perf's sort__trace: no trace text for other events */
 		key.trace = (char *)"N/A";
@@ -795,7 +799,7 @@ static int entry_cmp(const void *pa, const void *pb, void *ctx)
 			else if (a->sym || b->sym)
 				c = a->sym ? -1 : 1;
 			else
-				c = a->ip < b->ip ? -1 : a->ip > b->ip;
+				c = 0; /* perf's sort__sym_sort() */
 			break;
 		}
 		if (c)
@@ -1013,7 +1017,8 @@ static size_t key_text(const struct hentry *e, enum sort_key k, char *buf,
 		n = snprintf(buf, len, "%s", e->comm);
 		break;
 	case K_PID:
-		n = snprintf(buf, len, "%7d:%s", e->tid, e->comm);
+		/* perf prints the thread's comm as it ends */
+		n = snprintf(buf, len, "%7d:%s", e->tid, e->thread->comm);
 		break;
 	case K_CPU:
 		n = snprintf(buf, len, "%*.*d", 3, 3, (int32_t)e->cpu);
@@ -1263,9 +1268,15 @@ static void print_hists(struct report *r, const struct prd_attr *a,
 		width[i] = r->keys[i] == K_PID ? 15 :
 						 strlen(key_header[r->keys[i]]);
 	for (uint32_t j = 0; j < k; j++) {
+		if (v[j]->filtered)
+			continue; /* perf sizes the shown entries only */
 		for (int i = 0; i < r->nkeys; i++) {
 			size_t n = key_text(v[j], r->keys[i], buf, sizeof(buf));
 
+			/* perf sizes Command by the thread's comm as it ends
+			 * (thread__comm_len()), and cuts the sample's to it */
+			if (r->keys[i] == K_COMM)
+				n = v[j]->thread->comm_len;
 			/* perf's CPU column stays 3 wide ("-001" overflows) */
 			if (n > width[i] && r->keys[i] != K_CPU)
 				width[i] = n;
@@ -1345,7 +1356,8 @@ static void print_hists(struct report *r, const struct prd_attr *a,
 						100.0 / (double)h->total :
 					0.0;
 
-		if (pct < r->o.percent_limit || (!e->self && !e->children))
+		if (e->filtered || pct < r->o.percent_limit ||
+		    (!e->self && !e->children))
 			continue;
 		ob_write(ob, "  ", 2);
 		if (r->children) {
@@ -1363,6 +1375,8 @@ static void print_hists(struct report *r, const struct prd_attr *a,
 			if (r->hidden[r->keys[i]])
 				continue;
 			ob_write(ob, "  ", 2);
+			if (r->keys[i] == K_COMM && n > width[i])
+				n = width[i];
 			/* perf pads every column but a last sym or trace. */
 			if (i < last ||
 			    (r->keys[i] != K_SYM && r->keys[i] != K_TRACE))

@@ -607,6 +607,10 @@ static void setup(struct report *r)
 	if (!r->sort_given && all_tp) {
 		r->keys[0] = K_TRACE;
 		r->nkeys = 1;
+		/* nothing left to elide */
+		free(r->elided);
+		r->elided = NULL;
+		memset(r->hidden, 0, sizeof(r->hidden));
 	}
 	r->use_callchain = any_chain;
 	/* perf: --children is the default, and means nothing (is dropped

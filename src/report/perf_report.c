@@ -772,6 +772,9 @@ static int entry_cmp(const void *pa, const void *pb, void *ctx)
 		return a->self > b->self ? -1 : 1;
 	}
 	for (int i = 0; i < r->nkeys; i++) {
+		/* perf's hist_entry__sort() skips the elided columns */
+		if (r->hidden[r->keys[i]])
+			continue;
 		switch (r->keys[i]) {
 		case K_COMM:
 			c = strcmp(a->comm, b->comm);

@@ -763,7 +763,7 @@ static int entry_cmp(const void *pa, const void *pb, void *ctx)
 		/* Callers above callees at equal period (perf's
 		 * __hpp__sort_acc(): the depth's sign flips with the order),
 		 * within one thread */
-		if (a->tid == b->tid && a->max_depth != b->max_depth)
+		if (a->thread == b->thread && a->max_depth != b->max_depth)
 			return (a->max_depth > b->max_depth) == r->caller ? -1 :
 									    1;
 	}
@@ -864,9 +864,9 @@ static int64_t collapse_cmp(const struct report *r, const struct hentry *a,
 	return c;
 }
 
-/* perf's output tree (hists__output_resort): a red-black tree the
- * entries are inserted into in their collapsed order, an entry that
- * hist_entry__sort() finds greater going left, an equal one right.  Its
+/* perf's hists trees (entries_in, collapsed, output): red-black trees
+ * (lib/rbtree.c's insertion) walked in order.  An output entry that
+ * hist_entry__sort() finds greater goes left, an equal one right; its
  * comparison is not transitive (Children ties look at the depth only
  * within one thread), so the order is the tree's, not a sort's. */
 struct rbn {

@@ -503,7 +503,7 @@ struct perfring_report_opts {
 	const char *input; /* -i: default "perf.data"; "-": pipe format, stdin */
 	const char *sort; /* --sort "comm,dso,sym" (default); also pid, cpu,
 			     trace */
-	bool children; /* --children: force the Children column */
+	bool children; /* --children: the default with callchains (as perf) */
 	bool no_children; /* --no-children: self only */
 	bool no_callgraph; /* -g none: no call graphs under the entries */
 	bool show_nr_samples; /* -n: a Samples column */

@@ -72,6 +72,7 @@ struct hentry {
 	const char *comm;
 	uint32_t comm_len;
 	int32_t tid;
+	const struct thread *thread; /* the first sample's */
 	uint32_t cpu;
 	struct dso *dso;
 	const struct symbol *sym;
@@ -81,6 +82,11 @@ struct hentry {
 	uint32_t trace_len;
 	uint64_t self, children, nr_samples;
 	uint32_t max_depth;
+	uint32_t serial; /* creation order in its hists */
+	/* made by a sample that --comm, --dsos or --symbols leave out: as
+	 * perf, kept (in the totals and trees, and gathering the periods
+	 * of later samples of its keys) but not shown */
+	bool filtered;
 	struct cnode chain; /* root: no entries */
 };
 
@@ -113,6 +119,9 @@ struct report {
 	char *elided; /* "# comm: bash\n" lines */
 	bool hidden[K_MAX]; /* their columns */
 	struct sread rd; /* PERF_SAMPLE_READ: each id's last value */
+	/* While a group's table is ordered: its hists (leader first) */
+	struct hists **grp_mem;
+	uint32_t grp_n;
 	struct cent cursor[MAX_CURSOR];
 	struct hentry *he_cache[MAX_CURSOR + 1];
 	struct outbuf ob;
@@ -173,7 +182,7 @@ static uint32_t entry_hash(const struct report *r, const struct hentry *e)
 {
 	uint32_t h = 2166136261u;
 
-	if (has_key(r, K_COMM) || has_key(r, K_PID))
+	if (has_key(r, K_COMM))
 		for (uint32_t i = 0; i < e->comm_len; i++)
 			h = (h ^ (unsigned char)e->comm[i]) * 16777619u;
 	if (has_key(r, K_PID))
@@ -193,9 +202,9 @@ static uint32_t entry_hash(const struct report *r, const struct hentry *e)
 static bool entry_eq(const struct report *r, const struct hentry *a,
 		     const struct hentry *b)
 {
-	if ((has_key(r, K_COMM) || has_key(r, K_PID)) &&
-	    (a->comm_len != b->comm_len ||
-	     memcmp(a->comm, b->comm, a->comm_len)))
+	/* perf's pid key is the tid alone (one entry across an exec) */
+	if (has_key(r, K_COMM) && (a->comm_len != b->comm_len ||
+				   memcmp(a->comm, b->comm, a->comm_len)))
 		return false;
 	if (has_key(r, K_PID) && a->tid != b->tid)
 		return false;
@@ -284,7 +293,7 @@ static struct hentry *findnew_entry(struct report *r, struct hists *h,
 	e->hash = hash;
 	e->next = h->tab[hash & h->mask];
 	h->tab[hash & h->mask] = e;
-	h->nr++;
+	e->serial = h->nr++;
 	return e;
 }
 
@@ -521,6 +530,7 @@ static int add_sample(struct report *r, const struct prd_sample *s,
 	key.comm = t->comm;
 	key.comm_len = t->comm_len;
 	key.tid = t->tid;
+	key.thread = t;
 	key.dso = al.map ? al.dso : NULL;
 	key.sym = al.sym;
 	key.ip = al.addr;
@@ -528,14 +538,16 @@ static int add_sample(struct report *r, const struct prd_sample *s,
 	/* perf: -1 when the event does not sample the CPU */
 	key.cpu = (pa->sample_type & PERF_SAMPLE_CPU) ? s->cpu : UINT32_MAX;
 	/* --comm, --dsos, --symbols: perf counts the sample in the total
-	 * (percentages stay absolute) but shows no entry of it. */
-	if (!filter_thread(&r->filt, t) ||
-	    !filter_location(&r->filt, &al, s->ip)) {
-		h->total += period;
-		h->nr_samples++;
-		return 0;
-	}
-	if (has_key(r, K_TRACE) && pa->type == PERF_TYPE_TRACEPOINT && s->raw) {
+	 * (percentages stay absolute) and adds it to its entries as any
+	 * other, but the entries it makes (its own and its callchain's)
+	 * are hidden. */
+	key.filtered = !filter_thread(&r->filt, t) ||
+		       !filter_location(&r->filt, &al, s->ip);
+	if (has_key(r, K_TRACE) && pa->type != PERF_TYPE_TRACEPOINT) {
+		/* perf's sort__trace: no trace text for other events */
+		key.trace = (char *)"N/A";
+		key.trace_len = 3;
+	} else if (has_key(r, K_TRACE) && s->raw) {
 		ensure_tp(r);
 		r->tb.len = 0;
 		tpfmt_print(r->tp, s->raw, s->raw_size, (int)s->cpu, &r->tb);
@@ -622,9 +634,15 @@ static void setup(struct report *r)
 	if (!r->sort_given && all_tp) {
 		r->keys[0] = K_TRACE;
 		r->nkeys = 1;
+		/* nothing left to elide */
+		free(r->elided);
+		r->elided = NULL;
+		memset(r->hidden, 0, sizeof(r->hidden));
 	}
 	r->use_callchain = any_chain;
-	r->children = (any_chain && !r->o.no_children) || r->o.children;
+	/* perf: --children is the default, and means nothing (is dropped
+	 * silently) when the file has no callchains */
+	r->children = any_chain && !r->o.no_children;
 	/* perf: caller order with children, callee order without, unless
 	 * -g says which */
 	r->caller = r->o.callchain_order ? r->o.callchain_order == 1 :
@@ -655,6 +673,64 @@ static int add_read_value(void *ctx, const struct prd_attr *a, uint64_t id,
 	one.id = id;
 	one.period = delta;
 	return add_sample(rr->r, &one, rr->misc);
+}
+
+/* Whether the build-id table's @name (a path for a module's .ko) names
+ * @dso ("[kernel.kallsyms]", "[vdso]", a path, "[module_name]"). */
+static bool buildid_names(const struct dso *dso, const char *name, size_t n)
+{
+	const char *base = memrchr(name, '/', n), *ko;
+	size_t len;
+
+	if (strlen(dso->name) == n && !memcmp(dso->name, name, n))
+		return true;
+	if (dso->kind != DSO_KMODULE || !base)
+		return false;
+	base++;
+	ko = memmem(base, n - (size_t)(base - name), ".ko", 3);
+	len = ko ? (size_t)(ko - base) : 0;
+	if (!len || strlen(dso->name) != len + 2)
+		return false;
+	for (size_t i = 0; i < len; i++) {
+		char c = base[i] == '-' ? '_' : base[i];
+
+		if (dso->name[i + 1] != c)
+			return false;
+	}
+	return true;
+}
+
+/* perf report creates the DSOs of the file's build-id table first (in
+ * its order), the others as the records name them: that is the order of
+ * its struct dso addresses, which break ties between call-graph
+ * branches. */
+static void set_dso_order(struct report *r)
+{
+	struct dso *d;
+	size_t len = 0, off = 0;
+	const uint8_t *p = prd_feature(r->f, PRD_FEAT_BUILD_ID, &len);
+	uint32_t next = 0;
+
+	for (d = r->m.dsos.all; d; d = d->all_next)
+		d->order = UINT32_MAX;
+	while (p && off + 36 <= len) {
+		uint16_t rsz;
+		const char *name = (const char *)p + off + 36;
+
+		memcpy(&rsz, p + off + 6, 2);
+		if (rsz < 36 || rsz > len - off)
+			break;
+		for (d = r->m.dsos.all; d; d = d->all_next)
+			if (d->order == UINT32_MAX &&
+			    buildid_names(d, name, strnlen(name, rsz - 36))) {
+				d->order = next++;
+				break;
+			}
+		off += rsz;
+	}
+	for (d = r->m.dsos.all; d; d = d->all_next)
+		if (d->order == UINT32_MAX)
+			d->order = next + d->serial;
 }
 
 static int on_event(struct prd_file *f, const struct prd_event *ev, void *ctx)
@@ -725,48 +801,53 @@ static int dso_cmp(const struct dso *a, const struct dso *b)
 	return strcmp(a->short_name, b->short_name);
 }
 
-static int keys_cmp(const struct report *r, const struct hentry *a,
-		    const struct hentry *b);
-
-/* A row: the leader's entry, then each member's (NULL: none). */
-struct row_ctx {
-	const struct report *r;
-	uint32_t n;
-};
-
-static uint64_t row_val(const struct report *r, const struct hentry *e)
+/* A group's member entry for @e (its leader's entry), or @e for m = 0. */
+static uint64_t grp_val(const struct report *r, const struct hentry *e,
+			uint32_t m, bool children)
 {
-	return !e ? 0 : r->children ? e->children : e->self;
+	const struct hentry *x = m ? find_entry(r, r->grp_mem[m], e) : e;
+
+	return !x ? 0 : children ? x->children : x->self;
 }
 
-static int row_cmp(const void *pa, const void *pb, void *ctx)
+/* perf's hist_entry__sort() over every output column, then the keys.  In
+ * a group (print_hists() sets grp_mem/grp_n) each column compares the
+ * leader's period, then the members' (perf's __hpp__sort()). */
+static int entry_cmp(const void *pa, const void *pb, void *ctx)
 {
-	const struct hentry *const *a = pa, *const *b = pb;
-	const struct row_ctx *rc = ctx;
-	const struct report *r = rc->r;
+	const struct hentry *a = *(const struct hentry *const *)pa;
+	const struct hentry *b = *(const struct hentry *const *)pb;
+	const struct report *r = ctx;
+	uint32_t n = r->grp_n ? r->grp_n : 1;
+	int c;
 
-	/* perf's __hpp__sort(): the leader's period, then the members' */
-	for (uint32_t m = 0; m < rc->n; m++) {
-		uint64_t va = row_val(r, a[m]), vb = row_val(r, b[m]);
+	if (r->children) {
+		for (uint32_t m = 0; m < n; m++) {
+			uint64_t va = grp_val(r, a, m, true),
+				 vb = grp_val(r, b, m, true);
+
+			if (va != vb)
+				return va > vb ? -1 : 1;
+		}
+		/* Callers above callees at equal period (perf's
+		 * __hpp__sort_acc(): the depth's sign flips with the order),
+		 * within one thread */
+		if (a->thread == b->thread && a->max_depth != b->max_depth)
+			return (a->max_depth > b->max_depth) == r->caller ? -1 :
+									    1;
+	}
+	/* then Self: perf sorts by every output column, keys last */
+	for (uint32_t m = 0; m < n; m++) {
+		uint64_t va = grp_val(r, a, m, false),
+			 vb = grp_val(r, b, m, false);
 
 		if (va != vb)
 			return va > vb ? -1 : 1;
 	}
-	/* Callers above callees at equal period (perf's
-	 * __hpp__sort_acc(): the depth's sign flips with the order) */
-	if (r->children && a[0]->max_depth != b[0]->max_depth)
-		return (a[0]->max_depth > b[0]->max_depth) == r->caller ? -1 :
-									  1;
-	return keys_cmp(r, a[0], b[0]);
-}
-
-/* The sort keys' order of two entries (perf's hist_entry__sort()). */
-static int keys_cmp(const struct report *r, const struct hentry *a,
-		    const struct hentry *b)
-{
-	int c;
-
 	for (int i = 0; i < r->nkeys; i++) {
+		/* perf's hist_entry__sort() skips the elided columns */
+		if (r->hidden[r->keys[i]])
+			continue;
 		switch (r->keys[i]) {
 		case K_COMM:
 			c = strcmp(a->comm, b->comm);
@@ -798,12 +879,210 @@ static int keys_cmp(const struct report *r, const struct hentry *a,
 			else if (a->sym || b->sym)
 				c = a->sym ? -1 : 1;
 			else
-				c = a->ip < b->ip ? -1 : a->ip > b->ip;
+				c = 0; /* perf's sort__sym_sort() */
 			break;
 		}
 		if (c)
 			return c;
 	}
+	return 0;
+}
+
+/* perf's hist_entry__collapse(@a, @b) (sort.c's se_cmp/se_collapse):
+ * most keys compare the right one against the left. */
+static int64_t collapse_cmp(const struct report *r, const struct hentry *a,
+			    const struct hentry *b)
+{
+	int64_t c = 0;
+
+	for (int i = 0; i < r->nkeys && !c; i++) {
+		switch (r->keys[i]) {
+		case K_COMM:
+			c = strcmp(b->comm, a->comm);
+			break;
+		case K_PID:
+			c = (int64_t)b->tid - a->tid;
+			break;
+		case K_CPU:
+			c = (int64_t)(int32_t)b->cpu - (int32_t)a->cpu;
+			break;
+		case K_DSO:
+			c = -dso_cmp(a->dso, b->dso);
+			break;
+		case K_TRACE:
+			c = -memcmp(a->trace ? a->trace : "",
+				    b->trace ? b->trace : "",
+				    a->trace_len < b->trace_len ? a->trace_len :
+								  b->trace_len);
+			if (!c)
+				c = (int64_t)b->trace_len - a->trace_len;
+			break;
+		default:
+			if (!a->sym && !b->sym) {
+				c = (int64_t)(b->ip - a->ip);
+				break;
+			}
+			c = -dso_cmp(a->dso, b->dso);
+			if (c)
+				break;
+			if (!a->sym || !b->sym)
+				c = a->sym ? 1 : -1;
+			else if (a->sym->start != b->sym->start)
+				c = (int64_t)(b->sym->start - a->sym->start);
+			else
+				c = (int64_t)(b->sym->end - a->sym->end);
+			break;
+		}
+	}
+	return c;
+}
+
+/* perf's hists trees (entries_in, collapsed, output): red-black trees
+ * (lib/rbtree.c's insertion) walked in order.  An output entry that
+ * hist_entry__sort() finds greater goes left, an equal one right; its
+ * comparison is not transitive (Children ties look at the depth only
+ * within one thread), so the order is the tree's, not a sort's. */
+struct rbn {
+	struct rbn *left, *right, *parent;
+	bool red;
+	struct hentry *e;
+};
+
+static void rb_rotate(struct rbn **root, struct rbn *x, bool to_left)
+{
+	struct rbn *y = to_left ? x->right : x->left;
+	struct rbn *mid = to_left ? y->left : y->right;
+
+	if (to_left) {
+		x->right = mid;
+		y->left = x;
+	} else {
+		x->left = mid;
+		y->right = x;
+	}
+	if (mid)
+		mid->parent = x;
+	y->parent = x->parent;
+	if (!x->parent)
+		*root = y;
+	else if (x->parent->left == x)
+		x->parent->left = y;
+	else
+		x->parent->right = y;
+	x->parent = y;
+}
+
+/* perf's trees: an entry goes left of a node when @left_of says so. */
+typedef bool left_of_fn(const struct report *r, const struct hentry *e,
+			const struct hentry *node);
+
+/* hists__findnew_entry(), hists__collapse_insert_entry(): left when
+ * the node's key compares below the new one's */
+static bool left_of_in(const struct report *r, const struct hentry *e,
+		       const struct hentry *node)
+{
+	return collapse_cmp(r, node, e) < 0;
+}
+
+/* __hists__insert_output_entry(): left when hist_entry__sort() > 0 */
+static bool left_of_out(const struct report *r, const struct hentry *e,
+			const struct hentry *node)
+{
+	return entry_cmp(&e, &node, (void *)r) < 0;
+}
+
+static void rb_insert(struct rbn **root, struct rbn *n, const struct report *r,
+		      left_of_fn *left_of)
+{
+	struct rbn **link = root, *parent = NULL, *p, *g, *u;
+
+	while (*link) {
+		parent = *link;
+		link = left_of(r, n->e, parent->e) ? &parent->left :
+						     &parent->right;
+	}
+	n->parent = parent;
+	n->left = n->right = NULL;
+	n->red = true;
+	*link = n;
+	while ((p = n->parent) && p->red) {
+		bool left = (g = p->parent)->left == p;
+
+		u = left ? g->right : g->left;
+		if (u && u->red) {
+			p->red = u->red = false;
+			g->red = true;
+			n = g;
+			continue;
+		}
+		if (n == (left ? p->right : p->left)) {
+			rb_rotate(root, p, left);
+			n = p;
+			p = n->parent;
+		}
+		p->red = false;
+		g->red = true;
+		rb_rotate(root, g, !left);
+	}
+	(*root)->red = false;
+}
+
+/* @v's @k entries inserted in their order into a tree, then read back in
+ * the tree's order. */
+static void tree_order(const struct report *r, struct hentry **v, uint32_t k,
+		       struct rbn *nodes, left_of_fn *left_of)
+{
+	struct rbn *root = NULL, *n;
+	uint32_t i = 0;
+
+	for (uint32_t j = 0; j < k; j++) {
+		nodes[j].e = v[j];
+		rb_insert(&root, &nodes[j], r, left_of);
+	}
+	for (n = root; n && n->left;)
+		n = n->left;
+	while (n) {
+		v[i++] = n->e;
+		if (n->right) {
+			for (n = n->right; n->left;)
+				n = n->left;
+		} else {
+			while (n->parent && n->parent->right == n)
+				n = n->parent;
+			n = n->parent;
+		}
+	}
+}
+
+static int by_serial(const void *pa, const void *pb)
+{
+	const struct hentry *a = *(const struct hentry *const *)pa;
+	const struct hentry *b = *(const struct hentry *const *)pb;
+
+	return a->serial < b->serial ? -1 : a->serial > b->serial;
+}
+
+/* @v's @k entries in perf's output order; 0 or -ENOMEM.  perf's key
+ * comparisons are not all transitive (addresses compared by a wrapping
+ * difference; Children ties by depth only within a thread), so its
+ * order is that of its trees: entries_in, built as the entries were
+ * first made; the collapsed tree (when a key collapses: comm), built in
+ * entries_in's order; the output tree, built in that order. */
+static int output_order(const struct report *r, struct hentry **v, uint32_t k)
+{
+	struct rbn *nodes;
+
+	if (!k)
+		return 0;
+	nodes = calloc(k, sizeof(*nodes));
+	if (!nodes)
+		return -ENOMEM;
+	qsort(v, k, sizeof(*v), by_serial);
+	tree_order(r, v, k, nodes, left_of_in);
+	if (has_key(r, K_COMM))
+		tree_order(r, v, k, nodes, left_of_in);
+	tree_order(r, v, k, nodes, left_of_out);
+	free(nodes);
 	return 0;
 }
 
@@ -818,7 +1097,8 @@ static size_t key_text(const struct hentry *e, enum sort_key k, char *buf,
 		n = snprintf(buf, len, "%s", e->comm);
 		break;
 	case K_PID:
-		n = snprintf(buf, len, "%7d:%s", e->tid, e->comm);
+		/* perf prints the thread's comm as it ends */
+		n = snprintf(buf, len, "%7d:%s", e->tid, e->thread->comm);
 		break;
 	case K_CPU:
 		n = snprintf(buf, len, "%*.*d", 3, 3, (int32_t)e->cpu);
@@ -882,6 +1162,24 @@ static uint64_t cumul(const struct cnode *c)
 	return c->hit + c->children_hit;
 }
 
+/* perf's match_chain(): a node's first entry against another's, by DSO
+ * (perf's struct dso addresses, their creation order here), then by
+ * symbol start or, for an entry without a symbol, its address. */
+static int cent_cmp(const struct cent *a, const struct cent *b)
+{
+	int64_t da = a->dso ? (int64_t)a->dso->order : -1;
+	int64_t db = b->dso ? (int64_t)b->dso->order : -1;
+	uint64_t xa = a->ip, xb = b->ip;
+
+	if (da != db)
+		return da < db ? -1 : 1;
+	if (a->sym && b->sym) {
+		xa = a->sym->start;
+		xb = b->sym->start;
+	}
+	return xa < xb ? -1 : xa > xb;
+}
+
 static int cnode_cmp(const void *pa, const void *pb)
 {
 	const struct cnode *a = *(const struct cnode *const *)pa;
@@ -889,15 +1187,10 @@ static int cnode_cmp(const void *pa, const void *pb)
 
 	if (cumul(a) != cumul(b))
 		return cumul(a) > cumul(b) ? -1 : 1;
-	/* Ties: by name, descending, as perf's trees mostly leave them
-	 * (not always: its order depends on how nodes were split). */
-	if (a->val[0].sym && b->val[0].sym) {
-		int c = strcmp(a->val[0].sym->name, b->val[0].sym->name);
-
-		if (c)
-			return -c;
-	}
-	return a->val[0].ip < b->val[0].ip ? -1 : a->val[0].ip > b->val[0].ip;
+	/* Ties: perf keeps a node's children in a tree searched by
+	 * match_chain() (the greater first) and inserts them in that order
+	 * into the output tree, where an equal weight goes after. */
+	return -cent_cmp(&a->val[0], &b->val[0]);
 }
 
 /* Children at or above @min, sorted as perf's rb_insert_callchain(). */
@@ -1032,8 +1325,7 @@ static void print_hists(struct report *r, struct hists **mem, uint32_t n,
 {
 	struct outbuf *ob = &r->ob;
 	struct hists *h = mem[0];
-	struct hentry **v, **row;
-	struct row_ctx rc = { r, n };
+	struct hentry **v, **row, **lead;
 	size_t width[K_MAX] = { 0 };
 	char buf[4096];
 	uint64_t ns = 0, total = 0;
@@ -1062,22 +1354,50 @@ static void print_hists(struct report *r, struct hists **mem, uint32_t n,
 		r->ob.err = -ENOMEM;
 		return;
 	}
+	lead = calloc(h->nr ? h->nr : 1, sizeof(*lead));
+	if (!lead) {
+		free(v);
+		r->ob.err = -ENOMEM;
+		return;
+	}
 	for (uint32_t i = 0; h->tab && i <= h->mask; i++)
-		for (struct hentry *e = h->tab[i]; e; e = e->next) {
-			v[k * n] = e;
-			for (uint32_t m = 1; m < n; m++)
-				v[k * n + m] = find_entry(r, mem[m], e);
-			k++;
-		}
-	qsort_r(v, k, n * sizeof(*v), row_cmp, &rc);
+		for (struct hentry *e = h->tab[i]; e; e = e->next)
+			lead[k++] = e;
+	/* perf's order of the leader's entries, the members' periods
+	 * breaking ties (entry_cmp()) */
+	r->grp_mem = mem;
+	r->grp_n = n;
+	if (output_order(r, lead, k)) {
+		free(lead);
+		free(v);
+		r->grp_mem = NULL;
+		r->grp_n = 0;
+		r->ob.err = -ENOMEM;
+		return;
+	}
+	r->grp_mem = NULL;
+	r->grp_n = 0;
+	/* A row: the leader's entry, then each member's (NULL: none). */
+	for (uint32_t j = 0; j < k; j++) {
+		v[j * n] = lead[j];
+		for (uint32_t m = 1; m < n; m++)
+			v[j * n + m] = find_entry(r, mem[m], lead[j]);
+	}
+	free(lead);
 	for (int i = 0; i < r->nkeys; i++)
 		width[i] = r->keys[i] == K_PID ? 15 :
 						 strlen(key_header[r->keys[i]]);
 	for (uint32_t j = 0; j < k; j++) {
+		if (v[j * n]->filtered)
+			continue; /* perf sizes the shown entries only */
 		for (int i = 0; i < r->nkeys; i++) {
 			size_t len = key_text(v[j * n], r->keys[i], buf,
 					      sizeof(buf));
 
+			/* perf sizes Command by the thread's comm as it ends
+			 * (thread__comm_len()), and cuts the sample's to it */
+			if (r->keys[i] == K_COMM)
+				len = v[j * n]->thread->comm_len;
 			/* perf's CPU column stays 3 wide ("-001" overflows) */
 			if (len > width[i] && r->keys[i] != K_CPU)
 				width[i] = len;
@@ -1171,7 +1491,7 @@ static void print_hists(struct report *r, struct hists **mem, uint32_t n,
 		row = v + j * n;
 		for (uint32_t m = 0; m < n; m++)
 			any |= row[m] && (row[m]->self || row[m]->children);
-		if (pct < r->o.percent_limit || !any)
+		if (e->filtered || pct < r->o.percent_limit || !any)
 			continue;
 		ob_write(ob, "  ", 2);
 		if (r->children) {
@@ -1193,6 +1513,8 @@ static void print_hists(struct report *r, struct hists **mem, uint32_t n,
 			if (r->hidden[r->keys[i]])
 				continue;
 			ob_write(ob, "  ", 2);
+			if (r->keys[i] == K_COMM && n > width[i])
+				n = width[i];
 			/* perf pads every column but a last sym or trace. */
 			if (i < last ||
 			    (r->keys[i] != K_SYM && r->keys[i] != K_TRACE))
@@ -1393,6 +1715,7 @@ PERFRING_API int perfring_report(const struct perfring_report_opts *opts,
 	if (err && err != -EBADMSG)
 		goto out_close;
 	saved = err;
+	set_dso_order(r);
 	/* A damaged file: report what was read before the damage. */
 	/* perf's first line points at its --header options; ours have
 	 * perfring dump and stats instead. */

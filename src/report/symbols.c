@@ -1156,7 +1156,7 @@ struct dso *dsos_findnew(struct dsos *d, const char *name, size_t len)
 	d->tab[x->hash & d->mask] = x;
 	*d->all_tail = x;
 	d->all_tail = &x->all_next;
-	d->nr++;
+	x->serial = d->nr++;
 	return x;
 }
 

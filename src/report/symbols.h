@@ -55,6 +55,11 @@ struct dso {
 	uint8_t build_id_size;
 	struct dsos *owner;
 	void *priv; /* for the user (report) */
+	uint32_t serial; /* creation order in its dsos */
+	/* perf compares callchain entries of different DSOs by their
+	 * struct dso addresses, which follow its creation order: report
+	 * sets this to that order (the build-id table first). */
+	uint32_t order;
 };
 
 struct dsos {

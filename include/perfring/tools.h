@@ -408,6 +408,13 @@ struct perfring_script_opts {
 	/* --symfs: the root under which the objects and their debug files
 	 * are looked up, as perf's --symfs (NULL: /). */
 	const char *symfs;
+	/*
+	 * --header: perf's "# ========" block before the samples (the
+	 * file's header and every feature section, as perf 6.1 prints
+	 * them); --header-only: that block alone.  show_info (-I): the
+	 * topology sections in full.
+	 */
+	bool header, header_only, show_info;
 };
 
 /*
@@ -524,6 +531,12 @@ struct perfring_report_opts {
 	int callchain_order;
 	/* -g graph,N: branches under N% of the event hidden (0: 0.5) */
 	double graph_min_percent;
+	/* --header, --header-only, -I: as perfring_script_opts'; the block
+	 * replaces the report's first line. */
+	bool header, header_only, show_info;
+	/* -T: after the table, perf's per-thread counters: PERF_RECORD_READ
+	 * values (record -s) summed per thread and event. */
+	bool show_threads;
 };
 
 /*

@@ -29,6 +29,7 @@
 #include "../format/perf_data.h"
 #include "../format/perf_reader.h"
 #include "filter.h"
+#include "header_print.h"
 #include "outbuf.h"
 #include "report.h"
 #include "threads.h"
@@ -102,6 +103,8 @@ struct report {
 	/* perf's sort__setup_elide(): a filter naming one comm, dso or
 	 * symbol hides that column and says so in the header. */
 	char *elided; /* "# comm: bash\n" lines */
+	struct thread_stats *tstats; /* -T */
+	FILE *out;
 	bool hidden[K_MAX]; /* their columns */
 	struct cent cursor[MAX_CURSOR];
 	struct hentry *he_cache[MAX_CURSOR + 1];
@@ -618,7 +621,12 @@ static int on_event(struct prd_file *f, const struct prd_event *ev, void *ctx)
 	struct report *r = ctx;
 	const struct perf_event_header *h = ev->hdr;
 
-	(void)f;
+	if (r->o.header && h->type == PRD_REC_HEADER_FEATURE)
+		header_print_feature_record(f, ev, r->o.show_info, r->out);
+	if (r->tstats && h->type == PERF_RECORD_READ)
+		return thread_stats_add(r->tstats, f, ev);
+	if (r->o.header_only)
+		return 0;
 	if (h->type == PERF_RECORD_LOST_SAMPLES && h->size >= 16) {
 		uint64_t lost;
 
@@ -1159,16 +1167,33 @@ PERFRING_API int perfring_report(const struct perfring_report_opts *opts,
 	err = prd_open(r->o.input ? r->o.input : "perf.data", &r->f);
 	if (err)
 		goto out_machine;
-	err = prd_process(r->f, true, on_event, r);
+	r->out = out;
+	if (r->o.header_only)
+		r->o.header = true;
+	if (r->o.header) {
+		err = header_print(r->f, r->o.show_info, out);
+		/* A pipe's features come as records: read on to print them. */
+		if (err || (r->o.header_only && !prd_is_pipe(r->f)))
+			goto out_close;
+	}
+	if (r->o.show_threads && !r->o.header_only)
+		err = thread_stats_new(&r->tstats);
+	if (!err)
+		err = prd_process(r->f, true, on_event, r);
+	if (r->o.header_only)
+		goto out_close;
 	if (err && err != -EBADMSG)
 		goto out_close;
 	/* A damaged file: report what was read before the damage. */
 	/* perf's first line points at its --header options; ours have
-	 * perfring dump and stats instead. */
-	ob_puts(&r->ob, "# ");
-	ob_puts(&r->ob, r->o.input ? r->o.input : "perf.data");
-	ob_puts(&r->ob,
-		" (header and records: perfring dump, perfring stats)\n#\n");
+	 * perfring dump and stats instead (the header block ends as those
+	 * two lines do). */
+	if (!r->o.header) {
+		ob_puts(&r->ob, "# ");
+		ob_puts(&r->ob, r->o.input ? r->o.input : "perf.data");
+		ob_puts(&r->ob,
+			" (header and records: perfring dump, perfring stats)\n#\n");
+	}
 	if (r->elided)
 		ob_puts(&r->ob, r->elided);
 	ob_puts(&r->ob, "#\n# Total Lost Samples: ");
@@ -1187,6 +1212,8 @@ PERFRING_API int perfring_report(const struct perfring_report_opts *opts,
 			r->o.input ? r->o.input : "perf.data");
 	ob_puts(&r->ob, "\n\n");
 	ob_flush(&r->ob);
+	if (r->tstats)
+		thread_stats_print(r->tstats, r->f, out);
 	if (!err)
 		err = r->ob.err;
 	if (!err && fflush(out))
@@ -1194,6 +1221,7 @@ PERFRING_API int perfring_report(const struct perfring_report_opts *opts,
 out_close:
 	prd_close(r->f);
 out_machine:
+	thread_stats_free(r->tstats);
 	free_hists(r);
 	machine_exit(&r->m);
 out_free:

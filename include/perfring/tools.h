@@ -195,6 +195,9 @@ struct perfring_record_opts {
 	/* Names of the files written (switch_output); the caller's. */
 	void (*switched)(const char *path, void *ctx);
 	void *switched_ctx;
+	/* -s/--stat: per-thread counts (inherit_stat): each child's values
+	 * in a PERF_RECORD_READ when it exits, for perf report -T. */
+	bool inherit_stat;
 };
 
 /*

@@ -186,6 +186,7 @@ SHELL_TESTS := \
 	test/script_opts.sh \
 	test/reader_api.sh \
 	test/report_opts.sh \
+	test/header.sh \
 	test/app.sh \
 	test/app_trust.sh \
 	test/app_fork.sh \

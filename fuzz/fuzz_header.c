@@ -52,7 +52,8 @@ static void as_file(const uint8_t *data, size_t size, bool stream, FILE *out)
 		close(fd);
 		return;
 	}
-	if (!(stream ? prd_open_fd(fd, "fuzz", true, &f) : prd_open(path, &f))) {
+	if (!(stream ? prd_open_fd(fd, "fuzz", true, &f) :
+		       prd_open(path, &f))) {
 		header_print(f, true, out);
 		header_print(f, false, out);
 		if (!thread_stats_new(&c.ts)) {

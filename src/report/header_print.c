@@ -86,18 +86,30 @@ struct bit_name {
 };
 
 static const struct bit_name sample_type_names[] = {
-	{ 1u << 0, "IP" },	      { 1u << 1, "TID" },
-	{ 1u << 2, "TIME" },	      { 1u << 3, "ADDR" },
-	{ 1u << 4, "READ" },	      { 1u << 5, "CALLCHAIN" },
-	{ 1u << 6, "ID" },	      { 1u << 7, "CPU" },
-	{ 1u << 8, "PERIOD" },	      { 1u << 9, "STREAM_ID" },
-	{ 1u << 10, "RAW" },	      { 1u << 11, "BRANCH_STACK" },
-	{ 1u << 12, "REGS_USER" },    { 1u << 13, "STACK_USER" },
-	{ 1u << 16, "IDENTIFIER" },   { 1u << 18, "REGS_INTR" },
-	{ 1u << 15, "DATA_SRC" },     { 1u << 14, "WEIGHT" },
-	{ 1u << 19, "PHYS_ADDR" },    { 1u << 20, "AUX" },
-	{ 1u << 21, "CGROUP" },	      { 1u << 22, "DATA_PAGE_SIZE" },
-	{ 1u << 23, "CODE_PAGE_SIZE" }, { 1u << 24, "WEIGHT_STRUCT" },
+	{ 1u << 0, "IP" },
+	{ 1u << 1, "TID" },
+	{ 1u << 2, "TIME" },
+	{ 1u << 3, "ADDR" },
+	{ 1u << 4, "READ" },
+	{ 1u << 5, "CALLCHAIN" },
+	{ 1u << 6, "ID" },
+	{ 1u << 7, "CPU" },
+	{ 1u << 8, "PERIOD" },
+	{ 1u << 9, "STREAM_ID" },
+	{ 1u << 10, "RAW" },
+	{ 1u << 11, "BRANCH_STACK" },
+	{ 1u << 12, "REGS_USER" },
+	{ 1u << 13, "STACK_USER" },
+	{ 1u << 16, "IDENTIFIER" },
+	{ 1u << 18, "REGS_INTR" },
+	{ 1u << 15, "DATA_SRC" },
+	{ 1u << 14, "WEIGHT" },
+	{ 1u << 19, "PHYS_ADDR" },
+	{ 1u << 20, "AUX" },
+	{ 1u << 21, "CGROUP" },
+	{ 1u << 22, "DATA_PAGE_SIZE" },
+	{ 1u << 23, "CODE_PAGE_SIZE" },
+	{ 1u << 24, "WEIGHT_STRUCT" },
 	{ 0, NULL },
 };
 
@@ -392,11 +404,13 @@ static void bits_to_ranges(const uint64_t *bits, uint64_t nbits, char *buf,
 			continue;
 		}
 		lo = hi = cur;
-		while (hi + 1 < nbits && (bits[(hi + 1) / 64] >> ((hi + 1) % 64) & 1))
+		while (hi + 1 < nbits &&
+		       (bits[(hi + 1) / 64] >> ((hi + 1) % 64) & 1))
 			hi++;
 		if (n < size) {
 			int w = lo == hi ? snprintf(buf + n, size - n,
-						    "%s%" PRIu64, first ? "" : ",", lo) :
+						    "%s%" PRIu64,
+						    first ? "" : ",", lo) :
 					   snprintf(buf + n, size - n,
 						    "%s%" PRIu64 "-%" PRIu64,
 						    first ? "" : ",", lo, hi);
@@ -439,8 +453,7 @@ static uint32_t nr_cpus_avail(const struct prd_file *f)
 static bool arch_skips_socket_check(const struct prd_file *f)
 {
 	size_t len, slen;
-	const unsigned char *p = f ? prd_feature(f, PRD_FEAT_ARCH, &len) :
-				     NULL;
+	const unsigned char *p = f ? prd_feature(f, PRD_FEAT_ARCH, &len) : NULL;
 	struct cur c = { p, p ? len : 0, 0, false };
 	const char *a = p ? rdstr(&c, &slen) : NULL;
 
@@ -514,7 +527,8 @@ static void print_cpu_topology(const struct prd_file *f, struct cur *c,
 		for (uint32_t i = 0; i < nr_dies && dies_named; i++) {
 			const char *s = rdstr(c, &slen);
 
-			fprintf(out, "# sibling dies    : %.*s\n", (int)slen, s);
+			fprintf(out, "# sibling dies    : %.*s\n", (int)slen,
+				s);
 		}
 	}
 	c->off = threads_at;
@@ -524,8 +538,10 @@ static void print_cpu_topology(const struct prd_file *f, struct cur *c,
 		fprintf(out, "# sibling threads : %.*s\n", (int)slen, s);
 	}
 	if (!have_cpu) {
-		fprintf(out, nr_dies ? "# Core ID, Die ID and Socket ID information is not available\n" :
-				       "# Core ID and Socket ID information is not available\n");
+		fprintf(out,
+			nr_dies ?
+				"# Core ID, Die ID and Socket ID information is not available\n" :
+				"# Core ID and Socket ID information is not available\n");
 		return;
 	}
 	for (uint32_t i = 0; i < cpu_nr; i++) {
@@ -543,7 +559,8 @@ static void print_cpu_topology(const struct prd_file *f, struct cur *c,
 			end_dies = c->off;
 			c->off = end_dies + (size_t)i * 4;
 			rd32(c, &die);
-			fprintf(out, "# CPU %d: Core ID %d, Die ID %d, Socket ID %d\n",
+			fprintf(out,
+				"# CPU %d: Core ID %d, Die ID %d, Socket ID %d\n",
 				(int)i, (int)core, (int)die, (int)socket);
 		} else {
 			fprintf(out, "# CPU %d: Core ID %d, Socket ID %d\n",
@@ -587,7 +604,9 @@ static void print_numa_topology(struct cur *c, FILE *out)
 		memset(bits, 0, CPU_LIST_MAX / 8);
 		parse_cpu_list(s, slen, bits);
 		bits_to_ranges(bits, CPU_LIST_MAX, buf, sizeof(buf));
-		fprintf(out, "# node%u meminfo  : total = %" PRIu64 " kB, free = %" PRIu64 " kB\n",
+		fprintf(out,
+			"# node%u meminfo  : total = %" PRIu64
+			" kB, free = %" PRIu64 " kB\n",
 			node, total, free_kb);
 		fprintf(out, "# node%u cpu list : %s\n", node, buf);
 	}
@@ -618,16 +637,15 @@ static void print_pmu_mappings(struct cur *c, FILE *out)
 
 		rd32(c, &type);
 		s = rdstr(c, &slen);
-		fprintf(out, "%s%.*s = %" PRIu32, i ? ", " : "# pmu mappings: ",
-			(int)slen, s, type);
+		fprintf(out, "%s%.*s = %" PRIu32,
+			i ? ", " : "# pmu mappings: ", (int)slen, s, type);
 	}
 	fputc('\n', out);
 }
 
 /* GROUP_DESC: {name, leader index, members} per group, printed over the
  * file's events as perf rebuilds its groups (nothing if inconsistent). */
-static void print_group_desc(const struct prd_file *f, struct cur *c,
-			     FILE *out)
+static void print_group_desc(const struct prd_file *f, struct cur *c, FILE *out)
 {
 	uint32_t nr_groups, nattr = f ? prd_nr_attrs(f) : 0;
 	size_t start, slen;
@@ -714,9 +732,8 @@ static void print_cache(struct cur *c, FILE *out)
 	for (uint32_t i = 0; ok && i < cnt; i++) {
 		uint32_t v;
 
-		ok = rd32(c, &v) && rd32(c, &v) && rd32(c, &v) &&
-		     rd32(c, &v) && rdstr(c, &slen) && rdstr(c, &slen) &&
-		     rdstr(c, &slen);
+		ok = rd32(c, &v) && rd32(c, &v) && rd32(c, &v) && rd32(c, &v) &&
+		     rdstr(c, &slen) && rdstr(c, &slen) && rdstr(c, &slen);
 	}
 	if (!ok)
 		return;
@@ -775,8 +792,7 @@ static void print_mem_topology(struct cur *c, FILE *out)
 {
 	uint64_t ver, bsize, nr;
 	size_t start;
-	bool ok = rd64(c, &ver) && ver == 1 && rd64(c, &bsize) &&
-		  rd64(c, &nr);
+	bool ok = rd64(c, &ver) && ver == 1 && rd64(c, &bsize) && rd64(c, &nr);
 
 	start = c->off;
 	for (uint64_t i = 0; ok && i < nr; i++) {
@@ -888,8 +904,8 @@ static void print_hybrid_topology(struct cur *c, FILE *out)
 		size_t nl, cl;
 		const char *name = rdstr(c, &nl), *cpus = rdstr(c, &cl);
 
-		fprintf(out, "# %.*s cpu list : %.*s\n", (int)nl, name,
-			(int)cl, cpus);
+		fprintf(out, "# %.*s cpu list : %.*s\n", (int)nl, name, (int)cl,
+			cpus);
 	}
 }
 
@@ -985,8 +1001,7 @@ static void print_bpf_btf(struct cur *c, FILE *out)
 	for (uint32_t i = 0; i < count; i++) {
 		uint32_t id, size;
 
-		if (!rd32(c, &id) || !rd32(c, &size) ||
-		    size > c->len - c->off)
+		if (!rd32(c, &id) || !rd32(c, &size) || size > c->len - c->off)
 			break;
 		c->off += size;
 		ids[n++] = id;
@@ -1303,8 +1318,7 @@ void thread_stats_free(struct thread_stats *ts)
 }
 
 /* Grows the value matrix to @threads x @counters (zero-filled). */
-static int ts_grow(struct thread_stats *ts, uint32_t threads,
-		   uint32_t counters)
+static int ts_grow(struct thread_stats *ts, uint32_t threads, uint32_t counters)
 {
 	uint32_t nt = ts->cap_threads, nc = ts->cap_counters;
 	uint64_t *v;
@@ -1433,8 +1447,9 @@ void thread_stats_print(const struct thread_stats *ts, const struct prd_file *f,
 		w = snprintf(NULL, 0, "%d", (int)ts->threads[t].tid);
 		tidw = w > tidw ? w : tidw;
 		for (uint32_t c = 0; c < ts->nr_counters; c++) {
-			w = snprintf(NULL, 0, "%" PRIu64,
-				     ts->values[(size_t)t * ts->cap_counters + c]);
+			w = snprintf(
+				NULL, 0, "%" PRIu64,
+				ts->values[(size_t)t * ts->cap_counters + c]);
 			cw[c] = w > cw[c] ? w : cw[c];
 		}
 	}
@@ -1452,6 +1467,7 @@ void thread_stats_print(const struct thread_stats *ts, const struct prd_file *f,
 	}
 	free(cw);
 	if (ts->dropped)
-		pr_warn("%" PRIu64 " READ records without a known event left out of the thread table",
+		pr_warn("%" PRIu64
+			" READ records without a known event left out of the thread table",
 			ts->dropped);
 }

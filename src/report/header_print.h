@@ -51,8 +51,8 @@ int thread_stats_add(struct thread_stats *ts, const struct prd_file *f,
 		     const struct prd_event *ev);
 /* perf's "#   PID    TID  event ..." table (its heading alone without
  * READs). */
-void thread_stats_print(const struct thread_stats *ts,
-			const struct prd_file *f, FILE *out);
+void thread_stats_print(const struct thread_stats *ts, const struct prd_file *f,
+			FILE *out);
 void thread_stats_free(struct thread_stats *ts);
 
 #endif

@@ -350,10 +350,28 @@ static void print_event_desc(struct cur *c, FILE *out)
 
 #define CPU_LIST_MAX 65536
 
-/* "0-3,8" into @bits; false on anything perf_cpu_map__new() refuses. */
-static bool parse_cpu_list(const char *s, size_t len, uint64_t *bits)
+/* Sets bits @lo..@hi, a word at a time where it can. */
+static void set_range(uint64_t *bits, uint64_t lo, uint64_t hi)
+{
+	while (lo <= hi) {
+		if (lo % 64 == 0 && hi - lo >= 63) {
+			bits[lo / 64] = ~0ull;
+			lo += 64;
+		} else {
+			bits[lo / 64] |= 1ull << (lo % 64);
+			lo++;
+		}
+	}
+}
+
+/* "0-3,8" into @bits (zeroed below *@top, the highest CPU + 1 set);
+ * false on anything perf_cpu_map__new() refuses. */
+static bool parse_cpu_list(const char *s, size_t len, uint64_t *bits,
+			   uint64_t *top)
 {
 	size_t i = 0;
+
+	*top = 0;
 
 	while (i < len) {
 		unsigned long lo = 0, hi;
@@ -377,8 +395,9 @@ static bool parse_cpu_list(const char *s, size_t len, uint64_t *bits)
 			if (!d || hi >= CPU_LIST_MAX || hi < lo)
 				return false;
 		}
-		for (unsigned long cpu = lo; cpu <= hi; cpu++)
-			bits[cpu / 64] |= 1ull << (cpu % 64);
+		set_range(bits, lo, hi);
+		if (hi + 1 > *top)
+			*top = hi + 1;
 		if (i < len && s[i] != ',')
 			return false;
 		i++;
@@ -399,14 +418,26 @@ static void bits_to_ranges(const uint64_t *bits, uint64_t nbits, char *buf,
 	while (cur < nbits) {
 		uint64_t lo, hi;
 
+		if (cur % 64 == 0 && !bits[cur / 64]) {
+			cur += 64; /* a word of clear bits */
+			continue;
+		}
 		if (!(bits[cur / 64] >> (cur % 64) & 1)) {
 			cur++;
 			continue;
 		}
 		lo = hi = cur;
-		while (hi + 1 < nbits &&
-		       (bits[(hi + 1) / 64] >> ((hi + 1) % 64) & 1))
-			hi++;
+		while (hi + 1 < nbits) {
+			uint64_t nx = hi + 1;
+
+			if (nx % 64 == 0 && nbits - nx >= 64 &&
+			    bits[nx / 64] == ~0ull)
+				hi += 64; /* a word of set bits */
+			else if (bits[nx / 64] >> (nx % 64) & 1)
+				hi++;
+			else
+				break;
+		}
 		if (n < size) {
 			int w = lo == hi ? snprintf(buf + n, size - n,
 						    "%s%" PRIu64,
@@ -469,7 +500,7 @@ static void print_cpu_topology(const struct prd_file *f, struct cur *c,
 	size_t cores_at = 0, threads_at = 0, dies_at = 0, slen;
 	uint64_t size = 4;
 	bool have_cpu = false, have_dies = false, dies_named = false, ok;
-	size_t cpus_at = 0;
+	size_t cpus_at = 0, die_ids_at = 0;
 
 	/* Pass 1: what perf's process_cpu_topology() keeps. */
 	ok = rd32(c, &nr_cores);
@@ -508,6 +539,7 @@ static void print_cpu_topology(const struct prd_file *f, struct cur *c,
 			for (uint32_t i = 0; have_dies && i < nr_dies; i++)
 				have_dies = rdstr(c, &slen) != NULL;
 			dies_named = have_dies;
+			die_ids_at = c->off;
 			for (uint32_t i = 0; have_dies && i < cpu_nr; i++)
 				have_dies = rd32(c, &v);
 			if (!have_dies)
@@ -551,13 +583,7 @@ static void print_cpu_topology(const struct prd_file *f, struct cur *c,
 		rd32(c, &core);
 		rd32(c, &socket);
 		if (nr_dies) {
-			size_t end_dies;
-
-			c->off = dies_at;
-			for (uint32_t k = 0; k < nr_dies; k++)
-				rdstr(c, &slen);
-			end_dies = c->off;
-			c->off = end_dies + (size_t)i * 4;
+			c->off = die_ids_at + (size_t)i * 4;
 			rd32(c, &die);
 			fprintf(out,
 				"# CPU %d: Core ID %d, Die ID %d, Socket ID %d\n",
@@ -584,11 +610,12 @@ static void print_numa_topology(struct cur *c, FILE *out)
 		uint32_t node = 0;
 		uint64_t total = 0, free_kb = 0;
 		const char *s;
+		uint64_t top = 0;
 
 		ok = rd32(c, &node) && rd64(c, &total) && rd64(c, &free_kb) &&
 		     (s = rdstr(c, &slen)) != NULL && slen &&
-		     parse_cpu_list(s, slen, bits);
-		memset(bits, 0, CPU_LIST_MAX / 8);
+		     parse_cpu_list(s, slen, bits, &top);
+		memset(bits, 0, (size_t)(top + 63) / 64 * 8);
 	}
 	c->off = start;
 	for (uint32_t i = 0; ok && i < nr; i++) {
@@ -596,14 +623,15 @@ static void print_numa_topology(struct cur *c, FILE *out)
 		uint64_t total = 0, free_kb = 0;
 		const char *s;
 		char buf[1024];
+		uint64_t top = 0;
 
 		rd32(c, &node);
 		rd64(c, &total);
 		rd64(c, &free_kb);
 		s = rdstr(c, &slen);
-		memset(bits, 0, CPU_LIST_MAX / 8);
-		parse_cpu_list(s, slen, bits);
-		bits_to_ranges(bits, CPU_LIST_MAX, buf, sizeof(buf));
+		parse_cpu_list(s, slen, bits, &top);
+		bits_to_ranges(bits, top, buf, sizeof(buf));
+		memset(bits, 0, (size_t)(top + 63) / 64 * 8);
 		fprintf(out,
 			"# node%u meminfo  : total = %" PRIu64
 			" kB, free = %" PRIu64 " kB\n",

@@ -102,6 +102,15 @@ done
 "$cli" report --header-only -I -i perf-a.data | grep -q '^# sibling threads : ' ||
 	fail "perf-a -I: no topology"
 
+# perf stat record's file: "# contains stat data" among the sections.
+perf stat record -o perf-st.data -e task-clock -- true >/dev/null 2>&1 ||
+	fail "perf stat record"
+perf report --header-only -i perf-st.data >perf.txt 2>/dev/null
+"$cli" report --header-only -i perf-st.data >ours.txt 2>ours.err ||
+	fail "report --header-only perf-st: $(cat ours.err)"
+grep -q '^# contains stat data$' ours.txt || fail "perf-st: no stat line"
+same "report --header-only perf-st (perf stat record)"
+
 # The pipe format from standard input: the opening block (its mtime is
 # the file's), then each feature as its record comes.
 for f in perf ours; do

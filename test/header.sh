@@ -76,11 +76,25 @@ for f in perf-a perf-g perf-s ours-a ours-g ours-s; do
 			fail "script $opt $f: $(cat ours.err)"
 		same "script $opt $f"
 	done
+	# script --header: the block, then exactly what script prints; the
+	# whole text as perf's for the files of one workload (a system-wide
+	# file's samples are script.sh's business).
 	perf script --header -i $f.data >perf.txt 2>/dev/null
-	"$cli" script --header -i $f.data >ours.txt 2>ours.err ||
+	"$cli" script --header -i $f.data >full.txt 2>ours.err ||
 		fail "script --header $f: $(cat ours.err)"
-	[ "$(wc -l <ours.txt)" -gt 40 ] || fail "script --header $f: no samples"
-	same "script --header $f"
+	[ "$(wc -l <full.txt)" -gt 40 ] || fail "script --header $f: no samples"
+	"$cli" script -i $f.data >plain.txt 2>/dev/null
+	block <full.txt >ours.txt
+	tail -n +"$(($(wc -l <ours.txt) + 1))" full.txt >rest.txt
+	cmp -s plain.txt rest.txt || fail "script --header $f: the samples after the block differ from script's"
+	if [ "${f#*-}" = a ]; then
+		block <perf.txt >perf-block.txt
+		mv perf-block.txt perf.txt
+		same "script --header $f (block)"
+	else
+		cp full.txt ours.txt
+		same "script --header $f"
+	fi
 	perf report --header --stdio -i $f.data 2>/dev/null | block >perf.txt
 	"$cli" report --header -i $f.data >full.txt 2>ours.err ||
 		fail "report --header $f: $(cat ours.err)"

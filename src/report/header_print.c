@@ -803,6 +803,12 @@ static void print_sample_time(struct cur *c, FILE *out)
 		(double)(last - first) / 1000000);
 }
 
+/* u64 words of a bitmap of @nbits (no overflow near 2^64). */
+static uint64_t bitmap_words(uint64_t nbits)
+{
+	return nbits / 64 + (nbits % 64 != 0);
+}
+
 /* perf's unit_number__scnprintf. */
 static void unit_number(char *buf, size_t size, uint64_t n)
 {
@@ -827,9 +833,9 @@ static void print_mem_topology(struct cur *c, FILE *out)
 		uint64_t node = 0, size = 0, nbits = 0;
 
 		ok = rd64(c, &node) && rd64(c, &size) && rd64(c, &nbits) &&
-		     (nbits + 63) / 64 <= (c->len - c->off) / 8;
+		     bitmap_words(nbits) <= (c->len - c->off) / 8;
 		if (ok)
-			c->off += (size_t)((nbits + 63) / 64) * 8;
+			c->off += (size_t)bitmap_words(nbits) * 8;
 	}
 	if (!ok) {
 		fprintf(out, "# memory nodes (nr 0, block size 0x0):\n");
@@ -847,7 +853,7 @@ static void print_mem_topology(struct cur *c, FILE *out)
 		rd64(c, &node);
 		rd64(c, &size);
 		rd64(c, &nbits);
-		words = (size_t)((nbits + 63) / 64);
+		words = (size_t)bitmap_words(nbits);
 		bits = malloc(words ? words * 8 : 8);
 		if (!bits)
 			return;
@@ -1327,7 +1333,67 @@ struct thread_stats {
 	uint32_t nr_counters, cap_counters;
 	uint64_t *values; /* [thread * cap_counters + counter] */
 	uint64_t dropped;
+	/* (pid, tid) -> thread index + 1, open addressing (0: empty) */
+	uint32_t *ht;
+	uint32_t ht_cap;
+	/* attr index -> column + 1 (0: none yet) */
+	uint32_t *col_of;
+	uint32_t nr_col_of;
 };
+
+/* At most this many values (threads x events, 64 MiB): past it READ
+ * records of new threads are counted as dropped. */
+#define TS_MAX_VALUES (1u << 23)
+
+static uint32_t ts_hash(uint32_t pid, uint32_t tid)
+{
+	uint64_t k = ((uint64_t)pid << 32 | tid) * 0x9e3779b97f4a7c15ull;
+
+	return (uint32_t)(k >> 32);
+}
+
+/* The thread's row, or nr_threads if it is new. */
+static uint32_t ts_find(const struct thread_stats *ts, uint32_t pid,
+			uint32_t tid)
+{
+	if (!ts->ht_cap)
+		return ts->nr_threads;
+	for (uint32_t h = ts_hash(pid, tid) & (ts->ht_cap - 1);;
+	     h = (h + 1) & (ts->ht_cap - 1)) {
+		uint32_t v = ts->ht[h];
+
+		if (!v)
+			return ts->nr_threads;
+		if (ts->threads[v - 1].pid == pid &&
+		    ts->threads[v - 1].tid == tid)
+			return v - 1;
+	}
+}
+
+/* Indexes thread @t (a new row); grows the table at half full. */
+static int ts_index(struct thread_stats *ts, uint32_t t)
+{
+	if ((uint64_t)(t + 1) * 2 > ts->ht_cap) {
+		uint32_t cap = ts->ht_cap ? ts->ht_cap * 2 : 64;
+		uint32_t *ht = calloc(cap, sizeof(*ht));
+
+		if (!ht)
+			return -ENOMEM;
+		free(ts->ht);
+		ts->ht = ht;
+		ts->ht_cap = cap;
+		for (uint32_t i = 0; i < t; i++)
+			ts_index(ts, i);
+	}
+	for (uint32_t h = ts_hash(ts->threads[t].pid, ts->threads[t].tid) &
+			  (ts->ht_cap - 1);
+	     ; h = (h + 1) & (ts->ht_cap - 1)) {
+		if (!ts->ht[h]) {
+			ts->ht[h] = t + 1;
+			return 0;
+		}
+	}
+}
 
 int thread_stats_new(struct thread_stats **out)
 {
@@ -1342,6 +1408,8 @@ void thread_stats_free(struct thread_stats *ts)
 	free(ts->threads);
 	free(ts->counters);
 	free(ts->values);
+	free(ts->ht);
+	free(ts->col_of);
 	free(ts);
 }
 
@@ -1357,8 +1425,8 @@ static int ts_grow(struct thread_stats *ts, uint32_t threads, uint32_t counters)
 		nc = nc ? nc * 2 : 4;
 	if (nt == ts->cap_threads && nc == ts->cap_counters)
 		return 0;
-	if ((uint64_t)nt * nc > (1u << 26))
-		return -ENOMEM;
+	if ((uint64_t)nt * nc > TS_MAX_VALUES)
+		return -E2BIG;
 	if (nt != ts->cap_threads) {
 		struct ts_thread *t = realloc(ts->threads, nt * sizeof(*t));
 
@@ -1425,21 +1493,36 @@ int thread_stats_add(struct thread_stats *ts, const struct prd_file *f,
 		ts->dropped++;
 		return 0;
 	}
-	for (t = 0; t < ts->nr_threads; t++)
-		if (ts->threads[t].pid == pid && ts->threads[t].tid == tid)
-			break;
-	for (c = 0; c < ts->nr_counters; c++)
-		if (ts->counters[c] == a->index)
-			break;
+	if (!ts->col_of) {
+		ts->nr_col_of = prd_nr_attrs(f);
+		ts->col_of = calloc(ts->nr_col_of ? ts->nr_col_of : 1,
+				    sizeof(*ts->col_of));
+		if (!ts->col_of)
+			return -ENOMEM;
+	}
+	if (a->index >= ts->nr_col_of) {
+		ts->dropped++;
+		return 0;
+	}
+	t = ts_find(ts, pid, tid);
+	c = ts->col_of[a->index] ? ts->col_of[a->index] - 1 : ts->nr_counters;
 	ret = ts_grow(ts, t + 1, c + 1);
+	if (ret == -E2BIG) {
+		ts->dropped++;
+		return 0;
+	}
 	if (ret)
 		return ret;
 	if (t == ts->nr_threads) {
 		ts->threads[t] = (struct ts_thread){ pid, tid };
+		ret = ts_index(ts, t);
+		if (ret)
+			return ret;
 		ts->nr_threads++;
 	}
 	if (c == ts->nr_counters) {
 		ts->counters[c] = a->index;
+		ts->col_of[a->index] = c + 1;
 		ts->nr_counters++;
 	}
 	ts->values[(size_t)t * ts->cap_counters + c] += value;
@@ -1496,6 +1579,6 @@ void thread_stats_print(const struct thread_stats *ts, const struct prd_file *f,
 	free(cw);
 	if (ts->dropped)
 		pr_warn("%" PRIu64
-			" READ records without a known event left out of the thread table",
+			" READ records left out of the thread table (no known event, or past its size)",
 			ts->dropped);
 }

@@ -189,6 +189,7 @@ SHELL_TESTS := \
 	test/reader_api.sh \
 	test/report_opts.sh \
 	test/groups.sh \
+	test/header.sh \
 	test/app.sh \
 	test/app_trust.sh \
 	test/app_fork.sh \

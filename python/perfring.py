@@ -48,7 +48,9 @@ class _ScriptOpts(ctypes.Structure):
                 ("cpu_list", _str), ("time_range", _str), ("symbols", _str),
                 ("reltime", ctypes.c_bool), ("deltatime", ctypes.c_bool),
                 ("show_task_events", ctypes.c_bool),
-                ("show_mmap_events", ctypes.c_bool), ("symfs", _str)]
+                ("show_mmap_events", ctypes.c_bool), ("symfs", _str),
+                ("header", ctypes.c_bool), ("header_only", ctypes.c_bool),
+                ("show_info", ctypes.c_bool)]
 
 
 _SampleFn = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p,

@@ -162,7 +162,7 @@ static void record_usage(void)
 	printf("usage: %s record [-e EVENT [--filter FILTER]]... [-a] [-C CPUS] [-p PID] [-t TID] [--per-thread]\n"
 	       "                [-m PAGES|SIZE] [-F HZ|max | -c PERIOD] [-g] [--call-graph fp|dwarf[,SIZE]]\n"
 	       "                [--user-regs[=REGS]] [-o FILE|-] [--overwrite]\n"
-	       "                [-q] [--duration SECS] [-D MSECS] [-d] [-T] [--no-inherit]\n"
+	       "                [-q] [--duration SECS] [-D MSECS] [-d] [-T] [--no-inherit] [-s]\n"
 	       "                [-k CLOCK] [-z[N]] [--max-size SIZE] [-N] [--switch-output[=WHEN]]\n"
 	       "                [--no-app] [--app-max-rings N]\n"
 	       "                [--tracefs-event SYS:EVENT]... [--tracefs-output FILE]\n"
@@ -258,6 +258,7 @@ static void record_opts_from(const struct record_args *ra,
 	ro->delay_ms = ra->delay_ms;
 	ro->sample_addr = ra->sample_addr;
 	ro->no_inherit = ra->no_inherit;
+	ro->inherit_stat = ra->inherit_stat;
 	ro->set_clockid = ra->set_clockid;
 	ro->clockid = ra->clockid;
 	ro->compression_level = ra->compression_level;

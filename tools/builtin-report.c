@@ -49,6 +49,8 @@ int cmd_report(int argc, char **argv)
 		OPT_DSOS,
 		OPT_GROUP,
 		OPT_NO_GROUP,
+		OPT_HEADER,
+		OPT_HEADER_ONLY,
 	};
 	static const struct option opts[] = {
 		{ "input", required_argument, NULL, 'i' },
@@ -66,6 +68,10 @@ int cmd_report(int argc, char **argv)
 		{ "symbols", required_argument, NULL, 'S' },
 		{ "group", no_argument, NULL, OPT_GROUP },
 		{ "no-group", no_argument, NULL, OPT_NO_GROUP },
+		{ "header", no_argument, NULL, OPT_HEADER },
+		{ "header-only", no_argument, NULL, OPT_HEADER_ONLY },
+		{ "show-info", no_argument, NULL, 'I' },
+		{ "threads", no_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -73,7 +79,7 @@ int cmd_report(int argc, char **argv)
 	char *end;
 	int c, err;
 
-	while ((c = getopt_long(argc, argv, "i:s:g:nS:d:h", opts, NULL)) !=
+	while ((c = getopt_long(argc, argv, "i:s:g:nS:d:ITh", opts, NULL)) !=
 	       -1) {
 		switch (c) {
 		case 'i':
@@ -114,6 +120,18 @@ int cmd_report(int argc, char **argv)
 			break;
 		case OPT_STDIO:
 			break; /* the only output there is */
+		case OPT_HEADER:
+			ro.header = true;
+			break;
+		case OPT_HEADER_ONLY:
+			ro.header_only = true;
+			break;
+		case 'I':
+			ro.show_info = true;
+			break;
+		case 'T':
+			ro.show_threads = true;
+			break;
 		case OPT_SYMFS:
 			ro.symfs = optarg;
 			break;
@@ -127,7 +145,8 @@ int cmd_report(int argc, char **argv)
 		case 'h':
 			printf("usage: %s report [-i FILE|-] [--sort comm,pid,dso,sym,cpu,trace] [--children|--no-children]\n"
 			       "                [-g none] [-n] [--percent-limit PCT] [--stdio] [--group|--no-group]\n"
-			       "                [--comm COMMS] [-d|--dsos DSOS] [-S|--symbols SYMS] [--symfs DIR]\n",
+			       "                [--comm COMMS] [-d|--dsos DSOS] [-S|--symbols SYMS] [--symfs DIR]\n"
+			       "                [--header | --header-only] [-I|--show-info] [-T|--threads]\n",
 			       prog);
 			return 0;
 		default:

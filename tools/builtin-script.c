@@ -24,6 +24,8 @@ int cmd_script(int argc, char **argv)
 		OPT_DELTATIME,
 		OPT_TASK,
 		OPT_MMAP,
+		OPT_HEADER,
+		OPT_HEADER_ONLY,
 	};
 	static const struct option opts[] = {
 		{ "input", required_argument, NULL, 'i' },
@@ -44,6 +46,9 @@ int cmd_script(int argc, char **argv)
 		{ "deltatime", no_argument, NULL, OPT_DELTATIME },
 		{ "show-task-events", no_argument, NULL, OPT_TASK },
 		{ "show-mmap-events", no_argument, NULL, OPT_MMAP },
+		{ "header", no_argument, NULL, OPT_HEADER },
+		{ "header-only", no_argument, NULL, OPT_HEADER_ONLY },
+		{ "show-info", no_argument, NULL, 'I' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -52,7 +57,7 @@ int cmd_script(int argc, char **argv)
 	bool no_trace_dat = false;
 	int c, err;
 
-	while ((c = getopt_long(argc, argv, "i:F:GS:C:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "i:F:GS:C:Ih", opts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
 			so.input = optarg;
@@ -116,12 +121,22 @@ int cmd_script(int argc, char **argv)
 		case OPT_MMAP:
 			so.show_mmap_events = true;
 			break;
+		case OPT_HEADER:
+			so.header = true;
+			break;
+		case OPT_HEADER_ONLY:
+			so.header_only = true;
+			break;
+		case 'I':
+			so.show_info = true;
+			break;
 		case 'h':
 			printf("usage: %s script [-i FILE|-] [-F FIELDS] [-G] [--ns]\n"
 			       "                [--trace-dat FILE | --no-trace-dat] [--symfs DIR]\n"
 			       "                [--pid PIDS] [--tid TIDS] [--comm COMMS] [-C|--cpu CPUS]\n"
 			       "                [--time START,END] [-S|--symbols SYMS] [--reltime|--deltatime]\n"
 			       "                [--show-task-events] [--show-mmap-events]\n"
+			       "                [--header | --header-only] [-I|--show-info]\n"
 			       "  FILE.trace.dat beside the perf.data (record --tracefs-event) is merged\n"
 			       "  in by time, its lines as trace-cmd report prints them\n"
 			       "  -F comm,pid,tid,cpu,time,event,period,ip,sym,symoff,dso,addr,trace,srcline,callindent\n"

@@ -96,6 +96,7 @@ struct record_args {
 	double delay_ms; /* -D/--delay MSECS: events enabled after */
 	bool sample_addr; /* -d/--data */
 	bool no_inherit; /* --no-inherit */
+	bool inherit_stat; /* -s/--stat */
 	bool set_clockid; /* -k/--clockid */
 	int clockid;
 	int compression_level; /* -z/--compression-level[=N] (0: off) */

@@ -72,6 +72,7 @@ static const struct option record_longopts[] = {
 	{ "timestamp", no_argument, NULL, 'T' },
 	{ "data", no_argument, NULL, 'd' },
 	{ "no-inherit", no_argument, NULL, OPT_NO_INHERIT },
+	{ "stat", no_argument, NULL, 's' },
 	{ "clockid", required_argument, NULL, 'k' },
 	{ "compression-level", optional_argument, NULL, 'z' },
 	{ "max-size", required_argument, NULL, OPT_MAX_SIZE },
@@ -119,6 +120,7 @@ static const int perf_takes[] = { 'e',
 				  'T',
 				  'd',
 				  OPT_NO_INHERIT,
+				  's',
 				  'k',
 				  'z',
 				  OPT_MAX_SIZE,
@@ -543,6 +545,9 @@ static bool record_option(struct record_args *ra, int c, char *arg)
 	case OPT_NO_INHERIT:
 		ra->no_inherit = true;
 		break;
+	case 's':
+		ra->inherit_stat = true;
+		break;
 	case 'k':
 		ra->clockid = parse_clockid(arg);
 		ra->set_clockid = true;
@@ -650,7 +655,7 @@ int record_parse_args(int argc, char **argv, struct record_args *ra)
 	ra->replay_cpu = -1;
 	optind = 1;
 	while ((c = getopt_long(argc, argv,
-				"+e:aC:p:t:m:F:c:go:S::qD:hTdk:z::N",
+				"+e:aC:p:t:m:F:c:go:S::qD:hTdk:z::Ns",
 				record_longopts, NULL)) != -1) {
 		if (c == 'h') {
 			ra->help = true;

@@ -195,6 +195,9 @@ struct perfring_record_opts {
 	/* Names of the files written (switch_output); the caller's. */
 	void (*switched)(const char *path, void *ctx);
 	void *switched_ctx;
+	/* -s/--stat: per-thread counts (inherit_stat): each child's values
+	 * in a PERF_RECORD_READ when it exits, for perf report -T. */
+	bool inherit_stat;
 };
 
 /*
@@ -408,6 +411,13 @@ struct perfring_script_opts {
 	/* --symfs: the root under which the objects and their debug files
 	 * are looked up, as perf's --symfs (NULL: /). */
 	const char *symfs;
+	/*
+	 * --header: perf's "# ========" block before the samples (the
+	 * file's header and every feature section, as perf 6.1 prints
+	 * them); --header-only: that block alone.  show_info (-I): the
+	 * topology sections in full.
+	 */
+	bool header, header_only, show_info;
 };
 
 /*
@@ -532,6 +542,12 @@ struct perfring_report_opts {
 	 * event alone.
 	 */
 	int group;
+	/* --header, --header-only, -I: as perfring_script_opts'; the block
+	 * replaces the report's first line. */
+	bool header, header_only, show_info;
+	/* -T: after the table, perf's per-thread counters: PERF_RECORD_READ
+	 * values (record -s) summed per thread and event. */
+	bool show_threads;
 };
 
 /*

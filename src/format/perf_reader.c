@@ -2812,6 +2812,11 @@ PR_HIDDEN uint64_t prd_data_size(const struct prd_file *f)
 	return f->pipe ? f->off : f->data_size;
 }
 
+PR_HIDDEN int prd_fd(const struct prd_file *f)
+{
+	return f ? f->fd : -1;
+}
+
 PR_HIDDEN uint64_t prd_data_offset(const struct prd_file *f)
 {
 	return f && !f->pipe ? f->data_offset : 0;

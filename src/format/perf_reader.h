@@ -224,6 +224,10 @@ bool prd_has_feature(const struct prd_file *f, int feat);
 /* "hostname", "event_desc", ...; NULL for unknown bits. */
 const char *prd_feature_name(int feat);
 
+/* The descriptor the input is read from (perf's header block prints its
+ * mtime). */
+int prd_fd(const struct prd_file *f);
+
 /* File mode: the data section's offset in the file (pipe mode: 0, where
  * the stream offsets of records start, after the 16-byte header). */
 uint64_t prd_data_offset(const struct prd_file *f);

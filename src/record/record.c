@@ -393,6 +393,13 @@ static void setup_attrs(struct session *s, bool inherit, bool on_exec,
 		a->clockid = s->clockid;
 		a->disabled = 1;
 		a->inherit = inherit;
+		if (inherit && OPTS_GET(o, inherit_stat, false)) {
+			/* perf record -s: each exiting child's counts */
+			a->inherit_stat = 1;
+			a->read_format |= PERF_FORMAT_TOTAL_TIME_ENABLED |
+					  PERF_FORMAT_TOTAL_TIME_RUNNING |
+					  PERF_FORMAT_ID;
+		}
 		/* -D: enabled by us once the delay is over */
 		a->enable_on_exec = on_exec &&
 				    !(OPTS_GET(o, delay_ms, 0.0) > 0);

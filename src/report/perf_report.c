@@ -37,6 +37,7 @@
 #include "../format/perf_data.h"
 #include "../format/perf_reader.h"
 #include "filter.h"
+#include "header_print.h"
 #include "outbuf.h"
 #include "report.h"
 #include "sample_read.h"
@@ -117,6 +118,8 @@ struct report {
 	/* perf's sort__setup_elide(): a filter naming one comm, dso or
 	 * symbol hides that column and says so in the header. */
 	char *elided; /* "# comm: bash\n" lines */
+	struct thread_stats *tstats; /* -T */
+	FILE *out;
 	bool hidden[K_MAX]; /* their columns */
 	struct sread rd; /* PERF_SAMPLE_READ: each id's last value */
 	/* While a group's table is ordered: its hists (leader first) */
@@ -738,6 +741,12 @@ static int on_event(struct prd_file *f, const struct prd_event *ev, void *ctx)
 	struct report *r = ctx;
 	const struct perf_event_header *h = ev->hdr;
 
+	if (r->o.header && h->type == PRD_REC_HEADER_FEATURE)
+		header_print_feature_record(f, ev, r->o.show_info, r->out);
+	if (r->tstats && h->type == PERF_RECORD_READ)
+		return thread_stats_add(r->tstats, f, ev);
+	if (r->o.header_only)
+		return 0;
 	if (h->type == PERF_RECORD_LOST_SAMPLES && h->size >= 16) {
 		uint64_t lost;
 
@@ -1711,18 +1720,35 @@ PERFRING_API int perfring_report(const struct perfring_report_opts *opts,
 	err = prd_open(r->o.input ? r->o.input : "perf.data", &r->f);
 	if (err)
 		goto out_machine;
-	err = prd_process(r->f, true, on_event, r);
+	r->out = out;
+	if (r->o.header_only)
+		r->o.header = true;
+	if (r->o.header) {
+		err = header_print(r->f, r->o.show_info, out);
+		/* A pipe's features come as records: read on to print them. */
+		if (err || (r->o.header_only && !prd_is_pipe(r->f)))
+			goto out_close;
+	}
+	if (r->o.show_threads && !r->o.header_only)
+		err = thread_stats_new(&r->tstats);
+	if (!err)
+		err = prd_process(r->f, true, on_event, r);
+	if (r->o.header_only)
+		goto out_close;
 	if (err && err != -EBADMSG)
 		goto out_close;
 	saved = err;
 	set_dso_order(r);
 	/* A damaged file: report what was read before the damage. */
 	/* perf's first line points at its --header options; ours have
-	 * perfring dump and stats instead. */
-	ob_puts(&r->ob, "# ");
-	ob_puts(&r->ob, r->o.input ? r->o.input : "perf.data");
-	ob_puts(&r->ob,
-		" (header and records: perfring dump, perfring stats)\n#\n");
+	 * perfring dump and stats instead (the header block ends as those
+	 * two lines do). */
+	if (!r->o.header) {
+		ob_puts(&r->ob, "# ");
+		ob_puts(&r->ob, r->o.input ? r->o.input : "perf.data");
+		ob_puts(&r->ob,
+			" (header and records: perfring dump, perfring stats)\n#\n");
+	}
 	if (r->elided)
 		ob_puts(&r->ob, r->elided);
 	ob_puts(&r->ob, "#\n# Total Lost Samples: ");
@@ -1736,12 +1762,15 @@ PERFRING_API int perfring_report(const struct perfring_report_opts *opts,
 			r->o.input ? r->o.input : "perf.data");
 	ob_puts(&r->ob, "\n\n");
 	ob_flush(&r->ob);
+	if (r->tstats)
+		thread_stats_print(r->tstats, r->f, out);
 	err = saved ? saved : r->ob.err;
 	if (!err && fflush(out))
 		err = -errno;
 out_close:
 	prd_close(r->f);
 out_machine:
+	thread_stats_free(r->tstats);
 	free_hists(r);
 	sread_free(&r->rd);
 	machine_exit(&r->m);

@@ -30,6 +30,7 @@
 #include "../format/perf_data.h"
 #include "../format/perf_reader.h"
 #include "filter.h"
+#include "header_print.h"
 #include "outbuf.h"
 #include "report.h"
 #include "srcline.h"
@@ -1001,6 +1002,10 @@ static int on_event(struct prd_file *f, const struct prd_event *ev, void *ctx)
 	struct psample ps;
 	int err;
 
+	if (sc->o.header && h->type == PRD_REC_HEADER_FEATURE) {
+		ob_flush(&sc->ob); /* the pipe format's features, in order */
+		header_print_feature_record(f, ev, sc->o.show_info, sc->out);
+	}
 	if (h->type != PERF_RECORD_SAMPLE) {
 		bool show = !sc->fn &&
 			    ((sc->o.show_task_events && is_task(h->type)) ||
@@ -1177,6 +1182,13 @@ PERFRING_API int perfring_script(const struct perfring_script_opts *opts,
 	err = script_new(opts, out, &sc);
 	if (err)
 		return err;
+	if (sc->o.header || sc->o.header_only) {
+		err = header_print(sc->f, sc->o.show_info, out);
+		if (err || sc->o.header_only) {
+			script_free(sc);
+			return err;
+		}
+	}
 	err = prd_process(sc->f, true, on_event, sc);
 	if (sc->stop && (!err || err == sc->stop))
 		err = sc->stop;

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * perf.data's header and feature sections as perf 6.1 prints them
+ * (perf script --header, perf report --header-only, -I for the full
+ * topology), and perf report -T's per-thread counters (PERF_RECORD_READ
+ * of a file recorded with -s).  The report layer, over src/format.
+ */
+#ifndef PERFRING_REPORT_HEADER_PRINT_H
+#define PERFRING_REPORT_HEADER_PRINT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+struct prd_file;
+struct prd_event;
+
+/*
+ * The "# ========" block: the file's mtime (perf's "captured on"), its
+ * header, every feature section it announces and the missing ones, then
+ * "# ========" and "#".  @full: the topology sections in full (perf's -I)
+ * rather than "info available".  A pipe-format input: only the opening
+ * lines (its features come as records: header_print_feature_record()).
+ * Returns 0 or -errno of @out.
+ */
+int header_print(const struct prd_file *f, bool full, FILE *out);
+
+/* Pipe format: prints a HEADER_FEATURE record's section as perf does
+ * while it reads the stream; other records are ignored. */
+void header_print_feature_record(const struct prd_file *f,
+				 const struct prd_event *ev, bool full,
+				 FILE *out);
+
+/*
+ * One feature section's lines (@feat: PRD_FEAT_*, @p/@len: its bytes,
+ * NULL when absent or unreadable; perf then prints what its defaults
+ * give).  Every length in @p is checked against @len.  For the fuzz
+ * target and the two functions above.
+ */
+void header_print_section(const struct prd_file *f, int feat,
+			  const unsigned char *p, size_t len, bool full,
+			  FILE *out);
+
+/* perf report -T: PERF_RECORD_READ values summed per thread and event. */
+struct thread_stats;
+int thread_stats_new(struct thread_stats **out);
+/* Adds a READ record (others are ignored); a malformed one is counted
+ * as dropped.  Returns 0 or -ENOMEM. */
+int thread_stats_add(struct thread_stats *ts, const struct prd_file *f,
+		     const struct prd_event *ev);
+/* perf's "#   PID    TID  event ..." table (its heading alone without
+ * READs). */
+void thread_stats_print(const struct thread_stats *ts, const struct prd_file *f,
+			FILE *out);
+void thread_stats_free(struct thread_stats *ts);
+
+#endif

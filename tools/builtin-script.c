@@ -24,6 +24,8 @@ int cmd_script(int argc, char **argv)
 		OPT_DELTATIME,
 		OPT_TASK,
 		OPT_MMAP,
+		OPT_INLINE,
+		OPT_NO_INLINE,
 	};
 	static const struct option opts[] = {
 		{ "input", required_argument, NULL, 'i' },
@@ -44,6 +46,8 @@ int cmd_script(int argc, char **argv)
 		{ "deltatime", no_argument, NULL, OPT_DELTATIME },
 		{ "show-task-events", no_argument, NULL, OPT_TASK },
 		{ "show-mmap-events", no_argument, NULL, OPT_MMAP },
+		{ "inline", no_argument, NULL, OPT_INLINE },
+		{ "no-inline", no_argument, NULL, OPT_NO_INLINE },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -116,12 +120,16 @@ int cmd_script(int argc, char **argv)
 		case OPT_MMAP:
 			so.show_mmap_events = true;
 			break;
+		case OPT_INLINE:
+		case OPT_NO_INLINE:
+			so.no_inline = c == OPT_NO_INLINE;
+			break;
 		case 'h':
 			printf("usage: %s script [-i FILE|-] [-F FIELDS] [-G] [--ns]\n"
 			       "                [--trace-dat FILE | --no-trace-dat] [--symfs DIR]\n"
 			       "                [--pid PIDS] [--tid TIDS] [--comm COMMS] [-C|--cpu CPUS]\n"
 			       "                [--time START,END] [-S|--symbols SYMS] [--reltime|--deltatime]\n"
-			       "                [--show-task-events] [--show-mmap-events]\n"
+			       "                [--show-task-events] [--show-mmap-events] [--no-inline]\n"
 			       "  FILE.trace.dat beside the perf.data (record --tracefs-event) is merged\n"
 			       "  in by time, its lines as trace-cmd report prints them\n"
 			       "  -F comm,pid,tid,cpu,time,event,period,ip,sym,symoff,dso,addr,trace,srcline\n"

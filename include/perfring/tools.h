@@ -408,6 +408,11 @@ struct perfring_script_opts {
 	/* --symfs: the root under which the objects and their debug files
 	 * are looked up, as perf's --symfs (NULL: /). */
 	const char *symfs;
+	/* --no-inline: no inlined functions in the callchains.  By default,
+	 * as perf 6.1, each --call-graph dwarf frame is preceded by the
+	 * functions inlined at its address (libdw reads them from the
+	 * object's DWARF), printed "name+0x.. (inlined)". */
+	bool no_inline;
 };
 
 /*

@@ -33,6 +33,7 @@
 #include "outbuf.h"
 #include "report.h"
 #include "srcline.h"
+#include "inline.h"
 #include "threads.h"
 #include "unwind.h"
 #include "tpfmt.h"
@@ -134,6 +135,7 @@ struct script {
 	struct merged *merged;
 	struct sample_filter filt;
 	struct srclines *src; /* -F srcline, made on first use */
+	struct inlines *inl; /* inlined frames, made on first use */
 	bool filter_loc; /* -S: the ip resolved for every sample */
 	uint64_t initial_time, previous_time; /* --reltime, --deltatime */
 	FILE *out;
@@ -539,15 +541,66 @@ static void put_time(struct script *sc, uint64_t t)
 	ob->p[ob->len++] = ' ';
 }
 
+/* The inlined functions perf 6.1 shows at a DWARF-unwound frame (its
+ * unwind_entry() -> append_inlines()): one line each, innermost first,
+ * "name+0x.. (inlined)" without the object, the symbol's own frame (if
+ * addr2line names it as the symbol) printed as usual.  Returns whether it
+ * printed the frame. */
+static bool print_inlined(struct script *sc, const struct addr_loc *al,
+			  uint64_t ip, unsigned fl)
+{
+	struct outbuf *ob = &sc->ob;
+	const char *names[INLINE_MAX_NEST];
+	unsigned n;
+
+	if (!al->map || !al->dso || !al->sym || al->kernel)
+		return false;
+	if (!sc->src && !(sc->src = srclines_new()))
+		return false;
+	if (!sc->inl && !(sc->inl = inlines_new(sc->src)))
+		return false;
+	n = inlines_at(sc->inl, al->dso, dso_addr(al->dso, al->addr), al->sym,
+		       names, INLINE_MAX_NEST);
+	for (unsigned i = 0; i < n; i++) {
+		if (fl & F_IP) {
+			ob_putc(ob, '\t');
+			ob_x64(ob, al->addr, 16);
+		}
+		if (fl & F_SYM) {
+			if (names[i]) {
+				ob_putc(ob, ' ');
+				ob_puts(ob, names[i]);
+				if (fl & F_SYMOFFSET) {
+					ob_write(ob, "+0x", 3);
+					ob_x64(ob, al->sym_off, 0);
+				}
+			} else {
+				put_sym(ob, al, fl);
+			}
+		}
+		if ((fl & F_DSO) && !names[i])
+			put_dso(ob, al);
+		if (fl & F_SRCLINE)
+			put_srcline(sc, al, ip);
+		if (names[i])
+			ob_write(ob, " (inlined)", 10);
+		ob_putc(ob, '\n');
+	}
+	return n > 0;
+}
+
 static void print_chain_entry(struct script *sc, struct thread *t,
-			      uint8_t cpumode, uint64_t ip, unsigned fl)
+			      uint8_t cpumode, uint64_t ip, unsigned fl,
+			      bool unwound)
 {
 	struct outbuf *ob = &sc->ob;
 	bool want_sym = fl & F_SYM;
 	struct addr_loc al;
 
 	machine_resolve(&sc->m, t, cpumode, ip,
-			want_sym || (fl & (F_DSO | F_SRCLINE)), &al);
+			unwound || want_sym || (fl & (F_DSO | F_SRCLINE)), &al);
+	if (unwound && !sc->o.no_inline && print_inlined(sc, &al, ip, fl))
+		return;
 	if (fl & F_IP) {
 		ob_putc(ob, '\t');
 		ob_x64(ob, al.map && !al.kernel ? al.addr : ip, 16);
@@ -578,12 +631,13 @@ static void print_callchain(struct script *sc, struct thread *t,
 			continue;
 		}
 		entries++;
-		print_chain_entry(sc, t, cpumode, ip, fl);
+		print_chain_entry(sc, t, cpumode, ip, fl, false);
 	}
 	/* --call-graph dwarf: the user part, unwound from the stack copy */
 	nr_user = unwind_user_stack(&sc->m, t, s->sample, user, MAX_STACK);
 	for (unsigned i = 0; i < nr_user; i++) {
-		print_chain_entry(sc, t, PERF_RECORD_MISC_USER, user[i], fl);
+		print_chain_entry(sc, t, PERF_RECORD_MISC_USER, user[i], fl,
+				  true);
 	}
 }
 
@@ -1026,6 +1080,7 @@ static void script_free(struct script *sc)
 	free(sc->ai);
 	free(sc->ob.p);
 	filter_free(&sc->filt);
+	inlines_free(sc->inl);
 	srclines_free(sc->src);
 	free(sc);
 }

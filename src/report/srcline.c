@@ -81,6 +81,18 @@ static struct src_obj *obj_for(struct srclines *s, const struct dso *dso)
 	return o;
 }
 
+struct Dwfl_Module *srcline_module(struct srclines *s, struct dso *dso,
+				   uint64_t *bias)
+{
+	struct src_obj *o = s ? obj_for(s, dso) : NULL;
+	Dwarf_Addr b = 0;
+
+	if (!o || !o->dwfl || !dwfl_module_getdwarf(o->mod, &b))
+		return NULL;
+	*bias = b;
+	return o->mod;
+}
+
 static const char *base_name(const char *p)
 {
 	const char *slash = strrchr(p, '/');

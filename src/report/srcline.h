@@ -27,4 +27,13 @@ void srclines_free(struct srclines *s);
 size_t srcline_text(struct srclines *s, struct dso *dso, uint64_t addr,
 		    uint64_t ip, char *buf, size_t len);
 
+/*
+ * The libdw module of @dso (NULL: no DWARF to be had, or a kernel or
+ * anonymous object) and the bias to add to its addresses; the module is
+ * made on first use and kept (inline.c reads its DIEs).
+ */
+struct Dwfl_Module;
+struct Dwfl_Module *srcline_module(struct srclines *s, struct dso *dso,
+				   uint64_t *bias);
+
 #endif

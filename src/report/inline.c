@@ -1,0 +1,306 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Inlined frames through libdw (see inline.h).  For an address,
+ * dwarf_getscopes() finds the innermost scope DIE that holds it and
+ * dwarf_getscopes_die() its lexical parents; every inlined subroutine
+ * among them, then the subprogram that holds them, is one frame, named
+ * as addr2line names it: the linkage name first, else DW_AT_name, both
+ * through DW_AT_abstract_origin / DW_AT_specification.  perf demangles
+ * the name and compares it with the symbol's: the same name is the
+ * symbol's own frame, any other (an inlined callee, or "scaled" for the
+ * clone scaled.constprop.0) is printed "name+0x.. (inlined)".
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+#include "inline.h"
+#include "intern.h"
+
+/* Bounds on what one lookup reads of a (perhaps hostile) object. */
+#define INLINE_MAX_DEPTH 256u /* DIE nesting */
+#define INLINE_MAX_DIES (1u << 22) /* DIEs visited */
+#define INLINE_MAX_RANGES 4096u /* ranges of one DIE */
+
+/* One looked-up address: frames[first .. first + nr). */
+struct inline_entry {
+	const struct dso *dso; /* NULL: empty slot */
+	uint64_t addr;
+	uint32_t first, nr;
+};
+
+struct inline_frame {
+	uint32_t name; /* itab id; 0: the symbol's own frame */
+};
+
+struct inlines {
+	struct srclines *src;
+	struct inline_entry *tab;
+	uint32_t mask, used;
+	struct inline_frame *frames;
+	uint32_t nr_frames, cap_frames;
+	struct itab names;
+	/* find_chain(): the DIEs from the CU down, and its answer */
+	Dwarf_Die path[INLINE_MAX_DEPTH];
+	Dwarf_Die chain[INLINE_MAX_DEPTH];
+	unsigned nr_chain;
+};
+
+struct inlines *inlines_new(struct srclines *src)
+{
+	struct inlines *in = calloc(1, sizeof(*in));
+
+	if (in)
+		in->src = src;
+	return in;
+}
+
+void inlines_free(struct inlines *in)
+{
+	if (!in)
+		return;
+	free(in->tab);
+	free(in->frames);
+	itab_free(&in->names);
+	free(in);
+}
+
+static uint32_t slot_of(const struct inlines *in, const struct dso *dso,
+			uint64_t addr)
+{
+	uint64_t k[2] = { (uint64_t)(uintptr_t)dso, addr };
+
+	return (uint32_t)itab_hash(k, sizeof(k)) & in->mask;
+}
+
+static int grow_table(struct inlines *in)
+{
+	uint32_t n = in->mask ? (in->mask + 1) * 2 : 1024;
+	struct inline_entry *old = in->tab, *t;
+	uint32_t old_n = in->mask ? in->mask + 1 : 0;
+
+	if (n < old_n)
+		return -ENOMEM;
+	t = calloc(n, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	in->tab = t;
+	in->mask = n - 1;
+	for (uint32_t i = 0; i < old_n; i++) {
+		uint32_t j;
+
+		if (!old[i].dso)
+			continue;
+		j = slot_of(in, old[i].dso, old[i].addr);
+		while (t[j].dso)
+			j = (j + 1) & in->mask;
+		t[j] = old[i];
+	}
+	free(old);
+	return 0;
+}
+
+static int push_frame(struct inlines *in, uint32_t name)
+{
+	if (in->nr_frames == in->cap_frames) {
+		uint32_t cap = in->cap_frames ? in->cap_frames * 2 : 1024;
+		struct inline_frame *v;
+
+		if (cap < in->cap_frames)
+			return -ENOMEM;
+		v = realloc(in->frames, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		in->frames = v;
+		in->cap_frames = cap;
+	}
+	in->frames[in->nr_frames++].name = name;
+	return 0;
+}
+
+/* addr2line's name of a function DIE: linkage name, else DW_AT_name. */
+static const char *die_function_name(Dwarf_Die *die)
+{
+	static const unsigned attrs[] = { DW_AT_linkage_name,
+					  DW_AT_MIPS_linkage_name, DW_AT_name };
+	Dwarf_Attribute a;
+
+	for (size_t i = 0; i < sizeof(attrs) / sizeof(attrs[0]); i++) {
+		const char *s;
+
+		if (!dwarf_attr_integrate(die, attrs[i], &a))
+			continue;
+		s = dwarf_formstring(&a);
+		if (s && *s)
+			return s;
+	}
+	return "??";
+}
+
+/* Appends @name's frame: 0 for the symbol itself, else its itab id. */
+static int add_name(struct inlines *in, const char *raw,
+		    const struct symbol *sym)
+{
+	char *dm = symbol_demangle(raw);
+	const char *name = dm ? dm : raw;
+	uint32_t id = 0;
+	int err = 0;
+
+	if (strcmp(name, sym->name))
+		err = itab_intern(&in->names, name, strlen(name) + 1, &id,
+				  NULL); /* kept with its NUL */
+	free(dm);
+	return err ? err : push_frame(in, id);
+}
+
+static bool is_function(int tag)
+{
+	return tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine ||
+	       tag == DW_TAG_entry_point;
+}
+
+/* The length of @die's address range holding @pc; 0: none holds it. */
+static uint64_t range_holding(Dwarf_Die *die, Dwarf_Addr pc)
+{
+	Dwarf_Addr base, lo, hi;
+	ptrdiff_t off = 0;
+
+	for (unsigned i = 0; i < INLINE_MAX_RANGES; i++) {
+		off = dwarf_ranges(die, off, &base, &lo, &hi);
+		if (off <= 0)
+			break;
+		if (lo <= pc && pc < hi)
+			return hi - lo;
+	}
+	return 0;
+}
+
+/*
+ * The functions holding @pc in the CU, as binutils' addr2line picks
+ * them: of every subprogram and inlined subroutine whose range holds it
+ * the one with the smallest range, the last in DIE order on a tie (the
+ * assembler's aliases of one symbol: gas gives each a DIE); then the
+ * functions its DIE is nested in, up to the first that is not an inlined
+ * subroutine.  Depth-first over the CU's DIEs, skipping the children of
+ * scopes that do not hold @pc; bounded in DIEs, depth and ranges.
+ */
+static int find_chain(struct inlines *in, Dwarf_Die *cudie, Dwarf_Addr pc)
+{
+	Dwarf_Die *path = in->path;
+	uint64_t best_len = 0;
+	unsigned depth = 0, budget = INLINE_MAX_DIES;
+	int r;
+
+	in->nr_chain = 0;
+	if (dwarf_child(cudie, &path[0]) != 0)
+		return 0;
+	for (;;) {
+		Dwarf_Die *d = &path[depth];
+		int tag = dwarf_tag(d);
+		bool descend = true;
+
+		if (!budget--)
+			break;
+		if (is_function(tag) || tag == DW_TAG_lexical_block) {
+			uint64_t len = range_holding(d, pc);
+
+			descend = len > 0;
+			if (len && is_function(tag) &&
+			    (!best_len || len <= best_len)) {
+				unsigned n = 0;
+
+				best_len = len;
+				for (unsigned i = depth + 1; i-- > 0;) {
+					int t = dwarf_tag(&path[i]);
+
+					if (!is_function(t))
+						continue;
+					in->chain[n++] = path[i];
+					if (t != DW_TAG_inlined_subroutine)
+						break;
+				}
+				in->nr_chain = n;
+			}
+		}
+		if (descend && depth + 1 < INLINE_MAX_DEPTH &&
+		    dwarf_haschildren(d) &&
+		    dwarf_child(d, &path[depth + 1]) == 0) {
+			depth++;
+			continue;
+		}
+		/* the next sibling, here or up the path */
+		while ((r = dwarf_siblingof(&path[depth], &path[depth])) != 0) {
+			if (r < 0 || !depth)
+				return 0;
+			depth--;
+		}
+	}
+	return 0;
+}
+
+/* Looks @addr up in the DWARF: frames appended, e->nr set. */
+static int resolve(struct inlines *in, struct dso *dso, uint64_t addr,
+		   const struct symbol *sym, struct inline_entry *e)
+{
+	Dwarf_Die *cudie;
+	Dwarf_Addr cubias = 0;
+	uint64_t bias = 0;
+	Dwfl_Module *mod = srcline_module(in->src, dso, &bias);
+	int err = 0;
+
+	if (!mod)
+		return 0;
+	cudie = dwfl_module_addrdie(mod, addr + bias, &cubias);
+	if (!cudie)
+		return 0;
+	find_chain(in, cudie, addr + bias - cubias);
+	for (unsigned i = 0; i < in->nr_chain; i++) {
+		err = add_name(in, die_function_name(&in->chain[i]), sym);
+		if (err)
+			break;
+		e->nr++;
+	}
+	return err;
+}
+
+unsigned inlines_at(struct inlines *in, struct dso *dso, uint64_t addr,
+		    const struct symbol *sym, const char **names, unsigned max)
+{
+	struct inline_entry *e;
+	uint32_t j;
+	unsigned n;
+
+	if (!in || !dso || !sym || !max)
+		return 0;
+	if ((in->used + 1) * 4 > (in->mask + 1) * 3 && grow_table(in))
+		return 0;
+	j = slot_of(in, dso, addr);
+	while (in->tab[j].dso &&
+	       (in->tab[j].dso != dso || in->tab[j].addr != addr))
+		j = (j + 1) & in->mask;
+	e = &in->tab[j];
+	if (!e->dso) {
+		e->dso = dso;
+		e->addr = addr;
+		e->first = in->nr_frames;
+		e->nr = 0;
+		in->used++;
+		if (resolve(in, dso, addr, sym, e)) {
+			/* Out of memory: this address without inlines. */
+			in->nr_frames = e->first;
+			e->nr = 0;
+		}
+	}
+	n = e->nr < max ? e->nr : max;
+	for (unsigned i = 0; i < n; i++) {
+		uint32_t id = in->frames[e->first + i].name;
+		size_t len;
+
+		names[i] = id ? itab_key(&in->names, id, &len) : NULL;
+	}
+	return n;
+}

@@ -152,6 +152,10 @@ $(B)/workloads/%: test/workloads/%.c
 $(B)/workloads/nofp: test/workloads/nofp.c
 	@mkdir -p $(@D)
 	$(CC) -std=gnu11 -Wall -Werror -O1 -g -fomit-frame-pointer -o $@ $<
+# Optimised: its static functions are inlined and cloned (test/inline.sh).
+$(B)/workloads/inlchain: test/workloads/inlchain.c
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 -Wall -Werror -O2 -g -fno-omit-frame-pointer -o $@ $<
 
 # bench/main.c (the case table), util.c and one file per area; the two
 # traced programs below are separate.
@@ -196,6 +200,7 @@ SHELL_TESTS := \
 	test/aux.sh \
 	test/aux_all.sh \
 	test/dwarf.sh \
+	test/inline.sh \
 	test/events.sh \
 	test/outputs.sh \
 	test/top.sh \

@@ -28,6 +28,14 @@ size_t srcline_text(struct srclines *s, struct dso *dso, uint64_t addr,
 		    uint64_t ip, char *buf, size_t len);
 
 /*
+ * The source line of @addr as addr2line (binutils 2.40) names it: 1 with
+ * *file (its base name, valid while @s lives) and *lineno; 0: the object
+ * has DWARF but no line for @addr; -ENOENT: no DWARF.
+ */
+int srcline_line(struct srclines *s, struct dso *dso, uint64_t addr,
+		 const char **file, int *lineno);
+
+/*
  * The libdw module of @dso (NULL: no DWARF to be had, or a kernel or
  * anonymous object) and the bias to add to its addresses; the module is
  * made on first use and kept (inline.c reads its DIEs).

@@ -155,7 +155,7 @@ $(B)/workloads/nofp: test/workloads/nofp.c
 # Optimised: its static functions are inlined and cloned (test/inline.sh).
 $(B)/workloads/inlchain: test/workloads/inlchain.c
 	@mkdir -p $(@D)
-	$(CC) -std=gnu11 -Wall -Werror -O2 -g -fno-omit-frame-pointer -o $@ $<
+	$(CC) -std=gnu11 -Wall -Werror -O2 -g -fno-omit-frame-pointer -fno-plt -o $@ $<
 
 # bench/main.c (the case table), util.c and one file per area; the two
 # traced programs below are separate.

@@ -5,7 +5,9 @@
 # perfring script must print what perf script prints, byte for byte, by
 # default (perf shows the functions inlined at each DWARF-unwound frame as
 # "name+0x.. (inlined)", the clone as its source name) and with
-# --no-inline; perf's output must hold the inlined frames, or the test
+# --no-inline, also with -F ...,srcline (each inlined frame's own line as
+# addr2line gives it; libc's lines named as binutils 2.40 names them, which
+# needs libc6-dbg); perf's output must hold the inlined frames, or the test
 # proves nothing.  Skips (77) only if the kernel refuses perf_event_open.
 set -u
 cli=${PERFRING_CLI:-build/perfring}
@@ -61,6 +63,16 @@ compare "$tmp/perf.data" "perf record --call-graph dwarf" --no-inline
 grep -q '(inlined)' "$tmp/ours.txt" && fail "--no-inline: inlined frames printed"
 compare "$tmp/perf.data" "perf record --call-graph dwarf" --inline -F comm,tid,time,ip,sym
 inlined_frames "$tmp/ours.txt" "perf record --call-graph dwarf, -F ip,sym"
+# libc's frames by their DWARF names, from libc6-dbg's debug file:
+# __libc_start_main (a versioned alias) is __libc_start_main_impl there.
+grep -q "^[[:space:]]*[0-9a-f]* __libc_start_main_impl\(+0x[0-9a-f]*\)\? (inlined)\$" "$tmp/perf.txt" ||
+	fail "perf shows no __libc_start_main_impl frame (is libc6-dbg installed? scripts/deps.sh)"
+# Source lines: every frame's, the sample's alone, without inlines.
+srcline=comm,tid,ip,sym,symoff,dso,srcline
+compare "$tmp/perf.data" "perf record --call-graph dwarf" -F $srcline
+grep -q "^  inlchain.c:[0-9]* (inlined)\$" "$tmp/ours.txt" || fail "-F srcline: no inlined frame's line"
+compare "$tmp/perf.data" "perf record --call-graph dwarf" -F $srcline -G
+compare "$tmp/perf.data" "perf record --call-graph dwarf" -F $srcline --no-inline
 
 # 2. Ours.
 "$cli" record -q --call-graph dwarf -e cpu-clock -F 500 -o "$tmp/ours.data" -- "$wl/inlchain" 0.3 ||
@@ -73,6 +85,11 @@ compare "$tmp/ours.data" "perfring record --call-graph dwarf" -F ip,sym,dso
 "$cli" record -q -g -e cpu-clock -F 500 -o "$tmp/fp.data" -- "$wl/inlchain" 0.2 || fail "perfring record -g"
 compare "$tmp/fp.data" "perfring record -g"
 grep -q 'scaled.constprop.0' "$tmp/ours.txt" || fail "-g: no scaled.constprop.0 frame"
+# addr2line 2.40 names a DWARF 5 sequence's first rows by file 0: libc's
+# __libc_start_call_main (libc_start_call_main.h) shows as libc-start.c.
+compare "$tmp/fp.data" "perfring record -g" -F $srcline
+grep -A1 ' __libc_start_call_main+' "$tmp/ours.txt" | grep -q '^  libc-start.c:[0-9]*$' ||
+	fail "-g -F srcline: __libc_start_call_main's line is not libc-start.c's"
 
 # 4. The ASan build on the dwarf file (libdw's DIEs walked under ASan).
 if [ -n "${PERFRING_ASAN_CLI:-}" ]; then

@@ -12,6 +12,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdio.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +36,7 @@ struct inline_entry {
 
 struct inline_frame {
 	uint32_t name; /* itab id; 0: the symbol's own frame */
+	uint32_t src; /* itab id of its "file.c:12" */
 };
 
 struct inlines {
@@ -104,7 +106,7 @@ static int grow_table(struct inlines *in)
 	return 0;
 }
 
-static int push_frame(struct inlines *in, uint32_t name)
+static int push_frame(struct inlines *in, uint32_t name, uint32_t src)
 {
 	if (in->nr_frames == in->cap_frames) {
 		uint32_t cap = in->cap_frames ? in->cap_frames * 2 : 1024;
@@ -118,7 +120,8 @@ static int push_frame(struct inlines *in, uint32_t name)
 		in->frames = v;
 		in->cap_frames = cap;
 	}
-	in->frames[in->nr_frames++].name = name;
+	in->frames[in->nr_frames].name = name;
+	in->frames[in->nr_frames++].src = src;
 	return 0;
 }
 
@@ -141,20 +144,55 @@ static const char *die_function_name(Dwarf_Die *die)
 	return "??";
 }
 
-/* Appends @name's frame: 0 for the symbol itself, else its itab id. */
-static int add_name(struct inlines *in, const char *raw,
-		    const struct symbol *sym)
+static int intern_text(struct inlines *in, const char *text, uint32_t *id)
+{
+	/* kept with its NUL */
+	return itab_intern(&in->names, text, strlen(text) + 1, id, NULL);
+}
+
+/* Appends a frame: @raw's name (0 for the symbol itself) and @src. */
+static int add_frame(struct inlines *in, const char *raw, const char *src,
+		     const struct symbol *sym)
 {
 	char *dm = symbol_demangle(raw);
 	const char *name = dm ? dm : raw;
-	uint32_t id = 0;
+	uint32_t id = 0, src_id = 0;
 	int err = 0;
 
 	if (strcmp(name, sym->name))
-		err = itab_intern(&in->names, name, strlen(name) + 1, &id,
-				  NULL); /* kept with its NUL */
+		err = intern_text(in, name, &id);
 	free(dm);
-	return err ? err : push_frame(in, id);
+	if (!err)
+		err = intern_text(in, src, &src_id);
+	return err ? err : push_frame(in, id, src_id);
+}
+
+static const char *base_name(const char *p)
+{
+	const char *slash = strrchr(p, '/');
+
+	return slash ? slash + 1 : p;
+}
+
+/* addr2line's "file.c:12" of the call an inlined subroutine stands for
+ * (its DW_AT_call_file, DW_AT_call_line); "??:0" without them. */
+static void call_site(Dwarf_Die *cudie, Dwarf_Die *inlined, char *buf,
+		      size_t len)
+{
+	Dwarf_Attribute a;
+	Dwarf_Word file = 0, line = 0;
+	Dwarf_Files *files;
+	size_t nfiles = 0;
+	const char *name = NULL;
+
+	if (dwarf_attr(inlined, DW_AT_call_file, &a) &&
+	    !dwarf_formudata(&a, &file) &&
+	    !dwarf_getsrcfiles(cudie, &files, &nfiles) && file < nfiles)
+		name = dwarf_filesrc(files, file, NULL, NULL);
+	if (dwarf_attr(inlined, DW_AT_call_line, &a))
+		dwarf_formudata(&a, &line);
+	snprintf(buf, len, "%s:%u", name ? base_name(name) : "??",
+		 (unsigned)line);
 }
 
 static bool is_function(int tag)
@@ -259,7 +297,20 @@ static int resolve(struct inlines *in, struct dso *dso, uint64_t addr,
 		return 0;
 	find_chain(in, cudie, addr + bias - cubias);
 	for (unsigned i = 0; i < in->nr_chain; i++) {
-		err = add_name(in, die_function_name(&in->chain[i]), sym);
+		char src[512];
+
+		if (i) {
+			call_site(cudie, &in->chain[i - 1], src, sizeof(src));
+		} else {
+			const char *file = NULL;
+			int line = 0;
+
+			if (srcline_line(in->src, dso, addr, &file, &line) > 0)
+				snprintf(src, sizeof(src), "%s:%d", file, line);
+			else
+				snprintf(src, sizeof(src), "??:0");
+		}
+		err = add_frame(in, die_function_name(&in->chain[i]), src, sym);
 		if (err)
 			break;
 		e->nr++;
@@ -268,7 +319,8 @@ static int resolve(struct inlines *in, struct dso *dso, uint64_t addr,
 }
 
 unsigned inlines_at(struct inlines *in, struct dso *dso, uint64_t addr,
-		    const struct symbol *sym, const char **names, unsigned max)
+		    const struct symbol *sym, const char **names,
+		    const char **srcs, unsigned max)
 {
 	struct inline_entry *e;
 	uint32_t j;
@@ -301,6 +353,8 @@ unsigned inlines_at(struct inlines *in, struct dso *dso, uint64_t addr,
 		size_t len;
 
 		names[i] = id ? itab_key(&in->names, id, &len) : NULL;
+		srcs[i] = itab_key(&in->names, in->frames[e->first + i].src,
+				   &len);
 	}
 	return n;
 }

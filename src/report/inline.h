@@ -27,11 +27,14 @@ void inlines_free(struct inlines *in);
  * address as the object's symbols use it, dso_addr()) in @dso, whose
  * symbol is @sym: innermost first, the function itself last.  names[i]
  * is the name perf prints with " (inlined)", or NULL for a frame that is
- * @sym itself (printed as a plain frame).  Returns how many (at most
+ * @sym itself (printed as a plain frame); srcs[i] is the frame's source
+ * line as addr2line gives it ("file.c:12": the innermost frame's from the
+ * line table, each other's the call site of the frame inside it).  Returns how many (at most
  * @max); 0: perf prints the plain frame alone (no DWARF, no function
  * there, no memory).  The names stay valid until the next call.
  */
 unsigned inlines_at(struct inlines *in, struct dso *dso, uint64_t addr,
-		    const struct symbol *sym, const char **names, unsigned max);
+		    const struct symbol *sym, const char **names,
+		    const char **srcs, unsigned max);
 
 #endif

@@ -500,6 +500,8 @@ static void put_srcline(struct script *sc, const struct addr_loc *al,
 	n = srcline_text(sc->src, al->dso,
 			 al->kernel ? ip : dso_addr(al->dso, al->addr), ip, buf,
 			 sizeof(buf));
+	if (!n)
+		return;
 	ob_room(ob, n + 3);
 	ob_write(ob, "\n  ", 3);
 	ob_write(ob, buf, n);
@@ -547,10 +549,10 @@ static void put_time(struct script *sc, uint64_t t)
  * addr2line names it as the symbol) printed as usual.  Returns whether it
  * printed the frame. */
 static bool print_inlined(struct script *sc, const struct addr_loc *al,
-			  uint64_t ip, unsigned fl)
+			  unsigned fl)
 {
 	struct outbuf *ob = &sc->ob;
-	const char *names[INLINE_MAX_NEST];
+	const char *names[INLINE_MAX_NEST], *srcs[INLINE_MAX_NEST];
 	unsigned n;
 
 	if (!al->map || !al->dso || !al->sym || al->kernel)
@@ -560,7 +562,7 @@ static bool print_inlined(struct script *sc, const struct addr_loc *al,
 	if (!sc->inl && !(sc->inl = inlines_new(sc->src)))
 		return false;
 	n = inlines_at(sc->inl, al->dso, dso_addr(al->dso, al->addr), al->sym,
-		       names, INLINE_MAX_NEST);
+		       names, srcs, INLINE_MAX_NEST);
 	for (unsigned i = 0; i < n; i++) {
 		if (fl & F_IP) {
 			ob_putc(ob, '\t');
@@ -580,13 +582,45 @@ static bool print_inlined(struct script *sc, const struct addr_loc *al,
 		}
 		if ((fl & F_DSO) && !names[i])
 			put_dso(ob, al);
-		if (fl & F_SRCLINE)
-			put_srcline(sc, al, ip);
+		if (fl & F_SRCLINE) {
+			/* each frame's own line, as addr2line gave it */
+			ob_write(ob, "\n  ", 3);
+			ob_puts(ob, srcs[i]);
+		}
 		if (names[i])
 			ob_write(ob, " (inlined)", 10);
 		ob_putc(ob, '\n');
 	}
 	return n > 0;
+}
+
+/* The srcline of an unwound frame that has no inlined functions: perf
+ * prints the one addr2line record it got, "??:0" when addr2line found the
+ * function (in the symbol table) but no line for it, ":0" when a CU holds
+ * the address but no line does.  Returns
+ * whether it printed it (else perf's usual srcline applies). */
+static bool put_unwound_srcline(struct script *sc, const struct addr_loc *al)
+{
+	const char *file = NULL;
+	int line = 0, r;
+	uint64_t addr;
+
+	if (!al->map || !al->dso || !al->sym || al->kernel ||
+	    al->dso->kind != DSO_FILE || al->dso->name[0] != '/' ||
+	    srcline_is_plt(al->sym))
+		return false;
+	if (!sc->src && !(sc->src = srclines_new()))
+		return false;
+	addr = dso_addr(al->dso, al->addr);
+	r = srcline_line(sc->src, al->dso, addr, &file, &line);
+	if (r > 0)
+		return false; /* the line table's: as put_srcline() */
+	/* A CU without the line: addr2line's empty file name. */
+	if (r == 0)
+		ob_write(&sc->ob, "\n  :0", 5);
+	else
+		ob_write(&sc->ob, "\n  ??:0", 7);
+	return true;
 }
 
 static void print_chain_entry(struct script *sc, struct thread *t,
@@ -599,7 +633,7 @@ static void print_chain_entry(struct script *sc, struct thread *t,
 
 	machine_resolve(&sc->m, t, cpumode, ip,
 			unwound || want_sym || (fl & (F_DSO | F_SRCLINE)), &al);
-	if (unwound && !sc->o.no_inline && print_inlined(sc, &al, ip, fl))
+	if (unwound && !sc->o.no_inline && print_inlined(sc, &al, fl))
 		return;
 	if (fl & F_IP) {
 		ob_putc(ob, '\t');
@@ -609,6 +643,9 @@ static void print_chain_entry(struct script *sc, struct thread *t,
 		put_sym(ob, &al, fl);
 	if (fl & F_DSO)
 		put_dso(ob, &al);
+	if ((fl & F_SRCLINE) && unwound && !sc->o.no_inline &&
+	    put_unwound_srcline(sc, &al))
+		fl &= ~(unsigned)F_SRCLINE;
 	if (fl & F_SRCLINE)
 		put_srcline(sc, &al, ip);
 	ob_putc(ob, '\n');

@@ -187,8 +187,18 @@ int srcline_line(struct srclines *s, struct dso *dso, uint64_t addr,
 	if (!o || !o->dwfl || !dwfl_module_getelf(o->mod, &bias))
 		return -ENOENT;
 	line = dwfl_module_getsrc(o->mod, addr + bias);
-	if (!line)
-		return dwfl_module_getdwarf(o->mod, &bias) ? 0 : -ENOENT;
+	if (!line) {
+		Dwarf_Addr cubias = 0;
+
+		if (!dwfl_module_getdwarf(o->mod, &bias))
+			return -ENOENT;
+		/* libdwfl gives the CU of the last range starting before
+		 * @addr: whether it holds it is dwarf_haspc()'s */
+		cudie = dwfl_module_addrdie(o->mod, addr + bias, &cubias);
+		return cudie && dwarf_haspc(cudie, addr + bias - cubias) > 0 ?
+			       0 :
+			       -ENODATA;
+	}
 	*lineno = 0;
 	f = dwfl_lineinfo(line, NULL, lineno, NULL, NULL, NULL);
 	if (!f)
@@ -201,14 +211,20 @@ int srcline_line(struct srclines *s, struct dso *dso, uint64_t addr,
 	return 1;
 }
 
+bool srcline_is_plt(const struct symbol *sym)
+{
+	size_t n = strlen(sym->name);
+
+	return n >= 4 && !strcmp(sym->name + n - 4, "@plt");
+}
+
 /* Whether addr2line finds a function at @addr in the object's symbol
- * table: any symbol but the PLT entries perf makes up ("name@plt"). */
+ * table: any symbol but the PLT entries perf makes up. */
 static bool has_function(struct dso *dso, uint64_t addr)
 {
 	const struct symbol *sym = dso_find_symbol(dso, addr);
-	size_t n = sym ? strlen(sym->name) : 0;
 
-	return n && !(n >= 4 && !strcmp(sym->name + n - 4, "@plt"));
+	return sym && *sym->name && !srcline_is_plt(sym);
 }
 
 size_t srcline_text(struct srclines *s, struct dso *dso, uint64_t addr,
@@ -222,10 +238,15 @@ size_t srcline_text(struct srclines *s, struct dso *dso, uint64_t addr,
 	r = srcline_line(s, dso, addr, &file, &lineno);
 	if (r > 0)
 		n = snprintf(buf, len, "%s:%d", file, lineno);
-	else if (r == 0 && has_function(dso, addr))
-		/* DWARF without a line for it (assembly): addr2line names the
-		 * function from the symbol table, and perf prints ":0" */
+	else if (r == 0)
+		/* a CU without the line (assembly): addr2line's empty file
+		 * name, which perf prints ":0" */
 		n = snprintf(buf, len, ":0");
+	else if (dso->kind == DSO_FILE && dso->name[0] == '/' &&
+		 has_function(dso, addr))
+		/* addr2line names the function from the symbol table, no
+		 * file: perf's "??:0", which it does not print */
+		n = 0;
 	if (n < 0) /* perf's fallback: object[address] */
 		n = snprintf(buf, len, "%s[%llx]", dso->short_name,
 			     (unsigned long long)(dso->kernel ? ip : addr));

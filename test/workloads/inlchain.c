@@ -10,6 +10,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 static volatile unsigned long sink;
@@ -49,11 +50,34 @@ static unsigned long checked(unsigned long x)
 	return acc;
 }
 
+static int by_text(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* libc's own inlined functions (qsort's msort, printf's parser): its
+ * frames and source lines with libc6-dbg's DWARF. */
+__attribute__((noinline)) unsigned long libc_work(unsigned long seed)
+{
+	char text[16][24], *v[16];
+	unsigned long sum = 0;
+
+	for (int i = 0; i < 16; i++) {
+		snprintf(text[i], sizeof(text[i]), "%lu.%d", seed % 997, i);
+		v[i] = text[i];
+		sum += strtoul(text[i], NULL, 10);
+	}
+	qsort(v, 16, sizeof(v[0]), by_text);
+	return sum + (unsigned char)v[0][0];
+}
+
 __attribute__((noinline)) unsigned long hot_loop(unsigned long seed)
 {
 	unsigned long acc = scaled(seed, 20000);
 
 	acc += checked(seed | 1);
+	for (int r = 0; r < 40; r++)
+		acc += libc_work(acc + r);
 	return acc;
 }
 

@@ -34,6 +34,14 @@ struct inline_entry {
 	uint32_t first, nr;
 };
 
+/* A function DIE addr2line renamed after its ELF symbol (see
+ * innermost_name()), by the DIE's offset. */
+struct renamed {
+	const struct dso *dso; /* NULL: empty slot */
+	uint64_t die;
+	uint32_t name; /* itab id */
+};
+
 struct inline_frame {
 	uint32_t name; /* itab id; 0: the symbol's own frame */
 	uint32_t src; /* itab id of its "file.c:12" */
@@ -46,6 +54,8 @@ struct inlines {
 	struct inline_frame *frames;
 	uint32_t nr_frames, cap_frames;
 	struct itab names;
+	struct renamed *ren;
+	uint32_t ren_mask, ren_used;
 	/* find_chain(): the DIEs from the CU down, and its answer */
 	Dwarf_Die path[INLINE_MAX_DEPTH];
 	Dwarf_Die chain[INLINE_MAX_DEPTH];
@@ -67,6 +77,7 @@ void inlines_free(struct inlines *in)
 		return;
 	free(in->tab);
 	free(in->frames);
+	free(in->ren);
 	itab_free(&in->names);
 	free(in);
 }
@@ -280,6 +291,118 @@ static int find_chain(struct inlines *in, Dwarf_Die *cudie, Dwarf_Addr pc)
 	return 0;
 }
 
+/* The slot of (@dso, @die) in the renamed table: its entry or where it
+ * goes; NULL when the table cannot grow. */
+static struct renamed *renamed_slot(struct inlines *in, const struct dso *dso,
+				    uint64_t die, bool adding)
+{
+	uint64_t k[2] = { (uint64_t)(uintptr_t)dso, die };
+	uint32_t j;
+
+	if (adding && (in->ren_used + 1) * 2 > (in->ren_mask + 1)) {
+		uint32_t n = in->ren_mask ? (in->ren_mask + 1) * 2 : 256;
+		uint32_t old_n = in->ren_mask ? in->ren_mask + 1 : 0;
+		struct renamed *t = n > old_n ? calloc(n, sizeof(*t)) : NULL;
+
+		if (!t)
+			return NULL;
+		for (uint32_t i = 0; i < old_n; i++) {
+			uint64_t ok[2] = { (uint64_t)(uintptr_t)in->ren[i].dso,
+					   in->ren[i].die };
+
+			if (!in->ren[i].dso)
+				continue;
+			j = (uint32_t)itab_hash(ok, sizeof(ok)) & (n - 1);
+			while (t[j].dso)
+				j = (j + 1) & (n - 1);
+			t[j] = in->ren[i];
+		}
+		free(in->ren);
+		in->ren = t;
+		in->ren_mask = n - 1;
+	}
+	if (!in->ren)
+		return NULL;
+	j = (uint32_t)itab_hash(k, sizeof(k)) & in->ren_mask;
+	while (in->ren[j].dso &&
+	       (in->ren[j].dso != dso || in->ren[j].die != die))
+		j = (j + 1) & in->ren_mask;
+	return &in->ren[j];
+}
+
+/* Languages whose DW_AT_name is the symbol's name (binutils'
+ * non_mangled()). */
+static bool lang_unmangled(int lang)
+{
+	switch (lang) {
+	case DW_LANG_C89:
+	case DW_LANG_C:
+	case DW_LANG_Ada83:
+	case DW_LANG_Cobol74:
+	case DW_LANG_Cobol85:
+	case DW_LANG_Fortran77:
+	case DW_LANG_Pascal83:
+	case DW_LANG_C99:
+	case DW_LANG_Ada95:
+	case DW_LANG_PLI:
+	case DW_LANG_UPC:
+	case DW_LANG_C11:
+	case DW_LANG_Mips_Assembler:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static bool has_linkage_name(Dwarf_Die *die)
+{
+	Dwarf_Attribute a;
+
+	return dwarf_attr_integrate(die, DW_AT_linkage_name, &a) ||
+	       dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &a);
+}
+
+/*
+ * The name addr2line gives the innermost function @die (a function of
+ * C++ or another mangling language without a linkage name, such as a
+ * static function or its clone): binutils takes the ELF symbol holding
+ * the address (@sym, as perf's), and when that symbol starts where the
+ * function's first range does, renames the function after it for every
+ * later lookup in this object (as a caller in an inline chain too).
+ * NULL: the DWARF name stands.
+ */
+static const char *innermost_name(struct inlines *in, struct dso *dso,
+				  Dwarf_Die *cudie, Dwarf_Die *die,
+				  const struct symbol *sym, uint64_t sym_pc)
+{
+	Dwarf_Addr base, lo, hi;
+	struct renamed *r;
+
+	if (lang_unmangled(dwarf_srclang(cudie)) || has_linkage_name(die))
+		return NULL;
+	if (dwarf_ranges(die, 0, &base, &lo, &hi) > 0 && lo == sym_pc &&
+	    (r = renamed_slot(in, dso, dwarf_dieoffset(die), true)) &&
+	    !r->dso && !intern_text(in, sym->name, &r->name)) {
+		r->dso = dso;
+		r->die = dwarf_dieoffset(die);
+		in->ren_used++;
+	}
+	return sym->name;
+}
+
+/* A function renamed by an earlier lookup: its name, else NULL. */
+static const char *renamed_name(struct inlines *in, struct dso *dso,
+				Dwarf_Die *die)
+{
+	struct renamed *r;
+	size_t len;
+
+	if (!in->ren_used)
+		return NULL;
+	r = renamed_slot(in, dso, dwarf_dieoffset(die), false);
+	return r && r->dso ? itab_key(&in->names, r->name, &len) : NULL;
+}
+
 /* Looks @addr up in the DWARF: frames appended, e->nr set. */
 static int resolve(struct inlines *in, struct dso *dso, uint64_t addr,
 		   const struct symbol *sym, struct inline_entry *e)
@@ -297,7 +420,8 @@ static int resolve(struct inlines *in, struct dso *dso, uint64_t addr,
 		return 0;
 	find_chain(in, cudie, addr + bias - cubias);
 	for (unsigned i = 0; i < in->nr_chain; i++) {
-		char src[512];
+		char src[512], copy[1024];
+		const char *name;
 
 		if (i) {
 			call_site(cudie, &in->chain[i - 1], src, sizeof(src));
@@ -310,7 +434,15 @@ static int resolve(struct inlines *in, struct dso *dso, uint64_t addr,
 			else
 				snprintf(src, sizeof(src), "??:0");
 		}
-		err = add_frame(in, die_function_name(&in->chain[i]), src, sym);
+		name = renamed_name(in, dso, &in->chain[i]);
+		if (!name && !i)
+			name = innermost_name(in, dso, cudie, &in->chain[0],
+					      sym, sym->start + bias - cubias);
+		if (!name)
+			name = die_function_name(&in->chain[i]);
+		/* a copy: interning may move the names it points into */
+		snprintf(copy, sizeof(copy), "%s", name);
+		err = add_frame(in, copy, src, sym);
 		if (err)
 			break;
 		e->nr++;

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Inlined frames judged by perf 6.1: a workload built -O2 -g whose static
-# functions are inlined and cloned (scaled.constprop.0), recorded by perf
+# functions are inlined and cloned (scaled.constprop.0), and a C++ one
+# (inlcxx: demangled member functions, a static function that addr2line
+# names by its ELF symbol), recorded by perf
 # record and by perfring record with --call-graph dwarf and with -g.
 # perfring script must print what perf script prints, byte for byte, by
 # default (perf shows the functions inlined at each DWARF-unwound frame as
@@ -20,6 +22,7 @@ command -v perf >/dev/null || fail "perf is not installed"
 cli=$(realpath "$cli")
 wl=$(realpath "$wl")
 [ -x "$wl/inlchain" ] || fail "$wl/inlchain is missing (make build/workloads/inlchain)"
+[ -x "$wl/inlcxx" ] || fail "$wl/inlcxx is missing (make build/workloads/inlcxx)"
 
 if ! perf record -q -e dummy -o "$tmp/probe.data" -- true 2>"$tmp/probe.err"; then
 	skip "kernel refuses perf_event_open: $(cat "$tmp/probe.err")"
@@ -80,6 +83,17 @@ compare "$tmp/perf.data" "perf record --call-graph dwarf" -F $srcline --no-inlin
 compare "$tmp/ours.data" "perfring record --call-graph dwarf"
 inlined_frames "$tmp/ours.txt" "perfring record --call-graph dwarf"
 compare "$tmp/ours.data" "perfring record --call-graph dwarf" -F ip,sym,dso
+
+# 2b. C++: inlined member functions by their demangled linkage names; a
+# static function without a linkage name named by its ELF symbol.
+perf record -q --call-graph dwarf -e cpu-clock -F 500 -o "$tmp/cxx.data" -- "$wl/inlcxx" 0.3 2>/dev/null ||
+	fail "perf record --call-graph dwarf inlcxx"
+compare "$tmp/cxx.data" "perf record inlcxx"
+grep -q "^[[:space:]]*[0-9a-f]* ns::K<unsigned long>::step+0x[0-9a-f]* (inlined)\$" "$tmp/ours.txt" ||
+	fail "inlcxx: no 'ns::K<unsigned long>::step (inlined)' frame"
+grep -q " helper+0x[0-9a-f]* (inlined)" "$tmp/perf.txt" &&
+	fail "inlcxx: perf names helper(), which addr2line 2.40 names main: the test's premise is gone"
+compare "$tmp/cxx.data" "perf record inlcxx" -F $srcline
 
 # 3. Frame-pointer chains: perf 6.1 adds no inlined frames to them.
 "$cli" record -q -g -e cpu-clock -F 500 -o "$tmp/fp.data" -- "$wl/inlchain" 0.2 || fail "perfring record -g"

@@ -234,8 +234,9 @@ static uint64_t range_holding(Dwarf_Die *die, Dwarf_Addr pc)
  * the one with the smallest range, the last in DIE order on a tie (the
  * assembler's aliases of one symbol: gas gives each a DIE); then the
  * functions its DIE is nested in, up to the first that is not an inlined
- * subroutine.  Depth-first over the CU's DIEs, skipping the children of
- * scopes that do not hold @pc; bounded in DIEs, depth and ranges.
+ * subroutine.  Depth-first over the CU's DIEs, skipping types and the
+ * children of scopes that do not hold @pc; bounded in DIEs, depth and
+ * ranges.
  */
 static int find_chain(struct inlines *in, Dwarf_Die *cudie, Dwarf_Addr pc)
 {
@@ -250,7 +251,10 @@ static int find_chain(struct inlines *in, Dwarf_Die *cudie, Dwarf_Addr pc)
 	for (;;) {
 		Dwarf_Die *d = &path[depth];
 		int tag = dwarf_tag(d);
-		bool descend = true;
+		/* Functions are defined at the CU's level, in namespaces and
+		 * modules, and nested in the scopes that hold @pc: types and
+		 * the rest are not walked. */
+		bool descend = tag == DW_TAG_namespace || tag == DW_TAG_module;
 
 		if (!budget--)
 			break;

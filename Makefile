@@ -152,6 +152,13 @@ $(B)/workloads/%: test/workloads/%.c
 $(B)/workloads/nofp: test/workloads/nofp.c
 	@mkdir -p $(@D)
 	$(CC) -std=gnu11 -Wall -Werror -O1 -g -fomit-frame-pointer -o $@ $<
+# Optimised: its static functions are inlined and cloned (test/inline.sh).
+$(B)/workloads/inlchain: test/workloads/inlchain.c
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 -Wall -Werror -O2 -g -fno-omit-frame-pointer -fno-plt -o $@ $<
+$(B)/workloads/inlcxx: test/workloads/inlcxx.cc
+	@mkdir -p $(@D)
+	$(CXX) -std=gnu++17 -Wall -Werror -O2 -g -fno-omit-frame-pointer -fno-plt -o $@ $<
 
 # bench/main.c (the case table), util.c and one file per area; the two
 # traced programs below are separate.
@@ -200,13 +207,14 @@ SHELL_TESTS := \
 	test/aux.sh \
 	test/aux_all.sh \
 	test/dwarf.sh \
+	test/inline.sh \
 	test/events.sh \
 	test/outputs.sh \
 	test/top.sh \
 	test/kill_matrix.sh \
 	test/soak.sh
 
-check: $(CHECK_BINS) all $(B)/asan/perfring $(WORKLOADS:%=$(B)/workloads/%) $(TEST_APPS:%=$(B)/apps/%)
+check: $(CHECK_BINS) all $(B)/asan/perfring $(WORKLOADS:%=$(B)/workloads/%) $(B)/workloads/inlcxx $(TEST_APPS:%=$(B)/apps/%)
 	@FUZZ_CORPUS_DIR=fuzz/corpus PERFRING_CLI=$(B)/perfring PERFRING_ASAN_CLI=$(B)/asan/perfring WORKLOADS=$(B)/workloads TEST_APPS=$(B)/apps \
 		./test/run-tests.sh $(CHECK_BINS) $(SHELL_TESTS)
 

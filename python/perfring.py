@@ -50,7 +50,7 @@ class _ScriptOpts(ctypes.Structure):
                 ("show_task_events", ctypes.c_bool),
                 ("show_mmap_events", ctypes.c_bool), ("symfs", _str),
                 ("header", ctypes.c_bool), ("header_only", ctypes.c_bool),
-                ("show_info", ctypes.c_bool)]
+                ("show_info", ctypes.c_bool), ("no_inline", ctypes.c_bool)]
 
 
 _SampleFn = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p,

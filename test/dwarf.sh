@@ -3,10 +3,8 @@
 # can follow (built -O1 -fomit-frame-pointer), recorded by perf record and
 # by perfring record with --call-graph dwarf; perf script must show the
 # known chain in our file, and perfring script must print what perf script
-# prints on both files.  perf 6.1 also prints the functions addr2line finds
-# inlined at each DWARF-unwound frame (as "(inlined)" frames); perfring
-# does not resolve inlines, so the comparison is with perf script
-# --no-inline.  Skips (77) only if the kernel refuses perf_event_open.
+# prints on both files, with and without --no-inline (the inlined frames
+# themselves: test/inline.sh).  Skips (77) only if the kernel refuses perf_event_open.
 set -u
 cli=${PERFRING_CLI:-build/perfring}
 wl=${WORKLOADS:-build/workloads}
@@ -44,18 +42,21 @@ chains() {
 		END { print found + 0 }'
 }
 
-# perfring script vs perf script --no-inline on file $1: byte-identical.
+# perfring script vs perf script on file $1, by default and --no-inline:
+# byte-identical.
 compare() {
-	local f=$1 name=$2
-	"$cli" script -i "$f" >"$tmp/ours.txt" 2>"$tmp/ours.err" || fail "$name: perfring script failed: $(cat "$tmp/ours.err")"
-	perf script --no-inline -i "$f" >"$tmp/perf.txt" 2>/dev/null || fail "$name: perf script failed"
-	[ -s "$tmp/perf.txt" ] || fail "$name: perf script printed nothing"
-	if ! cmp -s "$tmp/perf.txt" "$tmp/ours.txt"; then
-		diff "$tmp/perf.txt" "$tmp/ours.txt" | head -20 >&2
-		fail "$name: perfring script differs from perf script --no-inline"
-	fi
-	[ -s "$tmp/ours.err" ] && fail "$name: perfring script complained: $(head -3 "$tmp/ours.err")"
-	echo "$name: $(wc -l <"$tmp/ours.txt") lines, identical to perf script --no-inline"
+	local f=$1 name=$2 opt
+	for opt in --inline --no-inline; do
+		"$cli" script $opt -i "$f" >"$tmp/ours.txt" 2>"$tmp/ours.err" || fail "$name: perfring script $opt failed: $(cat "$tmp/ours.err")"
+		perf script $opt -i "$f" >"$tmp/perf.txt" 2>/dev/null || fail "$name: perf script $opt failed"
+		[ -s "$tmp/perf.txt" ] || fail "$name: perf script $opt printed nothing"
+		if ! cmp -s "$tmp/perf.txt" "$tmp/ours.txt"; then
+			diff "$tmp/perf.txt" "$tmp/ours.txt" | head -20 >&2
+			fail "$name: perfring script $opt differs from perf script $opt"
+		fi
+		[ -s "$tmp/ours.err" ] && fail "$name: perfring script complained: $(head -3 "$tmp/ours.err")"
+		echo "$name: $(wc -l <"$tmp/ours.txt") lines, identical to perf script $opt"
+	done
 }
 
 # The frame pointers cannot follow it: perf's own -g shows no full chain.

@@ -26,6 +26,8 @@ int cmd_script(int argc, char **argv)
 		OPT_MMAP,
 		OPT_HEADER,
 		OPT_HEADER_ONLY,
+		OPT_INLINE,
+		OPT_NO_INLINE,
 	};
 	static const struct option opts[] = {
 		{ "input", required_argument, NULL, 'i' },
@@ -49,6 +51,8 @@ int cmd_script(int argc, char **argv)
 		{ "header", no_argument, NULL, OPT_HEADER },
 		{ "header-only", no_argument, NULL, OPT_HEADER_ONLY },
 		{ "show-info", no_argument, NULL, 'I' },
+		{ "inline", no_argument, NULL, OPT_INLINE },
+		{ "no-inline", no_argument, NULL, OPT_NO_INLINE },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -130,12 +134,16 @@ int cmd_script(int argc, char **argv)
 		case 'I':
 			so.show_info = true;
 			break;
+		case OPT_INLINE:
+		case OPT_NO_INLINE:
+			so.no_inline = c == OPT_NO_INLINE;
+			break;
 		case 'h':
 			printf("usage: %s script [-i FILE|-] [-F FIELDS] [-G] [--ns]\n"
 			       "                [--trace-dat FILE | --no-trace-dat] [--symfs DIR]\n"
 			       "                [--pid PIDS] [--tid TIDS] [--comm COMMS] [-C|--cpu CPUS]\n"
 			       "                [--time START,END] [-S|--symbols SYMS] [--reltime|--deltatime]\n"
-			       "                [--show-task-events] [--show-mmap-events]\n"
+			       "                [--show-task-events] [--show-mmap-events] [--no-inline]\n"
 			       "                [--header | --header-only] [-I|--show-info]\n"
 			       "  FILE.trace.dat beside the perf.data (record --tracefs-event) is merged\n"
 			       "  in by time, its lines as trace-cmd report prints them\n"

@@ -418,6 +418,11 @@ struct perfring_script_opts {
 	 * topology sections in full.
 	 */
 	bool header, header_only, show_info;
+	/* --no-inline: no inlined functions in the callchains.  By default,
+	 * as perf 6.1, each --call-graph dwarf frame is preceded by the
+	 * functions inlined at its address (libdw reads them from the
+	 * object's DWARF), printed "name+0x.. (inlined)". */
+	bool no_inline;
 };
 
 /*

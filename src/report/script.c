@@ -35,6 +35,7 @@
 #include "report.h"
 #include "srcline.h"
 #include "sample_read.h"
+#include "inline.h"
 #include "threads.h"
 #include "unwind.h"
 #include "tpfmt.h"
@@ -147,6 +148,7 @@ struct script {
 	struct merged *merged;
 	struct sample_filter filt;
 	struct srclines *src; /* -F srcline, made on first use */
+	struct inlines *inl; /* inlined frames, made on first use */
 	bool filter_loc; /* -S: the ip resolved for every sample */
 	uint64_t initial_time, previous_time; /* --reltime, --deltatime */
 	FILE *out;
@@ -512,6 +514,8 @@ static void put_srcline(struct script *sc, const struct addr_loc *al,
 	n = srcline_text(sc->src, al->dso,
 			 al->kernel ? ip : dso_addr(al->dso, al->addr), ip, buf,
 			 sizeof(buf));
+	if (!n)
+		return;
 	ob_room(ob, n + 3);
 	ob_write(ob, "\n  ", 3);
 	ob_write(ob, buf, n);
@@ -553,15 +557,98 @@ static void put_time(struct script *sc, uint64_t t)
 	ob->p[ob->len++] = ' ';
 }
 
+/* The inlined functions perf 6.1 shows at a DWARF-unwound frame (its
+ * unwind_entry() -> append_inlines()): one line each, innermost first,
+ * "name+0x.. (inlined)" without the object, the symbol's own frame (if
+ * addr2line names it as the symbol) printed as usual.  Returns whether it
+ * printed the frame. */
+static bool print_inlined(struct script *sc, const struct addr_loc *al,
+			  unsigned fl)
+{
+	struct outbuf *ob = &sc->ob;
+	const char *names[INLINE_MAX_NEST], *srcs[INLINE_MAX_NEST];
+	unsigned n;
+
+	if (!al->map || !al->dso || !al->sym || al->kernel)
+		return false;
+	if (!sc->src && !(sc->src = srclines_new()))
+		return false;
+	if (!sc->inl && !(sc->inl = inlines_new(sc->src)))
+		return false;
+	n = inlines_at(sc->inl, al->dso, dso_addr(al->dso, al->addr), al->sym,
+		       names, srcs, INLINE_MAX_NEST);
+	for (unsigned i = 0; i < n; i++) {
+		if (fl & F_IP) {
+			ob_putc(ob, '\t');
+			ob_x64(ob, al->addr, 16);
+		}
+		if (fl & F_SYM) {
+			if (names[i]) {
+				ob_putc(ob, ' ');
+				ob_puts(ob, names[i]);
+				if (fl & F_SYMOFFSET) {
+					ob_write(ob, "+0x", 3);
+					ob_x64(ob, al->sym_off, 0);
+				}
+			} else {
+				put_sym(ob, al, fl);
+			}
+		}
+		if ((fl & F_DSO) && !names[i])
+			put_dso(ob, al);
+		if (fl & F_SRCLINE) {
+			/* each frame's own line, as addr2line gave it */
+			ob_write(ob, "\n  ", 3);
+			ob_puts(ob, srcs[i]);
+		}
+		if (names[i])
+			ob_write(ob, " (inlined)", 10);
+		ob_putc(ob, '\n');
+	}
+	return n > 0;
+}
+
+/* The srcline of an unwound frame that has no inlined functions: perf
+ * prints the one addr2line record it got, "??:0" when addr2line found the
+ * function (in the symbol table) but no line for it, ":0" when a CU holds
+ * the address but no line does.  Returns
+ * whether it printed it (else perf's usual srcline applies). */
+static bool put_unwound_srcline(struct script *sc, const struct addr_loc *al)
+{
+	const char *file = NULL;
+	int line = 0, r;
+	uint64_t addr;
+
+	if (!al->map || !al->dso || !al->sym || al->kernel ||
+	    al->dso->kind != DSO_FILE || al->dso->name[0] != '/' ||
+	    srcline_is_plt(al->sym))
+		return false;
+	if (!sc->src && !(sc->src = srclines_new()))
+		return false;
+	addr = dso_addr(al->dso, al->addr);
+	r = srcline_line(sc->src, al->dso, addr, &file, &line);
+	if (r > 0)
+		return false; /* the line table's: as put_srcline() */
+	/* A CU without the line: addr2line's empty file name. */
+	if (r == 0)
+		ob_write(&sc->ob, "\n  :0", 5);
+	else
+		ob_write(&sc->ob, "\n  ??:0", 7);
+	return true;
+}
+
 static void print_chain_entry(struct script *sc, struct thread *t,
-			      uint8_t cpumode, uint64_t ip, unsigned fl)
+			      uint8_t cpumode, uint64_t ip, unsigned fl,
+			      bool unwound)
 {
 	struct outbuf *ob = &sc->ob;
 	bool want_sym = fl & F_SYM;
 	struct addr_loc al;
 
 	machine_resolve(&sc->m, t, cpumode, ip,
-			want_sym || (fl & (F_DSO | F_SRCLINE)), &al);
+			unwound || want_sym || (fl & (F_DSO | F_SRCLINE)), &al);
+	if (unwound && !sc->o.no_inline && print_inlined(sc, &al, fl))
+		return;
 	if (fl & F_IP) {
 		ob_putc(ob, '\t');
 		ob_x64(ob, al.map && !al.kernel ? al.addr : ip, 16);
@@ -570,6 +657,9 @@ static void print_chain_entry(struct script *sc, struct thread *t,
 		put_sym(ob, &al, fl);
 	if (fl & F_DSO)
 		put_dso(ob, &al);
+	if ((fl & F_SRCLINE) && unwound && !sc->o.no_inline &&
+	    put_unwound_srcline(sc, &al))
+		fl &= ~(unsigned)F_SRCLINE;
 	if (fl & F_SRCLINE)
 		put_srcline(sc, &al, ip);
 	ob_putc(ob, '\n');
@@ -592,12 +682,13 @@ static void print_callchain(struct script *sc, struct thread *t,
 			continue;
 		}
 		entries++;
-		print_chain_entry(sc, t, cpumode, ip, fl);
+		print_chain_entry(sc, t, cpumode, ip, fl, false);
 	}
 	/* --call-graph dwarf: the user part, unwound from the stack copy */
 	nr_user = unwind_user_stack(&sc->m, t, s->sample, user, MAX_STACK);
 	for (unsigned i = 0; i < nr_user; i++) {
-		print_chain_entry(sc, t, PERF_RECORD_MISC_USER, user[i], fl);
+		print_chain_entry(sc, t, PERF_RECORD_MISC_USER, user[i], fl,
+				  true);
 	}
 }
 
@@ -1082,6 +1173,7 @@ static void script_free(struct script *sc)
 	sread_free(&sc->rd);
 	free(sc->ob.p);
 	filter_free(&sc->filt);
+	inlines_free(sc->inl);
 	srclines_free(sc->src);
 	free(sc);
 }

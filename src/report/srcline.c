@@ -2,9 +2,11 @@
 /* Source lines through libdw's dwfl (see srcline.h). */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include "srcline.h"
 
@@ -81,6 +83,18 @@ static struct src_obj *obj_for(struct srclines *s, const struct dso *dso)
 	return o;
 }
 
+struct Dwfl_Module *srcline_module(struct srclines *s, struct dso *dso,
+				   uint64_t *bias)
+{
+	struct src_obj *o = s ? obj_for(s, dso) : NULL;
+	Dwarf_Addr b = 0;
+
+	if (!o || !o->dwfl || !dwfl_module_getdwarf(o->mod, &b))
+		return NULL;
+	*bias = b;
+	return o->mod;
+}
+
 static const char *base_name(const char *p)
 {
 	const char *slash = strrchr(p, '/');
@@ -88,36 +102,151 @@ static const char *base_name(const char *p)
 	return slash ? slash + 1 : p;
 }
 
+/* How far back one lookup scans a sequence's rows (hostile tables). */
+#define SRC_MAX_SCAN (1u << 20)
+
+/*
+ * The file binutils' addr2line (2.40, which perf 6.1 runs) names for line
+ * row @dl of @cudie.  DWARF 5 starts each sequence with file register 1,
+ * and gas sets the file only when it changes; binutils begins a sequence
+ * with file 0's name instead (the CU's primary source), so the rows of a
+ * sequence before its first change of file are named by file 0: a
+ * function of an included header (libc's libc_start_call_main.h) shows as
+ * the .c file including it.  libdw names file 1 (the header).
+ */
+static const char *binutils_file(Dwarf_Die *cudie, Dwarf_Line *dl,
+				 const char *file)
+{
+	Dwarf_Die cu;
+	Dwarf_Half version = 0;
+	Dwarf_Lines *lines;
+	Dwarf_Files *files;
+	size_t nlines = 0, nfiles = 0, lo = 0, hi, at;
+	const char *file0, *file1;
+	Dwarf_Addr addr;
+
+	if (!dwarf_cu_die(cudie->cu, &cu, &version, NULL, NULL, NULL, NULL,
+			  NULL) ||
+	    version < 5)
+		return file;
+	if (dwarf_getsrcfiles(cudie, &files, &nfiles) || nfiles < 2)
+		return file;
+	file0 = dwarf_filesrc(files, 0, NULL, NULL);
+	file1 = dwarf_filesrc(files, 1, NULL, NULL);
+	if (!file0 || !file1 || strcmp(file, file1) || !strcmp(file0, file1))
+		return file;
+	if (dwarf_getsrclines(cudie, &lines, &nlines) || !nlines ||
+	    dwarf_lineaddr(dl, &addr))
+		return file;
+	/* the row: the first at its address (rows are sorted), then on */
+	hi = nlines;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		Dwarf_Addr a = 0;
+
+		dwarf_lineaddr(dwarf_onesrcline(lines, mid), &a);
+		if (a < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (at = lo; at < nlines && dwarf_onesrcline(lines, at) != dl; at++) {
+		Dwarf_Addr a = 0;
+
+		dwarf_lineaddr(dwarf_onesrcline(lines, at), &a);
+		if (a != addr || at - lo > SRC_MAX_SCAN)
+			return file;
+	}
+	if (at == nlines)
+		return file;
+	/* back to the sequence's start: every row on the way in file 1 */
+	for (size_t i = at, n = 0; i-- > 0 && n < SRC_MAX_SCAN; n++) {
+		Dwarf_Line *row = dwarf_onesrcline(lines, i);
+		const char *f;
+		bool end = false;
+
+		if (!row || dwarf_lineendsequence(row, &end) || end)
+			break;
+		f = dwarf_linesrc(row, NULL, NULL);
+		if (!f || strcmp(f, file1))
+			return file;
+	}
+	return file0;
+}
+
+int srcline_line(struct srclines *s, struct dso *dso, uint64_t addr,
+		 const char **file, int *lineno)
+{
+	struct src_obj *o = s ? obj_for(s, dso) : NULL;
+	Dwarf_Addr bias = 0;
+	Dwfl_Line *line;
+	Dwarf_Line *dl;
+	Dwarf_Die *cudie;
+	const char *f;
+
+	if (!o || !o->dwfl || !dwfl_module_getelf(o->mod, &bias))
+		return -ENOENT;
+	line = dwfl_module_getsrc(o->mod, addr + bias);
+	if (!line) {
+		Dwarf_Addr cubias = 0;
+
+		if (!dwfl_module_getdwarf(o->mod, &bias))
+			return -ENOENT;
+		/* libdwfl gives the CU of the last range starting before
+		 * @addr: whether it holds it is dwarf_haspc()'s */
+		cudie = dwfl_module_addrdie(o->mod, addr + bias, &cubias);
+		return cudie && dwarf_haspc(cudie, addr + bias - cubias) > 0 ?
+			       0 :
+			       -ENODATA;
+	}
+	*lineno = 0;
+	f = dwfl_lineinfo(line, NULL, lineno, NULL, NULL, NULL);
+	if (!f)
+		f = "";
+	cudie = dwfl_linecu(line);
+	dl = dwfl_dwarf_line(line, &bias);
+	if (cudie && dl)
+		f = binutils_file(cudie, dl, f);
+	*file = base_name(f);
+	return 1;
+}
+
+bool srcline_is_plt(const struct symbol *sym)
+{
+	size_t n = strlen(sym->name);
+
+	return n >= 4 && !strcmp(sym->name + n - 4, "@plt");
+}
+
+/* Whether addr2line finds a function at @addr in the object's symbol
+ * table: any symbol but the PLT entries perf makes up. */
+static bool has_function(struct dso *dso, uint64_t addr)
+{
+	const struct symbol *sym = dso_find_symbol(dso, addr);
+
+	return sym && *sym->name && !srcline_is_plt(sym);
+}
+
 size_t srcline_text(struct srclines *s, struct dso *dso, uint64_t addr,
 		    uint64_t ip, char *buf, size_t len)
 {
-	struct src_obj *o = s ? obj_for(s, dso) : NULL;
-	int n = -1;
+	const char *file = NULL;
+	int lineno = 0, n = -1, r;
 
 	if (!len)
 		return 0;
-	if (o && o->dwfl) {
-		Dwarf_Addr bias = 0;
-		Dwfl_Line *line;
-
-		/* vaddr + bias: where libdwfl placed the object */
-		if (dwfl_module_getelf(o->mod, &bias)) {
-			line = dwfl_module_getsrc(o->mod, addr + bias);
-			if (line) {
-				int lineno = 0;
-				const char *file = dwfl_lineinfo(
-					line, NULL, &lineno, NULL, NULL, NULL);
-
-				n = snprintf(buf, len, "%s:%d",
-					     file ? base_name(file) : "",
-					     lineno);
-			} else if (dwfl_module_getdwarf(o->mod, &bias)) {
-				/* DWARF without a line for it (assembly):
-				 * addr2line's "??:0", which perf prints so */
-				n = snprintf(buf, len, ":0");
-			}
-		}
-	}
+	r = srcline_line(s, dso, addr, &file, &lineno);
+	if (r > 0)
+		n = snprintf(buf, len, "%s:%d", file, lineno);
+	else if (r == 0)
+		/* a CU without the line (assembly): addr2line's empty file
+		 * name, which perf prints ":0" */
+		n = snprintf(buf, len, ":0");
+	else if (dso->kind == DSO_FILE && dso->name[0] == '/' &&
+		 has_function(dso, addr))
+		/* addr2line names the function from the symbol table, no
+		 * file: perf's "??:0", which it does not print */
+		n = 0;
 	if (n < 0) /* perf's fallback: object[address] */
 		n = snprintf(buf, len, "%s[%llx]", dso->short_name,
 			     (unsigned long long)(dso->kernel ? ip : addr));

@@ -8,6 +8,7 @@
 #ifndef PERFRING_REPORT_SRCLINE_H
 #define PERFRING_REPORT_SRCLINE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "symbols.h"
@@ -20,11 +21,35 @@ void srclines_free(struct srclines *s);
 /*
  * perf's srcline of @addr (an address as the object's symbols use it,
  * dso_addr()) in @dso, as map__fprintf_srcline() prints it: "file.c:123"
- * (the file's base name), "[kernel.kallsyms][ffffffff81000000]" for the
- * kernel and objects without line tables.  Writes it NUL-terminated to
- * @buf and returns its length (cut to @len - 1).
+ * (the file's base name, named as addr2line 2.40 names it),
+ * "[kernel.kallsyms][ffffffff81000000]" for the kernel and where addr2line
+ * finds nothing (a PLT entry); nothing (0) where addr2line finds the
+ * function but no file (perf does not print its "??:0").  Writes it
+ * NUL-terminated to @buf and returns its length (cut to @len - 1).
  */
 size_t srcline_text(struct srclines *s, struct dso *dso, uint64_t addr,
 		    uint64_t ip, char *buf, size_t len);
+
+/*
+ * The source line of @addr as addr2line (binutils 2.40) names it: 1 with
+ * *file (its base name, valid while @s lives) and *lineno; 0: a CU holds
+ * @addr but no line does; -ENODATA: the object has DWARF but no CU holds
+ * @addr; -ENOENT: no DWARF.
+ */
+int srcline_line(struct srclines *s, struct dso *dso, uint64_t addr,
+		 const char **file, int *lineno);
+
+/* A PLT entry's symbol, which perf makes up ("name@plt") and addr2line
+ * does not know. */
+bool srcline_is_plt(const struct symbol *sym);
+
+/*
+ * The libdw module of @dso (NULL: no DWARF to be had, or a kernel or
+ * anonymous object) and the bias to add to its addresses; the module is
+ * made on first use and kept (inline.c reads its DIEs).
+ */
+struct Dwfl_Module;
+struct Dwfl_Module *srcline_module(struct srclines *s, struct dso *dso,
+				   uint64_t *bias);
 
 #endif

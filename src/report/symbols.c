@@ -158,7 +158,7 @@ static void strip_signature(char *d)
 }
 
 /* A demangled copy of a C++ name (malloc), or NULL. */
-static char *demangle(const char *name)
+char *symbol_demangle(const char *name)
 {
 	char *d;
 	int status = -1;
@@ -584,7 +584,7 @@ static int elf_read_symbols(struct elf_file *ef, Elf64_Word type,
 		if (!name || !*name)
 			continue;
 		if (name[0] == '_' && name[1] == 'Z') {
-			char *dm = demangle(name);
+			char *dm = symbol_demangle(name);
 
 			if (dm && !(name = symvec_keep(sv, dm))) {
 				err = -ENOMEM;
@@ -640,7 +640,7 @@ static int elf_plt_symbols(struct elf_file *ef, struct dso *dso,
 			continue;
 		name = elf_strptr(ef->e, dsh.sh_link, s.st_name);
 		{
-			char *d = name ? demangle(name) : NULL;
+			char *d = name ? symbol_demangle(name) : NULL;
 
 			snprintf(buf, sizeof(buf), "%s@plt",
 				 d    ? d :

@@ -102,4 +102,8 @@ void dso_set_perfmap(struct dso *dso, int32_t pid);
 /* Sets the build-id a perf.data BUILD_ID feature gives for the dso. */
 void dso_set_build_id(struct dso *dso, const void *id, size_t len);
 
+/* @name demangled as perf shows C++ names ("ns::K::run", no parameters),
+ * malloc'd; NULL: not a C++ name, or no demangler. */
+char *symbol_demangle(const char *name);
+
 #endif

@@ -32,6 +32,8 @@ struct tp {
 	/* results */
 	uint64_t written[2], retries[2], lost[2];
 	uint64_t read, t0, t1;
+	uint64_t hole_ns; /* MP: reader time spent stopped at a preempted
+			   * writer's reservation (see tp_reader) */
 };
 
 struct warg {
@@ -114,7 +116,11 @@ static void *tp_reader(void *arg)
 	struct tp *tp = arg;
 	struct perfring_ring *r = tp->ring;
 	struct sink_buf *out = aligned_alloc(64, sizeof(*out));
-	uint64_t n = 0;
+	uint64_t n = 0, hole_t0 = 0;
+	const struct perf_event_mmap_page *pc = perfring_ring_control(r);
+	const struct perfring_ext *ext =
+		(const void *)((const char *)pc + PERFRING_EXT_OFFSET);
+	const uint64_t size = perfring_ring_data_size(r);
 
 	if (!out)
 		die("malloc", ENOMEM);
@@ -135,8 +141,28 @@ static void *tp_reader(void *arg)
 			die("perfring_reader_begin", (int)avail);
 		if (avail < BATCH_MIN && !done) {
 			perfring_reader_end(r);
+			/* MP: nothing to read although more than half the
+			 * ring is reserved: a writer holds the front
+			 * reservation uncommitted (preempted, its CPU given
+			 * to the other writer).  Timed until it moves. */
+			if (tp->nwriters > 1 &&
+			    __atomic_load_n(&ext->reserve_head,
+					    __ATOMIC_RELAXED) -
+					    __atomic_load_n(&pc->data_head,
+							    __ATOMIC_RELAXED) >
+				    size / 2) {
+				if (!hole_t0)
+					hole_t0 = now_ns();
+			} else if (hole_t0) {
+				tp->hole_ns += now_ns() - hole_t0;
+				hole_t0 = 0;
+			}
 			backoff();
 			continue;
+		}
+		if (hole_t0) {
+			tp->hole_ns += now_ns() - hole_t0;
+			hole_t0 = 0;
 		}
 		while ((sz = perfring_reader_next(r, &rec)) > 0) {
 			copy_out(out, rec, (size_t)sz);
@@ -156,6 +182,7 @@ static void *tp_reader(void *arg)
 struct tp_result {
 	double mrec_s;
 	uint64_t retries, lost;
+	double hole_pct; /* MP: % of the run the reader stood at a hole */
 };
 
 static struct tp_result tp_run(unsigned int flags, uint32_t size, enum api api,
@@ -204,6 +231,7 @@ static struct tp_result tp_run(unsigned int flags, uint32_t size, enum api api,
 		exit(1);
 	}
 	res.mrec_s = (double)tp->read / ((double)(tp->t1 - tp->t0) / 1e9) / 1e6;
+	res.hole_pct = 100.0 * (double)tp->hole_ns / (double)(tp->t1 - tp->t0);
 	perfring_ring_destroy(tp->ring);
 	free(tp);
 	return res;
@@ -814,8 +842,12 @@ void case_mpsc2(void)
 	 * sp / (sp + cas) of spsc-32: each record needs the writer's work
 	 * and one locked instruction at least (cas_bound). */
 	print_tp("mpsc2-32", 32, &rp, "zerocopy");
-	printf(" writers_cpu=0,%d reader_cpu=1 writer_ns_mp=%.2f writer_ns_sp=%.2f locked_cas_ns=%.2f cas_bound=%.2f vs_spsc=%.2f stat=best\n",
+	double holes[REPS];
+
+	for (int i = 0; i < REPS; i++)
+		holes[i] = rp.run[i].hole_pct;
+	printf(" writers_cpu=0,%d reader_cpu=1 writer_ns_mp=%.2f writer_ns_sp=%.2f locked_cas_ns=%.2f cas_bound=%.2f reader_at_hole_pct=%.1f vs_spsc=%.2f stat=best\n",
 	       mp_writer1_cpu, median3(mp_ns), zc_ns[0], median3(cas_ns),
-	       zc_ns[0] / (zc_ns[0] + median3(cas_ns)),
+	       zc_ns[0] / (zc_ns[0] + median3(cas_ns)), median3(holes),
 	       rp.run[rp.best].mrec_s / spsc32.run[spsc32.best].mrec_s);
 }

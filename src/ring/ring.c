@@ -358,10 +358,16 @@ PERFRING_API int perfring_ring_create(const struct perfring_ring_opts *opts,
 	ext = r->ext;
 	ext->abi_version = PERFRING_ABI_VERSION;
 	ext->ext_size = sizeof(*ext);
+	/* PERFRING_MP_NO_GATHER builds rings with the producers publishing
+	 * data_head, as before section 4b, for `make bench`'s A/B. */
+#ifndef PERFRING_MP_NO_GATHER
 	ext->flags = flags | ((flags & PERFRING_MODE_MULTI_PRODUCER) ?
 				      PERFRING_FLAG_MP_GATHER :
 				      0);
-	r->mp_gather = !!(flags & PERFRING_MODE_MULTI_PRODUCER);
+#else
+	ext->flags = flags;
+#endif
+	r->mp_gather = !!(ext->flags & PERFRING_FLAG_MP_GATHER);
 	ext->page_size = (uint32_t)r->page_size;
 	ext->commit_offset = commit_size ? r->page_size + size : 0;
 	ext->commit_size = commit_size;

@@ -204,6 +204,10 @@ PR_HIDDEN void ring_mp_advance(struct perfring_ring *r);
 /* MP gather, consumer: the end of the committed prefix (published as
  * data_head); never more than one ring past c_tail. */
 PR_HIDDEN uint64_t ring_mp_gather(struct perfring_ring *r);
+/* The same walk from @head without moving anything (statistics): the end
+ * of the committed prefix, within one ring of @tail. */
+PR_HIDDEN uint64_t ring_mp_committed(const struct perfring_ring *r,
+				     uint64_t head, uint64_t tail);
 /* MP gather, producer: registers this process for the consumer's
  * membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED); false if the kernel refuses. */
 PR_HIDDEN bool ring_membarrier_register(void);

@@ -196,6 +196,23 @@ static int64_t ow_begin(struct perfring_ring *r)
  * the records themselves are checked by perfring_reader_next().  Each step
  * moves forward by 8 at least, inside one ring: at most size / 8 loads.
  */
+uint64_t ring_mp_committed(const struct perfring_ring *r, uint64_t head,
+			   uint64_t tail)
+{
+	uint64_t pos = (head & 7) || head - tail > r->size ? tail : head,
+		 limit = tail + r->size;
+
+	for (;;) {
+		/* U: pairs with the committer's release of its slot. */
+		uint64_t e = smp_load_acquire(
+			&r->slots[(pos >> 3) & r->nslots_mask]);
+
+		if ((e & 7) || e - pos - 1 >= r->size || limit - e > r->size)
+			return pos;
+		pos = e;
+	}
+}
+
 uint64_t ring_mp_gather(struct perfring_ring *r)
 {
 	uint64_t pos = r->c_gathered, limit = r->c_tail + r->size;

@@ -967,6 +967,8 @@ PERFRING_API int perfring_ring_stats(const struct perfring_ring *r,
 		s.head = smp_load_acquire(
 			&r->pc->data_head); /* pairs with (B) */
 		s.tail = READ_ONCE(r->pc->data_tail);
+		if (r->mp_gather)
+			s.head = ring_mp_committed(r, s.head, s.tail);
 		if (r->ext) {
 			s.lost_total = READ_ONCE(r->ext->lost_total);
 			s.lost_pending = READ_ONCE(r->ext->lost_pending);

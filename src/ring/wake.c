@@ -60,6 +60,24 @@ static void ring_membarrier(struct perfring_ring *r)
 	}
 }
 
+/*
+ * Takes the mark back when prepare finds the data after all.  A producer
+ * may have seen the mark in the meantime (the membarrier of a gathered
+ * ring leaves it up for microseconds) and taken it to send a wake-up: that
+ * one is read here, so that it does not end the next wait at once.  (A
+ * producer between taking the mark and writing can still leave one
+ * behind: a spurious wake-up, which costs one more look.)
+ */
+static void disarm(struct perfring_ring *r)
+{
+	char buf[64];
+
+	if (xchg(&r->ext->waiting, 0u))
+		return; /* nobody took it */
+	while (read(r->wake_fd, buf, sizeof(buf)) > 0)
+		;
+}
+
 PERFRING_API int perfring_ring_wait_prepare(struct perfring_ring *r)
 {
 	struct perfring_ext *ext;
@@ -91,7 +109,7 @@ PERFRING_API int perfring_ring_wait_prepare(struct perfring_ring *r)
 	if (r->mp_gather)
 		ring_membarrier(r);
 	if (avail_now(r) >= want) {
-		WRITE_ONCE(ext->waiting, 0u);
+		disarm(r);
 		return 1;
 	}
 	/* A flush since we last looked: what it flushed is read now, even
@@ -99,7 +117,7 @@ PERFRING_API int perfring_ring_wait_prepare(struct perfring_ring *r)
 	flushes = READ_ONCE(ext->flush_seq);
 	if (flushes != r->c_flush_seen) {
 		r->c_flush_seen = flushes;
-		WRITE_ONCE(ext->waiting, 0u);
+		disarm(r);
 		return 1;
 	}
 	return 0;

@@ -254,3 +254,37 @@ size_t srcline_text(struct srclines *s, struct dso *dso, uint64_t addr,
 		n = 0;
 	return (size_t)n < len ? (size_t)n : len - 1;
 }
+
+size_t srcline_report_text(struct srclines *s, struct dso *dso,
+			   const struct symbol *sym, uint64_t addr,
+			   uint64_t sym_off, char *buf, size_t len,
+			   bool *from_lines)
+{
+	const char *file = NULL;
+	int lineno = 0, n, r;
+
+	*from_lines = false;
+	if (!len)
+		return 0;
+	r = srcline_line(s, dso, addr, &file, &lineno);
+	if (r > 0) {
+		n = snprintf(buf, len, "%s:%d", file, lineno);
+		*from_lines = true;
+	} else if (r == 0) {
+		n = snprintf(buf, len, ":0");
+		*from_lines = true;
+	} else if (dso->kind == DSO_FILE && dso->name[0] == '/' &&
+		   has_function(dso, addr)) {
+		/* perf's SRCLINE_UNKNOWN, which has no file */
+		n = snprintf(buf, len, "??:0");
+	} else if (sym) { /* __get_srcline()'s fallback */
+		n = snprintf(buf, len, "%s+%llu", sym->name,
+			     (unsigned long long)sym_off);
+	} else {
+		n = snprintf(buf, len, "%s[%llx]", dso->short_name,
+			     (unsigned long long)addr);
+	}
+	if (n < 0)
+		n = 0;
+	return (size_t)n < len ? (size_t)n : len - 1;
+}

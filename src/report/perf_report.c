@@ -955,8 +955,10 @@ static int entry_cmp(const void *pa, const void *pb, void *ctx)
 		}
 		/* Callers above callees at equal period (perf's
 		 * __hpp__sort_acc(): the depth's sign flips with the order),
-		 * within one thread */
-		if (a->thread == b->thread && a->max_depth != b->max_depth)
+		 * within one thread; with -g none perf keeps no chains, so
+		 * no depths */
+		if (a->thread == b->thread && !r->o.no_callgraph &&
+		    a->max_depth != b->max_depth)
 			return (a->max_depth > b->max_depth) == r->caller ? -1 :
 									    1;
 	}

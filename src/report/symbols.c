@@ -710,6 +710,8 @@ static int by_idx(const void *a, const void *b)
  * stretched one), the others kept.  (perf's removal of duplicates, after
  * the insertions, is not replayed: its rebalancing rarely matters here.)
  */
+#define PLT_LOOKBACK 64
+
 static int plt_place(struct symvec *sv, const struct symvec *plt)
 {
 	struct symtree t = { 0 };
@@ -745,11 +747,23 @@ static int plt_place(struct symvec *sv, const struct symvec *plt)
 	}
 	for (i = 0; i < plt->nr && !err; i++) {
 		const struct rawsym *e = &plt->v[i];
+		size_t lo = 0, hi = n;
 		bool under = false;
 
-		for (size_t k = 0; k < n && !under; k++)
-			under = !sv->v[k].dead && sv->v[k].start <= e->start &&
-				sv->v[k].end > e->start &&
+		/* @sv is sorted by start: the symbols starting at or before
+		 * the entry, the nearest PLT_LOOKBACK (a hostile table's
+		 * thousands of overlaps are not searched) */
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (sv->v[mid].start <= e->start)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (size_t k = lo;
+		     k-- > 0 && lo - k <= PLT_LOOKBACK && !under;)
+			under = !sv->v[k].dead && sv->v[k].end > e->start &&
 				symtree_is_ancestor(&t, node_of[k],
 						    (uint32_t)(n + i));
 		if (!under)

@@ -8,7 +8,8 @@
 # entries' srclines, as perf looks them up from the raw address), without
 # and with -g none.  And PLT stubs: the workload calls strtoul() through
 # its PLT, and a sample in the stub must be named strtoul@plt (not _init+,
-# which the fixups stretch over the PLT) by script and report, as perf.
+# which the fixups stretch over the PLT, unless perf's symbol tree finds
+# _init first) by script and report, as perf.
 # The text is compared but for perf's first line and its closing tip.
 # Skips (77) only if the kernel refuses perf_event_open.
 # test-timeout: 600
@@ -84,7 +85,8 @@ for f in "$tmp/perf.data" "$tmp/ours.data"; do
 	compare "$f" -s srcfile,sym -n
 	compare "$f" --sort dso,sym
 	grep -q '\[\.\] strtoul@plt$' "$tmp/ours.txt" || fail "$f: report does not name strtoul@plt"
-	grep -q '_init' "$tmp/ours.txt" && fail "$f: a PLT sample named _init"
+	# (a sample in another stub may be _init's, if perf's tree finds _init
+	# first there: the comparison above judges it)
 	# script names the stub as perf script does
 	perf script -F comm,tid,ip,sym,dso -i "$f" >"$tmp/perf-s.txt" 2>/dev/null || fail "perf script"
 	"$cli" script -F comm,tid,ip,sym,dso -i "$f" >"$tmp/ours-s.txt" 2>"$tmp/ours.err" ||

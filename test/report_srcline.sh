@@ -9,7 +9,8 @@
 # and with -g none.  And PLT stubs: the workload calls strtoul() through
 # its PLT, and a sample in the stub must be named strtoul@plt (not _init+,
 # which the fixups stretch over the PLT, unless perf's symbol tree finds
-# _init first) by script and report, as perf.
+# _init first) by script and report, as perf.  And a build without -g
+# (addr2line's file:0 from the symbol table).
 # The text is compared but for perf's first line and its closing tip.
 # Skips (77) only if the kernel refuses perf_event_open.
 # test-timeout: 600
@@ -105,5 +106,18 @@ for f in "$tmp/perf-g.data" "$tmp/ours-g.data"; do
 	compare "$f" --sort srcfile --no-children
 	compare "$f" -s comm,srcline -g caller
 	compare "$f" -s srcfile,sym
+done
+# Without DWARF: addr2line names a local function's file from the
+# symbol table's STT_FILE ("srclines.c:0"), a global's "??:0".  Built
+# here without -g (its own build-id, so no cached copy has DWARF).
+src=$(dirname "$(realpath "$0")")/workloads/srclines.c
+cc -std=gnu11 -O0 -fno-omit-frame-pointer -o "$tmp/nodebug" "$src" || fail "cc $src"
+perf record -q -e cpu-clock -F 2000 -o "$tmp/perf-n.data" -- "$tmp/nodebug" 0.4 2>/dev/null || fail "perf record nodebug"
+"$cli" record -q -e cpu-clock -F 2000 -o "$tmp/ours-n.data" -- "$tmp/nodebug" 0.4 || fail "perfring record nodebug"
+for f in "$tmp/perf-n.data" "$tmp/ours-n.data"; do
+	compare "$f" --sort srcline
+	grep -q '^ *[0-9.]*%  srclines\.c:0$' "$tmp/ours.txt" || fail "$f: no srclines.c:0 entry"
+	compare "$f" --sort srcfile
+	compare "$f" -s dso,sym,srcline
 done
 echo "report --sort srcline/srcfile: identical to perf report"

@@ -119,5 +119,13 @@ for f in "$tmp/perf-n.data" "$tmp/ours-n.data"; do
 	grep -q '^ *[0-9.]*%  srclines\.c:0$' "$tmp/ours.txt" || fail "$f: no srclines.c:0 entry"
 	compare "$f" --sort srcfile
 	compare "$f" -s dso,sym,srcline
+	perf script -F ip,sym,srcline -i "$f" >"$tmp/perf-s.txt" 2>/dev/null || fail "perf script"
+	"$cli" script -F ip,sym,srcline -i "$f" >"$tmp/ours-s.txt" 2>"$tmp/ours.err" ||
+		fail "perfring script: $(cat "$tmp/ours.err")"
+	if ! cmp -s "$tmp/perf-s.txt" "$tmp/ours-s.txt"; then
+		diff "$tmp/perf-s.txt" "$tmp/ours-s.txt" | head -10 >&2
+		fail "$(basename "$f"): perfring script -F ip,sym,srcline differs from perf script"
+	fi
+	echo "$(basename "$f"): script -F ip,sym,srcline as perf ($(grep -c 'srclines\.c:0' "$tmp/ours-s.txt") srclines.c:0)"
 done
 echo "report --sort srcline/srcfile: identical to perf report"

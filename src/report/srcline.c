@@ -309,6 +309,9 @@ size_t srcline_text(struct srclines *s, struct dso *dso, uint64_t addr,
 		/* a CU without the line (assembly): addr2line's empty file
 		 * name, which perf prints ":0" */
 		n = snprintf(buf, len, ":0");
+	else if (r == -ENOENT && (file = symtab_file_of(s, dso, addr)))
+		/* no DWARF: addr2line's file from the symbol table */
+		n = snprintf(buf, len, "%s:0", base_name(file));
 	else if (dso->kind == DSO_FILE && dso->name[0] == '/' &&
 		 has_function(dso, addr))
 		/* addr2line names the function from the symbol table, no

@@ -152,6 +152,10 @@ $(B)/workloads/%: test/workloads/%.c
 $(B)/workloads/nofp: test/workloads/nofp.c
 	@mkdir -p $(@D)
 	$(CC) -std=gnu11 -Wall -Werror -O1 -g -fomit-frame-pointer -o $@ $<
+# -O0: stable source lines; calls libc through its PLT (test/report_srcline.sh).
+$(B)/workloads/srclines: test/workloads/srclines.c
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 -Wall -Werror -O0 -g -fno-omit-frame-pointer -o $@ $<
 # Optimised: its static functions are inlined and cloned (test/inline.sh).
 $(B)/workloads/inlchain: test/workloads/inlchain.c
 	@mkdir -p $(@D)
@@ -195,6 +199,7 @@ SHELL_TESTS := \
 	test/script_opts.sh \
 	test/reader_api.sh \
 	test/report_opts.sh \
+	test/report_srcline.sh \
 	test/groups.sh \
 	test/header.sh \
 	test/app.sh \

@@ -99,9 +99,8 @@ for f in "$tmp/perf-f.data" "$tmp/ours-f.data"; do
 done
 # Two threads (pingpong's processes), kernel chains of sched_switch with
 # many equal counts: perf's entry order among equal Children (the depth
-# is compared within one thread only).  No cpu-clock: a sample in a PLT
-# stub is named by perf's symbol tree's shape (_init stretched over the
-# PLT, or the stub), which is not reproduced.
+# is compared within one thread only).  (PLT stubs, named by perf's
+# symbol tree's shape, are judged by test/report_srcline.sh.)
 perf record -q -g -e sched:sched_switch -o "$tmp/perf-p.data" -- "$wl/pingpong" 2000 2>/dev/null ||
 	fail "perf record -g pingpong"
 "$cli" record -q -g -e sched:sched_switch -o "$tmp/ours-p.data" -- "$wl/pingpong" 2000 ||

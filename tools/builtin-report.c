@@ -143,7 +143,7 @@ int cmd_report(int argc, char **argv)
 					optarg);
 			break;
 		case 'h':
-			printf("usage: %s report [-i FILE|-] [--sort comm,pid,dso,sym,cpu,trace] [--children|--no-children]\n"
+			printf("usage: %s report [-i FILE|-] [--sort comm,pid,dso,sym,cpu,trace,srcline,srcfile] [--children|--no-children]\n"
 			       "                [-g none] [-n] [--percent-limit PCT] [--stdio] [--group|--no-group]\n"
 			       "                [--comm COMMS] [-d|--dsos DSOS] [-S|--symbols SYMS] [--symfs DIR]\n"
 			       "                [--header | --header-only] [-I|--show-info] [-T|--threads]\n",

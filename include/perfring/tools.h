@@ -517,7 +517,7 @@ struct perfring_report_opts {
 	size_t sz;
 	const char *input; /* -i: default "perf.data"; "-": pipe format, stdin */
 	const char *sort; /* --sort "comm,dso,sym" (default); also pid, cpu,
-			     trace */
+			     trace, srcline, srcfile */
 	bool children; /* --children: the default with callchains (as perf) */
 	bool no_children; /* --no-children: self only */
 	bool no_callgraph; /* -g none: no call graphs under the entries */

@@ -37,10 +37,12 @@
 #include "../format/perf_data.h"
 #include "../format/perf_reader.h"
 #include "filter.h"
+#include "intern.h"
 #include "header_print.h"
 #include "outbuf.h"
 #include "report.h"
 #include "sample_read.h"
+#include "srcline.h"
 #include "threads.h"
 #include "unwind.h"
 #include "tpfmt.h"
@@ -50,7 +52,17 @@
 #define MAX_CURSOR (2 * MAX_STACK + 1)
 #define MIN_PERCENT 0.5 /* callchain_param.min_percent */
 
-enum sort_key { K_COMM, K_PID, K_DSO, K_SYM, K_TRACE, K_CPU, K_MAX };
+enum sort_key {
+	K_COMM,
+	K_PID,
+	K_DSO,
+	K_SYM,
+	K_TRACE,
+	K_CPU,
+	K_SRCLINE,
+	K_SRCFILE,
+	K_MAX
+};
 
 /* One resolved callchain entry. */
 struct cent {
@@ -81,6 +93,13 @@ struct hentry {
 	char level;
 	char *trace; /* "Trace output" */
 	uint32_t trace_len;
+	/* --sort srcline, srcfile: ids of their texts in report.src_text */
+	uint32_t srcline, srcfile;
+	/* perf computes them lazily, the first time a comparison of the
+	 * collapse or output trees reaches their key (bit 0: srcline, bit
+	 * 1: srcfile); an entry's text widens the column only if known
+	 * when it entered the output tree (hists__calc_col_len()) */
+	uint8_t src_known, src_sized;
 	uint64_t self, children, nr_samples;
 	uint32_t max_depth;
 	uint32_t serial; /* creation order in its hists */
@@ -128,14 +147,21 @@ struct report {
 	struct cent cursor[MAX_CURSOR];
 	struct hentry *he_cache[MAX_CURSOR + 1];
 	struct outbuf ob;
+	/* --sort srcline, srcfile: the texts (NUL-terminated), and per
+	 * (dso, address) looked up the ids of both (srcline | srcfile << 32) */
+	struct srclines *src;
+	struct itab src_text;
+	struct itab src_addr;
+	struct u64v src_ids;
 };
 
 /* ---- keys -------------------------------------------------------------- */
 
 static int parse_sort(struct report *r, const char *s)
 {
-	static const char *const names[K_MAX] = { "comm", "pid",   "dso",
-						  "sym",  "trace", "cpu" };
+	static const char *const names[K_MAX] = { "comm",    "pid",    "dso",
+						  "sym",     "trace",  "cpu",
+						  "srcline", "srcfile" };
 
 	r->nkeys = 0;
 	while (*s) {
@@ -147,7 +173,7 @@ static int parse_sort(struct report *r, const char *s)
 			if (strlen(names[k]) == n && !memcmp(names[k], s, n))
 				break;
 		if (k == K_MAX) {
-			pr_err("--sort: unknown key '%.*s' (comm, pid, dso, sym, trace, cpu)",
+			pr_err("--sort: unknown key '%.*s' (comm, pid, dso, sym, trace, cpu, srcline, srcfile)",
 			       (int)n, s);
 			return -EINVAL;
 		}
@@ -199,6 +225,10 @@ static uint32_t entry_hash(const struct report *r, const struct hentry *e)
 			h = (h ^ (unsigned char)e->trace[i]) * 16777619u;
 	if (has_key(r, K_CPU))
 		h = mix(h, e->cpu);
+	if (has_key(r, K_SRCLINE))
+		h = mix(h, e->srcline);
+	if (has_key(r, K_SRCFILE))
+		h = mix(h, e->srcfile);
 	return h;
 }
 
@@ -212,6 +242,12 @@ static bool entry_eq(const struct report *r, const struct hentry *a,
 	if (has_key(r, K_PID) && a->tid != b->tid)
 		return false;
 	if (has_key(r, K_CPU) && a->cpu != b->cpu)
+		return false;
+	/* perf's entries of one srcline (or srcfile) text collapse into
+	 * one, whatever their addresses */
+	if (has_key(r, K_SRCLINE) && a->srcline != b->srcline)
+		return false;
+	if (has_key(r, K_SRCFILE) && a->srcfile != b->srcfile)
 		return false;
 	if (has_key(r, K_DSO) && a->dso != b->dso)
 		return false;
@@ -275,8 +311,11 @@ static struct hentry *findnew_entry(struct report *r, struct hists *h,
 	if (h->nr >= h->mask && hists_grow(h))
 		return NULL;
 	for (e = h->tab[hash & h->mask]; e; e = e->next)
-		if (entry_eq(r, e, key))
+		if (entry_eq(r, e, key)) {
+			/* perf found it by comparing every key */
+			e->src_known = 3;
 			return e;
+		}
 	e = calloc(1, sizeof(*e));
 	if (!e)
 		return NULL;
@@ -504,6 +543,63 @@ static void ensure_tp(struct report *r)
 	tpfmt_set_resolver(r->tp, machine_kernel_symbol, &r->m);
 }
 
+/* The text of id @id of report.src_text (NUL-terminated). */
+static const char *src_str(const struct report *r, uint32_t id)
+{
+	size_t len;
+
+	return itab_key(&r->src_text, id, &len);
+}
+
+/*
+ * perf's srcline and srcfile of an entry (sort.c's hist_entry__srcline(),
+ * hist_entry__get_srcfile()) at @addr of @dso (NULL: no map, perf's
+ * "??:0"), whose symbol @sym holds it at @sym_off: their ids in
+ * report.src_text, looked up once per (dso, address).  0 or -ENOMEM.
+ */
+static int src_ids(struct report *r, struct dso *dso, const struct symbol *sym,
+		   uint64_t addr, uint64_t sym_off, uint32_t *line_id,
+		   uint32_t *file_id)
+{
+	const struct {
+		uint64_t dso, addr;
+	} k = { (uint64_t)(uintptr_t)dso, addr };
+	char line[1024], file[1024];
+	bool added, from_lines = false;
+	uint32_t id;
+	size_t n, fl;
+	int err;
+
+	err = itab_intern(&r->src_addr, &k, sizeof(k), &id, &added);
+	if (err)
+		return err;
+	if (!added) {
+		uint64_t v = r->src_ids.v[id - 1];
+
+		*line_id = (uint32_t)v;
+		*file_id = (uint32_t)(v >> 32);
+		return 0;
+	}
+	if (!r->src && !(r->src = srclines_new()))
+		return -ENOMEM;
+	if (dso)
+		n = srcline_report_text(r->src, dso, sym, addr, sym_off, line,
+					sizeof(line), &from_lines);
+	else
+		n = (size_t)snprintf(line, sizeof(line), "??:0");
+	/* srcfile: the line's file when the line tables gave it, else "" */
+	fl = from_lines ? strcspn(line, ":") : 0;
+	memcpy(file, line, fl);
+	file[fl] = 0;
+	err = itab_intern(&r->src_text, line, n + 1, line_id, NULL);
+	if (!err)
+		err = itab_intern(&r->src_text, file, fl + 1, file_id, NULL);
+	if (!err)
+		err = u64v_set(&r->src_ids, id - 1,
+			       *line_id | (uint64_t)*file_id << 32);
+	return err;
+}
+
 static int add_sample(struct report *r, const struct prd_sample *s,
 		      uint16_t misc)
 {
@@ -557,6 +653,11 @@ static int add_sample(struct report *r, const struct prd_sample *s,
 		key.trace = r->tb.p;
 		key.trace_len = (uint32_t)r->tb.len;
 	}
+	if ((has_key(r, K_SRCLINE) || has_key(r, K_SRCFILE)) &&
+	    src_ids(r, key.dso, al.sym,
+		    al.kernel || !key.dso ? s->ip : dso_addr(al.dso, al.addr),
+		    al.sym_off, &key.srcline, &key.srcfile))
+		return -ENOMEM;
 	he = findnew_entry(r, h, &key);
 	if (!he)
 		return -ENOMEM;
@@ -598,6 +699,13 @@ static int add_sample(struct report *r, const struct prd_sample *s,
 		key.sym = c->sym;
 		key.ip = c->ip;
 		key.level = c->level;
+		/* perf's cumulative entries keep the chain's raw address
+		 * (fill_callchain_info()), which their srcline looks up */
+		if ((has_key(r, K_SRCLINE) || has_key(r, K_SRCFILE)) &&
+		    src_ids(r, c->dso, c->sym, c->ip,
+			    c->sym ? c->ip - c->sym->start : 0, &key.srcline,
+			    &key.srcfile))
+			return -ENOMEM;
 		for (uint32_t k = 0; k < ncache && !dup; k++)
 			dup = entry_eq(r, r->he_cache[k], &key);
 		if (dup)
@@ -810,6 +918,13 @@ static int dso_cmp(const struct dso *a, const struct dso *b)
 	return strcmp(a->short_name, b->short_name);
 }
 
+/* Both entries' srcline (@bit 1) or srcfile (2) now computed. */
+static void mark_src(struct hentry *a, struct hentry *b, uint8_t bit)
+{
+	a->src_known |= bit;
+	b->src_known |= bit;
+}
+
 /* A group's member entry for @e (its leader's entry), or @e for m = 0. */
 static uint64_t grp_val(const struct report *r, const struct hentry *e,
 			uint32_t m, bool children)
@@ -840,8 +955,10 @@ static int entry_cmp(const void *pa, const void *pb, void *ctx)
 		}
 		/* Callers above callees at equal period (perf's
 		 * __hpp__sort_acc(): the depth's sign flips with the order),
-		 * within one thread */
-		if (a->thread == b->thread && a->max_depth != b->max_depth)
+		 * within one thread; with -g none perf keeps no chains, so
+		 * no depths */
+		if (a->thread == b->thread && !r->o.no_callgraph &&
+		    a->max_depth != b->max_depth)
 			return (a->max_depth > b->max_depth) == r->caller ? -1 :
 									    1;
 	}
@@ -871,6 +988,16 @@ static int entry_cmp(const void *pa, const void *pb, void *ctx)
 			break;
 		case K_DSO:
 			c = dso_cmp(a->dso, b->dso);
+			break;
+		case K_SRCLINE:
+			mark_src((struct hentry *)a, (struct hentry *)b, 1);
+			c = strcmp(src_str(r, a->srcline),
+				   src_str(r, b->srcline));
+			break;
+		case K_SRCFILE:
+			mark_src((struct hentry *)a, (struct hentry *)b, 2);
+			c = strcmp(src_str(r, a->srcfile),
+				   src_str(r, b->srcfile));
 			break;
 		case K_TRACE:
 			c = memcmp(a->trace ? a->trace : "",
@@ -918,6 +1045,21 @@ static int64_t collapse_cmp(const struct report *r, const struct hentry *a,
 		case K_DSO:
 			c = -dso_cmp(a->dso, b->dso);
 			break;
+		case K_SRCLINE:
+		case K_SRCFILE: {
+			/* perf 6.1's sort__srcline_cmp(), srcfile_cmp():
+			 * the texts, looked up on first use (no collapse
+			 * of their own) */
+			uint32_t ia = r->keys[i] == K_SRCLINE ? a->srcline :
+								a->srcfile;
+			uint32_t ib = r->keys[i] == K_SRCLINE ? b->srcline :
+								b->srcfile;
+
+			mark_src((struct hentry *)a, (struct hentry *)b,
+				 r->keys[i] == K_SRCLINE ? 1 : 2);
+			c = strcmp(src_str(r, ib), src_str(r, ia));
+			break;
+		}
 		case K_TRACE:
 			c = -memcmp(a->trace ? a->trace : "",
 				    b->trace ? b->trace : "",
@@ -1047,6 +1189,9 @@ static void tree_order(const struct report *r, struct hentry **v, uint32_t k,
 	for (uint32_t j = 0; j < k; j++) {
 		nodes[j].e = v[j];
 		rb_insert(&root, &nodes[j], r, left_of);
+		/* output_resort(): the columns sized as each goes in */
+		if (left_of == left_of_out)
+			v[j]->src_sized = v[j]->src_known;
 	}
 	for (n = root; n && n->left;)
 		n = n->left;
@@ -1096,8 +1241,8 @@ static int output_order(const struct report *r, struct hentry **v, uint32_t k)
 }
 
 /* The text of a column for an entry. */
-static size_t key_text(const struct hentry *e, enum sort_key k, char *buf,
-		       size_t len)
+static size_t key_text(const struct report *r, const struct hentry *e,
+		       enum sort_key k, char *buf, size_t len)
 {
 	int n;
 
@@ -1115,6 +1260,12 @@ static size_t key_text(const struct hentry *e, enum sort_key k, char *buf,
 	case K_DSO:
 		n = snprintf(buf, len, "%s",
 			     e->dso ? e->dso->short_name : "[unknown]");
+		break;
+	case K_SRCLINE:
+		n = snprintf(buf, len, "%s", src_str(r, e->srcline));
+		break;
+	case K_SRCFILE:
+		n = snprintf(buf, len, "%s", src_str(r, e->srcfile));
 		break;
 	case K_TRACE:
 		n = snprintf(buf, len, "%.*s", (int)e->trace_len,
@@ -1136,7 +1287,8 @@ static size_t key_text(const struct hentry *e, enum sort_key k, char *buf,
 
 static const char *const key_header[K_MAX] = { "Command",	"Pid:Command",
 					       "Shared Object", "Symbol",
-					       "Trace output",	"CPU" };
+					       "Trace output",	"CPU",
+					       "Source:Line",	"Source File" };
 
 static void put_pct(struct outbuf *ob, uint64_t v, uint64_t total, int width)
 {
@@ -1400,13 +1552,18 @@ static void print_hists(struct report *r, struct hists **mem, uint32_t n,
 		if (v[j * n]->filtered)
 			continue; /* perf sizes the shown entries only */
 		for (int i = 0; i < r->nkeys; i++) {
-			size_t len = key_text(v[j * n], r->keys[i], buf,
+			size_t len = key_text(r, v[j * n], r->keys[i], buf,
 					      sizeof(buf));
 
 			/* perf sizes Command by the thread's comm as it ends
 			 * (thread__comm_len()), and cuts the sample's to it */
 			if (r->keys[i] == K_COMM)
 				len = v[j * n]->thread->comm_len;
+			if ((r->keys[i] == K_SRCLINE &&
+			     !(v[j * n]->src_sized & 1)) ||
+			    (r->keys[i] == K_SRCFILE &&
+			     !(v[j * n]->src_sized & 2)))
+				len = 0;
 			/* perf's CPU column stays 3 wide ("-001" overflows) */
 			if (len > width[i] && r->keys[i] != K_CPU)
 				width[i] = len;
@@ -1517,16 +1674,25 @@ static void print_hists(struct report *r, struct hists **mem, uint32_t n,
 			ob_u64(ob, e->nr_samples, nw, ' ');
 		}
 		for (int i = 0; i < r->nkeys; i++) {
-			size_t len = key_text(e, r->keys[i], buf, sizeof(buf));
+			size_t len =
+				key_text(r, e, r->keys[i], buf, sizeof(buf));
 
 			if (r->hidden[r->keys[i]])
 				continue;
 			ob_write(ob, "  ", 2);
 			if (r->keys[i] == K_COMM && n > width[i])
 				n = width[i];
-			/* perf pads every column but a last sym or trace. */
+			/* "%-.*s": cut to the column */
+			if ((r->keys[i] == K_SRCLINE ||
+			     r->keys[i] == K_SRCFILE) &&
+			    len > width[i])
+				len = width[i];
+			/* perf pads every column but a last sym, trace,
+			 * srcline or srcfile. */
 			if (i < last ||
-			    (r->keys[i] != K_SYM && r->keys[i] != K_TRACE))
+			    (r->keys[i] != K_SYM && r->keys[i] != K_TRACE &&
+			     r->keys[i] != K_SRCLINE &&
+			     r->keys[i] != K_SRCFILE))
 				ob_str_w(ob, buf, len, (int)width[i], true);
 			else
 				ob_write(ob, buf, len);
@@ -1774,6 +1940,10 @@ out_machine:
 	free_hists(r);
 	sread_free(&r->rd);
 	machine_exit(&r->m);
+	srclines_free(r->src);
+	itab_free(&r->src_text);
+	itab_free(&r->src_addr);
+	free(r->src_ids.v);
 out_free:
 	filter_free(&r->filt);
 	free(r->elided);

@@ -211,6 +211,73 @@ int srcline_line(struct srclines *s, struct dso *dso, uint64_t addr,
 	return 1;
 }
 
+/* How many symbols a no-DWARF lookup scans (hostile tables). */
+#define SRC_MAX_SYMS (1u << 22)
+
+/*
+ * Without DWARF, binutils' addr2line names the file from the symbol
+ * table (elf_find_function()): the STT_FILE symbol last seen before the
+ * function holding @addr, for a local function, or for any while no
+ * STT_FILE has followed another symbol (past the locals, an empty one
+ * marks the globals'); the line is 0.  Returns that name or NULL.
+ */
+static const char *symtab_file(struct src_obj *o, uint64_t addr)
+{
+	const char *file = NULL, *best_file = NULL;
+	uint64_t best = 0, best_size = 0;
+	Dwarf_Addr bias = 0;
+	bool found = false, symbol_seen = false, file_after = false;
+	int n;
+
+	if (!o->mod || !dwfl_module_getelf(o->mod, &bias))
+		return NULL;
+	n = dwfl_module_getsymtab(o->mod);
+	if (n <= 0 || (unsigned)n > SRC_MAX_SYMS)
+		return NULL;
+	addr += bias;
+	for (int i = 1; i < n; i++) {
+		GElf_Sym sym;
+		GElf_Addr a = 0;
+		GElf_Word shndx = 0;
+		const char *name = dwfl_module_getsym_info(o->mod, i, &sym, &a,
+							   &shndx, NULL, NULL);
+		int type = GELF_ST_TYPE(sym.st_info);
+
+		if (!name)
+			continue;
+		if (type == STT_FILE) {
+			file = name;
+			if (symbol_seen)
+				file_after = true;
+			continue;
+		}
+		symbol_seen = true;
+		if ((type != STT_FUNC && type != STT_GNU_IFUNC) ||
+		    shndx == SHN_UNDEF || !sym.st_size || a > addr ||
+		    addr - a >= sym.st_size)
+			continue;
+		if (found &&
+		    (a < best || (a == best && sym.st_size <= best_size)))
+			continue;
+		found = true;
+		best = a;
+		best_size = sym.st_size;
+		best_file = file && (GELF_ST_BIND(sym.st_info) == STB_LOCAL ||
+				     !file_after) ?
+				    file :
+				    NULL;
+	}
+	return best_file && *best_file ? best_file : NULL;
+}
+
+static const char *symtab_file_of(struct srclines *s, struct dso *dso,
+				  uint64_t addr)
+{
+	struct src_obj *o = s ? obj_for(s, dso) : NULL;
+
+	return o && o->dwfl ? symtab_file(o, addr) : NULL;
+}
+
 bool srcline_is_plt(const struct symbol *sym)
 {
 	size_t n = strlen(sym->name);
@@ -242,6 +309,9 @@ size_t srcline_text(struct srclines *s, struct dso *dso, uint64_t addr,
 		/* a CU without the line (assembly): addr2line's empty file
 		 * name, which perf prints ":0" */
 		n = snprintf(buf, len, ":0");
+	else if (r == -ENOENT && (file = symtab_file_of(s, dso, addr)))
+		/* no DWARF: addr2line's file from the symbol table */
+		n = snprintf(buf, len, "%s:0", base_name(file));
 	else if (dso->kind == DSO_FILE && dso->name[0] == '/' &&
 		 has_function(dso, addr))
 		/* addr2line names the function from the symbol table, no
@@ -250,6 +320,43 @@ size_t srcline_text(struct srclines *s, struct dso *dso, uint64_t addr,
 	if (n < 0) /* perf's fallback: object[address] */
 		n = snprintf(buf, len, "%s[%llx]", dso->short_name,
 			     (unsigned long long)(dso->kernel ? ip : addr));
+	if (n < 0)
+		n = 0;
+	return (size_t)n < len ? (size_t)n : len - 1;
+}
+
+size_t srcline_report_text(struct srclines *s, struct dso *dso,
+			   const struct symbol *sym, uint64_t addr,
+			   uint64_t sym_off, char *buf, size_t len,
+			   bool *from_lines)
+{
+	const char *file = NULL;
+	int lineno = 0, n, r;
+
+	*from_lines = false;
+	if (!len)
+		return 0;
+	r = srcline_line(s, dso, addr, &file, &lineno);
+	if (r > 0) {
+		n = snprintf(buf, len, "%s:%d", file, lineno);
+		*from_lines = true;
+	} else if (r == 0) {
+		n = snprintf(buf, len, ":0");
+		*from_lines = true;
+	} else if (r == -ENOENT && (file = symtab_file_of(s, dso, addr))) {
+		n = snprintf(buf, len, "%s:0", base_name(file));
+		*from_lines = true;
+	} else if (dso->kind == DSO_FILE && dso->name[0] == '/' &&
+		   has_function(dso, addr)) {
+		/* perf's SRCLINE_UNKNOWN, which has no file */
+		n = snprintf(buf, len, "??:0");
+	} else if (sym) { /* __get_srcline()'s fallback */
+		n = snprintf(buf, len, "%s+%llu", sym->name,
+			     (unsigned long long)sym_off);
+	} else {
+		n = snprintf(buf, len, "%s[%llx]", dso->short_name,
+			     (unsigned long long)addr);
+	}
 	if (n < 0)
 		n = 0;
 	return (size_t)n < len ? (size_t)n : len - 1;

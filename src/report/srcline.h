@@ -31,6 +31,20 @@ size_t srcline_text(struct srclines *s, struct dso *dso, uint64_t addr,
 		    uint64_t ip, char *buf, size_t len);
 
 /*
+ * perf report's srcline of an entry (sort.c's hist_entry__srcline(),
+ * get_srcline() with the symbol): "file.c:123" or ":0" from the line
+ * tables (*from_lines set), "??:0" where addr2line finds the function but
+ * no file (*from_lines set: perf's srcfile of it is empty), else
+ * "name+OFFSET" (@sym_off in decimal) or, without @sym,
+ * "object[address]".  @addr as srcline_text() takes it.  Writes it
+ * NUL-terminated to @buf and returns its length (cut to @len - 1).
+ */
+size_t srcline_report_text(struct srclines *s, struct dso *dso,
+			   const struct symbol *sym, uint64_t addr,
+			   uint64_t sym_off, char *buf, size_t len,
+			   bool *from_lines);
+
+/*
  * The source line of @addr as addr2line (binutils 2.40) names it: 1 with
  * *file (its base name, valid while @s lives) and *lineno; 0: a CU holds
  * @addr but no line does; -ENODATA: the object has DWARF but no CU holds

@@ -598,6 +598,185 @@ static int elf_read_symbols(struct elf_file *ef, Elf64_Word type,
 	return err;
 }
 
+/*
+ * perf's symbol tree (an rb-tree by start, an equal start going right),
+ * rebuilt to learn which of two overlapping symbols its search finds:
+ * symbols__find() stops at the first node on the path holding the
+ * address, so of a symbol and one inside it, the ancestor wins.
+ */
+#define RB_NONE UINT32_MAX
+
+struct symtree {
+	struct symnode {
+		uint64_t start;
+		uint32_t left, right, parent;
+		bool red;
+	} * n;
+	uint32_t nr, root;
+};
+
+static void symtree_rotate(struct symtree *t, uint32_t x, bool to_left)
+{
+	struct symnode *v = t->n;
+	uint32_t y = to_left ? v[x].right : v[x].left;
+	uint32_t mid = to_left ? v[y].left : v[y].right;
+
+	if (to_left) {
+		v[x].right = mid;
+		v[y].left = x;
+	} else {
+		v[x].left = mid;
+		v[y].right = x;
+	}
+	if (mid != RB_NONE)
+		v[mid].parent = x;
+	v[y].parent = v[x].parent;
+	if (v[x].parent == RB_NONE)
+		t->root = y;
+	else if (v[v[x].parent].left == x)
+		v[v[x].parent].left = y;
+	else
+		v[v[x].parent].right = y;
+	v[x].parent = y;
+}
+
+/* Node t->nr (its start set) goes in, as lib/rbtree.c inserts. */
+static void symtree_insert(struct symtree *t)
+{
+	struct symnode *v = t->n;
+	uint32_t x = t->nr++, at = t->root, parent = RB_NONE;
+	bool left = false;
+
+	while (at != RB_NONE) {
+		parent = at;
+		left = v[x].start < v[at].start;
+		at = left ? v[at].left : v[at].right;
+	}
+	v[x].left = v[x].right = RB_NONE;
+	v[x].parent = parent;
+	v[x].red = true;
+	if (parent == RB_NONE)
+		t->root = x;
+	else if (left)
+		v[parent].left = x;
+	else
+		v[parent].right = x;
+	while (v[x].parent != RB_NONE && v[v[x].parent].red) {
+		uint32_t p = v[x].parent, g = v[p].parent;
+		bool pl = v[g].left == p;
+		uint32_t u = pl ? v[g].right : v[g].left;
+
+		if (u != RB_NONE && v[u].red) {
+			v[p].red = v[u].red = false;
+			v[g].red = true;
+			x = g;
+			continue;
+		}
+		if (x == (pl ? v[p].right : v[p].left)) {
+			symtree_rotate(t, p, pl);
+			x = p;
+			p = v[x].parent;
+		}
+		v[p].red = false;
+		v[g].red = true;
+		symtree_rotate(t, g, !pl);
+	}
+	v[t->root].red = false;
+}
+
+static bool symtree_is_ancestor(const struct symtree *t, uint32_t a, uint32_t x)
+{
+	for (uint32_t at = t->n[x].parent; at != RB_NONE; at = t->n[at].parent)
+		if (at == a)
+			return true;
+	return false;
+}
+
+static int by_idx(const void *a, const void *b)
+{
+	const struct rawsym *x = *(const struct rawsym *const *)a;
+	const struct rawsym *y = *(const struct rawsym *const *)b;
+
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/*
+ * The PLT entries @plt join @sv as perf inserts them: after the fixups,
+ * no resizing, no dedup.  A symbol the fixups stretched over the PLT
+ * (_init, sized 0, ends where .text begins) overlaps them; perf's search
+ * finds, for an address in an entry, whichever of the two is the other's
+ * ancestor in its tree (the symbols in table order, then the entries), so
+ * an entry under the stretched symbol is left out (the lookup finds the
+ * stretched one), the others kept.  (perf's removal of duplicates, after
+ * the insertions, is not replayed: its rebalancing rarely matters here.)
+ */
+#define PLT_LOOKBACK 64
+
+static int plt_place(struct symvec *sv, const struct symvec *plt)
+{
+	struct symtree t = { 0 };
+	const struct rawsym **order;
+	uint32_t *node_of; /* sv->v[k]'s node */
+	size_t i, n = sv->nr;
+	int err = 0;
+
+	if (!plt->nr)
+		return 0;
+	if (n + plt->nr >= RB_NONE)
+		return -E2BIG;
+	order = calloc(n ? n : 1, sizeof(*order));
+	node_of = calloc(n ? n : 1, sizeof(*node_of));
+	t.n = calloc(n + plt->nr, sizeof(*t.n));
+	if (!order || !node_of || !t.n) {
+		err = -ENOMEM;
+		goto out;
+	}
+	t.root = RB_NONE;
+	for (i = 0; i < n; i++)
+		order[i] = &sv->v[i];
+	if (n)
+		qsort(order, n, sizeof(*order), by_idx);
+	for (i = 0; i < n; i++) {
+		node_of[order[i] - sv->v] = t.nr;
+		t.n[t.nr].start = order[i]->start;
+		symtree_insert(&t);
+	}
+	for (i = 0; i < plt->nr; i++) {
+		t.n[t.nr].start = plt->v[i].start;
+		symtree_insert(&t);
+	}
+	for (i = 0; i < plt->nr && !err; i++) {
+		const struct rawsym *e = &plt->v[i];
+		size_t lo = 0, hi = n;
+		bool under = false;
+
+		/* @sv is sorted by start: the symbols starting at or before
+		 * the entry, the nearest PLT_LOOKBACK (a hostile table's
+		 * thousands of overlaps are not searched) */
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (sv->v[mid].start <= e->start)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (size_t k = lo;
+		     k-- > 0 && lo - k <= PLT_LOOKBACK && !under;)
+			under = !sv->v[k].dead && sv->v[k].end > e->start &&
+				symtree_is_ancestor(&t, node_of[k],
+						    (uint32_t)(n + i));
+		if (!under)
+			err = symvec_add(sv, e->start, e->end - e->start,
+					 STB_GLOBAL, e->name);
+	}
+out:
+	free(order);
+	free(node_of);
+	free(t.n);
+	return err;
+}
+
 /* dso__synthesize_plt_symbols() of perf 6.1 for x86: "name@plt". */
 static int elf_plt_symbols(struct elf_file *ef, struct dso *dso,
 			   struct symvec *sv)
@@ -655,24 +834,7 @@ static int elf_plt_symbols(struct elf_file *ef, struct dso *dso,
 		addr += ent;
 	}
 	(void)dso;
-	/*
-	 * Inserted after the fixups, as perf does: no resizing, no dedup.
-	 * perf 6.1's tree search finds a symbol stretched over the PLT by
-	 * the fixups (_init, sized 0, ends where .text begins) before the
-	 * PLT entries inside it; so entries covered by a symbol are left out.
-	 */
-	for (i = 0; i < plt_sv.nr && !err; i++) {
-		bool covered = false;
-
-		for (size_t k = 0; k < sv->nr && !covered; k++)
-			covered = !sv->v[k].dead &&
-				  sv->v[k].start <= plt_sv.v[i].start &&
-				  sv->v[k].end > plt_sv.v[i].start;
-		if (!covered)
-			err = symvec_add(sv, plt_sv.v[i].start,
-					 plt_sv.v[i].end - plt_sv.v[i].start,
-					 STB_GLOBAL, plt_sv.v[i].name);
-	}
+	err = err ? err : plt_place(sv, &plt_sv);
 	free(plt_sv.v);
 	return err;
 }
@@ -1271,7 +1433,10 @@ const struct symbol *dso_find_symbol(struct dso *dso, uint64_t addr)
 	if (!dso->nr_syms)
 		return NULL;
 	s = &dso->syms[dso->last];
-	if (addr >= s->start && addr < s->end)
+	/* (not when a symbol inside it, a PLT entry, holds the address) */
+	if (addr >= s->start && addr < s->end &&
+	    (dso->last + 1 == dso->nr_syms ||
+	     dso->syms[dso->last + 1].start > addr))
 		return s;
 	lo = 0;
 	hi = dso->nr_syms;
@@ -1283,8 +1448,10 @@ const struct symbol *dso_find_symbol(struct dso *dso, uint64_t addr)
 		else
 			hi = mid;
 	}
-	/* The nearest start below, or an enclosing one a little before. */
-	for (uint32_t k = 0; k < 4 && k <= lo; k++) {
+	/* The nearest start below, or an enclosing one a little before
+	 * (past PLT entries, within a page, for one stretched over them) */
+	for (uint32_t k = 0;
+	     k <= lo && (k < 4 || addr - dso->syms[lo - k].start < 4096); k++) {
 		s = &dso->syms[lo - k];
 		if (addr >= s->start && addr < s->end) {
 			dso->last = lo - k;

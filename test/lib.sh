@@ -34,3 +34,23 @@ grown() { [ "$(file_size "$1")" -ge "$2" ]; }
 
 # has_exec PID NAME: PID runs NAME (it got past its exec).
 has_exec() { [ "$(cat "/proc/$1/comm" 2>/dev/null)" = "$2" ]; }
+
+# report_like_perf FILE [OPTION...]: perf report --stdio and $cli report
+# with the options on FILE print the same, byte for byte: perf's text
+# without its first line and its tip (the last 3 lines, "#", "# (Tip: ...)",
+# "#"), ours without its first line.  Needs $cli, $tmp and fail().
+report_like_perf() {
+	local f=$1
+	shift
+	perf report --stdio -i "$f" "$@" 2>/dev/null | sed 1d |
+		awk '{ l[NR] = $0 } END { n = NR; if (l[n - 1] ~ /^# \(Tip:/) n -= 3; for (i = 1; i <= n; i++) print l[i] }' \
+			>"$tmp/perf.txt" || fail "$(basename "$f") $*: perf report failed"
+	"$cli" report -i "$f" "$@" 2>"$tmp/ours.err" | sed 1d >"$tmp/ours.txt" ||
+		fail "$(basename "$f") $*: perfring report failed: $(cat "$tmp/ours.err")"
+	grep -q '%' "$tmp/perf.txt" || fail "$(basename "$f") $*: perf report shows no entries"
+	if ! cmp -s "$tmp/perf.txt" "$tmp/ours.txt"; then
+		diff "$tmp/perf.txt" "$tmp/ours.txt" | head -10 >&2
+		fail "$(basename "$f") $*: differs from perf report --stdio"
+	fi
+	echo "$(basename "$f") $*: $(grep -c '%' "$tmp/ours.txt") entries as perf report"
+}

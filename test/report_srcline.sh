@@ -24,29 +24,15 @@ trap 'rm -rf "$tmp"' EXIT
 command -v perf >/dev/null || fail "perf is not installed"
 cli=$(realpath "$cli")
 wl=$(realpath "$wl")
+. "$(dirname "$0")/lib.sh"
 [ -x "$wl/srclines" ] || fail "$wl/srclines is missing (make build/workloads/srclines)"
 
 if ! perf record -q -e dummy -o "$tmp/probe.data" -- true 2>"$tmp/probe.err"; then
 	skip "kernel refuses perf_event_open: $(cat "$tmp/probe.err")"
 fi
 
-# perf's text without its first line and its tip (the last 3 lines, "#",
-# "# (Tip: ...)", "#"); ours without its first line.
-compare() {
-	local f=$1
-	shift
-	perf report --stdio -i "$f" "$@" 2>/dev/null | sed 1d |
-		awk '{ l[NR] = $0 } END { n = NR; if (l[n - 1] ~ /^# \(Tip:/) n -= 3; for (i = 1; i <= n; i++) print l[i] }' \
-			>"$tmp/perf.txt" || fail "$(basename "$f") $*: perf report failed"
-	"$cli" report -i "$f" "$@" 2>"$tmp/ours.err" | sed 1d >"$tmp/ours.txt" ||
-		fail "$(basename "$f") $*: perfring report failed: $(cat "$tmp/ours.err")"
-	grep -q '%' "$tmp/perf.txt" || fail "$(basename "$f") $*: perf report shows no entries"
-	if ! cmp -s "$tmp/perf.txt" "$tmp/ours.txt"; then
-		diff "$tmp/perf.txt" "$tmp/ours.txt" | head -10 >&2
-		fail "$(basename "$f") $*: differs from perf report --stdio"
-	fi
-	echo "$(basename "$f") $*: $(grep -c '%' "$tmp/ours.txt") entries as perf report"
-}
+# perf report and perfring report on one file, compared (test/lib.sh).
+compare() { report_like_perf "$@"; }
 
 # A recording by @rec (perf or perfring) into @out, options @3..; again
 # (at most 5 times) until perf sees a sample in the strtoul stub, so the

@@ -1025,6 +1025,7 @@ static void chrome_slice_mark(struct exp *e, const struct prd_sample *s,
 static int resolve_stack(struct exp *e, const struct prd_event *ev,
 			 struct thread *t, size_t *n);
 static void key_puts(struct exp *e, const char *s);
+static void key_frame_name(struct exp *e, const struct addr_loc *al);
 
 /*
  * The stackFrames id of the sample's stack (0: none), its frames interned
@@ -1062,16 +1063,7 @@ static int chrome_stack(struct exp *e, const struct prd_event *ev,
 		key_puts(e, cat);
 		if (e->key_len < MAX_KEY)
 			e->key[e->key_len++] = 0;
-		if (al->sym) {
-			key_puts(e, al->sym->name);
-		} else if (al->dso) {
-			key_puts(e, "[");
-			key_puts(e, al->dso->short_name ? al->dso->short_name :
-							  al->dso->name);
-			key_puts(e, "]");
-		} else {
-			key_puts(e, "[unknown]");
-		}
+		key_frame_name(e, al);
 		err = itab_intern(&e->frames, e->key, e->key_len, &id, NULL);
 		if (err == -E2BIG)
 			break; /* over 1 GiB of frames: the stack stops here */
@@ -1654,10 +1646,10 @@ static void key_puts(struct exp *e, const char *s)
 	key_put(e, s, strlen(s), false);
 }
 
-static void key_frame(struct exp *e, const struct addr_loc *al)
+/* A frame's name as folded stacks and the chrome export give it: the
+ * symbol, else "[dso]", else "[unknown]". */
+static void key_frame_name(struct exp *e, const struct addr_loc *al)
 {
-	if (e->key_len < MAX_KEY)
-		e->key[e->key_len++] = ';';
 	if (al->sym) {
 		key_puts(e, al->sym->name);
 	} else if (al->dso) {
@@ -1668,6 +1660,13 @@ static void key_frame(struct exp *e, const struct addr_loc *al)
 	} else {
 		key_puts(e, "[unknown]");
 	}
+}
+
+static void key_frame(struct exp *e, const struct addr_loc *al)
+{
+	if (e->key_len < MAX_KEY)
+		e->key[e->key_len++] = ';';
+	key_frame_name(e, al);
 	if (al->kernel && (al->sym || al->dso))
 		key_puts(e, "_[k]");
 }

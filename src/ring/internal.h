@@ -204,7 +204,7 @@ PR_HIDDEN void ring_mp_advance(struct perfring_ring *r);
 /* MP gather, consumer: the end of the committed prefix (published as
  * data_head); never more than one ring past c_tail. */
 PR_HIDDEN uint64_t ring_mp_gather(struct perfring_ring *r);
-/* The same walk from @head without moving anything (statistics): the end
+/* Its walk from @head, moving nothing (statistics call it alone): the end
  * of the committed prefix, within one ring of @tail. */
 PR_HIDDEN uint64_t ring_mp_committed(const struct perfring_ring *r,
 				     uint64_t head, uint64_t tail);

@@ -186,6 +186,30 @@ static int64_t ow_begin(struct perfring_ring *r)
 	return (int64_t)len;
 }
 
+uint64_t ring_mp_committed(const struct perfring_ring *r, uint64_t head,
+			   uint64_t tail)
+{
+	uint64_t pos = (head & 7) || head - tail > r->size ? tail : head,
+		 limit = tail + r->size;
+
+	for (;;) {
+		/* U: pairs with the committer's release of its slot; the
+		 * record's bytes are visible once its slot is. */
+		uint64_t e = smp_load_acquire(
+			&r->slots[(pos >> 3) & r->nslots_mask]);
+
+		if ((e & 7) || e - pos - 1 >= r->size || limit - e > r->size)
+			return pos;
+		/* Each step depends on the slot before: ask for the slots
+		 * of the data RING_PREFETCH_AHEAD on (the walk is
+		 * sequential), or a reader far from the writers waits out a
+		 * cross-core miss every 64 data bytes. */
+		ring_prefetch_read(&r->slots[((e + RING_PREFETCH_AHEAD) >> 3) &
+					     r->nslots_mask]);
+		pos = e;
+	}
+}
+
 /*
  * The consumer's half of a gathered MP ring (docs/design.md, section 4b):
  * walks the commit slots from the last prefix end while each holds the end
@@ -196,45 +220,10 @@ static int64_t ow_begin(struct perfring_ring *r)
  * the records themselves are checked by perfring_reader_next().  Each step
  * moves forward by 8 at least, inside one ring: at most size / 8 loads.
  */
-uint64_t ring_mp_committed(const struct perfring_ring *r, uint64_t head,
-			   uint64_t tail)
-{
-	uint64_t pos = (head & 7) || head - tail > r->size ? tail : head,
-		 limit = tail + r->size;
-
-	for (;;) {
-		/* U: pairs with the committer's release of its slot. */
-		uint64_t e = smp_load_acquire(
-			&r->slots[(pos >> 3) & r->nslots_mask]);
-
-		if ((e & 7) || e - pos - 1 >= r->size || limit - e > r->size)
-			return pos;
-		pos = e;
-	}
-}
-
 uint64_t ring_mp_gather(struct perfring_ring *r)
 {
-	uint64_t pos = r->c_gathered, limit = r->c_tail + r->size;
+	uint64_t pos = ring_mp_committed(r, r->c_gathered, r->c_tail);
 
-	if (pos - r->c_tail > r->size) /* the tail was moved past it */
-		pos = r->c_tail;
-	for (;;) {
-		/* U: pairs with the committer's release of its slot; the
-		 * record's bytes are visible once its slot is. */
-		uint64_t e = smp_load_acquire(
-			&r->slots[(pos >> 3) & r->nslots_mask]);
-
-		if ((e & 7) || e - pos - 1 >= r->size || limit - e > r->size)
-			break;
-		/* Each step depends on the slot before: ask for the slots
-		 * of the data RING_PREFETCH_AHEAD on (the walk is
-		 * sequential), or a reader far from the writers waits out a
-		 * cross-core miss every 64 data bytes. */
-		ring_prefetch_read(&r->slots[((e + RING_PREFETCH_AHEAD) >> 3) &
-					     r->nslots_mask]);
-		pos = e;
-	}
 	if (pos != r->c_gathered) {
 		r->c_gathered = pos;
 		/* For readers of the control page only (stats, a process

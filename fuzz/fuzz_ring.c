@@ -23,6 +23,10 @@
  *      either as they are or as an end near the consumer (so that chains
  *      of "commits" form), and the same bytes are the data; the consumer
  *      gathers and reads.
+ *  (d) As in (a), read by a consumer with copied reads
+ *      (perfring__ring_copy_reads(), docs/design.md section 4c): records
+ *      come from its private chunk, with the same oracles but the mapping
+ *      check, and reader_range hands the batch out one piece per call.
  *
  * Oracles besides the sanitizers: reader_begin never reports more than a
  * ring; every record handed out is 8-aligned in size, >= 8 bytes, equal to
@@ -44,6 +48,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "perfring.h"
+#include "ring/private.h"
 
 #define RING_DATA 4096u
 
@@ -57,7 +62,7 @@ struct fring {
 	uint64_t size;
 };
 
-static struct fring fwd, ow, mp;
+static struct fring fwd, ow, mp, cpy;
 static size_t page_size;
 static char dir[64], file_path[128], wake_path[160];
 static volatile uint64_t sink;
@@ -87,7 +92,8 @@ static void cleanup(void)
 	perfring_ring_destroy(fwd.ring);
 	perfring_ring_destroy(ow.ring);
 	perfring_ring_destroy(mp.ring);
-	fwd.ring = ow.ring = mp.ring = NULL;
+	perfring_ring_destroy(cpy.ring);
+	fwd.ring = ow.ring = mp.ring = cpy.ring = NULL;
 	if (file_path[0])
 		unlink(file_path);
 	if (wake_path[0])
@@ -127,6 +133,9 @@ static void setup(void)
 	fring_make(&fwd, 0);
 	fring_make(&ow, PERFRING_MODE_OVERWRITE);
 	fring_make(&mp, PERFRING_MODE_MULTI_PRODUCER);
+	fring_make(&cpy, 0);
+	if (perfring__ring_copy_reads(cpy.ring, PERFRING_RECORD_MAX))
+		die("perfring__ring_copy_reads");
 	/*
 	 * One directory per process, on tmpfs if there is one (the file is
 	 * rewritten for every input).  It exists only while an input runs
@@ -224,12 +233,14 @@ static void set_pos(struct fring *f, uint64_t tail)
 
 	set_head(f, x);
 	if (perfring_reader_begin(f->ring) >= 0) {
-		perfring_reader_range(f->ring, ptr, len);
+		while (perfring_reader_range(f->ring, ptr, len) > 0)
+			; /* a copied batch comes a chunk per call */
 		perfring_reader_end(f->ring);
 	}
 	set_head(f, tail);
 	if (perfring_reader_begin(f->ring) >= 0) {
-		perfring_reader_range(f->ring, ptr, len);
+		while (perfring_reader_range(f->ring, ptr, len) > 0)
+			;
 		perfring_reader_end(f->ring);
 	}
 }
@@ -269,31 +280,34 @@ static int consume_cb(const struct perf_event_header *rec, size_t size,
 	return 0;
 }
 
-static void forward_runs(uint64_t head, uint64_t tail, unsigned int sel)
+static void forward_runs(struct fring *f, uint64_t head, uint64_t tail,
+			 unsigned int sel)
 {
+	bool copied = f == &cpy;
+
 	for (int mode = 0; mode < 3; mode++) {
 		int64_t avail;
 		uint64_t seen = 0;
 		int last;
 
-		set_pos(&fwd, tail);
-		set_head(&fwd, head);
-		if (mode == 2) {
-			int n = perfring_ring_consume(fwd.ring, consume_cb,
+		set_pos(f, tail);
+		set_head(f, head);
+		if (mode == 2 && !copied) {
+			int n = perfring_ring_consume(f->ring, consume_cb,
 						      &seen);
 
 			ORACLE(n >= 0 || n == -EBADMSG);
-			ORACLE(seen <= fwd.size);
+			ORACLE(seen <= f->size);
 			continue;
 		}
-		avail = perfring_reader_begin(fwd.ring);
+		avail = perfring_reader_begin(f->ring);
 		if (avail < 0) {
 			ORACLE(avail == -EBADMSG);
 			continue;
 		}
-		ORACLE((uint64_t)avail <= fwd.size);
-		if (mode == 0) {
-			seen = walk(&fwd, -1, true, &last);
+		ORACLE((uint64_t)avail <= f->size);
+		if (mode != 1) {
+			seen = walk(f, -1, !copied, &last);
 			ORACLE(last == 0 || last == -EBADMSG);
 			ORACLE(seen <= (uint64_t)avail);
 			if (last == 0)
@@ -303,19 +317,25 @@ static void forward_runs(uint64_t head, uint64_t tail, unsigned int sel)
 			size_t len[2];
 			int pieces;
 
-			seen = walk(&fwd, (int)(sel % 4), true, &last);
-			pieces = perfring_reader_range(fwd.ring, ptr, len);
-			ORACLE(pieces >= 0 && pieces <= 2);
-			for (int i = 0; i < pieces; i++) {
-				check_in_mapping(&fwd, ptr[i], len[i]);
-				touch(ptr[i], len[i]);
-				seen += len[i];
-			}
+			seen = walk(f, (int)(sel % 4), !copied, &last);
+			do {
+				pieces = perfring_reader_range(f->ring, ptr,
+							       len);
+				ORACLE(pieces >= 0 && pieces <= 2);
+				ORACLE(!copied || pieces <= 1);
+				for (int i = 0; i < pieces; i++) {
+					if (!copied)
+						check_in_mapping(f, ptr[i],
+								 len[i]);
+					touch(ptr[i], len[i]);
+					seen += len[i];
+				}
+			} while (copied && pieces > 0);
 			ORACLE(seen <= (uint64_t)avail);
 			if (last >= 0)
 				ORACLE(seen == (uint64_t)avail);
 		}
-		perfring_reader_end(fwd.ring);
+		perfring_reader_end(f->ring);
 	}
 }
 
@@ -549,7 +569,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (n)
 		memcpy(fwd.data, data + 16, n);
 	memset(fwd.data + n, 0, RING_DATA - n);
-	forward_runs(head, tail, sel);
+	forward_runs(&fwd, head, tail, sel);
+
+	/* (d) the same, read by a consumer with copied reads. */
+	if (n)
+		memcpy(cpy.data, data + 16, n);
+	memset(cpy.data + n, 0, RING_DATA - n);
+	forward_runs(&cpy, head, tail, sel);
 
 	/* (a) overwrite ring: same bytes, head, and the previous head. */
 	if (n)

@@ -135,11 +135,19 @@ struct perfring_ring {
 	uint64_t c_end; /* end of the current batch */
 	unsigned char *c_base; /* data the batch walks (mapping or copy) */
 	uint64_t c_base_pos; /* counter value at c_base[0] (copies) */
-	bool c_copied; /* batch walks a private copy (overwrite) */
+	bool c_copied; /* batch walks a private copy (overwrite, rd_buf) */
 	bool c_paused_by_us;
 	bool c_in_batch;
 	unsigned char *bounce; /* one wrapped record (kernel rings) */
 	unsigned char *copy; /* overwrite snapshot copy, size bytes */
+	/* Copied reads (perfring__ring_copy_reads): a forward batch is read
+	 * from the file into rd_buf, rd_cap bytes at a time; c_end is the
+	 * end of the chunk copied, c_limit the end of the batch. */
+	unsigned char *rd_buf;
+	size_t rd_cap;
+	uint64_t c_limit;
+	uint64_t warm_next; /* perfring__ring_warm(): bytes of the data
+			     * mapping touched so far */
 	uint64_t c_seen_head; /* data_head at the last reader_begin */
 	uint64_t c_gathered; /* MP gather: end of the committed prefix found */
 	bool c_hold; /* data_tail lags c_tail until perfring__ring_reader_release() */

@@ -65,4 +65,34 @@ PR_PRIVATE_API int perfring__ring_attachat(int dirfd, const char *name,
 PR_PRIVATE_API void perfring__ring_reader_end_hold(struct perfring_ring *r);
 PR_PRIVATE_API void perfring__ring_reader_release(struct perfring_ring *r);
 
+/*
+ * From now on the forward batches of @r (a ring in a file) are read with
+ * pread() into a private buffer of @chunk bytes (at least
+ * PERFRING_RECORD_MAX), refilled as the walk goes, instead of through the
+ * mapping; records are handed out from the copy.  The recorder uses it:
+ * on a guest with shadow page tables the first read of each page of a
+ * new mapping costs microseconds (docs/design.md 4c), and pread() reads
+ * through the kernel's mapping instead.  0, -EINVAL (kernel or overwrite
+ * ring, chunk too small), -ENOMEM.  A record from perfring_reader_next()
+ * then stays valid until the next call (which may refill the chunk), not
+ * until perfring_reader_end(); perfring_reader_range() hands out the rest
+ * of the chunk, one piece per call, a record possibly cut between two
+ * calls, until it returns 0 at the end of the batch.  A file found
+ * shorter than the batch is a dead ring (-EFAULT), as a SIGBUS would say.
+ * @chunk 0 goes back to reading through the mapping (between batches).
+ */
+PR_PRIVATE_API int perfring__ring_copy_reads(struct perfring_ring *r,
+					     size_t chunk);
+
+/*
+ * Touches (reads one byte of) up to @pages more pages of @r's data mapping
+ * (both views of a double-mapped ring: the second as far as a record can
+ * cross into it), so that reading through it later pays no first-touch
+ * cost; the recorder calls it when it would otherwise sleep, then turns
+ * copied reads off.  Returns the pages still untouched (0: done), or
+ * -EFAULT if the ring died (the SIGBUS guard covers the touch).
+ */
+PR_PRIVATE_API int64_t perfring__ring_warm(struct perfring_ring *r,
+					   size_t pages);
+
 #endif /* PERFRING_RING_PRIVATE_H */

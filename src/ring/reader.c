@@ -14,6 +14,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <sched.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -234,6 +235,110 @@ uint64_t ring_mp_gather(struct perfring_ring *r)
 	return pos;
 }
 
+/*
+ * Copied reads: the next chunk of the batch, from c_pos, into rd_buf with
+ * pread() (two where it wraps).  The file holds the data area
+ * at page_size.  A short read means the file shrank under us: the ring is
+ * dead, as the mapping would have said with a SIGBUS.
+ */
+static bool rd_pread(struct perfring_ring *r, unsigned char *dst, uint64_t len,
+		     uint64_t off)
+{
+	while (len) {
+		ssize_t got = pread(r->fd, dst, (size_t)len,
+				    (off_t)(r->page_size + off));
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			return false;
+		dst += got;
+		off += (uint64_t)got;
+		len -= (uint64_t)got;
+	}
+	return true;
+}
+
+static int rd_fill(struct perfring_ring *r)
+{
+	uint64_t len = r->c_limit - r->c_pos, off = r->c_pos & r->mask;
+	uint64_t first;
+
+	if (len > r->rd_cap)
+		len = r->rd_cap;
+	first = off + len > r->size ? r->size - off : len;
+	if (!rd_pread(r, r->rd_buf, first, off) ||
+	    !rd_pread(r, r->rd_buf + first, len - first, 0)) {
+		ring_kill(r, RING_DEAD_SHRUNK);
+		r->c_end = r->c_pos;
+		return ring_dead_error(r);
+	}
+	r->c_base = r->rd_buf;
+	r->c_base_pos = r->c_pos;
+	r->c_end = r->c_pos + len;
+	return 0;
+}
+
+/* True (and the chunk refilled from c_pos) if the batch goes on past the
+ * chunk copied: what looked like the end, or a record cut short, was only
+ * the end of the copy. */
+static bool rd_more(struct perfring_ring *r)
+{
+	return r->rd_buf && r->c_copied && r->c_end < r->c_limit &&
+	       !(r->mode & PERFRING_MODE_OVERWRITE) && rd_fill(r) == 0;
+}
+
+int perfring__ring_copy_reads(struct perfring_ring *r, size_t chunk)
+{
+	unsigned char *b;
+
+	if (!r || r->kernel || r->fd < 0 ||
+	    !(r->role & PERFRING_ROLE_CONSUMER) ||
+	    (r->mode & PERFRING_MODE_OVERWRITE) || r->c_in_batch ||
+	    (chunk && chunk < PERFRING_RECORD_MAX))
+		return -EINVAL;
+	if (!chunk) {
+		free(r->rd_buf);
+		r->rd_buf = NULL;
+		r->rd_cap = 0;
+		return 0;
+	}
+	chunk = (chunk + 7) & ~(size_t)7;
+	b = realloc(r->rd_buf, chunk);
+	if (!b)
+		return -ENOMEM;
+	memset(b, 0, chunk); /* its first touch, now rather than mid-batch */
+	r->rd_buf = b;
+	r->rd_cap = chunk;
+	return 0;
+}
+
+int64_t perfring__ring_warm(struct perfring_ring *r, size_t pages)
+{
+	/* the second view: as far as a record can reach into it */
+	uint64_t extra = r && r->double_mapped ?
+				 (PERFRING_RECORD_MAX + r->page_size - 1) &
+					 ~(uint64_t)(r->page_size - 1) :
+				 0;
+	uint64_t total, left;
+	unsigned char sum = 0;
+
+	if (!r || r->kernel)
+		return -EINVAL;
+	if (extra > r->size)
+		extra = r->size;
+	total = r->size + extra;
+	while (pages-- && r->warm_next < total && !ring_dead(r)) {
+		sum += READ_ONCE(r->data[r->warm_next]);
+		r->warm_next += r->page_size;
+	}
+	__asm__ volatile("" : : "r"(sum)); /* the loads must happen */
+	if (ring_dead(r))
+		return ring_dead_error(r);
+	left = total > r->warm_next ? total - r->warm_next : 0;
+	return (int64_t)((left + r->page_size - 1) / r->page_size);
+}
+
 PERFRING_API int64_t perfring_reader_begin(struct perfring_ring *r)
 {
 	uint64_t head, avail;
@@ -287,10 +392,20 @@ PERFRING_API int64_t perfring_reader_begin(struct perfring_ring *r)
 	}
 	if (!avail)
 		return 0; /* no batch to end */
-	r->c_base = r->data;
-	r->c_copied = false;
 	r->c_pos = r->c_tail;
-	r->c_end = head;
+	if (r->rd_buf) {
+		int err;
+
+		r->c_limit = head;
+		err = rd_fill(r);
+		if (err)
+			return err;
+		r->c_copied = true;
+	} else {
+		r->c_base = r->data;
+		r->c_copied = false;
+		r->c_end = head;
+	}
 	r->c_in_batch = true;
 	return (int64_t)avail;
 }
@@ -312,8 +427,10 @@ reader_next_slow(struct perfring_ring *r, const struct perf_event_header **rec)
 	if (!r->c_in_batch)
 		return 0;
 	rem = r->c_end - r->c_pos;
+	if (rem < sizeof(hdr) && rd_more(r))
+		rem = r->c_end - r->c_pos;
 	if (!rem)
-		return 0;
+		return ring_dead(r) ? ring_dead_error(r) : 0;
 	if (r->c_copied)
 		off = r->c_pos - r->c_base_pos;
 	else
@@ -326,6 +443,13 @@ reader_next_slow(struct perfring_ring *r, const struct perf_event_header **rec)
 			memcpy(&hdr, p, sizeof(hdr));
 		else
 			copy_out(r, &hdr, r->c_pos, sizeof(hdr));
+		/* A record the chunk cuts: the next chunk starts with it. */
+		if (hdr.size > rem && hdr.size <= r->c_limit - r->c_pos &&
+		    rd_more(r)) {
+			rem = r->c_end - r->c_pos;
+			p = r->c_base;
+			memcpy(&hdr, p, sizeof(hdr)); /* the copy's, now */
+		}
 	}
 	if (rem < sizeof(hdr) || hdr.size < sizeof(hdr) || (hdr.size & 7) ||
 	    hdr.size > rem || (r->c_pos & 7)) {
@@ -365,8 +489,20 @@ PERFRING_API int perfring_reader_next(struct perfring_ring *r,
 	if (unlikely(!r || !rec))
 		return -EINVAL;
 	rem = r->c_end - r->c_pos; /* 0 outside a batch */
-	if (likely(rem >= sizeof(struct perf_event_header) &&
-		   r->double_mapped && !r->c_copied)) {
+	if (r->c_copied && rem >= sizeof(struct perf_event_header)) {
+		/* a private copy: nobody changes it under us */
+		const unsigned char *p = r->c_base + (r->c_pos - r->c_base_pos);
+		struct perf_event_header hdr;
+
+		memcpy(&hdr, p, sizeof(hdr));
+		if (likely(hdr.size >= sizeof(hdr) && !(hdr.size & 7) &&
+			   hdr.size <= rem)) {
+			r->c_pos += hdr.size;
+			*rec = (const struct perf_event_header *)p;
+			return hdr.size;
+		}
+	} else if (likely(rem >= sizeof(struct perf_event_header) &&
+			  r->double_mapped && !r->c_copied)) {
 		const unsigned char *p = r->data + (r->c_pos & r->mask);
 		struct perf_event_header hdr;
 
@@ -395,8 +531,10 @@ PERFRING_API int perfring_reader_range(struct perfring_ring *r,
 	if (!r->c_in_batch)
 		return 0;
 	rem = r->c_end - r->c_pos;
+	if (!rem && rd_more(r))
+		rem = r->c_end - r->c_pos;
 	if (!rem)
-		return 0;
+		return ring_dead(r) ? ring_dead_error(r) : 0;
 	off = r->c_copied ? r->c_pos - r->c_base_pos : r->c_pos & r->mask;
 	ptr[0] = r->c_base + off;
 	len[0] = (size_t)rem;

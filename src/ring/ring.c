@@ -896,6 +896,7 @@ PERFRING_API void perfring_ring_destroy(struct perfring_ring *r)
 		close(r->wake_wr);
 	free(r->bounce);
 	free(r->copy);
+	free(r->rd_buf);
 	free(r);
 }
 

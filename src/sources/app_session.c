@@ -80,6 +80,7 @@ struct app_ring {
 	bool gone; /* producer gone, drained: released after the round */
 	uint64_t batch_done; /* bytes of the open batch already converted */
 	uint64_t held; /* bytes read, not yet released */
+	bool warming; /* read with pread() while its mapping is warmed */
 	uint64_t lost_taken; /* lost_pending written, not yet released */
 	uint64_t size; /* data bytes */
 	uint32_t warned; /* 1 << enum app_warn */
@@ -144,6 +145,14 @@ struct app_session {
 	int err; /* first write error */
 };
 
+/* Bytes of a ring copied per pread() (perfring__ring_copy_reads): a
+ * chunk stays in the L2 cache while it is converted. */
+#define APP_READ_CHUNK (256u << 10)
+/* Pages of a new ring's mapping warmed per idle moment: ~1-2 ms. */
+#define APP_WARM_PAGES 256
+/* Bytes of converted records per write() */
+#define APP_OUT_CHUNK (2u << 20)
+
 /* ---- output ---- */
 
 static int out_flush(struct app_session *s)
@@ -162,7 +171,7 @@ static int out_flush(struct app_session *s)
 static unsigned char *out_reserve(struct app_session *s, size_t n)
 {
 	if (s->out_cap - s->out_len < n) {
-		size_t ncap = s->out_cap ? s->out_cap : (2u << 20);
+		size_t ncap = s->out_cap ? s->out_cap : APP_OUT_CHUNK;
 		unsigned char *p;
 
 		if (s->out_len && out_flush(s))
@@ -576,6 +585,16 @@ static bool attach_ring(struct app_session *s, const char *name, bool retry)
 	perfring_ring_stats(r->ring, &rs);
 	r->overwrite = rs.flags & PERFRING_MODE_OVERWRITE;
 	r->size = rs.data_size;
+	/* Read forward rings with pread(), not through our mapping, until
+	 * the mapping is warm (app_session_prepare()): the first read of
+	 * each page of a new mapping costs microseconds on a guest with
+	 * shadow page tables (docs/design.md 4c), and a second copy costs a
+	 * few ns per event for good.  Without memory the mapping is read. */
+#ifndef PERFRING_APP_MAP_READS /* a build for A/B measurements */
+	if (!r->overwrite)
+		r->warming =
+			!perfring__ring_copy_reads(r->ring, APP_READ_CHUNK);
+#endif
 	r->ino = st.st_ino;
 	r->pid = pid;
 	r->tid = tid;
@@ -1094,6 +1113,25 @@ PR_HIDDEN bool app_session_pressed(const struct app_session *s)
 
 PR_HIDDEN int app_session_prepare(struct app_session *s)
 {
+	bool warming = false;
+
+	/* Idle time warms the new rings' mappings (docs/design.md 4c); a
+	 * warm one is read through its mapping from then on. */
+	for (struct app_ring *r = s->rings; r; r = r->next) {
+		int64_t left;
+
+		if (!r->warming)
+			continue;
+		left = perfring__ring_warm(r->ring, APP_WARM_PAGES);
+		if (left == 0 && !perfring__ring_copy_reads(r->ring, 0))
+			r->warming = false;
+		else if (left < 0)
+			r->warming = false; /* dead: the next drain says so */
+		else
+			warming = true;
+	}
+	if (warming)
+		return 1; /* no sleep until every mapping is warm */
 	for (struct app_ring *r = s->rings; r; r = r->next)
 		if (!r->overwrite && !r->gone &&
 		    perfring_ring_wait_prepare(r->ring) > 0)
@@ -1201,6 +1239,14 @@ static int session_init(struct app_session *s, const struct app_session_cb *cb)
 		return -errno;
 	if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->ino_fd, &ev) < 0)
 		return -errno;
+	/* The output buffer, touched now: on a guest with shadow page tables
+	 * each first touch of a page costs microseconds (docs/design.md 4c),
+	 * which the first drain would pay while a program's ring fills. */
+	s->out = malloc(APP_OUT_CHUNK);
+	if (!s->out)
+		return -ENOMEM;
+	memset(s->out, 0, APP_OUT_CHUNK);
+	s->out_cap = APP_OUT_CHUNK;
 	write_recorder_pid(s);
 	scan_dir(s); /* rings made before the watch */
 	return 0;

@@ -10,7 +10,10 @@
 # --no-inline, also with -F ...,srcline (each inlined frame's own line as
 # addr2line gives it; libc's lines named as binutils 2.40 names them, which
 # needs libc6-dbg); perf's output must hold the inlined frames, or the test
-# proves nothing.  Skips (77) only if the kernel refuses perf_event_open.
+# proves nothing.  perfring report must print what perf report --stdio
+# prints on the same dwarf files: the inlined functions in the call graphs
+# and as entries of their own (Children), with --no-children, -g caller
+# and --no-inline.  Skips (77) only if the kernel refuses perf_event_open.
 set -u
 cli=${PERFRING_CLI:-build/perfring}
 wl=${WORKLOADS:-build/workloads}
@@ -18,6 +21,7 @@ fail() { echo "FAILED: $*" >&2; exit 1; }
 skip() { echo "SKIP: $*" >&2; exit 77; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/lib.sh"
 command -v perf >/dev/null || fail "perf is not installed"
 cli=$(realpath "$cli")
 wl=$(realpath "$wl")
@@ -105,11 +109,31 @@ compare "$tmp/fp.data" "perfring record -g" -F $srcline
 grep -A1 ' __libc_start_call_main+' "$tmp/ours.txt" | grep -q '^  libc-start.c:[0-9]*$' ||
 	fail "-g -F srcline: __libc_start_call_main's line is not libc-start.c's"
 
-# 4. The ASan build on the dwarf file (libdw's DIEs walked under ASan).
+# 4. perf report on the dwarf files: inlined functions in the graphs and
+# as entries (Children), in perf's order (ties between inlined and other
+# branches follow perf's tree of match_chain() comparisons).
+for f in perf.data ours.data cxx.data; do
+	report_like_perf "$tmp/$f"
+	grep -q '\[\.\] [^ ].* (inlined)$' "$tmp/ours.txt" || fail "report $f: no inlined entry"
+	grep -q -- '--[0-9.]*%--.* (inlined)$\|^ *|* *[a-zA-Z_:].* (inlined)$' "$tmp/ours.txt" ||
+		fail "report $f: no inlined frame in the call graphs"
+	report_like_perf "$tmp/$f" --no-children
+	report_like_perf "$tmp/$f" -g caller
+	report_like_perf "$tmp/$f" --no-inline
+	grep -q '(inlined)' "$tmp/ours.txt" && fail "report $f --no-inline: inlined frames shown"
+done
+# the frame-pointer file: perf 6.1 shows no inlined frames there
+report_like_perf "$tmp/fp.data"
+grep -q '(inlined)' "$tmp/ours.txt" && fail "report -g file: inlined frames shown"
+
+# 5. The ASan build on the dwarf file (libdw's DIEs walked under ASan).
 if [ -n "${PERFRING_ASAN_CLI:-}" ]; then
 	"$PERFRING_ASAN_CLI" script -i "$tmp/ours.data" >"$tmp/asan.txt" 2>"$tmp/asan.err" ||
 		fail "ASan perfring script: $(head -20 "$tmp/asan.err")"
 	"$cli" script -i "$tmp/ours.data" | cmp -s - "$tmp/asan.txt" || fail "ASan build prints otherwise"
+	"$PERFRING_ASAN_CLI" report -i "$tmp/ours.data" >"$tmp/asan.txt" 2>"$tmp/asan.err" ||
+		fail "ASan perfring report: $(head -20 "$tmp/asan.err")"
+	"$cli" report -i "$tmp/ours.data" | cmp -s - "$tmp/asan.txt" || fail "ASan report prints otherwise"
 	echo "asan: same output"
 fi
 echo "inline: ok"

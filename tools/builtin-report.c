@@ -51,6 +51,8 @@ int cmd_report(int argc, char **argv)
 		OPT_NO_GROUP,
 		OPT_HEADER,
 		OPT_HEADER_ONLY,
+		OPT_INLINE,
+		OPT_NO_INLINE,
 	};
 	static const struct option opts[] = {
 		{ "input", required_argument, NULL, 'i' },
@@ -72,6 +74,8 @@ int cmd_report(int argc, char **argv)
 		{ "header-only", no_argument, NULL, OPT_HEADER_ONLY },
 		{ "show-info", no_argument, NULL, 'I' },
 		{ "threads", no_argument, NULL, 'T' },
+		{ "inline", no_argument, NULL, OPT_INLINE },
+		{ "no-inline", no_argument, NULL, OPT_NO_INLINE },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -135,6 +139,10 @@ int cmd_report(int argc, char **argv)
 		case OPT_SYMFS:
 			ro.symfs = optarg;
 			break;
+		case OPT_INLINE:
+		case OPT_NO_INLINE:
+			ro.no_inline = c == OPT_NO_INLINE;
+			break;
 		case OPT_PLIMIT:
 			ro.percent_limit = strtod(optarg, &end);
 			if (*end || ro.percent_limit < 0)
@@ -146,7 +154,8 @@ int cmd_report(int argc, char **argv)
 			printf("usage: %s report [-i FILE|-] [--sort comm,pid,dso,sym,cpu,trace,srcline,srcfile] [--children|--no-children]\n"
 			       "                [-g none] [-n] [--percent-limit PCT] [--stdio] [--group|--no-group]\n"
 			       "                [--comm COMMS] [-d|--dsos DSOS] [-S|--symbols SYMS] [--symfs DIR]\n"
-			       "                [--header | --header-only] [-I|--show-info] [-T|--threads]\n",
+			       "                [--header | --header-only] [-I|--show-info] [-T|--threads]\n"
+			       "                [--no-inline]\n",
 			       prog);
 			return 0;
 		default:

@@ -553,6 +553,9 @@ struct perfring_report_opts {
 	/* -T: after the table, perf's per-thread counters: PERF_RECORD_READ
 	 * values (record -s) summed per thread and event. */
 	bool show_threads;
+	/* --no-inline: no inlined functions in the call graphs of DWARF
+	 * unwound samples (perf shows them by default, as script does) */
+	bool no_inline;
 };
 
 /*

@@ -27,6 +27,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
@@ -39,6 +40,7 @@
 #include "filter.h"
 #include "intern.h"
 #include "header_print.h"
+#include "inline.h"
 #include "outbuf.h"
 #include "report.h"
 #include "sample_read.h"
@@ -70,6 +72,14 @@ struct cent {
 	struct dso *dso; /* NULL: no map */
 	uint64_t ip; /* raw address */
 	char level; /* 'k' or '.' */
+	bool inl; /* @sym is an inlined function's (inline_sym()) */
+};
+
+/* perf's trees (rb_insert_color()): see rb_insert() */
+struct rbn {
+	struct rbn *left, *right, *parent;
+	bool red;
+	struct hentry *e;
 };
 
 struct cnode {
@@ -77,6 +87,10 @@ struct cnode {
 	struct cent *val;
 	uint32_t nval;
 	uint64_t hit, children_hit;
+	/* perf's rb_root_in: the children in a tree searched with
+	 * match_chain() (cent_cmp()), whose order breaks ties of weight */
+	struct rbn rb; /* this node in its parent's */
+	struct rbn *kids;
 };
 
 struct hentry {
@@ -91,6 +105,7 @@ struct hentry {
 	const struct symbol *sym;
 	uint64_t ip;
 	char level;
+	bool inl; /* @sym is an inlined function's (inline_sym()) */
 	char *trace; /* "Trace output" */
 	uint32_t trace_len;
 	/* --sort srcline, srcfile: ids of their texts in report.src_text */
@@ -153,6 +168,13 @@ struct report {
 	struct itab src_text;
 	struct itab src_addr;
 	struct u64v src_ids;
+	/* DWARF-unwound frames: the inlined functions at each (perf's
+	 * append_inlines()), one symbol per (function it is inlined in,
+	 * name): isyms[id - 1] for id in isym_ids */
+	struct inlines *inl;
+	struct itab isym_ids;
+	struct symbol **isyms;
+	uint32_t nr_isyms;
 };
 
 /* ---- keys -------------------------------------------------------------- */
@@ -355,8 +377,22 @@ static struct hentry *find_entry(const struct report *r, const struct hists *h,
 
 /* ---- callchain trees (callchain.c) --------------------------------------- */
 
+static void rb_link_fix(struct rbn **root, struct rbn *n, struct rbn *parent,
+			struct rbn **link);
+static int cent_cmp(const struct cent *a, const struct cent *b);
+static uint32_t dso_order(const struct report *r, struct dso *d);
+
+static struct cnode *cnode_of(struct rbn *n)
+{
+	return (struct cnode *)((char *)n - offsetof(struct cnode, rb));
+}
+
 static bool cent_eq(const struct cent *a, const struct cent *b)
 {
+	/* perf's match_chain(): inlined frames match by name (an inlined
+	 * function has its caller's start), others by object and start */
+	if (a->sym && b->sym && (a->inl || b->inl))
+		return !strcmp(a->sym->name, b->sym->name);
 	if (a->sym && b->sym)
 		return a->sym->start == b->sym->start && a->dso == b->dso;
 	return a->ip == b->ip && a->dso == b->dso && !a->sym && !b->sym;
@@ -416,14 +452,25 @@ static int append_chain(struct cnode *node, const struct cent *cur, uint32_t n,
 		rest->parent = node;
 		rest->hit = node->hit;
 		rest->children_hit = node->children_hit;
+		/* perf's split_add_child(): the rest takes the children's
+		 * tree and is the only node of the node's */
+		rest->kids = node->kids;
+		node->kids = NULL;
+		rb_link_fix(&node->kids, &rest->rb, NULL, &node->kids);
 		node->nval = m;
 		node->child = rest;
 		node->children_hit = rest->hit + rest->children_hit;
 		node->hit = 0;
 		if (m < n) {
-			if (!cnode_new(node, cur + m, n - m))
+			struct cnode *c = cnode_new(node, cur + m, n - m);
+
+			if (!c)
 				return -ENOMEM;
-			node->child->hit = period;
+			rb_link_fix(&node->kids, &c->rb, &rest->rb,
+				    cent_cmp(&rest->val[0], &cur[m]) < 0 ?
+					    &rest->rb.left :
+					    &rest->rb.right);
+			c->hit = period;
 			node->children_hit += period;
 		} else {
 			node->hit = period;
@@ -437,23 +484,32 @@ static int append_chain(struct cnode *node, const struct cent *cur, uint32_t n,
 	return append_children(node, cur + m, n - m, period);
 }
 
+/* perf's append_chain_children(): down the children's tree, left where
+ * the child's first entry is below the new chain's (match_chain()'s
+ * MATCH_LT), right otherwise. */
 static int append_children(struct cnode *root, const struct cent *cur,
 			   uint32_t n, uint64_t period)
 {
+	struct rbn **link = &root->kids, *parent = NULL;
 	struct cnode *c;
 	int ret;
 
-	for (c = root->child; c; c = c->sibling) {
+	while (*link) {
+		parent = *link;
+		c = cnode_of(parent);
 		ret = append_chain(c, cur, n, period);
 		if (ret <= 0) {
 			if (!ret)
 				root->children_hit += period;
 			return ret;
 		}
+		link = cent_cmp(&c->val[0], &cur[0]) < 0 ? &parent->left :
+							   &parent->right;
 	}
 	c = cnode_new(root, cur, n);
 	if (!c)
 		return -ENOMEM;
+	rb_link_fix(&root->kids, &c->rb, parent, link);
 	c->hit = period;
 	root->children_hit += period;
 	return 0;
@@ -470,9 +526,91 @@ static void cnode_free_children(struct cnode *root)
 		free(c);
 	}
 	root->child = NULL;
+	root->kids = NULL;
 }
 
 /* ---- samples ------------------------------------------------------------- */
+
+/*
+ * perf's inline symbol for @name inlined in @parent: the caller's range,
+ * the function's name, printed with " (inlined)"; one per (parent, name),
+ * so that entries and chain nodes of one inlined function meet.  NULL: no
+ * memory.
+ */
+static const struct symbol *
+inline_sym(struct report *r, const struct symbol *parent, const char *name)
+{
+	size_t nl = strlen(name), len = sizeof(parent) + nl + 1;
+	char key[sizeof(parent) + 512];
+	struct symbol *sym;
+	bool added;
+	uint32_t id;
+	size_t kl;
+
+	if (len > sizeof(key))
+		return NULL;
+	memcpy(key, &parent, sizeof(parent));
+	memcpy(key + sizeof(parent), name, nl + 1);
+	if (itab_intern(&r->isym_ids, key, len, &id, &added))
+		return NULL;
+	if (!added)
+		return r->isyms[id - 1];
+	if (id > r->nr_isyms) {
+		uint32_t cap = r->nr_isyms ? 2 * r->nr_isyms : 64;
+		struct symbol **v;
+
+		while (cap < id)
+			cap *= 2;
+		v = realloc(r->isyms, cap * sizeof(*v));
+		if (!v)
+			return NULL;
+		memset(v + r->nr_isyms, 0, (cap - r->nr_isyms) * sizeof(*v));
+		r->isyms = v;
+		r->nr_isyms = cap;
+	}
+	sym = calloc(1, sizeof(*sym));
+	if (!sym)
+		return NULL;
+	sym->start = parent->start;
+	sym->end = parent->end;
+	/* the name, as the table keeps it */
+	sym->name = itab_key(&r->isym_ids, id, &kl) + sizeof(parent);
+	r->isyms[id - 1] = sym;
+	return sym;
+}
+
+/* An unwound frame's inlined functions (perf's unwind_entry() ->
+ * append_inlines()), innermost first, into the cursor at @n; returns the
+ * new length, @n if there are none (the frame goes in plain). */
+static uint32_t append_inlined(struct report *r, const struct addr_loc *al,
+			       uint64_t ip, uint32_t n)
+{
+	const char *names[INLINE_MAX_NEST], *srcs[INLINE_MAX_NEST];
+	unsigned k;
+
+	if (r->o.no_inline || !al->map || !al->dso || !al->sym || al->kernel)
+		return n;
+	if (!r->src && !(r->src = srclines_new()))
+		return n;
+	if (!r->inl && !(r->inl = inlines_new(r->src)))
+		return n;
+	k = inlines_at(r->inl, al->dso, dso_addr(al->dso, al->addr), al->sym,
+		       names, srcs, INLINE_MAX_NEST);
+	for (unsigned i = 0; i < k && n < MAX_CURSOR; i++, n++) {
+		const struct symbol *sym =
+			names[i] ? inline_sym(r, al->sym, names[i]) : al->sym;
+
+		if (!sym)
+			sym = al->sym; /* no memory: the plain frame */
+		r->cursor[n].sym = sym;
+		r->cursor[n].inl = sym != al->sym;
+		r->cursor[n].dso = al->dso;
+		r->cursor[n].ip = ip;
+		r->cursor[n].level = '.';
+		dso_order(r, al->dso);
+	}
+	return n;
+}
 
 /* The sample's callchain, resolved, in callee order; returns its length. */
 static uint32_t resolve_chain(struct report *r, struct thread *t,
@@ -496,6 +634,8 @@ static uint32_t resolve_chain(struct report *r, struct thread *t,
 		r->cursor[n].dso = al.map ? al.dso : NULL;
 		r->cursor[n].ip = ip;
 		r->cursor[n].level = al.map && al.kernel ? 'k' : '.';
+		r->cursor[n].inl = false;
+		dso_order(r, r->cursor[n].dso);
 		n++;
 	}
 	/* --call-graph dwarf: the user part, unwound */
@@ -503,15 +643,24 @@ static uint32_t resolve_chain(struct report *r, struct thread *t,
 		uint64_t user[UNWIND_MAX_FRAMES];
 		unsigned nr = unwind_user_stack(&r->m, t, s, user, MAX_STACK);
 
-		for (unsigned i = 0; i < nr; i++, n++) {
+		for (unsigned i = 0; i < nr && n < MAX_CURSOR; i++) {
 			struct addr_loc al;
+			uint32_t m;
 
 			machine_resolve(&r->m, t, PERF_RECORD_MISC_USER,
 					user[i], true, &al);
+			m = append_inlined(r, &al, user[i], n);
+			if (m > n) {
+				n = m;
+				continue;
+			}
 			r->cursor[n].sym = al.sym;
 			r->cursor[n].dso = al.map ? al.dso : NULL;
 			r->cursor[n].ip = user[i];
 			r->cursor[n].level = '.';
+			r->cursor[n].inl = false;
+			dso_order(r, r->cursor[n].dso);
+			n++;
 		}
 	}
 	return n;
@@ -697,6 +846,7 @@ static int add_sample(struct report *r, const struct prd_sample *s,
 
 		key.dso = c->dso;
 		key.sym = c->sym;
+		key.inl = c->inl;
 		key.ip = c->ip;
 		key.level = c->level;
 		/* perf's cumulative entries keep the chain's raw address
@@ -814,16 +964,19 @@ static bool buildid_names(const struct dso *dso, const char *name, size_t n)
 /* perf report creates the DSOs of the file's build-id table first (in
  * its order), the others as the records name them: that is the order of
  * its struct dso addresses, which break ties between call-graph
- * branches. */
-static void set_dso_order(struct report *r)
+ * branches, and place the branches in its trees as they come (cent_cmp()).
+ * Set once per DSO, when a chain first names it: 1 + its place in the
+ * table, or, for one the table does not name, after every table entry in
+ * creation order. */
+static uint32_t dso_order(const struct report *r, struct dso *d)
 {
-	struct dso *d;
 	size_t len = 0, off = 0;
-	const uint8_t *p = prd_feature(r->f, PRD_FEAT_BUILD_ID, &len);
-	uint32_t next = 0;
+	const uint8_t *p;
+	uint32_t i = 0;
 
-	for (d = r->m.dsos.all; d; d = d->all_next)
-		d->order = UINT32_MAX;
+	if (!d || d->order)
+		return d ? d->order : 0;
+	p = prd_feature(r->f, PRD_FEAT_BUILD_ID, &len);
 	while (p && off + 36 <= len) {
 		uint16_t rsz;
 		const char *name = (const char *)p + off + 36;
@@ -831,17 +984,13 @@ static void set_dso_order(struct report *r)
 		memcpy(&rsz, p + off + 6, 2);
 		if (rsz < 36 || rsz > len - off)
 			break;
-		for (d = r->m.dsos.all; d; d = d->all_next)
-			if (d->order == UINT32_MAX &&
-			    buildid_names(d, name, strnlen(name, rsz - 36))) {
-				d->order = next++;
-				break;
-			}
+		if (buildid_names(d, name, strnlen(name, rsz - 36)))
+			return d->order = 1 + i;
 		off += rsz;
+		i++;
 	}
-	for (d = r->m.dsos.all; d; d = d->all_next)
-		if (d->order == UINT32_MAX)
-			d->order = next + d->serial;
+	/* past any table: at most one entry per 36 bytes */
+	return d->order = 1 + (uint32_t)(len / 36) + 1 + d->serial;
 }
 
 static int on_event(struct prd_file *f, const struct prd_event *ev, void *ctx)
@@ -1076,9 +1225,19 @@ static int64_t collapse_cmp(const struct report *r, const struct hentry *a,
 			c = -dso_cmp(a->dso, b->dso);
 			if (c)
 				break;
-			if (!a->sym || !b->sym)
+			if (!a->sym || !b->sym) {
 				c = a->sym ? 1 : -1;
-			else if (a->sym->start != b->sym->start)
+				break;
+			}
+			/* perf's _sort__sym_cmp(): an inlined function by
+			 * name, then one if the ranges overlap */
+			if (a->sym != b->sym && (a->inl || b->inl)) {
+				c = strcmp(a->sym->name, b->sym->name);
+				if (c || (a->sym->start <= b->sym->end &&
+					  a->sym->end >= b->sym->start))
+					break;
+			}
+			if (a->sym->start != b->sym->start)
 				c = (int64_t)(b->sym->start - a->sym->start);
 			else
 				c = (int64_t)(b->sym->end - a->sym->end);
@@ -1093,11 +1252,6 @@ static int64_t collapse_cmp(const struct report *r, const struct hentry *a,
  * hist_entry__sort() finds greater goes left, an equal one right; its
  * comparison is not transitive (Children ties look at the depth only
  * within one thread), so the order is the tree's, not a sort's. */
-struct rbn {
-	struct rbn *left, *right, *parent;
-	bool red;
-	struct hentry *e;
-};
 
 static void rb_rotate(struct rbn **root, struct rbn *x, bool to_left)
 {
@@ -1142,16 +1296,12 @@ static bool left_of_out(const struct report *r, const struct hentry *e,
 	return entry_cmp(&e, &node, (void *)r) < 0;
 }
 
-static void rb_insert(struct rbn **root, struct rbn *n, const struct report *r,
-		      left_of_fn *left_of)
+/* rb_link_node() at @link under @parent, then rb_insert_color() */
+static void rb_link_fix(struct rbn **root, struct rbn *n, struct rbn *parent,
+			struct rbn **link)
 {
-	struct rbn **link = root, *parent = NULL, *p, *g, *u;
+	struct rbn *p, *g, *u;
 
-	while (*link) {
-		parent = *link;
-		link = left_of(r, n->e, parent->e) ? &parent->left :
-						     &parent->right;
-	}
 	n->parent = parent;
 	n->left = n->right = NULL;
 	n->red = true;
@@ -1176,6 +1326,19 @@ static void rb_insert(struct rbn **root, struct rbn *n, const struct report *r,
 		rb_rotate(root, g, !left);
 	}
 	(*root)->red = false;
+}
+
+static void rb_insert(struct rbn **root, struct rbn *n, const struct report *r,
+		      left_of_fn *left_of)
+{
+	struct rbn **link = root, *parent = NULL;
+
+	while (*link) {
+		parent = *link;
+		link = left_of(r, n->e, parent->e) ? &parent->left :
+						     &parent->right;
+	}
+	rb_link_fix(root, n, parent, link);
 }
 
 /* @v's @k entries inserted in their order into a tree, then read back in
@@ -1273,8 +1436,8 @@ static size_t key_text(const struct report *r, const struct hentry *e,
 		break;
 	default:
 		if (e->sym)
-			n = snprintf(buf, len, "[%c] %s", e->level,
-				     e->sym->name);
+			n = snprintf(buf, len, "[%c] %s%s", e->level,
+				     e->sym->name, e->inl ? " (inlined)" : "");
 		else
 			n = snprintf(buf, len, "[%c] %-#.*llx", e->level, 16,
 				     (unsigned long long)e->ip);
@@ -1310,6 +1473,8 @@ static void cent_name(struct outbuf *ob, const struct cent *c)
 
 	if (c->sym) {
 		ob_puts(ob, c->sym->name);
+		if (c->inl)
+			ob_write(ob, " (inlined)", 10);
 	} else {
 		int n = snprintf(buf, sizeof(buf), "%#llx",
 				 (unsigned long long)c->ip);
@@ -1323,15 +1488,25 @@ static uint64_t cumul(const struct cnode *c)
 	return c->hit + c->children_hit;
 }
 
-/* perf's match_chain(): a node's first entry against another's, by DSO
- * (perf's struct dso addresses, their creation order here), then by
- * symbol start or, for an entry without a symbol, its address. */
+/* perf's match_chain(): a node's first entry against another's: an
+ * inlined function's by name; the others by DSO (perf's struct dso
+ * addresses, their creation order here: dso_order()), then by symbol
+ * start or, for an entry without a symbol, its address.  Not transitive
+ * when both kinds meet: append_children() walks a tree with it as perf
+ * does, and that tree's order breaks ties. */
 static int cent_cmp(const struct cent *a, const struct cent *b)
 {
 	int64_t da = a->dso ? (int64_t)a->dso->order : -1;
 	int64_t db = b->dso ? (int64_t)b->dso->order : -1;
 	uint64_t xa = a->ip, xb = b->ip;
 
+	/* an inlined function by its name alone (its start is its
+	 * caller's) */
+	if (a->sym && b->sym && (a->inl || b->inl)) {
+		int c = strcmp(a->sym->name, b->sym->name);
+
+		return c < 0 ? -1 : c > 0;
+	}
 	if (da != db)
 		return da < db ? -1 : 1;
 	if (a->sym && b->sym) {
@@ -1341,25 +1516,32 @@ static int cent_cmp(const struct cent *a, const struct cent *b)
 	return xa < xb ? -1 : xa > xb;
 }
 
-static int cnode_cmp(const void *pa, const void *pb)
-{
-	const struct cnode *a = *(const struct cnode *const *)pa;
-	const struct cnode *b = *(const struct cnode *const *)pb;
+/* A child and its place in its parent's tree (in order). */
+struct ranked {
+	struct cnode *c;
+	uint32_t pos;
+};
 
-	if (cumul(a) != cumul(b))
-		return cumul(a) > cumul(b) ? -1 : 1;
-	/* Ties: perf keeps a node's children in a tree searched by
-	 * match_chain() (the greater first) and inserts them in that order
-	 * into the output tree, where an equal weight goes after. */
-	return -cent_cmp(&a->val[0], &b->val[0]);
+static int ranked_cmp(const void *pa, const void *pb)
+{
+	const struct ranked *a = pa, *b = pb;
+
+	if (cumul(a->c) != cumul(b->c))
+		return cumul(a->c) > cumul(b->c) ? -1 : 1;
+	/* Ties: perf inserts the children in their tree's order (that of
+	 * match_chain(), the greater first) into the output tree, where an
+	 * equal weight goes after. */
+	return a->pos < b->pos ? -1 : a->pos > b->pos;
 }
 
 /* Children at or above @min, sorted as perf's rb_insert_callchain(). */
 static uint32_t sorted_children(const struct cnode *n, uint64_t min,
 				struct cnode ***out)
 {
-	uint32_t k = 0, i = 0;
+	uint32_t k = 0, i = 0, pos = 0;
+	struct ranked *rk;
 	struct cnode **v;
+	struct rbn *t;
 
 	for (struct cnode *c = n->child; c; c = c->sibling)
 		if (cumul(c) >= min)
@@ -1368,12 +1550,35 @@ static uint32_t sorted_children(const struct cnode *n, uint64_t min,
 	if (!k)
 		return 0;
 	v = malloc(k * sizeof(*v));
-	if (!v)
+	rk = malloc(k * sizeof(*rk));
+	if (!v || !rk) {
+		free(v);
+		free(rk);
 		return 0;
-	for (struct cnode *c = n->child; c; c = c->sibling)
-		if (cumul(c) >= min)
-			v[i++] = c;
-	qsort(v, k, sizeof(*v), cnode_cmp);
+	}
+	/* the children's tree in order */
+	for (t = n->kids; t && t->left;)
+		t = t->left;
+	while (t) {
+		struct cnode *c = cnode_of(t);
+
+		if (cumul(c) >= min && i < k)
+			rk[i++] = (struct ranked){ c, pos };
+		pos++;
+		if (t->right) {
+			for (t = t->right; t->left;)
+				t = t->left;
+		} else {
+			while (t->parent && t->parent->right == t)
+				t = t->parent;
+			t = t->parent;
+		}
+	}
+	k = i;
+	qsort(rk, k, sizeof(*rk), ranked_cmp);
+	for (i = 0; i < k; i++)
+		v[i] = rk[i].c;
+	free(rk);
 	*out = v;
 	return k;
 }
@@ -1564,6 +1769,10 @@ static void print_hists(struct report *r, struct hists **mem, uint32_t n,
 			    (r->keys[i] == K_SRCFILE &&
 			     !(v[j * n]->src_sized & 2)))
 				len = 0;
+			/* perf sizes Symbol by the name alone (namelen + 4):
+			 * " (inlined)" overflows */
+			if (r->keys[i] == K_SYM && v[j * n]->inl)
+				len -= 10;
 			/* perf's CPU column stays 3 wide ("-001" overflows) */
 			if (len > width[i] && r->keys[i] != K_CPU)
 				width[i] = len;
@@ -1904,7 +2113,6 @@ PERFRING_API int perfring_report(const struct perfring_report_opts *opts,
 	if (err && err != -EBADMSG)
 		goto out_close;
 	saved = err;
-	set_dso_order(r);
 	/* A damaged file: report what was read before the damage. */
 	/* perf's first line points at its --header options; ours have
 	 * perfring dump and stats instead (the header block ends as those
@@ -1940,7 +2148,12 @@ out_machine:
 	free_hists(r);
 	sread_free(&r->rd);
 	machine_exit(&r->m);
+	inlines_free(r->inl);
 	srclines_free(r->src);
+	for (uint32_t i = 0; i < r->nr_isyms; i++)
+		free(r->isyms[i]);
+	free(r->isyms);
+	itab_free(&r->isym_ids);
 	itab_free(&r->src_text);
 	itab_free(&r->src_addr);
 	free(r->src_ids.v);

@@ -163,6 +163,9 @@ $(B)/workloads/inlchain: test/workloads/inlchain.c
 $(B)/workloads/inlcxx: test/workloads/inlcxx.cc
 	@mkdir -p $(@D)
 	$(CXX) -std=gnu++17 -Wall -Werror -O2 -g -fno-omit-frame-pointer -fno-plt -o $@ $<
+$(B)/workloads/thunks: test/workloads/thunks.cc
+	@mkdir -p $(@D)
+	$(CXX) -std=gnu++17 -Wall -Werror -O2 -g -fno-omit-frame-pointer -fno-plt -o $@ $<
 
 # bench/main.c (the case table), util.c and one file per area; the two
 # traced programs below are separate.
@@ -219,7 +222,7 @@ SHELL_TESTS := \
 	test/kill_matrix.sh \
 	test/soak.sh
 
-check: $(CHECK_BINS) all $(B)/asan/perfring $(WORKLOADS:%=$(B)/workloads/%) $(B)/workloads/inlcxx $(TEST_APPS:%=$(B)/apps/%)
+check: $(CHECK_BINS) all $(B)/asan/perfring $(WORKLOADS:%=$(B)/workloads/%) $(B)/workloads/inlcxx $(B)/workloads/thunks $(TEST_APPS:%=$(B)/apps/%)
 	@FUZZ_CORPUS_DIR=fuzz/corpus PERFRING_CLI=$(B)/perfring PERFRING_ASAN_CLI=$(B)/asan/perfring WORKLOADS=$(B)/workloads TEST_APPS=$(B)/apps \
 		./test/run-tests.sh $(CHECK_BINS) $(SHELL_TESTS)
 

@@ -13,7 +13,9 @@
 # proves nothing.  perfring report must print what perf report --stdio
 # prints on the same dwarf files: the inlined functions in the call graphs
 # and as entries of their own (Children), with --no-children, -g caller
-# and --no-inline.  Skips (77) only if the kernel refuses perf_event_open.
+# and --no-inline; C++ special names (a non-virtual thunk) keep their
+# parameters as perf prints them.  Skips (77) only if the kernel refuses
+# perf_event_open.
 set -u
 cli=${PERFRING_CLI:-build/perfring}
 wl=${WORKLOADS:-build/workloads}
@@ -27,6 +29,7 @@ cli=$(realpath "$cli")
 wl=$(realpath "$wl")
 [ -x "$wl/inlchain" ] || fail "$wl/inlchain is missing (make build/workloads/inlchain)"
 [ -x "$wl/inlcxx" ] || fail "$wl/inlcxx is missing (make build/workloads/inlcxx)"
+[ -x "$wl/thunks" ] || fail "$wl/thunks is missing (make build/workloads/thunks)"
 
 if ! perf record -q -e dummy -o "$tmp/probe.data" -- true 2>"$tmp/probe.err"; then
 	skip "kernel refuses perf_event_open: $(cat "$tmp/probe.err")"
@@ -126,7 +129,19 @@ done
 report_like_perf "$tmp/fp.data"
 grep -q '(inlined)' "$tmp/ours.txt" && fail "report -g file: inlined frames shown"
 
-# 5. The ASan build on the dwarf file (libdw's DIEs walked under ASan).
+# 5. C++ special names keep their parameter lists, as libiberty prints
+# them inside a special name ("non-virtual thunk to Pair::second(unsigned
+# long) const"); the top-level names lose theirs.
+perf record -q -g -e cpu-clock -F 2000 -o "$tmp/thunks.data" -- "$wl/thunks" 0.3 2>/dev/null ||
+	fail "perf record thunks"
+compare "$tmp/thunks.data" "perf record thunks"
+grep -q 'non-virtual thunk to Pair::second(unsigned long) const+0x' "$tmp/perf.txt" ||
+	fail "thunks: perf shows no sample in the thunk: the test proves nothing"
+report_like_perf "$tmp/thunks.data" --no-children --sort sym
+grep -q 'non-virtual thunk to Pair::second(unsigned long) const$' "$tmp/ours.txt" ||
+	fail "thunks: report shows no thunk entry"
+
+# 6. The ASan build on the dwarf file (libdw's DIEs walked under ASan).
 if [ -n "${PERFRING_ASAN_CLI:-}" ]; then
 	"$PERFRING_ASAN_CLI" script -i "$tmp/ours.data" >"$tmp/asan.txt" 2>"$tmp/asan.err" ||
 		fail "ASan perfring script: $(head -20 "$tmp/asan.err")"

@@ -93,13 +93,17 @@ static bool has_word_prefix(const char *s, const char *p)
 	return !strncmp(s, p, strlen(p));
 }
 
-/* "void run<int>(int)" -> "run<int>", "ns::K::m(int) const" -> "ns::K::m". */
+/* "void run<int>(int)" -> "run<int>", "ns::K::m(int) const" -> "ns::K::m".
+ * libiberty leaves out the parameters of the top-level name only: a
+ * special name's (a thunk's, a guard variable's...) keeps them
+ * ("virtual thunk to std::basic_ostream<...>::~basic_ostream()"). */
 static void strip_signature(char *d)
 {
 	static const char *const special[] = {
 		"vtable for ",
 		"typeinfo for ",
 		"typeinfo name for ",
+		"typeinfo fn for ",
 		"VTT for ",
 		"construction vtable for ",
 		"guard variable for ",
@@ -107,11 +111,21 @@ static void strip_signature(char *d)
 		"TLS wrapper function for ",
 		"reference temporary ",
 		"transaction clone for ",
+		"non-transaction clone for ",
+		"virtual thunk to ",
+		"non-virtual thunk to ",
+		"covariant return thunk to ",
+		"hidden alias for ",
+		"java Class for ",
+		"template parameter object for ",
 	};
-	size_t n = strlen(d);
+	size_t n;
 	char *close = strrchr(d, ')');
 	int depth = 0;
 
+	for (size_t i = 0; i < sizeof(special) / sizeof(special[0]); i++)
+		if (has_word_prefix(d, special[i]))
+			return;
 	if (close) {
 		/* Only qualifiers may follow the parameter list. */
 		for (const char *q = close + 1; *q; q++)
@@ -130,9 +144,6 @@ static void strip_signature(char *d)
 		}
 	}
 	n = strlen(d);
-	for (size_t i = 0; i < sizeof(special) / sizeof(special[0]); i++)
-		if (has_word_prefix(d, special[i]))
-			return;
 	/* A template function's name comes after its return type: the
 	 * last space outside <>, () and [] (before an operator's name,
 	 * which may hold spaces and brackets of its own). */

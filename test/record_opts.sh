@@ -259,6 +259,37 @@ for f in bidbg.perf bidbg.ours; do
 done
 echo "build-id debug file under --symfs: perfring report = perf report"
 
+# 10c. An object rebuilt after it was recorded: perf reads the recorded
+# build's symbols from its build-id cache (which perf record fills; a
+# private one here: perf --buildid-dir, PERF_BUILDID_DIR for perfring as
+# perf passes it to the commands it runs) and shows bare addresses without
+# one; perfring the same, byte for byte.
+mkdir -p "$tmp/rb"
+rand_id() { od -An -N20 -tx1 /dev/urandom | tr -d ' \n'; }
+$cc -O1 -g -o "$tmp/rb/hot" -Wl,--build-id=0x"$(rand_id)" "$(dirname "$0")/workloads/hot.c" ||
+	fail "cannot build the workload to rebuild ($cc)"
+perf --buildid-dir "$tmp/bidcache" record -q -F 999 -o "$tmp/rb.perf" -- "$tmp/rb/hot" 0.3 2>/dev/null ||
+	fail "perf record of the workload to rebuild"
+$cc -O1 -g -o "$tmp/rb/hot" -Wl,--build-id=0x"$(rand_id)" "$(dirname "$0")/workloads/fanout.c" ||
+	fail "cannot rebuild ($cc)"
+for cache in "$tmp/bidcache" "$tmp/nocache"; do
+	perf --buildid-dir "$cache" script -i "$tmp/rb.perf" >"$tmp/rb.perf.txt" 2>/dev/null || fail "perf script (rebuilt object)"
+	PERF_BUILDID_DIR=$cache "$cli" script -i "$tmp/rb.perf" >"$tmp/rb.ours.txt" 2>"$tmp/rb.err" ||
+		fail "perfring script (rebuilt object): $(cat "$tmp/rb.err")"
+	cmp -s "$tmp/rb.perf.txt" "$tmp/rb.ours.txt" ||
+		fail "rebuilt object, cache $(basename "$cache"): perfring script differs from perf script: $(diff "$tmp/rb.perf.txt" "$tmp/rb.ours.txt" | head -5)"
+	if [ "$cache" = "$tmp/bidcache" ]; then
+		grep -q ' hot_loop+' "$tmp/rb.ours.txt" || fail "rebuilt object: hot_loop not found through the build-id cache"
+	else
+		grep -q ' hot_loop+' "$tmp/rb.ours.txt" && fail "rebuilt object without a cache: hot_loop named (from the new build?)"
+		grep -q 'not the object that was recorded' "$tmp/rb.err" || fail "rebuilt object: no warning"
+	fi
+	diff <(perf --buildid-dir "$cache" report --stdio -i "$tmp/rb.perf" 2>/dev/null | grep '%') \
+		<(PERF_BUILDID_DIR=$cache "$cli" report -i "$tmp/rb.perf" 2>/dev/null | grep '%') >"$tmp/rb.diff" ||
+		fail "rebuilt object, cache $(basename "$cache"): perfring report differs: $(head -5 "$tmp/rb.diff")"
+done
+echo "rebuilt object: the recorded build's symbols from perf's build-id cache, addresses without it, as perf"
+
 # 11. JIT symbols: /tmp/perf-PID.map.
 "$wl/jit" 0 2>/dev/null &
 jp=$!

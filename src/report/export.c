@@ -2291,6 +2291,8 @@ PERFRING_API int perfring_export(const struct perfring_export_opts *opts,
 	}
 	if (in)
 		err = prd_open(in, &e.f);
+	if (in && !err)
+		err = machine_use_build_ids(&e.m, e.f);
 	if (!err && tdat)
 		err = td_open(&e, tdat);
 	if (!err)

@@ -2095,6 +2095,9 @@ PERFRING_API int perfring_report(const struct perfring_report_opts *opts,
 	err = prd_open(r->o.input ? r->o.input : "perf.data", &r->f);
 	if (err)
 		goto out_machine;
+	err = machine_use_build_ids(&r->m, r->f);
+	if (err)
+		goto out_close;
 	r->out = out;
 	if (r->o.header_only)
 		r->o.header = true;

@@ -1231,6 +1231,8 @@ static int script_new(const struct perfring_script_opts *opts, FILE *out,
 	}
 	if (!err)
 		err = prd_open(sc->o.input ? sc->o.input : "perf.data", &sc->f);
+	if (!err)
+		err = machine_use_build_ids(&sc->m, sc->f);
 	if (!err && sc->o.reltime && sc->o.time_range) {
 		/* perf_time__parse_for_ranges_reltime(): both ends (an open
 		 * one too) from the file's first sample time */

@@ -35,6 +35,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "../common/log.h"
+#include "../format/buildid.h"
 #include "perfmap.h"
 #include "symbols.h"
 
@@ -968,14 +969,60 @@ static int load_elf(struct dso *dso, struct elf_file *run)
 	return err;
 }
 
+/*
+ * An object named in the file's build-id table: the path of a file with
+ * the recorded build-id into @path: the object if it still has it, else
+ * perf's build-id cache entry.  False if neither (perf rejects an object
+ * whose build-id differs, and shows addresses).
+ */
+static bool recorded_object(struct dso *dso, char *path)
+{
+	struct buildid disk;
+	const char *dir = getenv("PERF_BUILDID_DIR"), *home;
+	char hex[2 * BUILDID_MAX + 1], cache[PATH_MAX];
+	size_t n = dso->build_id_size;
+
+	if (!buildid_from_file(path, &disk) && disk.size >= n &&
+	    !memcmp(disk.data, dso->build_id, n))
+		return true;
+	for (size_t i = 0; i < n; i++)
+		snprintf(hex + 2 * i, 3, "%02x", dso->build_id[i]);
+	home = getenv("HOME");
+	if (dir && *dir)
+		n = (size_t)snprintf(cache, sizeof(cache), "%s", dir);
+	else if (home && *home)
+		n = (size_t)snprintf(cache, sizeof(cache), "%s/.debug", home);
+	else
+		return false;
+	if (n >= sizeof(cache) ||
+	    (size_t)snprintf(cache + n, sizeof(cache) - n,
+			     "/.build-id/%.2s/%s/elf", hex,
+			     hex + 2) >= sizeof(cache) - n ||
+	    !is_regular(cache) || buildid_from_file(cache, &disk) ||
+	    disk.size < dso->build_id_size ||
+	    memcmp(disk.data, dso->build_id, dso->build_id_size))
+		return false;
+	memcpy(path, cache, strlen(cache) + 1);
+	return true;
+}
+
 static void load_file(struct dso *dso)
 {
 	struct elf_file ef;
 	char path[PATH_MAX];
 
 	/* only under --symfs when given, as perf */
-	if (!symfs_path(dso->owner, dso->name, path) ||
-	    elf_file_open(&ef, path))
+	if (!symfs_path(dso->owner, dso->name, path))
+		return;
+	if (dso->build_id_recorded && !recorded_object(dso, path)) {
+		if (!dso->owner->warned_bid) {
+			dso->owner->warned_bid = true;
+			pr_warn("%s is not the object that was recorded (its build-id differs) and perf's build-id cache has no copy: its samples show addresses, as perf shows them (further ones are not reported)",
+				dso->name);
+		}
+		return;
+	}
+	if (elf_file_open(&ef, path))
 		return; /* gone or not ELF: no symbols, as perf */
 	if (load_elf(dso, &ef))
 		pr_warn("%s: cannot read its symbols", dso->name);
@@ -1192,6 +1239,7 @@ void dsos_exit(struct dsos *d)
 	}
 	free(d->tab);
 	free(d->modules);
+	free(d->bid_table);
 	memset(d, 0, sizeof(*d));
 }
 
@@ -1282,6 +1330,61 @@ static int dsos_grow(struct dsos *d)
 	return 0;
 }
 
+/* perf's HEADER_BUILD_ID entry: header (8), pid (4), build-id (20),
+ * its size (1; with PERF_RECORD_MISC_BUILD_ID_SIZE), 3 reserved, name. */
+#define BID_ENTRY_NAME 36
+#define BID_MISC_SIZE (1u << 15)
+
+/* @x's build-id from the file's table, if it names @x. */
+static void recorded_build_id(struct dsos *d, struct dso *x)
+{
+	size_t off = 0, len = d->bid_len;
+	const unsigned char *p = d->bid_table;
+
+	while (p && off + BID_ENTRY_NAME <= len) {
+		uint16_t misc, rsz;
+		size_t nl;
+
+		memcpy(&misc, p + off + 4, 2);
+		memcpy(&rsz, p + off + 6, 2);
+		if (rsz < BID_ENTRY_NAME || rsz > len - off)
+			return;
+		nl = strnlen((const char *)p + off + BID_ENTRY_NAME,
+			     rsz - BID_ENTRY_NAME);
+		if (nl == strlen(x->name) &&
+		    !memcmp(p + off + BID_ENTRY_NAME, x->name, nl)) {
+			size_t n = misc & BID_MISC_SIZE ? p[off + 32] : 20;
+
+			if (n && n <= 20) {
+				dso_set_build_id(x, p + off + 12, n);
+				x->build_id_recorded = true;
+			}
+			return;
+		}
+		off += rsz;
+	}
+}
+
+int dsos_set_build_ids(struct dsos *d, const void *table, size_t len)
+{
+	unsigned char *c = NULL;
+
+	if (len) {
+		c = malloc(len);
+		if (!c)
+			return -ENOMEM;
+		memcpy(c, table, len);
+	}
+	free(d->bid_table);
+	d->bid_table = c;
+	d->bid_len = len;
+	/* objects named before the table came */
+	for (struct dso *x = d->all; x; x = x->all_next)
+		if (x->kind == DSO_FILE && !x->build_id_size)
+			recorded_build_id(d, x);
+	return 0;
+}
+
 struct dso *dsos_findnew(struct dsos *d, const char *name, size_t len)
 {
 	uint32_t h = name_hash(name, len);
@@ -1323,6 +1426,8 @@ struct dso *dsos_findnew(struct dsos *d, const char *name, size_t len)
 		x->kernel = true;
 		d->kernel = x;
 	}
+	if (x->kind == DSO_FILE)
+		recorded_build_id(d, x);
 	slash = strrchr(x->name, '/');
 	x->short_name = slash && x->name[0] != '[' ? slash + 1 : x->name;
 	x->next = d->tab[x->hash & d->mask];

@@ -53,6 +53,7 @@ struct dso {
 	uint64_t kmin, kmax; /* modules: address range */
 	unsigned char build_id[20];
 	uint8_t build_id_size;
+	bool build_id_recorded; /* from the file's table: symbols must match */
 	struct dsos *owner;
 	void *priv; /* for the user (report) */
 	uint32_t serial; /* creation order in its dsos */
@@ -76,6 +77,11 @@ struct dsos {
 	 * owned; NULL: none) */
 	const char *symfs;
 	bool kernel_loaded;
+	/* the file's HEADER_BUILD_ID table (a copy): each object's build-id
+	 * as recorded (dsos_set_build_ids()) */
+	unsigned char *bid_table;
+	size_t bid_len;
+	bool warned_bid; /* an object's build-id differed: said once */
 	uint64_t recorded_text; /* _text as the kernel MMAP gives it */
 	int64_t kernel_delta; /* recorded _text - today's _text */
 };
@@ -101,6 +107,17 @@ const struct symbol *dso_find_symbol(struct dso *dso, uint64_t addr);
 void dso_set_perfmap(struct dso *dso, int32_t pid);
 /* Sets the build-id a perf.data BUILD_ID feature gives for the dso. */
 void dso_set_build_id(struct dso *dso, const void *id, size_t len);
+
+/*
+ * The file's HEADER_BUILD_ID table (@len bytes, copied; hostile input,
+ * walked with bounds): an object it names gets its recorded build-id, and
+ * its symbols come, as perf's, from a file with that build-id: the object
+ * itself if it still has it, else perf's build-id cache
+ * ($PERF_BUILDID_DIR or ~/.debug: .build-id/xx/rest/elf, which perf record
+ * fills); none if neither has it (perf shows the addresses then).
+ * 0 or -ENOMEM.
+ */
+int dsos_set_build_ids(struct dsos *d, const void *table, size_t len);
 
 /* @name demangled as perf shows C++ names ("ns::K::run", no parameters),
  * malloc'd; NULL: not a C++ name, or no demangler. */

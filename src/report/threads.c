@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "../common/log.h"
+#include "../format/perf_reader.h"
 #include "threads.h"
 #include "unwind.h"
 
@@ -176,6 +177,14 @@ static int maps_clone_into(struct maps *dst, const struct maps *src)
 }
 
 /* ---- threads --------------------------------------------------------- */
+
+int machine_use_build_ids(struct machine *m, struct prd_file *f)
+{
+	size_t len = 0;
+	const void *t = prd_feature(f, PRD_FEAT_BUILD_ID, &len);
+
+	return t && len ? dsos_set_build_ids(&m->dsos, t, len) : 0;
+}
 
 int machine_init(struct machine *m)
 {

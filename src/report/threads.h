@@ -71,6 +71,10 @@ struct machine {
 };
 
 int machine_init(struct machine *m);
+struct prd_file;
+/* The objects' build-ids as @f recorded them (its HEADER_BUILD_ID table,
+ * dsos_set_build_ids()).  0 or -ENOMEM. */
+int machine_use_build_ids(struct machine *m, struct prd_file *f);
 void machine_exit(struct machine *m);
 /* Whether the file was recorded on this machine (kallsyms and the vDSO
  * apply); decided once, before the first kernel lookup. */

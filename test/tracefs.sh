@@ -7,7 +7,8 @@
 # one left by a recorder killed with SIGKILL (or named with a reused pid)
 # is removed by the next recorder, which says so, while a live recorder's
 # stays.  (A full disk: test/outputs.sh.)  perfring script/stats/dump read the same
-# files.  Skips (77) only without tracefs or the mmap interface.
+# files.  perfring record --switch-output rotates the trace.dat of
+# --tracefs-event with its perf.data.  Skips (77) only without tracefs or the mmap interface.
 set -u
 . "$(dirname "$0")/lib.sh"
 cli=${PERFRING_CLI:-build/perfring}
@@ -300,6 +301,54 @@ wait $wpid
 read -r ok bad <"$tmp/by.count"
 [ "$bad" = 0 ] || fail "bystander: $bad of $((ok + bad)) trace_marker writes refused while recorders started and stopped"
 echo "bystander: $ok trace_marker writes while 6 recorders started and stopped, none refused"
+
+# 7. perfring record --switch-output with --tracefs-event: the trace.dat
+# rotates with its perf.data (<name>.trace.dat beside each).  Markers are
+# written in three phases, a SIGUSR2 after each of the first two: phase
+# k's markers, all of them and only them, in order, are in file k (the
+# switch drains every CPU's pages, the partly filled one too, first), as
+# trace-cmd report and perfring script (which merges the pair) show.
+phase_py='
+import os, sys, time
+d = sys.argv[1]
+fd = os.open("/sys/kernel/tracing/trace_marker", os.O_WRONLY)
+for p in range(3):
+    for i in range(200):
+        os.write(fd, b"perfring-phase-%d-%d" % (p, i))
+    open(d + "/wrote-%d" % p, "w").close()
+    if p < 2:
+        while not os.path.exists(d + "/go-%d" % p):
+            time.sleep(0.01)
+'
+switched_files() { [ "$(ls "$tmp/sw"/perf.data.*.trace.dat 2>/dev/null | wc -l)" -ge "$1" ]; }
+mkdir "$tmp/sw"
+"$cli" record -q -a --switch-output -e cpu-clock --tracefs-event ftrace:print -o "$tmp/sw/perf.data" \
+	-- python3 -c "$phase_py" "$tmp/sw" 2>"$tmp/sw.err" &
+rp=$!
+wait_until 60 catches $rp USR2 || fail "switch: the recorder never handled SIGUSR2: $(cat "$tmp/sw.err")"
+for p in 0 1; do
+	wait_until 120 test -e "$tmp/sw/wrote-$p" || fail "switch: phase $p never written"
+	kill -USR2 $rp
+	wait_until 120 switched_files $((p + 1)) || fail "switch: no trace.dat after SIGUSR2 $((p + 1)): $(ls "$tmp/sw")"
+	touch "$tmp/sw/go-$p"
+done
+wait $rp || fail "switch: record exited $?: $(cat "$tmp/sw.err")"
+no_instance $rp switch
+[ -e "$tmp/sw/perf.data" ] || [ -e "$tmp/sw/perf.data.trace.dat" ] && fail "switch: an unrenamed file is left: $(ls "$tmp/sw")"
+mapfile -t files < <(ls "$tmp/sw"/perf.data.* | grep -v '\.trace\.dat$' | sort)
+[ "${#files[@]}" = 3 ] || fail "switch: two SIGUSR2 and the end make 3 files, not: ${files[*]}"
+k=0
+for f in "${files[@]}"; do
+	[ -s "$f.trace.dat" ] || fail "switch: $f has no trace.dat beside it"
+	trace-cmd report -i "$f.trace.dat" 2>/dev/null | grep -o 'perfring-phase-[0-9]*-[0-9]*$' >"$tmp/sw.tc" ||
+		fail "switch: trace-cmd report shows no marker in $f.trace.dat"
+	seq 0 199 | sed "s/^/perfring-phase-$k-/" | cmp -s - "$tmp/sw.tc" ||
+		fail "switch: $f.trace.dat does not hold exactly phase $k's markers in order: $(sort -u "$tmp/sw.tc" | sed 's/-[0-9]*$//' | uniq -c | tr '\n' ' ')"
+	"$cli" script -i "$f" 2>/dev/null | grep -o 'perfring-phase-[0-9]*-[0-9]*$' | cmp -s - "$tmp/sw.tc" ||
+		fail "switch: perfring script of $f does not merge its trace.dat's markers"
+	k=$((k + 1))
+done
+echo "switch-output: 3 perf.data files, each with its trace.dat; every marker once, in its phase's file"
 
 # 6. Errors: an unknown event, an ftrace event other than print.
 for bad in nosuch:event ftrace:function; do

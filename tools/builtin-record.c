@@ -282,15 +282,21 @@ static void tracefs_opts_from(const struct record_args *ra,
 
 /* The ftrace part of the summary: one line, the details are
  * record --tracefs's. */
+/* --switch-output: the last completed file (switched()). */
+static char last_switched[4096];
+
 static void tracefs_part_summary(const struct perfring_record_opts *ro,
 				 const struct perfring_tracefs_stats *ts)
 {
-	char def[4096];
+	char def[4096 + 16];
 	const char *out = ro->tracefs->output;
 
 	if (!out) {
+		/* beside the perf.data, switched (--switch-output) or not */
 		snprintf(def, sizeof(def), "%s.trace.dat",
-			 ro->output ? ro->output : "perf.data");
+			 last_switched[0] ? last_switched :
+			 ro->output	  ? ro->output :
+					    "perf.data");
 		out = def;
 	}
 	fprintf(stderr,
@@ -306,7 +312,6 @@ static void tracefs_part_summary(const struct perfring_record_opts *ro,
 }
 
 /* --switch-output: a completed file, named as perf names it. */
-static char last_switched[4096];
 
 static void switched(const char *path, void *ctx)
 {

@@ -1034,10 +1034,10 @@ static int extras_open(struct session *s)
 		(uint64_t)(OPTS_GET(s->o, switch_secs, 0.0) * 1000 + 0.5);
 	s->so.on = s->so.signal || s->so.bytes || s->so.every_ms;
 	s->so.started_ms = now_ms();
-	/* The trace.dat and the AUX trace would not follow the switch:
-	 * not together.  (Application events do: switch_output().) */
-	if (s->so.on && (s->pipe || s->tfs || s->aux)) {
-		pr_err("--switch-output: not with -o -, --tracefs-event or --replay-cs");
+	/* The AUX trace would not follow the switch: not together.
+	 * (Application events and the trace.dat do: switch_output().) */
+	if (s->so.on && (s->pipe || s->aux)) {
+		pr_err("--switch-output: not with -o - or --replay-cs");
 		return -EINVAL;
 	}
 	if (level) {
@@ -1197,11 +1197,26 @@ static int writer_close(struct session *s)
 	return err;
 }
 
-/* --switch-output: the completed file under its timestamped name. */
-static int switch_rename(struct session *s)
+/* The name a switched trace.dat takes beside its perf.data, renamed
+ * @done: "<done>.trace.dat", or the trace.dat's own name with the same
+ * timestamp when it was given one. */
+static void tfs_switched_name(const struct session *s, const char *done,
+			      char *out, size_t len)
+{
+	const char *suffix = done + strlen(output_path(s->o));
+
+	if (s->tfs_opts.output == s->tfs_path)
+		snprintf(out, len, "%s.trace.dat", done);
+	else
+		snprintf(out, len, "%s%s", s->tfs_opts.output, suffix);
+}
+
+/* --switch-output: the completed file under its timestamped name (and
+ * its trace.dat, if @tfs_done, beside it). */
+static int switch_rename(struct session *s, bool tfs_done)
 {
 	void (*fn)(const char *, void *) = OPTS_GET(s->o, switched, NULL);
-	char path[PATH_MAX];
+	char path[PATH_MAX], tpath[PATH_MAX + 64];
 	int err = switch_output_rename(output_path(s->o), path, sizeof(path));
 
 	if (err) {
@@ -1210,6 +1225,18 @@ static int switch_rename(struct session *s)
 		return err;
 	}
 	s->so.files++;
+	if (s->tfs) {
+		tfs_switched_name(s, path, tpath, sizeof(tpath));
+		/* the last file: completed already, only renamed */
+		err = tfs_done ?
+			      (rename(s->tfs_opts.output, tpath) ? -errno : 0) :
+			      tfs_source_switch(s->tfs, tpath);
+		if (err) {
+			pr_err("--switch-output: %s: %s", tpath,
+			       strerror(-err));
+			return err;
+		}
+	}
 	if (fn)
 		fn(path, OPTS_GET(s->o, switched_ctx, NULL));
 	return 0;
@@ -1242,7 +1269,7 @@ static int switch_output(struct session *s)
 		s->app_floor = s->app_last;
 	}
 	if (!err)
-		err = switch_rename(s);
+		err = switch_rename(s, false);
 	if (!err)
 		err = open_output(s);
 	dso_hits_free(s->hits);
@@ -1297,7 +1324,7 @@ static int session_finish(struct session *s, int err)
 		if (cerr && !err)
 			err = cerr;
 		if (!cerr && s->so.on)
-			cerr = switch_rename(s);
+			cerr = switch_rename(s, true);
 		if (cerr && !err)
 			err = cerr;
 	}

@@ -1011,6 +1011,44 @@ int tfs_source_finish(struct tfs_source *s, int err)
 	return err;
 }
 
+/*
+ * --switch-output: every page recorded so far (a CPU's partly filled page
+ * too, swapped out of its ring) into this file, the file completed and
+ * renamed @done_path, and a new one begun under the output's name with the
+ * same metadata; tracing goes on.  Returns 0 or -errno (the recording
+ * stops: the completed file stays).
+ */
+int tfs_source_switch(struct tfs_source *s, const char *done_path)
+{
+	const char *path = OPTS_GET(s->o, output, NULL);
+	int err = 0;
+
+	if (!path)
+		path = "trace.dat";
+	for (int i = 0; i < s->nr_cpus && !err; i++) {
+		int r = drain(s, i, true);
+
+		err = r < 0 ? r : 0;
+	}
+	if (!err) {
+		refresh_meta(s, &s->mb);
+		err = tdat_writer_finish(s->w, &s->mb.m);
+		s->st->file_bytes = tdat_writer_file_bytes(s->w);
+		tdat_writer_free(s->w);
+		s->w = NULL;
+	}
+	if (!err && rename(path, done_path))
+		err = -errno;
+	if (!err)
+		err = tdat_writer_open(path, s->subbuf_size, s->nr_cpus,
+				       OUT_FILE_KEEP_OLD, &s->w);
+	if (!err)
+		err = tdat_writer_begin(s->w, &s->mb.m);
+	if (err && !s->loop_err)
+		s->loop_err = err;
+	return err;
+}
+
 /* Undoes what is left (an unfinished file is removed, the instance
  * always) and frees @s.  Returns @err, or the instance's removal error. */
 int tfs_source_close(struct tfs_source *s, int err)

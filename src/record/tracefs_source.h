@@ -32,6 +32,8 @@ int tfs_source_error(const struct tfs_source *s);
  * descriptor waking drains its full pages. */
 extern const struct rec_source_ops tfs_source_ops;
 int tfs_source_finish(struct tfs_source *s, int err);
+/* --switch-output: this file completed as @done_path, a new one begun. */
+int tfs_source_switch(struct tfs_source *s, const char *done_path);
 int tfs_source_close(struct tfs_source *s, int err);
 
 #endif

@@ -290,6 +290,38 @@ for cache in "$tmp/bidcache" "$tmp/nocache"; do
 done
 echo "rebuilt object: the recorded build's symbols from perf's build-id cache, addresses without it, as perf"
 
+# 11. perf record's sample and record options: each gives the attr bits
+# perf's gives (perf evlist -v on both files: our files also carry CPU and
+# IDENTIFIER always, which -P, --sample-cpu and --sample-identifier ask
+# for), and perf reads the file.
+attr_of() { perf evlist -v -i "$1" 2>/dev/null | head -1; }
+bits_of() { attr_of "$1" | sed -n 's/.*sample_type: \([A-Z_|]*\).*/\1/p' | tr '|' '\n' | sort; }
+for opt in -R -W -P --sample-cpu --sample-identifier --phys-data --data-page-size --code-page-size \
+	--switch-events "-g --user-callchains" "-g --kernel-callchains"; do
+	name=opt$(echo "$opt" | tr -dc 'a-zA-Z')
+	# shellcheck disable=SC2086 # "-g --user-callchains" is two options
+	record "$name" -F 999 $opt -- "$wl/hot" 0.1
+	missing=$(comm -23 <(bits_of "$tmp/$name.perf") <(bits_of "$tmp/$name.ours") | tr '\n' ' ')
+	[ -z "$missing" ] || fail "$opt: perf's samples carry $missing, ours do not"
+	for flag in context_switch exclude_callchain_kernel exclude_callchain_user; do
+		[ "$(attr_of "$tmp/$name.perf" | grep -c "$flag: 1")" = "$(attr_of "$tmp/$name.ours" | grep -c "$flag: 1")" ] ||
+			fail "$opt: $flag differs: perf '$(attr_of "$tmp/$name.perf")', ours '$(attr_of "$tmp/$name.ours")'"
+	done
+done
+perf script --show-switch-events -i "$tmp/optswitchevents.ours" 2>/dev/null | grep -q 'PERF_RECORD_SWITCH' ||
+	fail "--switch-events: perf script shows no PERF_RECORD_SWITCH in our file"
+"$cli" script -i "$tmp/optR.ours" >/dev/null || fail "-R: perfring script cannot read its own file"
+"$cli" script -i "$tmp/optW.ours" >/dev/null || fail "-W: perfring script cannot read its own file"
+# -B: no build-id table; --timestamp-filename: perf's name at the end
+record nobid -B -F 999 -- "$wl/hot" 0.1
+perf buildid-list -i "$tmp/nobid.ours" 2>/dev/null | grep -q '^[0-9a-f]\{40\}' && fail "-B: our file still lists build-ids"
+perf buildid-list -i "$tmp/nobid.perf" 2>/dev/null | grep -q '^[0-9a-f]\{40\}' && fail "-B: perf's file lists build-ids: the check proves nothing"
+mkdir -p "$tmp/tsf"
+"$cli" record -q --timestamp-filename -F 999 -o "$tmp/tsf/out.data" -- "$wl/hot" 0.1 2>"$tmp/tsf.err" || fail "--timestamp-filename: $(cat "$tmp/tsf.err")"
+ls "$tmp/tsf" | grep -qx 'out\.data\.[0-9]\{16\}' || fail "--timestamp-filename: files $(ls "$tmp/tsf")"
+perf_ok "$tmp/tsf"/out.data.*
+echo "sample options: -R -W -P --sample-cpu --sample-identifier --phys-data --data/code-page-size --switch-events --user/kernel-callchains as perf's attrs; -B, --timestamp-filename"
+
 # 11. JIT symbols: /tmp/perf-PID.map.
 "$wl/jit" 0 2>/dev/null &
 jp=$!

@@ -163,6 +163,9 @@ static void record_usage(void)
 	       "                [-m PAGES|SIZE] [-F HZ|max | -c PERIOD] [-g] [--call-graph fp|dwarf[,SIZE]]\n"
 	       "                [--user-regs[=REGS]] [-o FILE|-] [--overwrite]\n"
 	       "                [-q] [--duration SECS] [-D MSECS] [-d] [-T] [--no-inherit] [-s]\n"
+	       "                [-R] [-W] [-P] [--sample-cpu] [--phys-data] [--data-page-size]\n"
+	       "                [--code-page-size] [--switch-events] [--user-callchains|--kernel-callchains]\n"
+	       "                [-B] [--timestamp-filename]\n"
 	       "                [-k CLOCK] [-z[N]] [--max-size SIZE] [-N] [--switch-output[=WHEN]]\n"
 	       "                [--no-app] [--app-max-rings N]\n"
 	       "                [--tracefs-event SYS:EVENT]... [--tracefs-output FILE]\n"
@@ -259,6 +262,12 @@ static void record_opts_from(const struct record_args *ra,
 	ro->sample_addr = ra->sample_addr;
 	ro->no_inherit = ra->no_inherit;
 	ro->inherit_stat = ra->inherit_stat;
+	ro->sample_bits = ra->sample_bits;
+	ro->switch_events = ra->switch_events;
+	ro->user_callchains = ra->user_callchains;
+	ro->kernel_callchains = ra->kernel_callchains;
+	ro->no_buildid = ra->no_buildid;
+	ro->timestamp_filename = ra->timestamp_filename;
 	ro->set_clockid = ra->set_clockid;
 	ro->clockid = ra->clockid;
 	ro->compression_level = ra->compression_level;

@@ -103,6 +103,11 @@ struct record_args {
 	uint64_t max_size; /* --max-size */
 	const char *switch_output; /* --switch-output[=signal|SIZE|TIME] */
 	const char *pprof; /* --pprof: a pprof profile of the recording */
+	uint64_t sample_bits; /* -R, -W, --phys-data, --data/code-page-size */
+	bool switch_events; /* --switch-events */
+	bool user_callchains, kernel_callchains;
+	bool no_buildid; /* -B/--no-buildid */
+	bool timestamp_filename; /* --timestamp-filename */
 };
 /* Returns -1 to go on (ra->help: print the mode's usage), or the exit
  * status of a bad option; usage errors exit(2). */

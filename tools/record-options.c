@@ -19,6 +19,7 @@
 #include <string.h>
 #include <strings.h>
 #include <unistd.h>
+#include <linux/perf_event.h>
 #include "cli.h"
 
 enum {
@@ -48,6 +49,15 @@ enum {
 	OPT_USER_REGS,
 	OPT_FILTER,
 	OPT_PPROF,
+	OPT_PHYS_DATA,
+	OPT_DATA_PAGE_SIZE,
+	OPT_CODE_PAGE_SIZE,
+	OPT_SAMPLE_CPU,
+	OPT_SAMPLE_IDENTIFIER,
+	OPT_SWITCH_EVENTS,
+	OPT_USER_CALLCHAINS,
+	OPT_KERNEL_CALLCHAINS,
+	OPT_TIMESTAMP_FILENAME,
 	OPT_MAX
 };
 
@@ -96,6 +106,19 @@ static const struct option record_longopts[] = {
 	{ "cs-header-version", required_argument, NULL, OPT_CS_HEADER },
 	{ "filter", required_argument, NULL, OPT_FILTER },
 	{ "pprof", required_argument, NULL, OPT_PPROF },
+	{ "raw-samples", no_argument, NULL, 'R' },
+	{ "weight", no_argument, NULL, 'W' },
+	{ "period", no_argument, NULL, 'P' },
+	{ "phys-data", no_argument, NULL, OPT_PHYS_DATA },
+	{ "data-page-size", no_argument, NULL, OPT_DATA_PAGE_SIZE },
+	{ "code-page-size", no_argument, NULL, OPT_CODE_PAGE_SIZE },
+	{ "sample-cpu", no_argument, NULL, OPT_SAMPLE_CPU },
+	{ "sample-identifier", no_argument, NULL, OPT_SAMPLE_IDENTIFIER },
+	{ "switch-events", no_argument, NULL, OPT_SWITCH_EVENTS },
+	{ "user-callchains", no_argument, NULL, OPT_USER_CALLCHAINS },
+	{ "kernel-callchains", no_argument, NULL, OPT_KERNEL_CALLCHAINS },
+	{ "no-buildid", no_argument, NULL, 'B' },
+	{ "timestamp-filename", no_argument, NULL, OPT_TIMESTAMP_FILENAME },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -136,6 +159,19 @@ static const int perf_takes[] = { 'e',
 				  OPT_NO_MMAP,
 				  OPT_FILTER,
 				  OPT_PPROF,
+				  'R',
+				  'W',
+				  'P',
+				  OPT_PHYS_DATA,
+				  OPT_DATA_PAGE_SIZE,
+				  OPT_CODE_PAGE_SIZE,
+				  OPT_SAMPLE_CPU,
+				  OPT_SAMPLE_IDENTIFIER,
+				  OPT_SWITCH_EVENTS,
+				  OPT_USER_CALLCHAINS,
+				  OPT_KERNEL_CALLCHAINS,
+				  'B',
+				  OPT_TIMESTAMP_FILENAME,
 				  0 };
 static const int tracefs_takes[] = { OPT_TRACEFS,
 				     'e',
@@ -542,6 +578,41 @@ static bool record_option(struct record_args *ra, int c, char *arg)
 	case 'd':
 		ra->sample_addr = true;
 		break;
+	case 'R':
+		ra->sample_bits |= PERF_SAMPLE_RAW;
+		break;
+	case 'W':
+		ra->sample_bits |=
+			PERF_SAMPLE_WEIGHT_STRUCT; /* as perf 6.1 sets it */
+		break;
+	case OPT_PHYS_DATA:
+		ra->sample_bits |= PERF_SAMPLE_PHYS_ADDR;
+		break;
+	case OPT_DATA_PAGE_SIZE:
+		ra->sample_bits |= PERF_SAMPLE_DATA_PAGE_SIZE;
+		break;
+	case OPT_CODE_PAGE_SIZE:
+		ra->sample_bits |= PERF_SAMPLE_CODE_PAGE_SIZE;
+		break;
+	case 'P': /* every sample has its period already */
+	case OPT_SAMPLE_CPU: /* ... its CPU */
+	case OPT_SAMPLE_IDENTIFIER: /* ... and PERF_SAMPLE_IDENTIFIER */
+		break;
+	case OPT_SWITCH_EVENTS:
+		ra->switch_events = true;
+		break;
+	case OPT_USER_CALLCHAINS:
+		ra->user_callchains = true;
+		break;
+	case OPT_KERNEL_CALLCHAINS:
+		ra->kernel_callchains = true;
+		break;
+	case 'B':
+		ra->no_buildid = true;
+		break;
+	case OPT_TIMESTAMP_FILENAME:
+		ra->timestamp_filename = true;
+		break;
 	case OPT_NO_INHERIT:
 		ra->no_inherit = true;
 		break;
@@ -655,7 +726,7 @@ int record_parse_args(int argc, char **argv, struct record_args *ra)
 	ra->replay_cpu = -1;
 	optind = 1;
 	while ((c = getopt_long(argc, argv,
-				"+e:aC:p:t:m:F:c:go:S::qD:hTdk:z::Ns",
+				"+e:aC:p:t:m:F:c:go:S::qD:hTdk:z::NsRWPB",
 				record_longopts, NULL)) != -1) {
 		if (c == 'h') {
 			ra->help = true;

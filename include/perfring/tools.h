@@ -198,6 +198,22 @@ struct perfring_record_opts {
 	/* -s/--stat: per-thread counts (inherit_stat): each child's values
 	 * in a PERF_RECORD_READ when it exits, for perf report -T. */
 	bool inherit_stat;
+	/* More PERF_SAMPLE_* bits in every event's samples, as perf record's
+	 * -R (RAW), -W (WEIGHT), --phys-data (PHYS_ADDR), --data-page-size
+	 * and --code-page-size set them. */
+	uint64_t sample_bits;
+	/* --switch-events: PERF_RECORD_SWITCH (SWITCH_CPU_WIDE with -a/-C)
+	 * records, perf's context_switch on the tracking event. */
+	bool switch_events;
+	/* --user-callchains / --kernel-callchains: the callchains' user or
+	 * kernel part only (exclude_callchain_kernel / _user). */
+	bool user_callchains, kernel_callchains;
+	/* -B/--no-buildid: no HEADER_BUILD_ID table (the readers then use the
+	 * objects as they are on disk). */
+	bool no_buildid;
+	/* --timestamp-filename: the file renamed <output>.<YYYYmmddHHMMSScc>
+	 * at the end, perf's name (announced through @switched). */
+	bool timestamp_filename;
 };
 
 /*

@@ -54,6 +54,11 @@
 #define DWARF_MINIMAL_REGS \
 	((1ull << PERF_REG_X86_IP) | (1ull << PERF_REG_X86_SP))
 #define POLL_MS 100
+/* What perfring_record_opts.sample_bits may add (the readers parse them) */
+#define SAMPLE_BITS_OK                                           \
+	((uint64_t)PERF_SAMPLE_RAW | PERF_SAMPLE_WEIGHT_STRUCT | \
+	 PERF_SAMPLE_PHYS_ADDR | PERF_SAMPLE_DATA_PAGE_SIZE |    \
+	 PERF_SAMPLE_CODE_PAGE_SIZE)
 #define APP_ROUND_MS 100 /* shortest round with application rings */
 /* ... unless their rings fill: their space is freed only once the round
  * holding their records is written, so a full ring ends the round early
@@ -388,6 +393,12 @@ static void setup_attrs(struct session *s, bool inherit, bool on_exec,
 		if (OPTS_GET(o, sample_addr, false)) /* perf's -d */
 			a->sample_type |= PERF_SAMPLE_ADDR |
 					  PERF_SAMPLE_DATA_SRC;
+		/* -R, -W, --phys-data, --data/code-page-size */
+		a->sample_type |= OPTS_GET(o, sample_bits, 0) & SAMPLE_BITS_OK;
+		if (callchain && OPTS_GET(o, user_callchains, false))
+			a->exclude_callchain_kernel = 1;
+		if (callchain && OPTS_GET(o, kernel_callchains, false))
+			a->exclude_callchain_user = 1;
 		a->sample_id_all = 1;
 		a->use_clockid = 1;
 		a->clockid = s->clockid;
@@ -406,8 +417,10 @@ static void setup_attrs(struct session *s, bool inherit, bool on_exec,
 		a->watermark = 1;
 		a->wakeup_watermark = (uint32_t)(data_bytes / 4);
 		/* exclude_* and precise_ip are the event string's. */
-		if (i == 0 && !s->use_track)
+		if (i == 0 && !s->use_track) {
 			set_tracking(a);
+			a->context_switch = OPTS_GET(o, switch_events, false);
+		}
 		if (i == 0 && !s->use_track && OPTS_GET(o, sample_addr, false))
 			a->mmap_data = 1;
 		pe_group_attr(&s->events[i], i);
@@ -420,6 +433,8 @@ static void setup_attrs(struct session *s, bool inherit, bool on_exec,
 		s->track_ev.attr.freq = 0;
 		s->track_ev.attr.sample_period = 1;
 		set_tracking(&s->track_ev.attr);
+		s->track_ev.attr.context_switch =
+			OPTS_GET(o, switch_events, false);
 		s->track_ev.attr.mmap_data = OPTS_GET(o, sample_addr, false);
 		if (s->track_now) {
 			s->track_ev.attr.disabled = 0;
@@ -1050,8 +1065,8 @@ static int extras_open(struct session *s)
 			return -ENOMEM;
 	}
 	/* perf's process_buildids: the DSOs hit get their build-ids in the
-	 * header (not in a pipe: no header). */
-	if (!s->pipe) {
+	 * header (not in a pipe: no header; not with -B). */
+	if (!s->pipe && !OPTS_GET(s->o, no_buildid, false)) {
 		s->hits = dso_hits_new(s->events[0].attr.sample_type);
 		if (!s->hits)
 			return -ENOMEM;
@@ -1282,8 +1297,10 @@ static int switch_output(struct session *s)
 			err = -ENOMEM;
 	}
 	if (!err) {
-		s->hits = dso_hits_new(s->events[0].attr.sample_type);
-		if (!s->hits)
+		s->hits = OPTS_GET(s->o, no_buildid, false) ?
+				  NULL :
+				  dso_hits_new(s->events[0].attr.sample_type);
+		if (!s->hits && !OPTS_GET(s->o, no_buildid, false))
 			err = -ENOMEM;
 	}
 	s->first_time = s->last_time = 0;
@@ -1323,7 +1340,8 @@ static int session_finish(struct session *s, int err)
 
 		if (cerr && !err)
 			err = cerr;
-		if (!cerr && s->so.on)
+		if (!cerr &&
+		    (s->so.on || OPTS_GET(s->o, timestamp_filename, false)))
 			cerr = switch_rename(s, true);
 		if (cerr && !err)
 			err = cerr;

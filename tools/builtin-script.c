@@ -28,6 +28,13 @@ int cmd_script(int argc, char **argv)
 		OPT_HEADER_ONLY,
 		OPT_INLINE,
 		OPT_NO_INLINE,
+		OPT_LOST,
+		OPT_SWITCH,
+		OPT_ROUND,
+		OPT_NAMESPACE,
+		OPT_CGROUP,
+		OPT_BPF,
+		OPT_TEXT_POKE,
 	};
 	static const struct option opts[] = {
 		{ "input", required_argument, NULL, 'i' },
@@ -48,6 +55,13 @@ int cmd_script(int argc, char **argv)
 		{ "deltatime", no_argument, NULL, OPT_DELTATIME },
 		{ "show-task-events", no_argument, NULL, OPT_TASK },
 		{ "show-mmap-events", no_argument, NULL, OPT_MMAP },
+		{ "show-lost-events", no_argument, NULL, OPT_LOST },
+		{ "show-switch-events", no_argument, NULL, OPT_SWITCH },
+		{ "show-round-events", no_argument, NULL, OPT_ROUND },
+		{ "show-namespace-events", no_argument, NULL, OPT_NAMESPACE },
+		{ "show-cgroup-events", no_argument, NULL, OPT_CGROUP },
+		{ "show-bpf-events", no_argument, NULL, OPT_BPF },
+		{ "show-text-poke-events", no_argument, NULL, OPT_TEXT_POKE },
 		{ "header", no_argument, NULL, OPT_HEADER },
 		{ "header-only", no_argument, NULL, OPT_HEADER_ONLY },
 		{ "show-info", no_argument, NULL, 'I' },
@@ -125,6 +139,27 @@ int cmd_script(int argc, char **argv)
 		case OPT_MMAP:
 			so.show_mmap_events = true;
 			break;
+		case OPT_LOST:
+			so.show_lost_events = true;
+			break;
+		case OPT_SWITCH:
+			so.show_switch_events = true;
+			break;
+		case OPT_ROUND:
+			so.show_round_events = true;
+			break;
+		case OPT_NAMESPACE:
+			so.show_namespace_events = true;
+			break;
+		case OPT_CGROUP:
+			so.show_cgroup_events = true;
+			break;
+		case OPT_BPF:
+			so.show_bpf_events = true;
+			break;
+		case OPT_TEXT_POKE:
+			so.show_text_poke_events = true;
+			break;
 		case OPT_HEADER:
 			so.header = true;
 			break;
@@ -143,10 +178,15 @@ int cmd_script(int argc, char **argv)
 			       "                [--trace-dat FILE | --no-trace-dat] [--symfs DIR]\n"
 			       "                [--pid PIDS] [--tid TIDS] [--comm COMMS] [-C|--cpu CPUS]\n"
 			       "                [--time START,END] [-S|--symbols SYMS] [--reltime|--deltatime]\n"
-			       "                [--show-task-events] [--show-mmap-events] [--no-inline]\n"
+			       "                [--show-task-events] [--show-mmap-events] [--show-lost-events]\n"
+			       "                [--show-switch-events] [--show-round-events]\n"
+			       "                [--show-namespace-events] [--show-cgroup-events]\n"
+			       "                [--show-bpf-events] [--show-text-poke-events] [--no-inline]\n"
 			       "                [--header | --header-only] [-I|--show-info]\n"
 			       "  FILE.trace.dat beside the perf.data (record --tracefs-event) is merged\n"
 			       "  in by time, its lines as trace-cmd report prints them\n"
+			       "  --show-*-events: those side-band records among the samples, as perf\n"
+			       "  script prints them (--show-round-events: in file order, not by time)\n"
 			       "  -F comm,pid,tid,cpu,time,event,period,ip,sym,symoff,dso,addr,trace,srcline,callindent\n"
 			       "     (TYPE:FIELDS for one type: hw sw trace raw break; +F/-F edit the defaults)\n",
 			       prog);

@@ -2,6 +2,8 @@
 /* perfring script: perf script's text, one line per sample. */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -35,6 +37,9 @@ int cmd_script(int argc, char **argv)
 		OPT_CGROUP,
 		OPT_BPF,
 		OPT_TEXT_POKE,
+		OPT_MAX_STACK,
+		OPT_STOP_BT,
+		OPT_DSOS,
 	};
 	static const struct option opts[] = {
 		{ "input", required_argument, NULL, 'i' },
@@ -62,6 +67,9 @@ int cmd_script(int argc, char **argv)
 		{ "show-cgroup-events", no_argument, NULL, OPT_CGROUP },
 		{ "show-bpf-events", no_argument, NULL, OPT_BPF },
 		{ "show-text-poke-events", no_argument, NULL, OPT_TEXT_POKE },
+		{ "max-stack", required_argument, NULL, OPT_MAX_STACK },
+		{ "stop-bt", required_argument, NULL, OPT_STOP_BT },
+		{ "dsos", required_argument, NULL, OPT_DSOS },
 		{ "header", no_argument, NULL, OPT_HEADER },
 		{ "header-only", no_argument, NULL, OPT_HEADER_ONLY },
 		{ "show-info", no_argument, NULL, 'I' },
@@ -160,6 +168,26 @@ int cmd_script(int argc, char **argv)
 		case OPT_TEXT_POKE:
 			so.show_text_poke_events = true;
 			break;
+		case OPT_MAX_STACK: {
+			char *end;
+			unsigned long n;
+
+			errno = 0;
+			n = strtoul(optarg, &end, 0);
+			if (errno || end == optarg || *end ||
+			    optarg[0] == '-' || n > UINT_MAX)
+				die_usage("--max-stack takes a number: %s",
+					  optarg);
+			so.set_max_stack = true;
+			so.max_stack = (unsigned)n;
+			break;
+		}
+		case OPT_STOP_BT:
+			so.stop_bt = optarg;
+			break;
+		case OPT_DSOS:
+			so.dsos = optarg;
+			break;
 		case OPT_HEADER:
 			so.header = true;
 			break;
@@ -182,6 +210,7 @@ int cmd_script(int argc, char **argv)
 			       "                [--show-switch-events] [--show-round-events]\n"
 			       "                [--show-namespace-events] [--show-cgroup-events]\n"
 			       "                [--show-bpf-events] [--show-text-poke-events] [--no-inline]\n"
+			       "                [--max-stack N] [--stop-bt SYMS] [--dsos DSOS]\n"
 			       "                [--header | --header-only] [-I|--show-info]\n"
 			       "  FILE.trace.dat beside the perf.data (record --tracefs-event) is merged\n"
 			       "  in by time, its lines as trace-cmd report prints them\n"

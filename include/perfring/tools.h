@@ -437,6 +437,16 @@ struct perfring_script_opts {
 	bool show_lost_events, show_switch_events, show_round_events;
 	bool show_namespace_events, show_cgroup_events;
 	bool show_bpf_events, show_text_poke_events;
+	/*
+	 * --max-stack N (set_max_stack true): at most N entries of each
+	 * callchain, the --call-graph dwarf frames too (perf's default: 127).
+	 * --stop-bt "a,b": a callchain ends after its first entry in one of
+	 * these functions.  --dsos "libc.so.6,[kernel.kallsyms]": only the
+	 * samples whose ip is in one of these objects (basename or path).
+	 */
+	bool set_max_stack;
+	unsigned max_stack;
+	const char *stop_bt, *dsos;
 };
 
 /*

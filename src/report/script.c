@@ -151,7 +151,10 @@ struct script {
 	struct sample_filter filt;
 	struct srclines *src; /* -F srcline, made on first use */
 	struct inlines *inl; /* inlined frames, made on first use */
-	bool filter_loc; /* -S: the ip resolved for every sample */
+	bool filter_loc; /* -S, --dsos: the ip resolved for every sample */
+	unsigned max_stack; /* --max-stack, MAX_STACK at most */
+	char **stop_bt; /* --stop-bt's names, NULL-terminated */
+	bool stop_chain; /* the callchain reached a --stop-bt name */
 	uint64_t initial_time, previous_time; /* --reltime, --deltatime */
 	FILE *out;
 	/* perfring_reader_run(): samples go to @fn instead of the text. */
@@ -559,6 +562,15 @@ static void put_time(struct script *sc, uint64_t t)
 	ob->p[ob->len++] = ' ';
 }
 
+/* --stop-bt: @name is one of the functions a callchain stops at. */
+static bool stop_bt_has(const struct script *sc, const char *name)
+{
+	for (char **p = sc->stop_bt; *p; p++)
+		if (!strcmp(*p, name))
+			return true;
+	return false;
+}
+
 /* The inlined functions perf 6.1 shows at a DWARF-unwound frame (its
  * unwind_entry() -> append_inlines()): one line each, innermost first,
  * "name+0x.. (inlined)" without the object, the symbol's own frame (if
@@ -606,6 +618,12 @@ static bool print_inlined(struct script *sc, const struct addr_loc *al,
 		if (names[i])
 			ob_write(ob, " (inlined)", 10);
 		ob_putc(ob, '\n');
+		/* perf: an inlined frame is an entry of its own (--stop-bt) */
+		if (sc->stop_bt &&
+		    stop_bt_has(sc, names[i] ? names[i] : al->sym->name)) {
+			sc->stop_chain = true;
+			break;
+		}
 	}
 	return n > 0;
 }
@@ -665,6 +683,8 @@ static void print_chain_entry(struct script *sc, struct thread *t,
 	if (fl & F_SRCLINE)
 		put_srcline(sc, &al, ip);
 	ob_putc(ob, '\n');
+	if (sc->stop_bt && al.sym && stop_bt_has(sc, al.sym->name))
+		sc->stop_chain = true;
 }
 
 static void print_callchain(struct script *sc, struct thread *t,
@@ -676,7 +696,9 @@ static void print_callchain(struct script *sc, struct thread *t,
 
 	if (!callchain_valid(s->callchain, s->nr_callchain, MAX_STACK))
 		return;
-	for (uint64_t i = 0; i < s->nr_callchain && entries < MAX_STACK; i++) {
+	sc->stop_chain = false;
+	for (uint64_t i = 0; i < s->nr_callchain && entries < sc->max_stack;
+	     i++) {
 		uint64_t ip = s->callchain[i];
 
 		if (ip >= PERF_CONTEXT_MAX) {
@@ -685,10 +707,12 @@ static void print_callchain(struct script *sc, struct thread *t,
 		}
 		entries++;
 		print_chain_entry(sc, t, cpumode, ip, fl, false);
+		if (sc->stop_chain)
+			return;
 	}
 	/* --call-graph dwarf: the user part, unwound from the stack copy */
-	nr_user = unwind_user_stack(&sc->m, t, s->sample, user, MAX_STACK);
-	for (unsigned i = 0; i < nr_user; i++) {
+	nr_user = unwind_user_stack(&sc->m, t, s->sample, user, sc->max_stack);
+	for (unsigned i = 0; i < nr_user && !sc->stop_chain; i++) {
 		print_chain_entry(sc, t, PERF_RECORD_MISC_USER, user[i], fl,
 				  true);
 	}
@@ -805,6 +829,10 @@ static void print_sample(struct script *sc, const struct psample *s)
 			ob_putc(ob, ' ');
 		ob_x64(ob, s->addr, 16);
 	}
+	/* perf 6.1: --max-stack 0 fails the dwarf unwinding of a sample with
+	 * a user stack, which then prints as one without a callchain */
+	if (chain && !sc->max_stack && unwind_sample_has_stack(s->sample))
+		chain = false;
 	if (fl & F_IP) {
 		if (chain && s->callchain) {
 			ob_putc(ob, '\n');
@@ -1217,7 +1245,7 @@ static void deliver(struct script *sc, const struct psample *s,
 	    callchain_valid(s->callchain, s->nr_callchain, MAX_STACK)) {
 		uint8_t cpumode = PERF_RECORD_MISC_USER;
 
-		for (uint64_t i = 0; i < s->nr_callchain && n < MAX_STACK;
+		for (uint64_t i = 0; i < s->nr_callchain && n < sc->max_stack;
 		     i++) {
 			uint64_t ip = s->callchain[i];
 
@@ -1230,12 +1258,12 @@ static void deliver(struct script *sc, const struct psample *s,
 		}
 	}
 	/* --call-graph dwarf: the user part, unwound from the stack copy */
-	if (!sc->o.hide_callchain && n < MAX_STACK) {
+	if (!sc->o.hide_callchain && n < sc->max_stack) {
 		uint64_t user[UNWIND_MAX_FRAMES];
 		unsigned nu = unwind_user_stack(&sc->m, t, s->sample, user,
-						MAX_STACK - n);
+						sc->max_stack - n);
 
-		for (unsigned i = 0; i < nu && n < MAX_STACK; i++) {
+		for (unsigned i = 0; i < nu && n < sc->max_stack; i++) {
 			machine_resolve(&sc->m, t, PERF_RECORD_MISC_USER,
 					user[i], true, &al);
 			fill_frame(&sc->frames[n++], &al, user[i]);
@@ -1404,9 +1432,47 @@ static void script_free(struct script *sc)
 	sread_free(&sc->rd);
 	free(sc->ob.p);
 	filter_free(&sc->filt);
+	if (sc->stop_bt) {
+		for (char **p = sc->stop_bt; *p; p++)
+			free(*p);
+		free(sc->stop_bt);
+	}
 	inlines_free(sc->inl);
 	srclines_free(sc->src);
 	free(sc);
+}
+
+/* "a,b" into a NULL-terminated array of its names (perf's strlist). */
+static int split_names(const char *list, char ***out)
+{
+	size_t n = 2;
+	char **v;
+	const char *p = list;
+
+	for (const char *c = list; *c; c++)
+		n += *c == ',';
+	v = calloc(n, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	n = 0;
+	while (*p) {
+		size_t len = strcspn(p, ",");
+
+		if (len) {
+			v[n] = strndup(p, len);
+			if (!v[n]) {
+				for (size_t i = 0; i < n; i++)
+					free(v[i]);
+				free(v);
+				return -ENOMEM;
+			}
+			n++;
+		}
+		p += len;
+		p += *p == ',';
+	}
+	*out = v;
+	return 0;
 }
 
 /* The state of a script or a reader, with the file open. */
@@ -1446,7 +1512,16 @@ static int script_new(const struct perfring_script_opts *opts, FILE *out,
 		err = filter_set_time(&sc->filt, sc->o.time_range);
 	if (!err)
 		err = filter_set_syms(&sc->filt, sc->o.symbols);
-	sc->filter_loc = sc->filt.syms != NULL;
+	if (!err)
+		err = filter_set_dsos(&sc->filt, sc->o.dsos);
+	sc->filter_loc = sc->filt.syms || sc->filt.dsos;
+	if (!err && sc->o.stop_bt && *sc->o.stop_bt)
+		err = split_names(sc->o.stop_bt, &sc->stop_bt);
+	/* the unwinder's buffer holds MAX_STACK frames (perf: any N, but a
+	 * chain has no more than the kernel's 127) */
+	sc->max_stack = sc->o.set_max_stack && sc->o.max_stack < MAX_STACK ?
+				sc->o.max_stack :
+				MAX_STACK;
 	if (!err)
 		err = ob_init(&sc->ob, out);
 	if (!err && sc->o.trace_dat) {

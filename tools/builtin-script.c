@@ -40,6 +40,7 @@ int cmd_script(int argc, char **argv)
 		OPT_MAX_STACK,
 		OPT_STOP_BT,
 		OPT_DSOS,
+		OPT_FULL_SRC,
 	};
 	static const struct option opts[] = {
 		{ "input", required_argument, NULL, 'i' },
@@ -70,6 +71,7 @@ int cmd_script(int argc, char **argv)
 		{ "max-stack", required_argument, NULL, OPT_MAX_STACK },
 		{ "stop-bt", required_argument, NULL, OPT_STOP_BT },
 		{ "dsos", required_argument, NULL, OPT_DSOS },
+		{ "full-source-path", no_argument, NULL, OPT_FULL_SRC },
 		{ "header", no_argument, NULL, OPT_HEADER },
 		{ "header-only", no_argument, NULL, OPT_HEADER_ONLY },
 		{ "show-info", no_argument, NULL, 'I' },
@@ -188,6 +190,9 @@ int cmd_script(int argc, char **argv)
 		case OPT_DSOS:
 			so.dsos = optarg;
 			break;
+		case OPT_FULL_SRC:
+			so.full_source_path = true;
+			break;
 		case OPT_HEADER:
 			so.header = true;
 			break;
@@ -211,6 +216,7 @@ int cmd_script(int argc, char **argv)
 			       "                [--show-namespace-events] [--show-cgroup-events]\n"
 			       "                [--show-bpf-events] [--show-text-poke-events] [--no-inline]\n"
 			       "                [--max-stack N] [--stop-bt SYMS] [--dsos DSOS]\n"
+			       "                [--full-source-path]\n"
 			       "                [--header | --header-only] [-I|--show-info]\n"
 			       "  FILE.trace.dat beside the perf.data (record --tracefs-event) is merged\n"
 			       "  in by time, its lines as trace-cmd report prints them\n"

@@ -447,6 +447,8 @@ struct perfring_script_opts {
 	bool set_max_stack;
 	unsigned max_stack;
 	const char *stop_bt, *dsos;
+	/* --full-source-path: -F srcline with the file's full path */
+	bool full_source_path;
 };
 
 /*

@@ -178,17 +178,10 @@ static int add_frame(struct inlines *in, const char *raw, const char *src,
 	return err ? err : push_frame(in, id, src_id);
 }
 
-static const char *base_name(const char *p)
-{
-	const char *slash = strrchr(p, '/');
-
-	return slash ? slash + 1 : p;
-}
-
 /* addr2line's "file.c:12" of the call an inlined subroutine stands for
  * (its DW_AT_call_file, DW_AT_call_line); "??:0" without them. */
-static void call_site(Dwarf_Die *cudie, Dwarf_Die *inlined, char *buf,
-		      size_t len)
+static void call_site(struct srclines *src, Dwarf_Die *cudie,
+		      Dwarf_Die *inlined, char *buf, size_t len)
 {
 	Dwarf_Attribute a;
 	Dwarf_Word file = 0, line = 0;
@@ -202,8 +195,8 @@ static void call_site(Dwarf_Die *cudie, Dwarf_Die *inlined, char *buf,
 		name = dwarf_filesrc(files, file, NULL, NULL);
 	if (dwarf_attr(inlined, DW_AT_call_line, &a))
 		dwarf_formudata(&a, &line);
-	snprintf(buf, len, "%s:%u", name ? base_name(name) : "??",
-		 (unsigned)line);
+	snprintf(buf, len, "%s:%u",
+		 name ? srcline_path(src, cudie, name) : "??", (unsigned)line);
 }
 
 static bool is_function(int tag)
@@ -428,7 +421,8 @@ static int resolve(struct inlines *in, struct dso *dso, uint64_t addr,
 		const char *name;
 
 		if (i) {
-			call_site(cudie, &in->chain[i - 1], src, sizeof(src));
+			call_site(in->src, cudie, &in->chain[i - 1], src,
+				  sizeof(src));
 		} else {
 			const char *file = NULL;
 			int line = 0;

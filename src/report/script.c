@@ -504,6 +504,16 @@ static void put_dso(struct outbuf *ob, const struct addr_loc *al)
 	ob_putc(ob, ')');
 }
 
+/* The srcline state, made on first use (--full-source-path applied). */
+static struct srclines *script_srclines(const struct script *sc)
+{
+	struct srclines *s = srclines_new();
+
+	if (s)
+		srclines_set_full_path(s, sc->o.full_source_path);
+	return s;
+}
+
 /* -F srcline: perf's map__fprintf_srcline(), "\n  file.c:12". */
 static void put_srcline(struct script *sc, const struct addr_loc *al,
 			uint64_t ip)
@@ -514,7 +524,7 @@ static void put_srcline(struct script *sc, const struct addr_loc *al,
 
 	if (!al->map || !al->dso)
 		return;
-	if (!sc->src && !(sc->src = srclines_new()))
+	if (!sc->src && !(sc->src = script_srclines(sc)))
 		return;
 	n = srcline_text(sc->src, al->dso,
 			 al->kernel ? ip : dso_addr(al->dso, al->addr), ip, buf,
@@ -585,7 +595,7 @@ static bool print_inlined(struct script *sc, const struct addr_loc *al,
 
 	if (!al->map || !al->dso || !al->sym || al->kernel)
 		return false;
-	if (!sc->src && !(sc->src = srclines_new()))
+	if (!sc->src && !(sc->src = script_srclines(sc)))
 		return false;
 	if (!sc->inl && !(sc->inl = inlines_new(sc->src)))
 		return false;
@@ -643,7 +653,7 @@ static bool put_unwound_srcline(struct script *sc, const struct addr_loc *al)
 	    al->dso->kind != DSO_FILE || al->dso->name[0] != '/' ||
 	    srcline_is_plt(al->sym))
 		return false;
-	if (!sc->src && !(sc->src = srclines_new()))
+	if (!sc->src && !(sc->src = script_srclines(sc)))
 		return false;
 	addr = dso_addr(al->dso, al->addr);
 	r = srcline_line(sc->src, al->dso, addr, &file, &line);

@@ -41,6 +41,8 @@ int cmd_script(int argc, char **argv)
 		OPT_STOP_BT,
 		OPT_DSOS,
 		OPT_FULL_SRC,
+		OPT_DEMANGLE,
+		OPT_NO_DEMANGLE,
 	};
 	static const struct option opts[] = {
 		{ "input", required_argument, NULL, 'i' },
@@ -72,6 +74,8 @@ int cmd_script(int argc, char **argv)
 		{ "stop-bt", required_argument, NULL, OPT_STOP_BT },
 		{ "dsos", required_argument, NULL, OPT_DSOS },
 		{ "full-source-path", no_argument, NULL, OPT_FULL_SRC },
+		{ "demangle", no_argument, NULL, OPT_DEMANGLE },
+		{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
 		{ "header", no_argument, NULL, OPT_HEADER },
 		{ "header-only", no_argument, NULL, OPT_HEADER_ONLY },
 		{ "show-info", no_argument, NULL, 'I' },
@@ -193,6 +197,10 @@ int cmd_script(int argc, char **argv)
 		case OPT_FULL_SRC:
 			so.full_source_path = true;
 			break;
+		case OPT_DEMANGLE:
+		case OPT_NO_DEMANGLE:
+			so.no_demangle = c == OPT_NO_DEMANGLE;
+			break;
 		case OPT_HEADER:
 			so.header = true;
 			break;
@@ -216,7 +224,7 @@ int cmd_script(int argc, char **argv)
 			       "                [--show-namespace-events] [--show-cgroup-events]\n"
 			       "                [--show-bpf-events] [--show-text-poke-events] [--no-inline]\n"
 			       "                [--max-stack N] [--stop-bt SYMS] [--dsos DSOS]\n"
-			       "                [--full-source-path]\n"
+			       "                [--full-source-path] [--demangle|--no-demangle]\n"
 			       "                [--header | --header-only] [-I|--show-info]\n"
 			       "  FILE.trace.dat beside the perf.data (record --tracefs-event) is merged\n"
 			       "  in by time, its lines as trace-cmd report prints them\n"

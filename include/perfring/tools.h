@@ -449,6 +449,8 @@ struct perfring_script_opts {
 	const char *stop_bt, *dsos;
 	/* --full-source-path: -F srcline with the file's full path */
 	bool full_source_path;
+	/* --no-demangle: C++ symbols by their mangled names */
+	bool no_demangle;
 };
 
 /*

@@ -163,9 +163,9 @@ static int intern_text(struct inlines *in, const char *text, uint32_t *id)
 
 /* Appends a frame: @raw's name (0 for the symbol itself) and @src. */
 static int add_frame(struct inlines *in, const char *raw, const char *src,
-		     const struct symbol *sym)
+		     const struct symbol *sym, bool demangle)
 {
-	char *dm = symbol_demangle(raw);
+	char *dm = demangle ? symbol_demangle(raw) : NULL;
 	const char *name = dm ? dm : raw;
 	uint32_t id = 0, src_id = 0;
 	int err = 0;
@@ -440,7 +440,8 @@ static int resolve(struct inlines *in, struct dso *dso, uint64_t addr,
 			name = die_function_name(&in->chain[i]);
 		/* a copy: interning may move the names it points into */
 		snprintf(copy, sizeof(copy), "%s", name);
-		err = add_frame(in, copy, src, sym);
+		err = add_frame(in, copy, src, sym,
+				!dso->owner || !dso->owner->no_demangle);
 		if (err)
 			break;
 		e->nr++;

@@ -1508,6 +1508,7 @@ static int script_new(const struct perfring_script_opts *opts, FILE *out,
 		return err;
 	}
 	sc->m.dsos.symfs = OPTS_GET(opts, symfs, NULL);
+	sc->m.dsos.no_demangle = sc->o.no_demangle;
 	if (sc->o.fields && *sc->o.fields)
 		err = parse_fields(sc, sc->o.fields);
 	if (!err)

@@ -75,6 +75,7 @@ struct dsos {
 	/* --symfs: objects and debug files looked up under it only (not
 	 * owned; NULL: none) */
 	const char *symfs;
+	bool no_demangle; /* perf's --no-demangle: C++ names as in the ELF */
 	bool kernel_loaded;
 	uint64_t recorded_text; /* _text as the kernel MMAP gives it */
 	int64_t kernel_delta; /* recorded _text - today's _text */

@@ -214,6 +214,23 @@ for f in "$tmp/perf-g.data" "$tmp/ours-g.data" "$tmp/perf-d.data" "$tmp/ours-d.d
 	want='^  hot\.c:[0-9]'
 	same "$f" 1 -F ip,sym,srcline
 done
+# C++ names (member functions, inlined ones) mangled with --no-demangle.
+if [ -x "$wl/inlcxx" ]; then
+	perf record -q --call-graph dwarf -e cpu-clock -F 500 -o "$tmp/perf-cxx.data" -- "$wl/inlcxx" 0.3 2>/dev/null ||
+		fail "perf record inlcxx"
+	"$cli" record -q --call-graph dwarf -e cpu-clock -F 500 -o "$tmp/ours-cxx.data" -- "$wl/inlcxx" 0.3 ||
+		fail "perfring record inlcxx"
+	for f in "$tmp/perf-cxx.data" "$tmp/ours-cxx.data"; do
+		want=' _ZN'
+		same "$f" 1 --no-demangle
+		same "$f" 1 --no-demangle --no-inline
+		same "$f" 1 --no-demangle -G
+		want='ns::'
+		same "$f" 1 --demangle
+	done
+else
+	fail "$wl/inlcxx is missing (make build/workloads/inlcxx)"
+fi
 # the chains really stop: no entry past main with --stop-bt main
 "$cli" script -i "$tmp/perf-g.data" --stop-bt main | awk '/^\t.* main\+/ { m = 1; next } /^\t/ && m { exit 1 } /^$/ { m = 0 }' ||
 	fail "--stop-bt main: entries after main"

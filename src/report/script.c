@@ -1231,6 +1231,7 @@ static void deliver(struct script *sc, const struct psample *s,
 	bool has_tid = ai->sample_type & PERF_SAMPLE_TID;
 	struct addr_loc al;
 	uint32_t n = 0;
+	bool stopped = false; /* --stop-bt */
 
 	ps.event = ai->a->name ? ai->a->name : "[unknown]";
 	ps.event_index = ai->a->index;
@@ -1265,10 +1266,14 @@ static void deliver(struct script *sc, const struct psample *s,
 			}
 			machine_resolve(&sc->m, t, cpumode, ip, true, &al);
 			fill_frame(&sc->frames[n++], &al, ip);
+			stopped = sc->stop_bt && al.sym &&
+				  stop_bt_has(sc, al.sym->name);
+			if (stopped)
+				break;
 		}
 	}
 	/* --call-graph dwarf: the user part, unwound from the stack copy */
-	if (!sc->o.hide_callchain && n < sc->max_stack) {
+	if (!sc->o.hide_callchain && !stopped && n < sc->max_stack) {
 		uint64_t user[UNWIND_MAX_FRAMES];
 		unsigned nu = unwind_user_stack(&sc->m, t, s->sample, user,
 						sc->max_stack - n);
@@ -1277,6 +1282,9 @@ static void deliver(struct script *sc, const struct psample *s,
 			machine_resolve(&sc->m, t, PERF_RECORD_MISC_USER,
 					user[i], true, &al);
 			fill_frame(&sc->frames[n++], &al, user[i]);
+			if (sc->stop_bt && al.sym &&
+			    stop_bt_has(sc, al.sym->name))
+				break;
 		}
 	}
 	ps.callchain = n ? sc->frames : NULL;

@@ -200,6 +200,7 @@ SHELL_TESTS := \
 	test/viewer.sh \
 	test/script.sh \
 	test/script_opts.sh \
+	test/script_show.sh \
 	test/reader_api.sh \
 	test/report_opts.sh \
 	test/report_srcline.sh \

@@ -136,13 +136,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	{
 		/* script's side-band lines and filters; no ip/sym fields, so
 		 * no object a hostile MMAP names is opened */
-		PERFRING_OPTS(perfring_script_opts, so, .input = path,
-			      .fields = "comm,pid,tid,cpu,time,event,period",
-			      .show_task_events = true,
-			      .show_mmap_events = true,
-			      .comm_list = size & 2 ? "a,b" : NULL,
-			      .time_range = size & 4 ? "0.5," : NULL,
-			      .reltime = size & 8, .deltatime = size & 16);
+		PERFRING_OPTS(
+			perfring_script_opts, so, .input = path,
+			.fields = "comm,pid,tid,cpu,time,event,period",
+			.show_task_events = true, .show_mmap_events = true,
+			.comm_list = size & 2 ? "a,b" : NULL,
+			.time_range = size & 4 ? "0.5," : NULL,
+			.reltime = size & 8, .deltatime = size & 16,
+			.show_lost_events = true, .show_switch_events = true,
+			.show_namespace_events = true,
+			.show_cgroup_events = true, .show_bpf_events = true,
+			.show_text_poke_events = true,
+			.show_round_events = size & 32);
 
 		perfring_script(&so, devnull);
 	}

@@ -2,6 +2,8 @@
 /* perfring script: perf script's text, one line per sample. */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -28,6 +30,19 @@ int cmd_script(int argc, char **argv)
 		OPT_HEADER_ONLY,
 		OPT_INLINE,
 		OPT_NO_INLINE,
+		OPT_LOST,
+		OPT_SWITCH,
+		OPT_ROUND,
+		OPT_NAMESPACE,
+		OPT_CGROUP,
+		OPT_BPF,
+		OPT_TEXT_POKE,
+		OPT_MAX_STACK,
+		OPT_STOP_BT,
+		OPT_DSOS,
+		OPT_FULL_SRC,
+		OPT_DEMANGLE,
+		OPT_NO_DEMANGLE,
 	};
 	static const struct option opts[] = {
 		{ "input", required_argument, NULL, 'i' },
@@ -48,6 +63,19 @@ int cmd_script(int argc, char **argv)
 		{ "deltatime", no_argument, NULL, OPT_DELTATIME },
 		{ "show-task-events", no_argument, NULL, OPT_TASK },
 		{ "show-mmap-events", no_argument, NULL, OPT_MMAP },
+		{ "show-lost-events", no_argument, NULL, OPT_LOST },
+		{ "show-switch-events", no_argument, NULL, OPT_SWITCH },
+		{ "show-round-events", no_argument, NULL, OPT_ROUND },
+		{ "show-namespace-events", no_argument, NULL, OPT_NAMESPACE },
+		{ "show-cgroup-events", no_argument, NULL, OPT_CGROUP },
+		{ "show-bpf-events", no_argument, NULL, OPT_BPF },
+		{ "show-text-poke-events", no_argument, NULL, OPT_TEXT_POKE },
+		{ "max-stack", required_argument, NULL, OPT_MAX_STACK },
+		{ "stop-bt", required_argument, NULL, OPT_STOP_BT },
+		{ "dsos", required_argument, NULL, OPT_DSOS },
+		{ "full-source-path", no_argument, NULL, OPT_FULL_SRC },
+		{ "demangle", no_argument, NULL, OPT_DEMANGLE },
+		{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
 		{ "header", no_argument, NULL, OPT_HEADER },
 		{ "header-only", no_argument, NULL, OPT_HEADER_ONLY },
 		{ "show-info", no_argument, NULL, 'I' },
@@ -125,6 +153,54 @@ int cmd_script(int argc, char **argv)
 		case OPT_MMAP:
 			so.show_mmap_events = true;
 			break;
+		case OPT_LOST:
+			so.show_lost_events = true;
+			break;
+		case OPT_SWITCH:
+			so.show_switch_events = true;
+			break;
+		case OPT_ROUND:
+			so.show_round_events = true;
+			break;
+		case OPT_NAMESPACE:
+			so.show_namespace_events = true;
+			break;
+		case OPT_CGROUP:
+			so.show_cgroup_events = true;
+			break;
+		case OPT_BPF:
+			so.show_bpf_events = true;
+			break;
+		case OPT_TEXT_POKE:
+			so.show_text_poke_events = true;
+			break;
+		case OPT_MAX_STACK: {
+			char *end;
+			unsigned long n;
+
+			errno = 0;
+			n = strtoul(optarg, &end, 0);
+			if (errno || end == optarg || *end ||
+			    optarg[0] == '-' || n > UINT_MAX)
+				die_usage("--max-stack takes a number: %s",
+					  optarg);
+			so.set_max_stack = true;
+			so.max_stack = (unsigned)n;
+			break;
+		}
+		case OPT_STOP_BT:
+			so.stop_bt = optarg;
+			break;
+		case OPT_DSOS:
+			so.dsos = optarg;
+			break;
+		case OPT_FULL_SRC:
+			so.full_source_path = true;
+			break;
+		case OPT_DEMANGLE:
+		case OPT_NO_DEMANGLE:
+			so.no_demangle = c == OPT_NO_DEMANGLE;
+			break;
 		case OPT_HEADER:
 			so.header = true;
 			break;
@@ -143,10 +219,17 @@ int cmd_script(int argc, char **argv)
 			       "                [--trace-dat FILE | --no-trace-dat] [--symfs DIR]\n"
 			       "                [--pid PIDS] [--tid TIDS] [--comm COMMS] [-C|--cpu CPUS]\n"
 			       "                [--time START,END] [-S|--symbols SYMS] [--reltime|--deltatime]\n"
-			       "                [--show-task-events] [--show-mmap-events] [--no-inline]\n"
+			       "                [--show-task-events] [--show-mmap-events] [--show-lost-events]\n"
+			       "                [--show-switch-events] [--show-round-events]\n"
+			       "                [--show-namespace-events] [--show-cgroup-events]\n"
+			       "                [--show-bpf-events] [--show-text-poke-events] [--no-inline]\n"
+			       "                [--max-stack N] [--stop-bt SYMS] [--dsos DSOS]\n"
+			       "                [--full-source-path] [--demangle|--no-demangle]\n"
 			       "                [--header | --header-only] [-I|--show-info]\n"
 			       "  FILE.trace.dat beside the perf.data (record --tracefs-event) is merged\n"
 			       "  in by time, its lines as trace-cmd report prints them\n"
+			       "  --show-*-events: those side-band records among the samples, as perf\n"
+			       "  script prints them (--show-round-events: in file order, not by time)\n"
 			       "  -F comm,pid,tid,cpu,time,event,period,ip,sym,symoff,dso,addr,trace,srcline,callindent\n"
 			       "     (TYPE:FIELDS for one type: hw sw trace raw break; +F/-F edit the defaults)\n",
 			       prog);

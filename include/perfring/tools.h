@@ -439,6 +439,34 @@ struct perfring_script_opts {
 	 * functions inlined at its address (libdw reads them from the
 	 * object's DWARF), printed "name+0x.. (inlined)". */
 	bool no_inline;
+	/*
+	 * perf script's --show-*-events: the side-band records of each kind
+	 * printed among the samples as perf 6.1 prints them (the sample's
+	 * comm, tid, cpu and time, then "PERF_RECORD_..." and its fields):
+	 * LOST (--show-lost-events), SWITCH and SWITCH_CPU_WIDE
+	 * (--show-switch-events), NAMESPACES, CGROUP, KSYMBOL and BPF_EVENT
+	 * (--show-bpf-events), KSYMBOL and TEXT_POKE
+	 * (--show-text-poke-events).  show_round_events: the records in file
+	 * order (perf then does not sort by time), each FINISHED_ROUND
+	 * printed as a line of its own.
+	 */
+	bool show_lost_events, show_switch_events, show_round_events;
+	bool show_namespace_events, show_cgroup_events;
+	bool show_bpf_events, show_text_poke_events;
+	/*
+	 * --max-stack N (set_max_stack true): at most N entries of each
+	 * callchain, the --call-graph dwarf frames too (perf's default: 127).
+	 * --stop-bt "a,b": a callchain ends after its first entry in one of
+	 * these functions.  --dsos "libc.so.6,[kernel.kallsyms]": only the
+	 * samples whose ip is in one of these objects (basename or path).
+	 */
+	bool set_max_stack;
+	unsigned max_stack;
+	const char *stop_bt, *dsos;
+	/* --full-source-path: -F srcline with the file's full path */
+	bool full_source_path;
+	/* --no-demangle: C++ symbols by their mangled names */
+	bool no_demangle;
 };
 
 /*

@@ -163,9 +163,9 @@ static int intern_text(struct inlines *in, const char *text, uint32_t *id)
 
 /* Appends a frame: @raw's name (0 for the symbol itself) and @src. */
 static int add_frame(struct inlines *in, const char *raw, const char *src,
-		     const struct symbol *sym)
+		     const struct symbol *sym, bool demangle)
 {
-	char *dm = symbol_demangle(raw);
+	char *dm = demangle ? symbol_demangle(raw) : NULL;
 	const char *name = dm ? dm : raw;
 	uint32_t id = 0, src_id = 0;
 	int err = 0;
@@ -178,17 +178,10 @@ static int add_frame(struct inlines *in, const char *raw, const char *src,
 	return err ? err : push_frame(in, id, src_id);
 }
 
-static const char *base_name(const char *p)
-{
-	const char *slash = strrchr(p, '/');
-
-	return slash ? slash + 1 : p;
-}
-
 /* addr2line's "file.c:12" of the call an inlined subroutine stands for
  * (its DW_AT_call_file, DW_AT_call_line); "??:0" without them. */
-static void call_site(Dwarf_Die *cudie, Dwarf_Die *inlined, char *buf,
-		      size_t len)
+static void call_site(struct srclines *src, Dwarf_Die *cudie,
+		      Dwarf_Die *inlined, char *buf, size_t len)
 {
 	Dwarf_Attribute a;
 	Dwarf_Word file = 0, line = 0;
@@ -202,8 +195,8 @@ static void call_site(Dwarf_Die *cudie, Dwarf_Die *inlined, char *buf,
 		name = dwarf_filesrc(files, file, NULL, NULL);
 	if (dwarf_attr(inlined, DW_AT_call_line, &a))
 		dwarf_formudata(&a, &line);
-	snprintf(buf, len, "%s:%u", name ? base_name(name) : "??",
-		 (unsigned)line);
+	snprintf(buf, len, "%s:%u",
+		 name ? srcline_path(src, cudie, name) : "??", (unsigned)line);
 }
 
 static bool is_function(int tag)
@@ -428,7 +421,8 @@ static int resolve(struct inlines *in, struct dso *dso, uint64_t addr,
 		const char *name;
 
 		if (i) {
-			call_site(cudie, &in->chain[i - 1], src, sizeof(src));
+			call_site(in->src, cudie, &in->chain[i - 1], src,
+				  sizeof(src));
 		} else {
 			const char *file = NULL;
 			int line = 0;
@@ -446,7 +440,8 @@ static int resolve(struct inlines *in, struct dso *dso, uint64_t addr,
 			name = die_function_name(&in->chain[i]);
 		/* a copy: interning may move the names it points into */
 		snprintf(copy, sizeof(copy), "%s", name);
-		err = add_frame(in, copy, src, sym);
+		err = add_frame(in, copy, src, sym,
+				!dso->owner || !dso->owner->no_demangle);
 		if (err)
 			break;
 		e->nr++;

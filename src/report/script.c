@@ -21,6 +21,8 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
@@ -149,7 +151,10 @@ struct script {
 	struct sample_filter filt;
 	struct srclines *src; /* -F srcline, made on first use */
 	struct inlines *inl; /* inlined frames, made on first use */
-	bool filter_loc; /* -S: the ip resolved for every sample */
+	bool filter_loc; /* -S, --dsos: the ip resolved for every sample */
+	unsigned max_stack; /* --max-stack, MAX_STACK at most */
+	char **stop_bt; /* --stop-bt's names, NULL-terminated */
+	bool stop_chain; /* the callchain reached a --stop-bt name */
 	uint64_t initial_time, previous_time; /* --reltime, --deltatime */
 	FILE *out;
 	/* perfring_reader_run(): samples go to @fn instead of the text. */
@@ -499,6 +504,16 @@ static void put_dso(struct outbuf *ob, const struct addr_loc *al)
 	ob_putc(ob, ')');
 }
 
+/* The srcline state, made on first use (--full-source-path applied). */
+static struct srclines *script_srclines(const struct script *sc)
+{
+	struct srclines *s = srclines_new();
+
+	if (s)
+		srclines_set_full_path(s, sc->o.full_source_path);
+	return s;
+}
+
 /* -F srcline: perf's map__fprintf_srcline(), "\n  file.c:12". */
 static void put_srcline(struct script *sc, const struct addr_loc *al,
 			uint64_t ip)
@@ -509,7 +524,7 @@ static void put_srcline(struct script *sc, const struct addr_loc *al,
 
 	if (!al->map || !al->dso)
 		return;
-	if (!sc->src && !(sc->src = srclines_new()))
+	if (!sc->src && !(sc->src = script_srclines(sc)))
 		return;
 	n = srcline_text(sc->src, al->dso,
 			 al->kernel ? ip : dso_addr(al->dso, al->addr), ip, buf,
@@ -557,6 +572,15 @@ static void put_time(struct script *sc, uint64_t t)
 	ob->p[ob->len++] = ' ';
 }
 
+/* --stop-bt: @name is one of the functions a callchain stops at. */
+static bool stop_bt_has(const struct script *sc, const char *name)
+{
+	for (char **p = sc->stop_bt; *p; p++)
+		if (!strcmp(*p, name))
+			return true;
+	return false;
+}
+
 /* The inlined functions perf 6.1 shows at a DWARF-unwound frame (its
  * unwind_entry() -> append_inlines()): one line each, innermost first,
  * "name+0x.. (inlined)" without the object, the symbol's own frame (if
@@ -571,7 +595,7 @@ static bool print_inlined(struct script *sc, const struct addr_loc *al,
 
 	if (!al->map || !al->dso || !al->sym || al->kernel)
 		return false;
-	if (!sc->src && !(sc->src = srclines_new()))
+	if (!sc->src && !(sc->src = script_srclines(sc)))
 		return false;
 	if (!sc->inl && !(sc->inl = inlines_new(sc->src)))
 		return false;
@@ -604,6 +628,12 @@ static bool print_inlined(struct script *sc, const struct addr_loc *al,
 		if (names[i])
 			ob_write(ob, " (inlined)", 10);
 		ob_putc(ob, '\n');
+		/* perf: an inlined frame is an entry of its own (--stop-bt) */
+		if (sc->stop_bt &&
+		    stop_bt_has(sc, names[i] ? names[i] : al->sym->name)) {
+			sc->stop_chain = true;
+			break;
+		}
 	}
 	return n > 0;
 }
@@ -623,7 +653,7 @@ static bool put_unwound_srcline(struct script *sc, const struct addr_loc *al)
 	    al->dso->kind != DSO_FILE || al->dso->name[0] != '/' ||
 	    srcline_is_plt(al->sym))
 		return false;
-	if (!sc->src && !(sc->src = srclines_new()))
+	if (!sc->src && !(sc->src = script_srclines(sc)))
 		return false;
 	addr = dso_addr(al->dso, al->addr);
 	r = srcline_line(sc->src, al->dso, addr, &file, &line);
@@ -663,6 +693,8 @@ static void print_chain_entry(struct script *sc, struct thread *t,
 	if (fl & F_SRCLINE)
 		put_srcline(sc, &al, ip);
 	ob_putc(ob, '\n');
+	if (sc->stop_bt && al.sym && stop_bt_has(sc, al.sym->name))
+		sc->stop_chain = true;
 }
 
 static void print_callchain(struct script *sc, struct thread *t,
@@ -674,7 +706,9 @@ static void print_callchain(struct script *sc, struct thread *t,
 
 	if (!callchain_valid(s->callchain, s->nr_callchain, MAX_STACK))
 		return;
-	for (uint64_t i = 0; i < s->nr_callchain && entries < MAX_STACK; i++) {
+	sc->stop_chain = false;
+	for (uint64_t i = 0; i < s->nr_callchain && entries < sc->max_stack;
+	     i++) {
 		uint64_t ip = s->callchain[i];
 
 		if (ip >= PERF_CONTEXT_MAX) {
@@ -683,10 +717,12 @@ static void print_callchain(struct script *sc, struct thread *t,
 		}
 		entries++;
 		print_chain_entry(sc, t, cpumode, ip, fl, false);
+		if (sc->stop_chain)
+			return;
 	}
 	/* --call-graph dwarf: the user part, unwound from the stack copy */
-	nr_user = unwind_user_stack(&sc->m, t, s->sample, user, MAX_STACK);
-	for (unsigned i = 0; i < nr_user; i++) {
+	nr_user = unwind_user_stack(&sc->m, t, s->sample, user, sc->max_stack);
+	for (unsigned i = 0; i < nr_user && !sc->stop_chain; i++) {
 		print_chain_entry(sc, t, PERF_RECORD_MISC_USER, user[i], fl,
 				  true);
 	}
@@ -803,6 +839,10 @@ static void print_sample(struct script *sc, const struct psample *s)
 			ob_putc(ob, ' ');
 		ob_x64(ob, s->addr, 16);
 	}
+	/* perf 6.1: --max-stack 0 fails the dwarf unwinding of a sample with
+	 * a user stack, which then prints as one without a callchain */
+	if (chain && !sc->max_stack && unwind_sample_has_stack(s->sample))
+		chain = false;
 	if (fl & F_IP) {
 		if (chain && s->callchain) {
 			ob_putc(ob, '\n');
@@ -882,11 +922,195 @@ static void put_start(struct script *sc, const struct attr_info *ai,
 		put_time(sc, time);
 }
 
+static uint64_t rd64(const unsigned char *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, 8);
+	return v;
+}
+
+static uint32_t rd32(const unsigned char *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, 4);
+	return v;
+}
+
+static uint16_t rd16(const unsigned char *p)
+{
+	uint16_t v;
+
+	memcpy(&v, p, 2);
+	return v;
+}
+
+/* A formatted piece of a side-band line (short: numbers and words). */
+__attribute__((format(printf, 2, 3))) static void
+ob_printf(struct outbuf *ob, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	ob_room(ob, 256);
+	va_start(ap, fmt);
+	n = vsnprintf(ob->p + ob->len, 256, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		ob->len += n < 256 ? (size_t)n : 255;
+}
+
+/* A string field of a record up to its NUL or @end. */
+static void put_rec_str(struct outbuf *ob, const unsigned char *r, uint32_t at,
+			uint32_t end)
+{
+	if (at < end)
+		ob_write(ob, r + at,
+			 ob_strnlen((const char *)r + at, end - at));
+}
+
+/* perf 6.1's perf_ns__name() */
+static const char *const ns_names[] = { "net",	"uts", "ipc",	"pid",
+					"user", "mnt", "cgroup" };
+
+/* perf_event__fprintf_text_poke()'s byte lines: 16 a line. */
+static void put_poke_bytes(struct outbuf *ob, const unsigned char *b,
+			   uint32_t n, const char *which)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		if (!(i & 15))
+			ob_printf(ob, "            %s bytes:", which);
+		ob_printf(ob, " %02x", b[i]);
+		if ((i & 15) == 15 || i == n - 1)
+			ob_putc(ob, '\n');
+	}
+}
+
 /*
- * --show-task-events / --show-mmap-events: perf 6.1's
- * print_event_with_time().  The event is the trailer's (the first one for
- * records without sample_id_all, whose time is 0 or the FORK/EXIT's own);
- * the thread is the record's pid/tid.
+ * perf_event__fprintf() of the records the --show-*-events options added
+ * here print (the others go through report_record_text()); @end is where
+ * the record's fields stop (its sample_id trailer excluded).  Fields a
+ * record is too short for are left out, never read.
+ */
+static void side_text(struct script *sc, struct thread *t,
+		      const unsigned char *r, uint32_t type, uint16_t misc,
+		      uint32_t end)
+{
+	struct outbuf *ob = &sc->ob;
+
+	ob_printf(ob, "PERF_RECORD_%s", prd_type_name(type));
+	switch (type) {
+	case PERF_RECORD_LOST:
+		ob_printf(ob, " lost %llu\n",
+			  end >= 24 ? (unsigned long long)rd64(r + 16) : 0ULL);
+		return;
+	case PERF_RECORD_SWITCH:
+	case PERF_RECORD_SWITCH_CPU_WIDE: {
+		bool out = misc & PERF_RECORD_MISC_SWITCH_OUT;
+		const char *io = !out ? "IN         " :
+				 !(misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT) ?
+					"OUT        " :
+					"OUT preempt";
+
+		if (type == PERF_RECORD_SWITCH || end < 16)
+			ob_printf(ob, " %s\n", io);
+		else
+			ob_printf(ob, " %s  %s pid/tid: %5d/%-5d\n", io,
+				  out ? "next" : "prev", (int)rd32(r + 8),
+				  (int)rd32(r + 12));
+		return;
+	}
+	case PERF_RECORD_NAMESPACES: {
+		uint64_t nr = rd64(r + 16);
+		uint64_t fits = end >= 24 ? (end - 24) / 16 : 0;
+
+		ob_printf(ob, " %d/%d - nr_namespaces: %u\n\t\t[",
+			  (int)rd32(r + 8), (int)rd32(r + 12), (unsigned)nr);
+		for (uint64_t i = 0; i < nr && i < fits; i++) {
+			const unsigned char *e = r + 24 + 16 * i;
+
+			if (i && !(i % 4))
+				ob_write(ob, "\n\t\t ", 4);
+			ob_printf(ob, "%u/%s: %llu/%#llx%s", (unsigned)i,
+				  i < 7 ? ns_names[i] : "UNKNOWN",
+				  (unsigned long long)rd64(e),
+				  (unsigned long long)rd64(e + 8),
+				  i + 1 != nr ? ", " : "]\n");
+		}
+		return;
+	}
+	case PERF_RECORD_CGROUP:
+		ob_printf(ob, " cgroup: %llu ",
+			  (unsigned long long)rd64(r + 8));
+		put_rec_str(ob, r, 16, end);
+		ob_putc(ob, '\n');
+		return;
+	case PERF_RECORD_KSYMBOL:
+		ob_printf(ob, " addr %llx len %u type %u flags 0x%x name ",
+			  (unsigned long long)rd64(r + 8), rd32(r + 16),
+			  rd16(r + 20), rd16(r + 22));
+		put_rec_str(ob, r, 24, end);
+		ob_putc(ob, '\n');
+		return;
+	case PERF_RECORD_BPF_EVENT:
+		ob_printf(ob, " type %u, flags %u, id %u\n", rd16(r + 8),
+			  rd16(r + 10), rd32(r + 12));
+		return;
+	case PERF_RECORD_TEXT_POKE: {
+		uint64_t addr = rd64(r + 8);
+		uint32_t old_len = rd16(r + 16), new_len = rd16(r + 18);
+		struct addr_loc al;
+
+		ob_printf(ob, " %llx ", (unsigned long long)addr);
+		/* the kernel symbol at the address, when known */
+		machine_resolve(&sc->m, t, PERF_RECORD_MISC_KERNEL, addr, true,
+				&al);
+		if (al.kernel && al.sym) {
+			ob_puts(ob, al.sym->name);
+			ob_printf(ob, "+0x%llx",
+				  (unsigned long long)al.sym_off);
+		}
+		ob_printf(ob, " old len %u new len %u\n", old_len, new_len);
+		if (20 + (uint64_t)old_len > end)
+			old_len = end > 20 ? end - 20 : 0;
+		if (20 + (uint64_t)old_len + new_len > end)
+			new_len = end - 20 - old_len;
+		put_poke_bytes(ob, r + 20, old_len, "Old");
+		put_poke_bytes(ob, r + 20 + old_len, new_len, "New");
+		return;
+	}
+	default:
+		ob_putc(ob, '\n');
+		return;
+	}
+}
+
+/* The records the --show-*-events options print (task and mmap ones go
+ * through report_record_text(), as before). */
+static bool side_new_kind(uint32_t type)
+{
+	switch (type) {
+	case PERF_RECORD_LOST:
+	case PERF_RECORD_SWITCH:
+	case PERF_RECORD_SWITCH_CPU_WIDE:
+	case PERF_RECORD_NAMESPACES:
+	case PERF_RECORD_CGROUP:
+	case PERF_RECORD_KSYMBOL:
+	case PERF_RECORD_BPF_EVENT:
+	case PERF_RECORD_TEXT_POKE:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/*
+ * The --show-*-events lines: perf 6.1's print_event_with_time().  The
+ * event is the trailer's (the first one for records without
+ * sample_id_all, whose time is 0 or the FORK/EXIT's own); the thread
+ * whose comm is shown: the record's pid/tid for task, mmap and namespace
+ * records, the trailer's for the others (perf's print_event() callers).
  */
 static void side_print(struct script *sc, struct prd_file *f,
 		       const struct prd_event *ev)
@@ -895,20 +1119,27 @@ static void side_print(struct script *sc, struct prd_file *f,
 	uint32_t type = ev->hdr->type, size = ev->hdr->size;
 	const struct prd_sample *s = ev->sample;
 	const struct prd_attr *a = s ? s->attr : prd_attr(f, 0);
-	int32_t pid, tid;
+	bool s_tid = s && a && (a->attr.sample_type & PERF_SAMPLE_TID);
+	int32_t pid = -1, tid = -1;
 	uint64_t time = 0;
 	uint32_t cpu = 0;
 	const struct attr_info *ai;
 	struct thread *t = NULL;
 
-	if (!a || size < 24)
+	if (!a || size < 16)
 		return;
-	memcpy(&pid, r + 8, 4);
 	if (type == PERF_RECORD_FORK || type == PERF_RECORD_EXIT) {
+		if (size < 24)
+			return;
+		memcpy(&pid, r + 8, 4);
 		memcpy(&tid, r + 16, 4);
 		memcpy(&time, r + 24, size >= 32 ? 8 : 0);
-	} else {
+	} else if (!side_new_kind(type) || type == PERF_RECORD_NAMESPACES) {
+		memcpy(&pid, r + 8, 4);
 		memcpy(&tid, r + 12, 4);
+	} else if (s_tid) {
+		pid = (int32_t)s->pid;
+		tid = (int32_t)s->tid;
 	}
 	if (s) {
 		cpu = s->cpu;
@@ -930,20 +1161,54 @@ static void side_print(struct script *sc, struct prd_file *f,
 	if (tid != -1)
 		t = machine_findnew_thread(&sc->m, pid, tid);
 	merged_put_until(sc, time);
-	put_start(sc, ai, t, s ? (int32_t)s->pid : pid,
-		  s ? (int32_t)s->tid : tid, cpu, time);
-	/* perf_event__fprintf(): the text perf report -D shows too. */
-	ob_flush(&sc->ob);
-	if (!sc->ob.err && report_record_text(sc->out, f, ev) < 0 && !sc->stop)
-		sc->stop = -EIO;
+	put_start(sc, ai, t, s ? (s_tid ? (int32_t)s->pid : -1) : pid,
+		  s ? (s_tid ? (int32_t)s->tid : -1) : tid, cpu, time);
+	if (side_new_kind(type)) {
+		side_text(sc, t, r, type, ev->hdr->misc,
+			  prd_payload_size(f, ev));
+		ob_line_done(&sc->ob);
+	} else {
+		/* perf_event__fprintf(): the text perf report -D shows too. */
+		ob_flush(&sc->ob);
+		if (!sc->ob.err && report_record_text(sc->out, f, ev) < 0 &&
+		    !sc->stop)
+			sc->stop = -EIO;
+	}
 	if (sc->ob.err && !sc->stop)
 		sc->stop = sc->ob.err;
 }
 
-static bool is_task(uint32_t type)
+/* Whether a --show-*-events option prints records of @type. */
+static bool side_shown(const struct script *sc, uint32_t type)
 {
-	return type == PERF_RECORD_COMM || type == PERF_RECORD_FORK ||
-	       type == PERF_RECORD_EXIT;
+	const struct perfring_script_opts *o = &sc->o;
+
+	switch (type) {
+	case PERF_RECORD_COMM:
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT:
+		return o->show_task_events;
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2:
+		return o->show_mmap_events;
+	case PERF_RECORD_LOST:
+		return o->show_lost_events;
+	case PERF_RECORD_SWITCH:
+	case PERF_RECORD_SWITCH_CPU_WIDE:
+		return o->show_switch_events;
+	case PERF_RECORD_NAMESPACES:
+		return o->show_namespace_events;
+	case PERF_RECORD_CGROUP:
+		return o->show_cgroup_events;
+	case PERF_RECORD_KSYMBOL:
+		return o->show_bpf_events || o->show_text_poke_events;
+	case PERF_RECORD_BPF_EVENT:
+		return o->show_bpf_events;
+	case PERF_RECORD_TEXT_POKE:
+		return o->show_text_poke_events;
+	default:
+		return false;
+	}
 }
 
 /* The sample for perfring_reader_run()'s callback. */
@@ -966,6 +1231,7 @@ static void deliver(struct script *sc, const struct psample *s,
 	bool has_tid = ai->sample_type & PERF_SAMPLE_TID;
 	struct addr_loc al;
 	uint32_t n = 0;
+	bool stopped = false; /* --stop-bt */
 
 	ps.event = ai->a->name ? ai->a->name : "[unknown]";
 	ps.event_index = ai->a->index;
@@ -990,7 +1256,7 @@ static void deliver(struct script *sc, const struct psample *s,
 	    callchain_valid(s->callchain, s->nr_callchain, MAX_STACK)) {
 		uint8_t cpumode = PERF_RECORD_MISC_USER;
 
-		for (uint64_t i = 0; i < s->nr_callchain && n < MAX_STACK;
+		for (uint64_t i = 0; i < s->nr_callchain && n < sc->max_stack;
 		     i++) {
 			uint64_t ip = s->callchain[i];
 
@@ -1000,18 +1266,25 @@ static void deliver(struct script *sc, const struct psample *s,
 			}
 			machine_resolve(&sc->m, t, cpumode, ip, true, &al);
 			fill_frame(&sc->frames[n++], &al, ip);
+			stopped = sc->stop_bt && al.sym &&
+				  stop_bt_has(sc, al.sym->name);
+			if (stopped)
+				break;
 		}
 	}
 	/* --call-graph dwarf: the user part, unwound from the stack copy */
-	if (!sc->o.hide_callchain && n < MAX_STACK) {
+	if (!sc->o.hide_callchain && !stopped && n < sc->max_stack) {
 		uint64_t user[UNWIND_MAX_FRAMES];
 		unsigned nu = unwind_user_stack(&sc->m, t, s->sample, user,
-						MAX_STACK - n);
+						sc->max_stack - n);
 
-		for (unsigned i = 0; i < nu && n < MAX_STACK; i++) {
+		for (unsigned i = 0; i < nu && n < sc->max_stack; i++) {
 			machine_resolve(&sc->m, t, PERF_RECORD_MISC_USER,
 					user[i], true, &al);
 			fill_frame(&sc->frames[n++], &al, user[i]);
+			if (sc->stop_bt && al.sym &&
+			    stop_bt_has(sc, al.sym->name))
+				break;
 		}
 	}
 	ps.callchain = n ? sc->frames : NULL;
@@ -1098,11 +1371,15 @@ static int on_event(struct prd_file *f, const struct prd_event *ev, void *ctx)
 		header_print_feature_record(f, ev, sc->o.show_info, sc->out);
 	}
 	if (h->type != PERF_RECORD_SAMPLE) {
-		bool show = !sc->fn &&
-			    ((sc->o.show_task_events && is_task(h->type)) ||
-			     (sc->o.show_mmap_events &&
-			      (h->type == PERF_RECORD_MMAP ||
-			       h->type == PERF_RECORD_MMAP2)));
+		bool show = !sc->fn && side_shown(sc, h->type);
+
+		if (h->type == PRD_REC_FINISHED_ROUND &&
+		    sc->o.show_round_events && !sc->fn) {
+			/* process_finished_round_event(): the name alone */
+			ob_room(&sc->ob, 32);
+			ob_write(&sc->ob, "PERF_RECORD_FINISHED_ROUND\n", 27);
+			ob_line_done(&sc->ob);
+		}
 
 		/* perf prints an EXIT before the thread goes. */
 		if (show && h->type == PERF_RECORD_EXIT)
@@ -1173,9 +1450,47 @@ static void script_free(struct script *sc)
 	sread_free(&sc->rd);
 	free(sc->ob.p);
 	filter_free(&sc->filt);
+	if (sc->stop_bt) {
+		for (char **p = sc->stop_bt; *p; p++)
+			free(*p);
+		free(sc->stop_bt);
+	}
 	inlines_free(sc->inl);
 	srclines_free(sc->src);
 	free(sc);
+}
+
+/* "a,b" into a NULL-terminated array of its names (perf's strlist). */
+static int split_names(const char *list, char ***out)
+{
+	size_t n = 2;
+	char **v;
+	const char *p = list;
+
+	for (const char *c = list; *c; c++)
+		n += *c == ',';
+	v = calloc(n, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	n = 0;
+	while (*p) {
+		size_t len = strcspn(p, ",");
+
+		if (len) {
+			v[n] = strndup(p, len);
+			if (!v[n]) {
+				for (size_t i = 0; i < n; i++)
+					free(v[i]);
+				free(v);
+				return -ENOMEM;
+			}
+			n++;
+		}
+		p += len;
+		p += *p == ',';
+	}
+	*out = v;
+	return 0;
 }
 
 /* The state of a script or a reader, with the file open. */
@@ -1201,6 +1516,7 @@ static int script_new(const struct perfring_script_opts *opts, FILE *out,
 		return err;
 	}
 	sc->m.dsos.symfs = OPTS_GET(opts, symfs, NULL);
+	sc->m.dsos.no_demangle = sc->o.no_demangle;
 	if (sc->o.fields && *sc->o.fields)
 		err = parse_fields(sc, sc->o.fields);
 	if (!err)
@@ -1215,7 +1531,16 @@ static int script_new(const struct perfring_script_opts *opts, FILE *out,
 		err = filter_set_time(&sc->filt, sc->o.time_range);
 	if (!err)
 		err = filter_set_syms(&sc->filt, sc->o.symbols);
-	sc->filter_loc = sc->filt.syms != NULL;
+	if (!err)
+		err = filter_set_dsos(&sc->filt, sc->o.dsos);
+	sc->filter_loc = sc->filt.syms || sc->filt.dsos;
+	if (!err && sc->o.stop_bt && *sc->o.stop_bt)
+		err = split_names(sc->o.stop_bt, &sc->stop_bt);
+	/* the unwinder's buffer holds MAX_STACK frames (perf: any N, but a
+	 * chain has no more than the kernel's 127) */
+	sc->max_stack = sc->o.set_max_stack && sc->o.max_stack < MAX_STACK ?
+				sc->o.max_stack :
+				MAX_STACK;
 	if (!err)
 		err = ob_init(&sc->ob, out);
 	if (!err && sc->o.trace_dat) {
@@ -1283,7 +1608,8 @@ PERFRING_API int perfring_script(const struct perfring_script_opts *opts,
 			return err;
 		}
 	}
-	err = prd_process(sc->f, true, on_event, sc);
+	/* perf script --show-round-events turns the time ordering off */
+	err = prd_process(sc->f, !sc->o.show_round_events, on_event, sc);
 	if (sc->stop && (!err || err == sc->stop))
 		err = sc->stop;
 	if (!err && sc->merged) {

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include "srcline.h"
@@ -20,6 +21,8 @@ struct src_obj {
 struct srclines {
 	struct src_obj *objs;
 	struct src_obj *last;
+	bool full_path; /* perf's --full-source-path */
+	char path[4096]; /* srcline_path()'s last answer */
 };
 
 static char *debuginfo_path;
@@ -33,6 +36,40 @@ static const Dwfl_Callbacks offline_callbacks = {
 struct srclines *srclines_new(void)
 {
 	return calloc(1, sizeof(struct srclines));
+}
+
+static const char *base_name(const char *p)
+{
+	const char *slash = strrchr(p, '/');
+
+	return slash ? slash + 1 : p;
+}
+
+void srclines_set_full_path(struct srclines *s, bool full)
+{
+	s->full_path = full;
+}
+
+bool srclines_full_path(const struct srclines *s)
+{
+	return s && s->full_path;
+}
+
+const char *srcline_path(struct srclines *s, void *cudie, const char *file)
+{
+	Dwarf_Attribute a;
+	const char *dir;
+
+	if (!s->full_path)
+		return base_name(file);
+	if (file[0] == '/' || !cudie)
+		return file;
+	/* addr2line's name of a relative one: under the CU's comp_dir */
+	dir = dwarf_formstring(dwarf_attr(cudie, DW_AT_comp_dir, &a));
+	if (!dir || !*dir)
+		return file;
+	snprintf(s->path, sizeof(s->path), "%s/%s", dir, file);
+	return s->path;
 }
 
 void srclines_free(struct srclines *s)
@@ -93,13 +130,6 @@ struct Dwfl_Module *srcline_module(struct srclines *s, struct dso *dso,
 		return NULL;
 	*bias = b;
 	return o->mod;
-}
-
-static const char *base_name(const char *p)
-{
-	const char *slash = strrchr(p, '/');
-
-	return slash ? slash + 1 : p;
 }
 
 /* How far back one lookup scans a sequence's rows (hostile tables). */
@@ -207,7 +237,7 @@ int srcline_line(struct srclines *s, struct dso *dso, uint64_t addr,
 	dl = dwfl_dwarf_line(line, &bias);
 	if (cudie && dl)
 		f = binutils_file(cudie, dl, f);
-	*file = base_name(f);
+	*file = srcline_path(s, cudie, f);
 	return 1;
 }
 
@@ -311,7 +341,8 @@ size_t srcline_text(struct srclines *s, struct dso *dso, uint64_t addr,
 		n = snprintf(buf, len, ":0");
 	else if (r == -ENOENT && (file = symtab_file_of(s, dso, addr)))
 		/* no DWARF: addr2line's file from the symbol table */
-		n = snprintf(buf, len, "%s:0", base_name(file));
+		n = snprintf(buf, len, "%s:0",
+			     s->full_path ? file : base_name(file));
 	else if (dso->kind == DSO_FILE && dso->name[0] == '/' &&
 		 has_function(dso, addr))
 		/* addr2line names the function from the symbol table, no

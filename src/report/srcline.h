@@ -17,6 +17,14 @@ struct srclines;
 
 struct srclines *srclines_new(void);
 void srclines_free(struct srclines *s);
+/* perf's --full-source-path: files by their full path, not base name
+ * (set before the first lookup). */
+void srclines_set_full_path(struct srclines *s, bool full);
+bool srclines_full_path(const struct srclines *s);
+/* A source file as perf names it: its base name, or with
+ * --full-source-path the full path (a relative one under the comp_dir of
+ * @cudie, a Dwarf_Die *).  Valid until the next call. */
+const char *srcline_path(struct srclines *s, void *cudie, const char *file);
 
 /*
  * perf's srcline of @addr (an address as the object's symbols use it,

@@ -56,6 +56,7 @@ struct symvec {
 	/* Names that do not live in an open ELF (kallsyms, PLT): owned. */
 	char **owned;
 	size_t nr_owned, cap_owned;
+	bool raw_names; /* --no-demangle */
 };
 
 static uint32_t name_hash(const char *s, size_t len)
@@ -595,7 +596,7 @@ static int elf_read_symbols(struct elf_file *ef, Elf64_Word type,
 		name = elf_strptr(ef->e, sh.sh_link, s.st_name);
 		if (!name || !*name)
 			continue;
-		if (name[0] == '_' && name[1] == 'Z') {
+		if (name[0] == '_' && name[1] == 'Z' && !sv->raw_names) {
 			char *dm = symbol_demangle(name);
 
 			if (dm && !(name = symvec_keep(sv, dm))) {
@@ -831,7 +832,9 @@ static int elf_plt_symbols(struct elf_file *ef, struct dso *dso,
 			continue;
 		name = elf_strptr(ef->e, dsh.sh_link, s.st_name);
 		{
-			char *d = name ? symbol_demangle(name) : NULL;
+			char *d = name && !sv->raw_names ?
+					  symbol_demangle(name) :
+					  NULL;
 
 			snprintf(buf, sizeof(buf), "%s@plt",
 				 d    ? d :
@@ -938,7 +941,8 @@ static bool open_debug_file(struct elf_file *run, struct dso *dso,
 static int load_elf(struct dso *dso, struct elf_file *run)
 {
 	struct elf_file dbg = { .fd = -1 };
-	struct symvec sv = { 0 };
+	struct symvec sv = { .raw_names = dso->owner &&
+					  dso->owner->no_demangle };
 	int err;
 
 	err = elf_segments(run, dso);

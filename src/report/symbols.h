@@ -76,6 +76,7 @@ struct dsos {
 	/* --symfs: objects and debug files looked up under it only (not
 	 * owned; NULL: none) */
 	const char *symfs;
+	bool no_demangle; /* perf's --no-demangle: C++ names as in the ELF */
 	bool kernel_loaded;
 	/* the file's HEADER_BUILD_ID table (a copy): each object's build-id
 	 * as recorded (dsos_set_build_ids()) */

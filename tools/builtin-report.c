@@ -51,6 +51,12 @@ int cmd_report(int argc, char **argv)
 		OPT_NO_GROUP,
 		OPT_HEADER,
 		OPT_HEADER_ONLY,
+		OPT_PID,
+		OPT_TID,
+		OPT_TIME,
+		OPT_TOTAL_PERIOD,
+		OPT_MAX_STACK,
+		OPT_STATS,
 	};
 	static const struct option opts[] = {
 		{ "input", required_argument, NULL, 'i' },
@@ -72,6 +78,17 @@ int cmd_report(int argc, char **argv)
 		{ "header-only", no_argument, NULL, OPT_HEADER_ONLY },
 		{ "show-info", no_argument, NULL, 'I' },
 		{ "threads", no_argument, NULL, 'T' },
+		{ "pid", required_argument, NULL, OPT_PID },
+		{ "tid", required_argument, NULL, OPT_TID },
+		{ "cpu", required_argument, NULL, 'C' },
+		{ "time", required_argument, NULL, OPT_TIME },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "hide-unresolved", no_argument, NULL, 'U' },
+		{ "field-separator", required_argument, NULL, 't' },
+		{ "show-total-period", no_argument, NULL, OPT_TOTAL_PERIOD },
+		{ "max-stack", required_argument, NULL, OPT_MAX_STACK },
+		{ "inverted", no_argument, NULL, 'G' },
+		{ "stats", no_argument, NULL, OPT_STATS },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -79,8 +96,8 @@ int cmd_report(int argc, char **argv)
 	char *end;
 	int c, err;
 
-	while ((c = getopt_long(argc, argv, "i:s:g:nS:d:ITh", opts, NULL)) !=
-	       -1) {
+	while ((c = getopt_long(argc, argv, "i:s:g:nS:d:ITC:qUt:Gh", opts,
+				NULL)) != -1) {
 		switch (c) {
 		case 'i':
 			ro.input = optarg;
@@ -132,6 +149,47 @@ int cmd_report(int argc, char **argv)
 		case 'T':
 			ro.show_threads = true;
 			break;
+		case OPT_PID:
+			ro.pid_list = optarg;
+			break;
+		case OPT_TID:
+			ro.tid_list = optarg;
+			break;
+		case 'C':
+			ro.cpu_list = optarg;
+			break;
+		case OPT_TIME:
+			ro.time_range = optarg;
+			break;
+		case 'q':
+			ro.quiet = true;
+			break;
+		case 'U':
+			ro.hide_unresolved = true;
+			break;
+		case 't':
+			ro.field_sep = optarg;
+			break;
+		case OPT_TOTAL_PERIOD:
+			ro.show_total_period = true;
+			break;
+		case OPT_MAX_STACK: {
+			unsigned long v = strtoul(optarg, &end, 10);
+
+			if (*end || end == optarg || v > 1000000)
+				die_usage("--max-stack takes a number: %s",
+					  optarg);
+			ro.max_stack = (unsigned int)v;
+			ro.has_max_stack = true;
+			break;
+		}
+		case 'G':
+			/* perf's alias of -g caller */
+			ro.callchain_order = 1;
+			break;
+		case OPT_STATS:
+			ro.stats = true;
+			break;
 		case OPT_SYMFS:
 			ro.symfs = optarg;
 			break;
@@ -146,7 +204,10 @@ int cmd_report(int argc, char **argv)
 			printf("usage: %s report [-i FILE|-] [--sort comm,pid,dso,sym,cpu,trace,srcline,srcfile] [--children|--no-children]\n"
 			       "                [-g none] [-n] [--percent-limit PCT] [--stdio] [--group|--no-group]\n"
 			       "                [--comm COMMS] [-d|--dsos DSOS] [-S|--symbols SYMS] [--symfs DIR]\n"
-			       "                [--header | --header-only] [-I|--show-info] [-T|--threads]\n",
+			       "                [--header | --header-only] [-I|--show-info] [-T|--threads]\n"
+			       "                [--pid PIDS] [--tid TIDS] [-C|--cpu CPUS] [--time START,END|PCT]\n"
+			       "                [-q|--quiet] [-U|--hide-unresolved] [-t|--field-separator SEP]\n"
+			       "                [--show-total-period] [--max-stack N] [-G|--inverted] [--stats]\n",
 			       prog);
 			return 0;
 		default:

@@ -134,6 +134,8 @@ struct report {
 	bool caller; /* graphs from the outermost caller down (-g caller) */
 	uint64_t lost_samples;
 	struct sample_filter filt;
+	uint32_t max_stack; /* --max-stack, at most MAX_STACK */
+	const char *sep; /* -t, NULL: columns padded with spaces */
 	/* perf's sort__setup_elide(): a filter naming one comm, dso or
 	 * symbol hides that column and says so in the header. */
 	char *elided; /* "# comm: bash\n" lines */
@@ -479,11 +481,23 @@ static uint32_t resolve_chain(struct report *r, struct thread *t,
 			      const struct prd_sample *s)
 {
 	uint8_t cpumode = PERF_RECORD_MISC_USER;
-	uint32_t n = 0;
+	uint32_t n = 0, seen = 0, max = r->max_stack, skip = 0;
 
 	if (!callchain_valid(s->callchain, s->nr_callchain, MAX_STACK))
 		return 0;
-	for (uint64_t i = 0; i < s->nr_callchain && n < MAX_STACK; i++) {
+	/* perf's --max-stack counts the entries it looks at, -U's dropped
+	 * ones too, from the end it walks from: the outermost caller in
+	 * caller order */
+	if (r->caller && max < MAX_STACK) {
+		uint32_t all = 0;
+
+		for (uint64_t i = 0; i < s->nr_callchain && all < MAX_STACK;
+		     i++)
+			all += s->callchain[i] < PERF_CONTEXT_MAX;
+		skip = all > max ? all - max : 0;
+		max = all;
+	}
+	for (uint64_t i = 0; i < s->nr_callchain && seen < max; i++) {
 		uint64_t ip = s->callchain[i];
 		struct addr_loc al;
 
@@ -491,7 +505,11 @@ static uint32_t resolve_chain(struct report *r, struct thread *t,
 			cpumode = callchain_context_cpumode(ip);
 			continue;
 		}
+		if (seen++ < skip)
+			continue;
 		machine_resolve(&r->m, t, cpumode, ip, true, &al);
+		if (r->o.hide_unresolved && !al.sym)
+			continue;
 		r->cursor[n].sym = al.sym;
 		r->cursor[n].dso = al.map ? al.dso : NULL;
 		r->cursor[n].ip = ip;
@@ -501,17 +519,20 @@ static uint32_t resolve_chain(struct report *r, struct thread *t,
 	/* --call-graph dwarf: the user part, unwound */
 	if (unwind_sample_has_stack(s)) {
 		uint64_t user[UNWIND_MAX_FRAMES];
-		unsigned nr = unwind_user_stack(&r->m, t, s, user, MAX_STACK);
+		unsigned nr = unwind_user_stack(&r->m, t, s, user, max);
 
-		for (unsigned i = 0; i < nr; i++, n++) {
+		for (unsigned i = 0; i < nr; i++) {
 			struct addr_loc al;
 
 			machine_resolve(&r->m, t, PERF_RECORD_MISC_USER,
 					user[i], true, &al);
+			if (r->o.hide_unresolved && !al.sym)
+				continue;
 			r->cursor[n].sym = al.sym;
 			r->cursor[n].dso = al.map ? al.dso : NULL;
 			r->cursor[n].ip = user[i];
 			r->cursor[n].level = '.';
+			n++;
 		}
 	}
 	return n;
@@ -620,11 +641,21 @@ static int add_sample(struct report *r, const struct prd_sample *s,
 
 	if (!h)
 		return -ENOMEM;
+	/* perf report's --time and --cpu drop the sample before it counts
+	 * anywhere; -U drops it when its ip has no symbol */
+	if (!filter_time(&r->filt, s->time))
+		return 0;
 	t = machine_findnew_thread(&r->m, has_tid ? (int32_t)s->pid : -1,
 				   has_tid ? (int32_t)s->tid : -1);
 	if (!t)
 		return -ENOMEM;
 	machine_resolve(&r->m, t, cpumode, s->ip, true, &al);
+	if (r->o.hide_unresolved && !al.sym)
+		return 0;
+	if (!filter_cpu(&r->filt, (pa->sample_type & PERF_SAMPLE_CPU) ?
+					  s->cpu :
+					  UINT32_MAX))
+		return 0;
 	memset(&key, 0, sizeof(key));
 	key.comm = t->comm;
 	key.comm_len = t->comm_len;
@@ -1299,6 +1330,57 @@ static void put_pct(struct outbuf *ob, uint64_t v, uint64_t total, int width)
 	ob_write(ob, buf, (size_t)n);
 }
 
+/*
+ * Before a column: perf's two spaces (a row starts with them too), or
+ * with -t the separator between columns (@lead: the row's first).
+ */
+static void col_gap(const struct report *r, struct outbuf *ob, bool lead)
+{
+	if (!r->sep)
+		ob_write(ob, "  ", 2);
+	else if (!lead)
+		ob_puts(ob, r->sep);
+}
+
+/* With -t perf prints a number column's text after a space, left-aligned
+ * in the rest of its width. */
+static void put_sep_text(struct outbuf *ob, const char *text, int n, int width)
+{
+	ob_putc(ob, ' ');
+	ob_write(ob, text, (size_t)n);
+	if (n < width - 1)
+		ob_spaces(ob, (size_t)(width - 1 - n));
+}
+
+static void put_pct_col(const struct report *r, struct outbuf *ob, uint64_t v,
+			uint64_t total)
+{
+	char buf[32];
+	int n;
+
+	if (!r->sep) {
+		put_pct(ob, v, total, 8);
+		return;
+	}
+	n = snprintf(buf, sizeof(buf), "%.2f%%",
+		     total ? (double)v * 100.0 / (double)total : 0.0);
+	put_sep_text(ob, buf, n, 8);
+}
+
+static void put_u64_col(const struct report *r, struct outbuf *ob, uint64_t v,
+			int width)
+{
+	char buf[32];
+	int n;
+
+	if (!r->sep) {
+		ob_u64(ob, v, width, ' ');
+		return;
+	}
+	n = snprintf(buf, sizeof(buf), "%llu", (unsigned long long)v);
+	put_sep_text(ob, buf, n, width);
+}
+
 static void margin(struct outbuf *ob, int left)
 {
 	ob_spaces(ob, 12 + (size_t)left);
@@ -1493,6 +1575,7 @@ static void print_hists(struct report *r, struct hists **mem, uint32_t n,
 	char unit = ' ';
 	uint32_t k = 0;
 	int nw = 12; /* perf's Samples column */
+	int pw = 12; /* and Period */
 	int last = r->nkeys - 1; /* the last column shown */
 
 	while (last > 0 && r->hidden[r->keys[last]])
@@ -1576,6 +1659,13 @@ static void print_hists(struct report *r, struct hists **mem, uint32_t n,
 			if (d > nw)
 				nw = d;
 		}
+		if (r->o.show_total_period) {
+			int d = snprintf(buf, sizeof(buf), "%llu",
+					 (unsigned long long)v[j * n]->self);
+
+			if (d > pw)
+				pw = d;
+		}
 	}
 	if (!first)
 		ob_write(ob, "\n\n", 2);
@@ -1592,6 +1682,8 @@ static void print_hists(struct report *r, struct hists **mem, uint32_t n,
 		ns /= 1000;
 		unit = 'G';
 	}
+	if (r->o.quiet)
+		goto rows;
 	ob_puts(ob, "# Samples: ");
 	ob_u64(ob, ns, 0, ' ');
 	ob_putc(ob, unit);
@@ -1603,19 +1695,23 @@ static void print_hists(struct report *r, struct hists **mem, uint32_t n,
 	/* a group's columns: 8 wide per member, headed on the right */
 	if (r->children) {
 		ob_str_w(ob, "Children", 8, 8 * (int)n, false);
-		ob_write(ob, "  ", 2);
+		col_gap(r, ob, false);
 		ob_str_w(ob, "Self", 4, 8 * (int)n, false);
 	} else {
 		ob_str_w(ob, "Overhead", 8, 8 * (int)n, false);
 	}
 	if (r->o.show_nr_samples) {
-		ob_write(ob, "  ", 2);
+		col_gap(r, ob, false);
 		ob_str_w(ob, "Samples", 7, nw, false);
+	}
+	if (r->o.show_total_period) {
+		col_gap(r, ob, false);
+		ob_str_w(ob, "Period", 6, pw, false);
 	}
 	for (int i = 0; i < r->nkeys; i++) {
 		if (r->hidden[r->keys[i]])
 			continue;
-		ob_write(ob, "  ", 2);
+		col_gap(r, ob, false);
 		if (r->keys[i] == K_PID) {
 			/* perf right-aligns it in 15, then pads. */
 			ob_str_w(ob, "Pid:Command", 11, 15, false);
@@ -1625,6 +1721,11 @@ static void print_hists(struct report *r, struct hists **mem, uint32_t n,
 				 strlen(key_header[r->keys[i]]), (int)width[i],
 				 true);
 		}
+	}
+	/* -t: no rule under the column names */
+	if (r->sep) {
+		ob_putc(ob, '\n');
+		goto rows;
 	}
 	ob_puts(ob, "\n# ");
 	for (int c = 0; c < (r->children ? 2 : 1); c++) {
@@ -1638,6 +1739,11 @@ static void print_hists(struct report *r, struct hists **mem, uint32_t n,
 		for (int j = 0; j < nw; j++)
 			ob_putc(ob, '.');
 	}
+	if (r->o.show_total_period) {
+		ob_write(ob, "  ", 2);
+		for (int j = 0; j < pw; j++)
+			ob_putc(ob, '.');
+	}
 	for (int i = 0; i < r->nkeys; i++) {
 		if (r->hidden[r->keys[i]])
 			continue;
@@ -1646,8 +1752,10 @@ static void print_hists(struct report *r, struct hists **mem, uint32_t n,
 			ob_putc(ob, '.');
 	}
 	ob_puts(ob, "\n#\n");
+rows:
 	for (uint32_t j = 0; j < k; j++) {
 		const struct hentry *e = v[j * n];
+		bool first_col = true;
 		double pct = h->total ? (double)(r->children ? e->children :
 							       e->self) *
 						100.0 / (double)h->total :
@@ -1659,19 +1767,29 @@ static void print_hists(struct report *r, struct hists **mem, uint32_t n,
 			any |= row[m] && (row[m]->self || row[m]->children);
 		if (e->filtered || pct < r->o.percent_limit || !any)
 			continue;
-		ob_write(ob, "  ", 2);
 		if (r->children) {
-			for (uint32_t m = 0; m < n; m++)
-				put_pct(ob, row[m] ? row[m]->children : 0,
-					mem[m]->total, 8);
-			ob_write(ob, "  ", 2);
+			for (uint32_t m = 0; m < n; m++) {
+				if (!m)
+					col_gap(r, ob, first_col);
+				put_pct_col(r, ob,
+					    row[m] ? row[m]->children : 0,
+					    mem[m]->total);
+			}
+			first_col = false;
 		}
-		for (uint32_t m = 0; m < n; m++)
-			put_pct(ob, row[m] ? row[m]->self : 0, mem[m]->total,
-				8);
+		for (uint32_t m = 0; m < n; m++) {
+			if (!m)
+				col_gap(r, ob, first_col);
+			put_pct_col(r, ob, row[m] ? row[m]->self : 0,
+				    mem[m]->total);
+		}
 		if (r->o.show_nr_samples) {
-			ob_write(ob, "  ", 2);
-			ob_u64(ob, e->nr_samples, nw, ' ');
+			col_gap(r, ob, false);
+			put_u64_col(r, ob, e->nr_samples, nw);
+		}
+		if (r->o.show_total_period) {
+			col_gap(r, ob, false);
+			put_u64_col(r, ob, e->self, pw);
 		}
 		for (int i = 0; i < r->nkeys; i++) {
 			size_t len =
@@ -1679,7 +1797,7 @@ static void print_hists(struct report *r, struct hists **mem, uint32_t n,
 
 			if (r->hidden[r->keys[i]])
 				continue;
-			ob_write(ob, "  ", 2);
+			col_gap(r, ob, false);
 			if (r->keys[i] == K_COMM && n > width[i])
 				n = width[i];
 			/* "%-.*s": cut to the column */
@@ -1843,6 +1961,48 @@ static void free_hists(struct report *r)
 	free(r->h);
 }
 
+/* --time (its percent forms over the file's SAMPLE_TIME), --cpu (every
+ * event must sample the CPU, as perf_session__cpu_bitmap() wants),
+ * --max-stack, -t. */
+static int setup_filters(struct report *r)
+{
+	const char *range = r->o.time_range;
+
+	if (range && strchr(range, '%')) {
+		size_t len;
+		const unsigned char *st =
+			prd_feature(r->f, PD_FEAT_SAMPLE_TIME, &len);
+		uint64_t first = 0, last = 0;
+
+		if (st && len >= 16) {
+			memcpy(&first, st, 8);
+			memcpy(&last, st + 8, 8);
+		}
+		if (!first && !last) {
+			pr_err("--time %s: the file has no first and last sample time (SAMPLE_TIME)",
+			       range);
+			return -EINVAL;
+		}
+		if (filter_set_time_pct(&r->filt, range, first, last))
+			return -EINVAL;
+	} else if (filter_set_time(&r->filt, range)) {
+		return -EINVAL;
+	}
+	for (uint32_t i = 0; r->filt.cpus && i < prd_nr_attrs(r->f); i++) {
+		const struct prd_attr *a = prd_attr(r->f, i);
+
+		if (a && !(a->attr.sample_type & PERF_SAMPLE_CPU)) {
+			pr_err("--cpu: the file's events do not sample the CPU");
+			return -EINVAL;
+		}
+	}
+	r->max_stack = r->o.has_max_stack && r->o.max_stack < MAX_STACK ?
+			       r->o.max_stack :
+			       MAX_STACK;
+	r->sep = r->o.field_sep && *r->o.field_sep ? r->o.field_sep : NULL;
+	return 0;
+}
+
 PERFRING_API int perfring_report(const struct perfring_report_opts *opts,
 				 FILE *out)
 {
@@ -1858,6 +2018,9 @@ PERFRING_API int perfring_report(const struct perfring_report_opts *opts,
 	if (opts->input && strcmp(opts->input, "-") &&
 	    perfring_trace_dat_probe(opts->input) == 1)
 		return tdat_report(opts->input, out);
+	if (OPTS_GET(opts, stats, false))
+		return report_stats_perf(
+			opts->input ? opts->input : "perf.data", out);
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return -ENOMEM;
@@ -1870,6 +2033,15 @@ PERFRING_API int perfring_report(const struct perfring_report_opts *opts,
 		err = filter_set_dsos(&r->filt, r->o.dso_list);
 	if (!err)
 		err = filter_set_syms(&r->filt, r->o.symbols);
+	if (!err)
+		err = filter_set_pids(&r->filt,
+				      OPTS_GET(&r->o, pid_list, NULL));
+	if (!err)
+		err = filter_set_tids(&r->filt,
+				      OPTS_GET(&r->o, tid_list, NULL));
+	if (!err)
+		err = filter_set_cpus(&r->filt,
+				      OPTS_GET(&r->o, cpu_list, NULL));
 	if (!err)
 		err = setup_elide(r);
 	if (err)
@@ -1887,6 +2059,9 @@ PERFRING_API int perfring_report(const struct perfring_report_opts *opts,
 	if (err)
 		goto out_machine;
 	r->out = out;
+	err = setup_filters(r);
+	if (err)
+		goto out_close;
 	if (r->o.header_only)
 		r->o.header = true;
 	if (r->o.header) {
@@ -1909,7 +2084,7 @@ PERFRING_API int perfring_report(const struct perfring_report_opts *opts,
 	/* perf's first line points at its --header options; ours have
 	 * perfring dump and stats instead (the header block ends as those
 	 * two lines do). */
-	if (!r->o.header) {
+	if (!r->o.header && !r->o.quiet) {
 		ob_puts(&r->ob, "# ");
 		ob_puts(&r->ob, r->o.input ? r->o.input : "perf.data");
 		ob_puts(&r->ob,
@@ -1917,9 +2092,11 @@ PERFRING_API int perfring_report(const struct perfring_report_opts *opts,
 	}
 	if (r->elided)
 		ob_puts(&r->ob, r->elided);
-	ob_puts(&r->ob, "#\n# Total Lost Samples: ");
-	ob_u64(&r->ob, r->lost_samples, 0, ' ');
-	ob_puts(&r->ob, "\n#\n");
+	if (!r->o.quiet) {
+		ob_puts(&r->ob, "#\n# Total Lost Samples: ");
+		ob_u64(&r->ob, r->lost_samples, 0, ' ');
+		ob_puts(&r->ob, "\n#\n");
+	}
 	err = print_all(r, &first);
 	if (err)
 		goto out_close;

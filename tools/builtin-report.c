@@ -57,6 +57,7 @@ int cmd_report(int argc, char **argv)
 		OPT_TOTAL_PERIOD,
 		OPT_MAX_STACK,
 		OPT_STATS,
+		OPT_TASKS,
 	};
 	static const struct option opts[] = {
 		{ "input", required_argument, NULL, 'i' },
@@ -89,6 +90,7 @@ int cmd_report(int argc, char **argv)
 		{ "max-stack", required_argument, NULL, OPT_MAX_STACK },
 		{ "inverted", no_argument, NULL, 'G' },
 		{ "stats", no_argument, NULL, OPT_STATS },
+		{ "tasks", no_argument, NULL, OPT_TASKS },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -190,6 +192,9 @@ int cmd_report(int argc, char **argv)
 		case OPT_STATS:
 			ro.stats = true;
 			break;
+		case OPT_TASKS:
+			ro.tasks = true;
+			break;
 		case OPT_SYMFS:
 			ro.symfs = optarg;
 			break;
@@ -207,7 +212,7 @@ int cmd_report(int argc, char **argv)
 			       "                [--header | --header-only] [-I|--show-info] [-T|--threads]\n"
 			       "                [--pid PIDS] [--tid TIDS] [-C|--cpu CPUS] [--time START,END|PCT]\n"
 			       "                [-q|--quiet] [-U|--hide-unresolved] [-t|--field-separator SEP]\n"
-			       "                [--show-total-period] [--max-stack N] [-G|--inverted] [--stats]\n",
+			       "                [--show-total-period] [--max-stack N] [-G|--inverted] [--stats] [--tasks]\n",
 			       prog);
 			return 0;
 		default:

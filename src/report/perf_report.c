@@ -897,6 +897,8 @@ static int on_event(struct prd_file *f, const struct prd_event *ev, void *ctx)
 		return machine_process(&r->m, h) == -ENOMEM ? -ENOMEM : 0;
 	if (!ev->sample || !ev->sample->attr)
 		return 0;
+	if (r->o.tasks)
+		return 0;
 	if (!r->setup)
 		setup(r);
 	if (ev->sample->attr->attr.sample_type & PERF_SAMPLE_READ) {
@@ -1961,6 +1963,136 @@ static void free_hists(struct report *r)
 	free(r->h);
 }
 
+/* --tasks: one thread and where it is in the tree being built. */
+struct task {
+	const struct thread *t;
+	struct task *kids, *last_kid, *next; /* children; in a list */
+	bool listed;
+};
+
+static int task_by_tid(const void *pa, const void *pb)
+{
+	const struct task *a = pa, *b = pb;
+
+	return a->t->tid < b->t->tid ? -1 : a->t->tid > b->t->tid;
+}
+
+static int taskp_by_tid(const void *pa, const void *pb)
+{
+	return task_by_tid(*(const struct task *const *)pa,
+			   *(const struct task *const *)pb);
+}
+
+/* perf's thread table: 256 trees by tid % 256, each in tid order. */
+static int task_table_order(const void *pa, const void *pb)
+{
+	const struct task *a = pa, *b = pb;
+	uint32_t ba = (uint32_t)a->t->tid % 256, bb = (uint32_t)b->t->tid % 256;
+
+	if (ba != bb)
+		return ba < bb ? -1 : 1;
+	return task_by_tid(pa, pb);
+}
+
+static void task_append(struct task **head, struct task **tail, struct task *t)
+{
+	t->listed = true;
+	t->next = NULL;
+	if (*tail)
+		(*tail)->next = t;
+	else
+		*head = t;
+	*tail = t;
+}
+
+static void print_task(struct outbuf *ob, const struct task *k, int level)
+{
+	char buf[64];
+	int n = snprintf(buf, sizeof(buf), "  %8d %8d %8d |", k->t->pid,
+			 k->t->tid, k->t->ppid);
+
+	ob_write(ob, buf, (size_t)n);
+	ob_spaces(ob, (size_t)level);
+	ob_puts(ob, k->t->tid == 0 && !k->t->comm_set ? "swapper" : k->t->comm);
+	ob_putc(ob, '\n');
+	ob_line_done(ob);
+	for (const struct task *c = k->kids; c; c = c->next)
+		print_task(ob, c, level + 1);
+}
+
+/*
+ * perf report --tasks: every thread under its parent (its FORK's), the
+ * roots in the order of perf's thread table, each child list in the
+ * order perf's walk up from every thread (in that order) reached it.
+ * perf's idle thread (0, "swapper") is always there.
+ */
+static int print_tasks(struct report *r)
+{
+	struct task *v, *head = NULL, *tail = NULL, **byid;
+	uint32_t n = 1, k = 0;
+	bool idle = false;
+
+	for (struct thread *t = machine_threads(&r->m); t; t = t->all_next)
+		n += !t->removed;
+	v = calloc(n, sizeof(*v));
+	byid = calloc(n, sizeof(*byid));
+	if (!v || !byid) {
+		free(v);
+		free(byid);
+		return -ENOMEM;
+	}
+	for (struct thread *t = machine_threads(&r->m); t; t = t->all_next) {
+		if (t->removed)
+			continue;
+		idle |= t->tid == 0;
+		v[k++].t = t;
+	}
+	if (!idle) {
+		static const struct thread swapper = {
+			.comm = "swapper",
+			.comm_len = 7,
+			.comm_set = true,
+			.ppid = -1,
+		};
+
+		v[k++].t = &swapper;
+	}
+	qsort(v, k, sizeof(*v), task_table_order);
+	/* the tasks by tid, to find a parent */
+	for (uint32_t i = 0; i < k; i++)
+		byid[i] = &v[i];
+	qsort(byid, k, sizeof(*byid), taskp_by_tid);
+	for (uint32_t i = 0; i < k; i++) {
+		struct task *c = &v[i];
+
+		/* perf's tasks_list(): up to a listed task or a root */
+		while (!c->listed) {
+			struct thread pt = { .tid = c->t->ppid };
+			struct task key = { .t = &pt }, *kp = &key;
+			struct task **pp = NULL;
+
+			if (c->t->ppid != -1)
+				pp = bsearch(&kp, byid, k, sizeof(*byid),
+					     taskp_by_tid);
+			if (!pp || *pp == c) {
+				/* no parent known (perf gives up on the
+				 * whole list there): a root */
+				task_append(&head, &tail, c);
+				break;
+			}
+			task_append(&(*pp)->kids, &(*pp)->last_kid, c);
+			c = *pp;
+		}
+	}
+	free(byid);
+	ob_puts(&r->ob, "#      pid      tid     ppid  comm\n");
+	for (struct task *c = head; c; c = c->next)
+		print_task(&r->ob, c, 0);
+	free(v);
+	ob_flush(&r->ob);
+	return r->ob.err;
+}
+
 /* --time (its percent forms over the file's SAMPLE_TIME), --cpu (every
  * event must sample the CPU, as perf_session__cpu_bitmap() wants),
  * --max-stack, -t. */
@@ -2074,6 +2206,15 @@ PERFRING_API int perfring_report(const struct perfring_report_opts *opts,
 		err = thread_stats_new(&r->tstats);
 	if (!err)
 		err = prd_process(r->f, true, on_event, r);
+	if (r->o.tasks && (!err || err == -EBADMSG)) {
+		saved = err;
+		err = print_tasks(r);
+		if (!err && fflush(out))
+			err = -errno;
+		if (!err)
+			err = saved;
+		goto out_close;
+	}
 	if (r->o.header_only)
 		goto out_close;
 	if (err && err != -EBADMSG)

@@ -252,6 +252,7 @@ static void remove_thread(struct machine *m, struct thread *t)
 		if (*pp == t) {
 			*pp = t->next;
 			t->next = NULL;
+			t->removed = true;
 			m->nr--;
 			break;
 		}
@@ -316,6 +317,7 @@ struct thread *machine_findnew_thread(struct machine *m, int32_t pid,
 	t = &ta->t;
 	t->pid = pid;
 	t->tid = tid;
+	t->ppid = -1;
 	snprintf(ta->tidname, sizeof(ta->tidname), ":%d", tid);
 	t->comm = ta->tidname;
 	t->comm_len = (uint32_t)strlen(ta->tidname);
@@ -487,6 +489,7 @@ static int do_fork(struct machine *m, const struct perf_event_header *h)
 	t = machine_findnew_thread(m, pid, tid);
 	if (!t)
 		return -ENOMEM;
+	t->ppid = parent->tid;
 	if (parent->comm_set) {
 		t->comm = parent->comm;
 		t->comm_len = parent->comm_len;

@@ -38,6 +38,8 @@ struct thread {
 	uint32_t comm_len;
 	bool comm_set;
 	bool exited;
+	bool removed; /* replaced by a FORK of its tid: no longer looked up */
+	int32_t ppid; /* the parent's tid from its FORK, or -1 (perf's) */
 	struct maps *maps;
 	void *priv; /* for the user */
 	/* For the user: text made from comm (and tid), and what it was

@@ -1691,7 +1691,13 @@ static void print_hists(struct report *r, struct hists **mem, uint32_t n,
 	ob_putc(ob, unit);
 	ob_puts(ob, plural ? " of events '" : " of event '");
 	ob_puts(ob, title);
-	ob_puts(ob, "'\n# Event count (approx.): ");
+	ob_putc(ob, '\'');
+	if (r->o.time_range && *r->o.time_range) {
+		ob_puts(ob, " (time slices: ");
+		ob_puts(ob, r->o.time_range);
+		ob_putc(ob, ')');
+	}
+	ob_puts(ob, "\n# Event count (approx.): ");
 	ob_u64(ob, total, 0, ' ');
 	ob_puts(ob, "\n#\n# ");
 	/* a group's columns: 8 wide per member, headed on the right */
@@ -1800,8 +1806,8 @@ rows:
 			if (r->hidden[r->keys[i]])
 				continue;
 			col_gap(r, ob, false);
-			if (r->keys[i] == K_COMM && n > width[i])
-				n = width[i];
+			if (r->keys[i] == K_COMM && len > width[i])
+				len = width[i];
 			/* "%-.*s": cut to the column */
 			if ((r->keys[i] == K_SRCLINE ||
 			     r->keys[i] == K_SRCFILE) &&

@@ -4,7 +4,8 @@
 # (recorded by perf record and by perfring record): --pid, --tid,
 # -C/--cpu, --time (seconds and perf's percent forms), -q, -U, -t,
 # --show-total-period, --max-stack (from the caller's end with caller
-# order), -G; --stats and --tasks byte for byte.  The table's text is
+# order), -G; --stats, --tasks and --mmaps byte for byte (system-wide
+# files: perf's synthesized FORKs do not copy the parent's maps).  The table's text is
 # compared as test/lib.sh's report_like_perf does.
 # Skips (77) only if the kernel refuses perf_event_open.
 # test-timeout: 600
@@ -79,6 +80,7 @@ for f in "$tmp/perf-g.data" "$tmp/ours-g.data"; do
 	compare "$f" --max-stack 5 -U
 	same_output "$f" --stats
 	same_output "$f" --tasks
+	same_output "$f" --mmaps
 	# perf refuses --cpu on a file whose events do not sample the CPU
 	# (perf record's of a workload; perfring record samples it)
 	# (perf says so and exits 0)
@@ -116,5 +118,6 @@ for f in "$tmp/perf-a.data" "$tmp/ours-a.data"; do
 	compare "$f" --time 30%-60% --sort cpu
 	same_output "$f" --stats
 	same_output "$f" --tasks
+	same_output "$f" --mmaps
 done
 exit 0

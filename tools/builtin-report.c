@@ -58,6 +58,7 @@ int cmd_report(int argc, char **argv)
 		OPT_MAX_STACK,
 		OPT_STATS,
 		OPT_TASKS,
+		OPT_MMAPS,
 	};
 	static const struct option opts[] = {
 		{ "input", required_argument, NULL, 'i' },
@@ -91,6 +92,7 @@ int cmd_report(int argc, char **argv)
 		{ "inverted", no_argument, NULL, 'G' },
 		{ "stats", no_argument, NULL, OPT_STATS },
 		{ "tasks", no_argument, NULL, OPT_TASKS },
+		{ "mmaps", no_argument, NULL, OPT_MMAPS },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -195,6 +197,9 @@ int cmd_report(int argc, char **argv)
 		case OPT_TASKS:
 			ro.tasks = true;
 			break;
+		case OPT_MMAPS:
+			ro.mmaps = true;
+			break;
 		case OPT_SYMFS:
 			ro.symfs = optarg;
 			break;
@@ -212,7 +217,7 @@ int cmd_report(int argc, char **argv)
 			       "                [--header | --header-only] [-I|--show-info] [-T|--threads]\n"
 			       "                [--pid PIDS] [--tid TIDS] [-C|--cpu CPUS] [--time START,END|PCT]\n"
 			       "                [-q|--quiet] [-U|--hide-unresolved] [-t|--field-separator SEP]\n"
-			       "                [--show-total-period] [--max-stack N] [-G|--inverted] [--stats] [--tasks]\n",
+			       "                [--show-total-period] [--max-stack N] [-G|--inverted] [--stats] [--tasks] [--mmaps]\n",
 			       prog);
 			return 0;
 		default:

@@ -574,8 +574,9 @@ struct perfring_report_opts {
 	bool has_max_stack;
 	/* --stats: record counts per type and event (perf report
 	 * --stats); --tasks: the threads as a process tree (perf report
-	 * --tasks); instead of the table */
-	bool stats, tasks;
+	 * --tasks); --mmaps: the tree with each thread's maps (perf report
+	 * --mmaps); instead of the table */
+	bool stats, tasks, mmaps;
 };
 
 /*

@@ -29,6 +29,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/utsname.h>
 #include "perfring/tools.h"
 #include "../common/log.h"
@@ -897,7 +898,7 @@ static int on_event(struct prd_file *f, const struct prd_event *ev, void *ctx)
 		return machine_process(&r->m, h) == -ENOMEM ? -ENOMEM : 0;
 	if (!ev->sample || !ev->sample->attr)
 		return 0;
-	if (r->o.tasks)
+	if (r->o.tasks || r->o.mmaps)
 		return 0;
 	if (!r->setup)
 		setup(r);
@@ -2011,7 +2012,35 @@ static void task_append(struct task **head, struct task **tail, struct task *t)
 	*tail = t;
 }
 
-static void print_task(struct outbuf *ob, const struct task *k, int level)
+/* --mmaps: a thread's maps under it, as perf's maps__fprintf_task(). */
+static void print_task_maps(struct outbuf *ob, const struct maps *ms,
+			    int indent)
+{
+	char buf[96];
+
+	for (uint32_t i = 0; ms && i < ms->nr; i++) {
+		const struct map *mp = &ms->v[i];
+		int n = snprintf(buf, sizeof(buf),
+				 "%*s  %llx-%llx %c%c%c%c %08llx %llu ", indent,
+				 "", (unsigned long long)mp->start,
+				 (unsigned long long)mp->end,
+				 mp->prot & PROT_READ ? 'r' : '-',
+				 mp->prot & PROT_WRITE ? 'w' : '-',
+				 mp->prot & PROT_EXEC ? 'x' : '-',
+				 mp->flags & MAP_SHARED ? 's' : 'p',
+				 (unsigned long long)mp->pgoff,
+				 (unsigned long long)mp->ino);
+
+		ob_write(ob, buf,
+			 n < (int)sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
+		ob_puts(ob, mp->dso ? mp->dso->name : "[unknown]");
+		ob_putc(ob, '\n');
+		ob_line_done(ob);
+	}
+}
+
+static void print_task(struct outbuf *ob, const struct task *k, int level,
+		       bool mmaps)
 {
 	char buf[64];
 	int n = snprintf(buf, sizeof(buf), "  %8d %8d %8d |", k->t->pid,
@@ -2022,8 +2051,10 @@ static void print_task(struct outbuf *ob, const struct task *k, int level)
 	ob_puts(ob, k->t->tid == 0 && !k->t->comm_set ? "swapper" : k->t->comm);
 	ob_putc(ob, '\n');
 	ob_line_done(ob);
+	if (mmaps)
+		print_task_maps(ob, k->t->maps, n + level);
 	for (const struct task *c = k->kids; c; c = c->next)
-		print_task(ob, c, level + 1);
+		print_task(ob, c, level + 1, mmaps);
 }
 
 /*
@@ -2093,7 +2124,7 @@ static int print_tasks(struct report *r)
 	free(byid);
 	ob_puts(&r->ob, "#      pid      tid     ppid  comm\n");
 	for (struct task *c = head; c; c = c->next)
-		print_task(&r->ob, c, 0);
+		print_task(&r->ob, c, 0, r->o.mmaps);
 	free(v);
 	ob_flush(&r->ob);
 	return r->ob.err;
@@ -2212,7 +2243,7 @@ PERFRING_API int perfring_report(const struct perfring_report_opts *opts,
 		err = thread_stats_new(&r->tstats);
 	if (!err)
 		err = prd_process(r->f, true, on_event, r);
-	if (r->o.tasks && (!err || err == -EBADMSG)) {
+	if ((r->o.tasks || r->o.mmaps) && (!err || err == -EBADMSG)) {
 		saved = err;
 		err = print_tasks(r);
 		if (!err && fflush(out))

@@ -20,6 +20,10 @@ struct unwinder;
 struct map {
 	uint64_t start, end, pgoff;
 	struct dso *dso;
+	/* From the record (what perf report --mmaps prints): PROT_* and
+	 * MAP_* bits (an MMAP's: PROT_EXEC unless a data map), inode. */
+	uint32_t prot, flags;
+	uint64_t ino;
 };
 
 /* One address space, shared by the threads of a process. */

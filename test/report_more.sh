@@ -4,7 +4,7 @@
 # (recorded by perf record and by perfring record): --pid, --tid,
 # -C/--cpu, --time (seconds and perf's percent forms), -q, -U, -t,
 # --show-total-period, --max-stack (from the caller's end with caller
-# order), -G; --stats, --tasks and --mmaps byte for byte (system-wide
+# order), -G, -F (overhead, sample, period and sort keys); --stats, --tasks and --mmaps byte for byte (system-wide
 # files: perf's synthesized FORKs do not copy the parent's maps).  The table's text is
 # compared as test/lib.sh's report_like_perf does.
 # Skips (77) only if the kernel refuses perf_event_open.
@@ -78,6 +78,13 @@ for f in "$tmp/perf-g.data" "$tmp/ours-g.data"; do
 	compare "$f" --max-stack 2 -g callee
 	compare "$f" --max-stack 1 --no-children -g caller
 	compare "$f" --max-stack 5 -U
+	compare "$f" -F overhead,sym
+	compare "$f" -F overhead,sample,sym -g none
+	compare "$f" -F overhead,period,dso -g none
+	compare "$f" -F overhead,sample,period,comm,dso
+	compare "$f" -F overhead,dso,sym -g caller
+	compare "$f" -F overhead,sym --no-children
+	compare "$f" -F overhead,comm,sym -q -t ';'
 	same_output "$f" --stats
 	same_output "$f" --tasks
 	same_output "$f" --mmaps
@@ -116,6 +123,8 @@ for f in "$tmp/perf-a.data" "$tmp/ours-a.data"; do
 	compare "$f" --time 0%-50% -n
 	compare "$f" --time 50% -q
 	compare "$f" --time 30%-60% --sort cpu
+	compare "$f" -F overhead,sample,comm,pid
+	compare "$f" -F overhead,period,cpu,sym --comm pingpong
 	same_output "$f" --stats
 	same_output "$f" --tasks
 	same_output "$f" --mmaps

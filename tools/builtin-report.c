@@ -93,6 +93,7 @@ int cmd_report(int argc, char **argv)
 		{ "stats", no_argument, NULL, OPT_STATS },
 		{ "tasks", no_argument, NULL, OPT_TASKS },
 		{ "mmaps", no_argument, NULL, OPT_MMAPS },
+		{ "fields", required_argument, NULL, 'F' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -100,7 +101,7 @@ int cmd_report(int argc, char **argv)
 	char *end;
 	int c, err;
 
-	while ((c = getopt_long(argc, argv, "i:s:g:nS:d:ITC:qUt:Gh", opts,
+	while ((c = getopt_long(argc, argv, "i:s:g:nS:d:ITC:qUt:GF:h", opts,
 				NULL)) != -1) {
 		switch (c) {
 		case 'i':
@@ -200,6 +201,9 @@ int cmd_report(int argc, char **argv)
 		case OPT_MMAPS:
 			ro.mmaps = true;
 			break;
+		case 'F':
+			ro.fields = optarg;
+			break;
 		case OPT_SYMFS:
 			ro.symfs = optarg;
 			break;
@@ -217,7 +221,8 @@ int cmd_report(int argc, char **argv)
 			       "                [--header | --header-only] [-I|--show-info] [-T|--threads]\n"
 			       "                [--pid PIDS] [--tid TIDS] [-C|--cpu CPUS] [--time START,END|PCT]\n"
 			       "                [-q|--quiet] [-U|--hide-unresolved] [-t|--field-separator SEP]\n"
-			       "                [--show-total-period] [--max-stack N] [-G|--inverted] [--stats] [--tasks] [--mmaps]\n",
+			       "                [--show-total-period] [--max-stack N] [-G|--inverted] [--stats] [--tasks] [--mmaps]\n"
+			       "                [-F|--fields overhead[,sample][,period][,KEYS]]\n",
 			       prog);
 			return 0;
 		default:

@@ -577,6 +577,9 @@ struct perfring_report_opts {
 	 * --tasks); --mmaps: the tree with each thread's maps (perf report
 	 * --mmaps); instead of the table */
 	bool stats, tasks, mmaps;
+	/* -F: "overhead[,sample][,period][,keys]": the Overhead (Self)
+	 * column with these beside it and the keys as sort order */
+	const char *fields;
 };
 
 /*

@@ -132,10 +132,16 @@ struct report {
 	struct outbuf tb; /* one sample's trace text */
 	bool use_callchain;
 	bool children;
+	/* the Children column shown and sorted on (not with -F, whose
+	 * overhead is the Self one) */
+	bool children_col;
 	bool caller; /* graphs from the outermost caller down (-g caller) */
 	uint64_t lost_samples;
 	struct sample_filter filt;
 	uint32_t max_stack; /* --max-stack, at most MAX_STACK */
+	bool fields; /* -F given */
+	char *fields_sort; /* -F's sort keys */
+	const char *user_sort; /* -s's (not -F's) keys, NULL: none */
 	const char *sep; /* -t, NULL: columns padded with spaces */
 	/* perf's sort__setup_elide(): a filter naming one comm, dso or
 	 * symbol hides that column and says so in the header. */
@@ -786,6 +792,7 @@ static void setup(struct report *r)
 	/* perf: --children is the default, and means nothing (is dropped
 	 * silently) when the file has no callchains */
 	r->children = any_chain && !r->o.no_children;
+	r->children_col = r->children && !r->fields;
 	/* perf: caller order with children, callee order without, unless
 	 * -g says which */
 	r->caller = r->o.callchain_order ? r->o.callchain_order == 1 :
@@ -979,7 +986,7 @@ static int entry_cmp(const void *pa, const void *pb, void *ctx)
 	uint32_t n = r->grp_n ? r->grp_n : 1;
 	int c;
 
-	if (r->children) {
+	if (r->children_col) {
 		for (uint32_t m = 0; m < n; m++) {
 			uint64_t va = grp_val(r, a, m, true),
 				 vb = grp_val(r, b, m, true);
@@ -1520,7 +1527,7 @@ static void print_callchain(struct report *r, const struct hentry *e,
 	struct outbuf *ob = &r->ob;
 	/* Sorted by symbol first, the chain's first entry is the entry's
 	 * own symbol: perf leaves it out. */
-	bool skip_first = r->sort_given && !strncmp(r->o.sort, "sym", 3);
+	bool skip_first = r->user_sort && !strncmp(r->user_sort, "sym", 3);
 	bool printed = false;
 	const struct cnode *root = &e->chain;
 	struct cnode **kids;
@@ -1702,7 +1709,7 @@ static void print_hists(struct report *r, struct hists **mem, uint32_t n,
 	ob_u64(ob, total, 0, ' ');
 	ob_puts(ob, "\n#\n# ");
 	/* a group's columns: 8 wide per member, headed on the right */
-	if (r->children) {
+	if (r->children_col) {
 		ob_str_w(ob, "Children", 8, 8 * (int)n, false);
 		col_gap(r, ob, false);
 		ob_str_w(ob, "Self", 4, 8 * (int)n, false);
@@ -1737,7 +1744,7 @@ static void print_hists(struct report *r, struct hists **mem, uint32_t n,
 		goto rows;
 	}
 	ob_puts(ob, "\n# ");
-	for (int c = 0; c < (r->children ? 2 : 1); c++) {
+	for (int c = 0; c < (r->children_col ? 2 : 1); c++) {
 		if (c)
 			ob_write(ob, "  ", 2);
 		for (uint32_t m = 0; m < 8 * n; m++)
@@ -1765,8 +1772,8 @@ rows:
 	for (uint32_t j = 0; j < k; j++) {
 		const struct hentry *e = v[j * n];
 		bool first_col = true;
-		double pct = h->total ? (double)(r->children ? e->children :
-							       e->self) *
+		double pct = h->total ? (double)(r->children_col ? e->children :
+								   e->self) *
 						100.0 / (double)h->total :
 					0.0;
 		bool any = false;
@@ -1776,7 +1783,7 @@ rows:
 			any |= row[m] && (row[m]->self || row[m]->children);
 		if (e->filtered || pct < r->o.percent_limit || !any)
 			continue;
-		if (r->children) {
+		if (r->children_col) {
 			for (uint32_t m = 0; m < n; m++) {
 				if (!m)
 					col_gap(r, ob, first_col);
@@ -2130,6 +2137,64 @@ static int print_tasks(struct report *r)
 	return r->ob.err;
 }
 
+/*
+ * -F: perf's output fields, as far as they map onto our columns:
+ * overhead first, then sample and period in that order, then sort keys
+ * (which become the sort order, as in perf).  The Children column is
+ * not shown (perf's -F overhead is the Self one).
+ */
+static int parse_fields(struct report *r)
+{
+	const char *f = OPTS_GET(&r->o, fields, NULL), *p;
+	static const char *const hpp[] = { "overhead", "sample", "period" };
+	size_t i = 0, n;
+
+	r->user_sort = r->o.sort && *r->o.sort ? r->o.sort : NULL;
+	if (!f || !*f)
+		return 0;
+	p = f;
+	while (i < 3) {
+		n = strcspn(p, ",");
+		if (n != strlen(hpp[i]) || memcmp(p, hpp[i], n)) {
+			if (!i) {
+				pr_err("-F %s: overhead first, then sample and period, then sort keys (comm, pid, dso, sym, cpu, trace, srcline, srcfile)",
+				       f);
+				return -EINVAL;
+			}
+			i++;
+			continue;
+		}
+		if (i == 1)
+			r->o.show_nr_samples = true;
+		if (i == 2)
+			r->o.show_total_period = true;
+		p += n + (p[n] == ',');
+		i++;
+	}
+	r->fields = true;
+	if (!*p) {
+		/* perf: no keys, every sample in one entry */
+		pr_err("-F %s: name the sort keys too (as overhead,comm,dso,sym)",
+		       f);
+		return -EINVAL;
+	}
+	if (r->o.sort && *r->o.sort) {
+		/* perf: the -s keys first, then -F's others */
+		size_t a = strlen(r->o.sort);
+
+		r->fields_sort = malloc(a + strlen(p) + 2);
+		if (!r->fields_sort)
+			return -ENOMEM;
+		sprintf(r->fields_sort, "%s,%s", r->o.sort, p);
+	} else {
+		r->fields_sort = strdup(p);
+		if (!r->fields_sort)
+			return -ENOMEM;
+	}
+	r->o.sort = r->fields_sort;
+	return 0;
+}
+
 /* --time (its percent forms over the file's SAMPLE_TIME), --cpu (every
  * event must sample the CPU, as perf_session__cpu_bitmap() wants),
  * --max-stack, -t. */
@@ -2194,6 +2259,9 @@ PERFRING_API int perfring_report(const struct perfring_report_opts *opts,
 	if (!r)
 		return -ENOMEM;
 	OPTS_COPY(&r->o, opts);
+	err = parse_fields(r);
+	if (err)
+		goto out_free;
 	r->sort_given = r->o.sort && *r->o.sort;
 	err = parse_sort(r, r->sort_given ? r->o.sort : "comm,dso,sym");
 	if (!err)
@@ -2302,6 +2370,7 @@ out_machine:
 out_free:
 	filter_free(&r->filt);
 	free(r->elided);
+	free(r->fields_sort);
 	tpfmt_free(r->tp);
 	free(r->tb.p);
 	free(r->ob.p);

@@ -526,7 +526,8 @@ static uint32_t resolve_chain(struct report *r, struct thread *t,
 	/* --call-graph dwarf: the user part, unwound */
 	if (unwind_sample_has_stack(s)) {
 		uint64_t user[UNWIND_MAX_FRAMES];
-		unsigned nr = unwind_user_stack(&r->m, t, s, user, max);
+		unsigned nr =
+			unwind_user_stack(&r->m, t, s, user, r->max_stack);
 
 		for (unsigned i = 0; i < nr; i++) {
 			struct addr_loc al;
@@ -1981,6 +1982,7 @@ static void free_hists(struct report *r)
 struct task {
 	const struct thread *t;
 	struct task *kids, *last_kid, *next; /* children; in a list */
+	struct task *parent; /* whose kids list holds it */
 	bool listed;
 };
 
@@ -2021,15 +2023,15 @@ static void task_append(struct task **head, struct task **tail, struct task *t)
 
 /* --mmaps: a thread's maps under it, as perf's maps__fprintf_task(). */
 static void print_task_maps(struct outbuf *ob, const struct maps *ms,
-			    int indent)
+			    size_t indent)
 {
-	char buf[96];
+	char buf[128];
 
 	for (uint32_t i = 0; ms && i < ms->nr; i++) {
 		const struct map *mp = &ms->v[i];
 		int n = snprintf(buf, sizeof(buf),
-				 "%*s  %llx-%llx %c%c%c%c %08llx %llu ", indent,
-				 "", (unsigned long long)mp->start,
+				 "%llx-%llx %c%c%c%c %08llx %llu ",
+				 (unsigned long long)mp->start,
 				 (unsigned long long)mp->end,
 				 mp->prot & PROT_READ ? 'r' : '-',
 				 mp->prot & PROT_WRITE ? 'w' : '-',
@@ -2038,30 +2040,46 @@ static void print_task_maps(struct outbuf *ob, const struct maps *ms,
 				 (unsigned long long)mp->pgoff,
 				 (unsigned long long)mp->ino);
 
-		ob_write(ob, buf,
-			 n < (int)sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
+		ob_spaces(ob, indent + 2);
+		ob_write(ob, buf, (size_t)n);
 		ob_puts(ob, mp->dso ? mp->dso->name : "[unknown]");
 		ob_putc(ob, '\n');
 		ob_line_done(ob);
 	}
 }
 
-static void print_task(struct outbuf *ob, const struct task *k, int level,
-		       bool mmaps)
+/* @root's tree, depth first, without recursion (a file may chain any
+ * number of FORKs). */
+static void print_task_tree(struct outbuf *ob, const struct task *root,
+			    bool mmaps)
 {
-	char buf[64];
-	int n = snprintf(buf, sizeof(buf), "  %8d %8d %8d |", k->t->pid,
-			 k->t->tid, k->t->ppid);
+	const struct task *k = root;
+	size_t level = 0;
 
-	ob_write(ob, buf, (size_t)n);
-	ob_spaces(ob, (size_t)level);
-	ob_puts(ob, k->t->tid == 0 && !k->t->comm_set ? "swapper" : k->t->comm);
-	ob_putc(ob, '\n');
-	ob_line_done(ob);
-	if (mmaps)
-		print_task_maps(ob, k->t->maps, n + level);
-	for (const struct task *c = k->kids; c; c = c->next)
-		print_task(ob, c, level + 1, mmaps);
+	while (k) {
+		char buf[64];
+		int n = snprintf(buf, sizeof(buf), "  %8d %8d %8d |", k->t->pid,
+				 k->t->tid, k->t->ppid);
+
+		ob_write(ob, buf, (size_t)n);
+		ob_spaces(ob, level);
+		ob_puts(ob, k->t->tid == 0 && !k->t->comm_set ? "swapper" :
+								k->t->comm);
+		ob_putc(ob, '\n');
+		ob_line_done(ob);
+		if (mmaps)
+			print_task_maps(ob, k->t->maps, (size_t)n + level);
+		if (k->kids) {
+			k = k->kids;
+			level++;
+			continue;
+		}
+		while (k != root && !k->next) {
+			k = k->parent;
+			level--;
+		}
+		k = k == root ? NULL : k->next;
+	}
 }
 
 /*
@@ -2125,13 +2143,14 @@ static int print_tasks(struct report *r)
 				break;
 			}
 			task_append(&(*pp)->kids, &(*pp)->last_kid, c);
+			c->parent = *pp;
 			c = *pp;
 		}
 	}
 	free(byid);
 	ob_puts(&r->ob, "#      pid      tid     ppid  comm\n");
 	for (struct task *c = head; c; c = c->next)
-		print_task(&r->ob, c, 0, r->o.mmaps);
+		print_task_tree(&r->ob, c, r->o.mmaps);
 	free(v);
 	ob_flush(&r->ob);
 	return r->ob.err;

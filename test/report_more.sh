@@ -4,7 +4,8 @@
 # (recorded by perf record and by perfring record): --pid, --tid,
 # -C/--cpu, --time (seconds and perf's percent forms), -q, -U, -t,
 # --show-total-period, --max-stack (from the caller's end with caller
-# order), -G, -F (overhead, sample, period and sort keys); --stats, --tasks and --mmaps byte for byte (system-wide
+# order), -G, -F (overhead, sample, period and sort keys), on single
+# events and an event group; --stats, --tasks and --mmaps byte for byte (system-wide
 # files: perf's synthesized FORKs do not copy the parent's maps).  The table's text is
 # compared as test/lib.sh's report_like_perf does.
 # Skips (77) only if the kernel refuses perf_event_open.
@@ -101,7 +102,9 @@ for f in "$tmp/perf-g.data" "$tmp/ours-g.data"; do
 	fi
 done
 
-# Filters, on system-wide files with two events.
+# Filters, on system-wide files with two events.  Symbols only of the
+# workload: other programs' binaries may be rebuilt while the test runs
+# (perf reads its build-id cache, we the file on disk).
 for f in "$tmp/perf-a.data" "$tmp/ours-a.data"; do
 	p=$(tid_of "$f" pingpong 1)
 	t=$(tid_of "$f" pingpong 2)
@@ -110,23 +113,39 @@ for f in "$tmp/perf-a.data" "$tmp/ours-a.data"; do
 	compare "$f" --pid "$p,$t" --sort pid,dso
 	compare "$f" --tid "$t" --sort comm,pid,sym -n
 	compare "$f" --tid "$t" --comm pingpong
-	compare "$f" -C 0 --sort comm,pid,sym
+	compare "$f" -C 0 --sort comm,pid
+	c=$(perf report --stdio -i "$f" --comm pingpong --sort comm,cpu -g none 2>/dev/null | awk '$1 ~ /%$/ { print $NF + 0; exit }')
+	compare "$f" -C "$c" --comm pingpong --sort pid,sym
 	compare "$f" -C 1 -n --sort cpu,comm
-	compare "$f" --cpu 0-1 -q
+	compare "$f" --cpu 0-1 -q --comm pingpong
 	a=$(time_of "$f" 200)
 	b=$(time_of "$f" 900)
 	[ -n "$a" ] && [ -n "$b" ] || fail "$(basename "$f"): no sample times"
 	compare "$f" --time "$a,$b" --sort comm,pid
-	compare "$f" --time "$a," -n
-	compare "$f" --time ",$b" -q --sort cpu,sym
+	compare "$f" --time "$a," -n --comm pingpong
+	compare "$f" --time ",$b" -q --sort cpu,comm
 	compare "$f" --time 10%/2 --sort comm,pid
-	compare "$f" --time 0%-50% -n
-	compare "$f" --time 50% -q
+	compare "$f" --time 0%-50% -n --comm pingpong
+	compare "$f" --time 50% -q --sort comm,dso
 	compare "$f" --time 30%-60% --sort cpu
 	compare "$f" -F overhead,sample,comm,pid
 	compare "$f" -F overhead,period,cpu,sym --comm pingpong
 	same_output "$f" --stats
 	same_output "$f" --tasks
 	same_output "$f" --mmaps
+done
+
+# An event group: the value columns one per member (-n, --show-total-period,
+# -t's concatenated members), as perf prints them.
+perf record -q -e '{cpu-clock,task-clock}' -o "$tmp/perf-grp.data" -- "$wl/hot" 0.2 2>/dev/null ||
+	fail "perf record -e {cpu-clock,task-clock}"
+"$cli" record -q -e '{cpu-clock,task-clock}' -o "$tmp/ours-grp.data" -- "$wl/hot" 0.2 ||
+	fail "perfring record -e {cpu-clock,task-clock}"
+for f in "$tmp/perf-grp.data" "$tmp/ours-grp.data"; do
+	compare "$f" -n -g none
+	compare "$f" --show-total-period -g none
+	compare "$f" -t '|' --no-children -g none
+	compare "$f" -n --show-total-period -t , -g none
+	compare "$f" -q -F overhead,sample,comm,sym
 done
 exit 0

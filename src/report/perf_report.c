@@ -1353,43 +1353,55 @@ static void col_gap(const struct report *r, struct outbuf *ob, bool lead)
 		ob_puts(ob, r->sep);
 }
 
-/* With -t perf prints a number column's text after a space, left-aligned
- * in the rest of its width. */
-static void put_sep_text(struct outbuf *ob, const char *text, int n, int width)
+/* The value columns of a row. */
+enum value_col { V_CHILDREN, V_SELF, V_SAMPLES, V_PERIOD };
+
+static uint64_t value_of(const struct hentry *e, enum value_col c)
 {
-	ob_putc(ob, ' ');
-	ob_write(ob, text, (size_t)n);
-	if (n < width - 1)
-		ob_spaces(ob, (size_t)(width - 1 - n));
+	if (!e)
+		return 0;
+	return c == V_CHILDREN ? e->children :
+	       c == V_SAMPLES  ? e->nr_samples :
+				 e->self; /* Self, Period */
 }
 
-static void put_pct_col(const struct report *r, struct outbuf *ob, uint64_t v,
-			uint64_t total)
+/*
+ * One value column of a row, a value per group member: each right-aligned
+ * in @width (8 for a percentage); with -t, as perf, each after a space
+ * and the whole left-aligned in the members' widths.
+ */
+static void put_values(const struct report *r, struct outbuf *ob,
+		       struct hentry *const *row, struct hists *const *mem,
+		       uint32_t n, enum value_col c, int width)
 {
-	char buf[32];
-	int n;
+	bool pct = c == V_CHILDREN || c == V_SELF;
+	size_t used = 0;
 
-	if (!r->sep) {
-		put_pct(ob, v, total, 8);
-		return;
+	for (uint32_t m = 0; m < n; m++) {
+		uint64_t v = value_of(row[m], c), total = mem[m]->total;
+		char buf[32];
+		int k;
+
+		if (!r->sep) {
+			if (pct)
+				put_pct(ob, v, total, width);
+			else
+				ob_u64(ob, v, width, ' ');
+			continue;
+		}
+		if (pct)
+			k = snprintf(buf, sizeof(buf), "%.2f%%",
+				     total ? (double)v * 100.0 / (double)total :
+					     0.0);
+		else
+			k = snprintf(buf, sizeof(buf), "%llu",
+				     (unsigned long long)v);
+		ob_putc(ob, ' ');
+		ob_write(ob, buf, (size_t)k);
+		used += 1 + (size_t)k;
 	}
-	n = snprintf(buf, sizeof(buf), "%.2f%%",
-		     total ? (double)v * 100.0 / (double)total : 0.0);
-	put_sep_text(ob, buf, n, 8);
-}
-
-static void put_u64_col(const struct report *r, struct outbuf *ob, uint64_t v,
-			int width)
-{
-	char buf[32];
-	int n;
-
-	if (!r->sep) {
-		ob_u64(ob, v, width, ' ');
-		return;
-	}
-	n = snprintf(buf, sizeof(buf), "%llu", (unsigned long long)v);
-	put_sep_text(ob, buf, n, width);
+	if (r->sep && used < (size_t)width * n)
+		ob_spaces(ob, (size_t)width * n - used);
 }
 
 static void margin(struct outbuf *ob, int left)
@@ -1662,19 +1674,17 @@ static void print_hists(struct report *r, struct hists **mem, uint32_t n,
 			if (len > width[i] && r->keys[i] != K_CPU)
 				width[i] = len;
 		}
-		if (r->o.show_nr_samples) {
-			int d = snprintf(
-				buf, sizeof(buf), "%llu",
-				(unsigned long long)v[j * n]->nr_samples);
-
-			if (d > nw)
-				nw = d;
-		}
-		if (r->o.show_total_period) {
+		for (uint32_t m = 0; m < n; m++) {
 			int d = snprintf(buf, sizeof(buf), "%llu",
-					 (unsigned long long)v[j * n]->self);
+					 (unsigned long long)value_of(
+						 v[j * n + m], V_SAMPLES));
 
-			if (d > pw)
+			if (r->o.show_nr_samples && d > nw)
+				nw = d;
+			d = snprintf(buf, sizeof(buf), "%llu",
+				     (unsigned long long)value_of(v[j * n + m],
+								  V_PERIOD));
+			if (r->o.show_total_period && d > pw)
 				pw = d;
 		}
 	}
@@ -1719,11 +1729,11 @@ static void print_hists(struct report *r, struct hists **mem, uint32_t n,
 	}
 	if (r->o.show_nr_samples) {
 		col_gap(r, ob, false);
-		ob_str_w(ob, "Samples", 7, nw, false);
+		ob_str_w(ob, "Samples", 7, nw * (int)n, false);
 	}
 	if (r->o.show_total_period) {
 		col_gap(r, ob, false);
-		ob_str_w(ob, "Period", 6, pw, false);
+		ob_str_w(ob, "Period", 6, pw * (int)n, false);
 	}
 	for (int i = 0; i < r->nkeys; i++) {
 		if (r->hidden[r->keys[i]])
@@ -1753,12 +1763,12 @@ static void print_hists(struct report *r, struct hists **mem, uint32_t n,
 	}
 	if (r->o.show_nr_samples) {
 		ob_write(ob, "  ", 2);
-		for (int j = 0; j < nw; j++)
+		for (int j = 0; j < nw * (int)n; j++)
 			ob_putc(ob, '.');
 	}
 	if (r->o.show_total_period) {
 		ob_write(ob, "  ", 2);
-		for (int j = 0; j < pw; j++)
+		for (int j = 0; j < pw * (int)n; j++)
 			ob_putc(ob, '.');
 	}
 	for (int i = 0; i < r->nkeys; i++) {
@@ -1772,7 +1782,6 @@ static void print_hists(struct report *r, struct hists **mem, uint32_t n,
 rows:
 	for (uint32_t j = 0; j < k; j++) {
 		const struct hentry *e = v[j * n];
-		bool first_col = true;
 		double pct = h->total ? (double)(r->children_col ? e->children :
 								   e->self) *
 						100.0 / (double)h->total :
@@ -1785,28 +1794,18 @@ rows:
 		if (e->filtered || pct < r->o.percent_limit || !any)
 			continue;
 		if (r->children_col) {
-			for (uint32_t m = 0; m < n; m++) {
-				if (!m)
-					col_gap(r, ob, first_col);
-				put_pct_col(r, ob,
-					    row[m] ? row[m]->children : 0,
-					    mem[m]->total);
-			}
-			first_col = false;
+			col_gap(r, ob, true);
+			put_values(r, ob, row, mem, n, V_CHILDREN, 8);
 		}
-		for (uint32_t m = 0; m < n; m++) {
-			if (!m)
-				col_gap(r, ob, first_col);
-			put_pct_col(r, ob, row[m] ? row[m]->self : 0,
-				    mem[m]->total);
-		}
+		col_gap(r, ob, !r->children_col);
+		put_values(r, ob, row, mem, n, V_SELF, 8);
 		if (r->o.show_nr_samples) {
 			col_gap(r, ob, false);
-			put_u64_col(r, ob, e->nr_samples, nw);
+			put_values(r, ob, row, mem, n, V_SAMPLES, nw);
 		}
 		if (r->o.show_total_period) {
 			col_gap(r, ob, false);
-			put_u64_col(r, ob, e->self, pw);
+			put_values(r, ob, row, mem, n, V_PERIOD, pw);
 		}
 		for (int i = 0; i < r->nkeys; i++) {
 			size_t len =

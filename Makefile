@@ -204,6 +204,7 @@ SHELL_TESTS := \
 	test/reader_api.sh \
 	test/report_opts.sh \
 	test/report_srcline.sh \
+	test/report_more.sh \
 	test/groups.sh \
 	test/header.sh \
 	test/app.sh \

@@ -5,7 +5,8 @@
  * The input is written to a memfd and read four ways: as a file (opened by
  * its /proc/self/fd path) in file order and then time-ordered with a small
  * queue limit (so early flushes run), as a stream (read(), never seeking:
- * the pipe-format path), and through the dump and stats reports.  Every
+ * the pipe-format path), and through the dump, stats and report --tasks
+ * / --mmaps reports.  Every
  * pointer a decoded sample carries is read in full, so ASan sees any that
  * points outside the record.  Seeds: fuzz/corpus/perf_data/ (files of
  * perf record and perfring record, pipe and file format, and damaged
@@ -150,6 +151,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			.show_round_events = size & 32);
 
 		perfring_script(&so, devnull);
+	}
+	{
+		/* report --tasks / --mmaps: the thread tree of hostile FORKs
+		 * (cycles, any depth) and the maps; no symbols are read */
+		PERFRING_OPTS(perfring_report_opts, ro, .input = path,
+			      .tasks = true, .mmaps = size & 2);
+
+		perfring_report(&ro, devnull);
 	}
 	fclose(devnull);
 	close(fd);

@@ -53,6 +53,14 @@ int cmd_report(int argc, char **argv)
 		OPT_HEADER_ONLY,
 		OPT_INLINE,
 		OPT_NO_INLINE,
+		OPT_PID,
+		OPT_TID,
+		OPT_TIME,
+		OPT_TOTAL_PERIOD,
+		OPT_MAX_STACK,
+		OPT_STATS,
+		OPT_TASKS,
+		OPT_MMAPS,
 	};
 	static const struct option opts[] = {
 		{ "input", required_argument, NULL, 'i' },
@@ -76,6 +84,20 @@ int cmd_report(int argc, char **argv)
 		{ "threads", no_argument, NULL, 'T' },
 		{ "inline", no_argument, NULL, OPT_INLINE },
 		{ "no-inline", no_argument, NULL, OPT_NO_INLINE },
+		{ "pid", required_argument, NULL, OPT_PID },
+		{ "tid", required_argument, NULL, OPT_TID },
+		{ "cpu", required_argument, NULL, 'C' },
+		{ "time", required_argument, NULL, OPT_TIME },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "hide-unresolved", no_argument, NULL, 'U' },
+		{ "field-separator", required_argument, NULL, 't' },
+		{ "show-total-period", no_argument, NULL, OPT_TOTAL_PERIOD },
+		{ "max-stack", required_argument, NULL, OPT_MAX_STACK },
+		{ "inverted", no_argument, NULL, 'G' },
+		{ "stats", no_argument, NULL, OPT_STATS },
+		{ "tasks", no_argument, NULL, OPT_TASKS },
+		{ "mmaps", no_argument, NULL, OPT_MMAPS },
+		{ "fields", required_argument, NULL, 'F' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -83,8 +105,8 @@ int cmd_report(int argc, char **argv)
 	char *end;
 	int c, err;
 
-	while ((c = getopt_long(argc, argv, "i:s:g:nS:d:ITh", opts, NULL)) !=
-	       -1) {
+	while ((c = getopt_long(argc, argv, "i:s:g:nS:d:ITC:qUt:GF:h", opts,
+				NULL)) != -1) {
 		switch (c) {
 		case 'i':
 			ro.input = optarg;
@@ -136,6 +158,56 @@ int cmd_report(int argc, char **argv)
 		case 'T':
 			ro.show_threads = true;
 			break;
+		case OPT_PID:
+			ro.pid_list = optarg;
+			break;
+		case OPT_TID:
+			ro.tid_list = optarg;
+			break;
+		case 'C':
+			ro.cpu_list = optarg;
+			break;
+		case OPT_TIME:
+			ro.time_range = optarg;
+			break;
+		case 'q':
+			ro.quiet = true;
+			break;
+		case 'U':
+			ro.hide_unresolved = true;
+			break;
+		case 't':
+			ro.field_sep = optarg;
+			break;
+		case OPT_TOTAL_PERIOD:
+			ro.show_total_period = true;
+			break;
+		case OPT_MAX_STACK: {
+			unsigned long v = strtoul(optarg, &end, 10);
+
+			if (*end || end == optarg || v > 1000000)
+				die_usage("--max-stack takes a number: %s",
+					  optarg);
+			ro.max_stack = (unsigned int)v;
+			ro.has_max_stack = true;
+			break;
+		}
+		case 'G':
+			/* perf's alias of -g caller */
+			ro.callchain_order = 1;
+			break;
+		case OPT_STATS:
+			ro.stats = true;
+			break;
+		case OPT_TASKS:
+			ro.tasks = true;
+			break;
+		case OPT_MMAPS:
+			ro.mmaps = true;
+			break;
+		case 'F':
+			ro.fields = optarg;
+			break;
 		case OPT_SYMFS:
 			ro.symfs = optarg;
 			break;
@@ -155,7 +227,10 @@ int cmd_report(int argc, char **argv)
 			       "                [-g none] [-n] [--percent-limit PCT] [--stdio] [--group|--no-group]\n"
 			       "                [--comm COMMS] [-d|--dsos DSOS] [-S|--symbols SYMS] [--symfs DIR]\n"
 			       "                [--header | --header-only] [-I|--show-info] [-T|--threads]\n"
-			       "                [--no-inline]\n",
+			       "                [--pid PIDS] [--tid TIDS] [-C|--cpu CPUS] [--time START,END|PCT]\n"
+			       "                [-q|--quiet] [-U|--hide-unresolved] [-t|--field-separator SEP]\n"
+			       "                [--show-total-period] [--max-stack N] [-G|--inverted] [--stats] [--tasks] [--mmaps]\n"
+			       "                [-F|--fields overhead[,sample][,period][,KEYS]] [--no-inline]\n",
 			       prog);
 			return 0;
 		default:

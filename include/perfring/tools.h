@@ -600,6 +600,33 @@ struct perfring_report_opts {
 	/* --no-inline: no inlined functions in the call graphs of DWARF
 	 * unwound samples (perf shows them by default, as script does) */
 	bool no_inline;
+	/*
+	 * perf report's sample filters: only samples of these processes
+	 * and threads ("12,34"; the others count in the totals, as
+	 * comm_list's), on these CPUs ("0-3,8") and in this time range
+	 * ("start,end" in seconds, either side empty; "10%/2" the second
+	 * tenth, "0%-10%,30%-40%": perf's percent forms); samples off the
+	 * CPUs or out of the time are not counted at all.  NULL: all.
+	 */
+	const char *pid_list, *tid_list, *cpu_list, *time_range;
+	bool quiet; /* -q: the entries alone, no header lines */
+	bool hide_unresolved; /* -U: samples (and chain entries) with no
+				 symbol left out */
+	bool show_total_period; /* a Period column */
+	/* -t: columns separated by this text, not padded with spaces */
+	const char *field_sep;
+	/* --max-stack: callchain entries used per sample (has_max_stack
+	 * false: perf's 127) */
+	unsigned int max_stack;
+	bool has_max_stack;
+	/* --stats: record counts per type and event (perf report
+	 * --stats); --tasks: the threads as a process tree (perf report
+	 * --tasks); --mmaps: the tree with each thread's maps (perf report
+	 * --mmaps); instead of the table */
+	bool stats, tasks, mmaps;
+	/* -F: "overhead[,sample][,period][,keys]": the Overhead (Self)
+	 * column with these beside it and the keys as sort order */
+	const char *fields;
 };
 
 /*

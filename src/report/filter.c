@@ -224,6 +224,72 @@ int filter_set_time(struct sample_filter *f, const char *range)
 	return 0;
 }
 
+/* "12.5%": 0.125 into @out; false if not a percentage. */
+static bool parse_pct(const char *s, size_t n, double *out)
+{
+	char buf[32], *end;
+
+	if (n < 2 || n >= sizeof(buf) || s[n - 1] != '%')
+		return false;
+	memcpy(buf, s, n - 1);
+	buf[n - 1] = 0;
+	*out = strtod(buf, &end) / 100.0;
+	return end != buf && !*end;
+}
+
+/* perf_time__percent_parse_str() for one range: [a, b] of the span,
+ * the end one short of the next slice's start (but the file's last). */
+static bool set_pct_range(struct sample_filter *f, double a, double b,
+			  uint64_t first, uint64_t last)
+{
+	double span = (double)(last - first);
+
+	if (a < 0.0 || a > 1.0 || b < 0.0 || b > 1.0 || last < first)
+		return false;
+	f->time_start = first + (uint64_t)(a * span + 0.5);
+	f->time_end = first + (uint64_t)(b * span + 0.5);
+	if (f->time_end > f->time_start && f->time_end != last)
+		f->time_end--;
+	return true;
+}
+
+int filter_set_time_pct(struct sample_filter *f, const char *range,
+			uint64_t first, uint64_t last)
+{
+	const char *slash, *dash;
+	double a, b;
+	bool ok = false;
+
+	if (!range || !strchr(range, '%'))
+		return filter_set_time(f, range);
+	slash = strchr(range, '/');
+	dash = strchr(range, '-');
+	if (strchr(range, ',')) {
+		ok = false; /* several ranges: perf's, not ours */
+	} else if (slash) {
+		char *end;
+		long nth = strtol(slash + 1, &end, 10);
+
+		ok = !*end && end != slash + 1 &&
+		     parse_pct(range, (size_t)(slash - range), &a) && a > 0 &&
+		     set_pct_range(f, a * (double)(nth - 1), a * (double)nth,
+				   first, last);
+	} else if (dash) {
+		ok = parse_pct(range, (size_t)(dash - range), &a) &&
+		     parse_pct(dash + 1, strlen(dash + 1), &b) &&
+		     set_pct_range(f, a, b, first, last);
+	} else {
+		ok = parse_pct(range, strlen(range), &a) && a > 0 &&
+		     set_pct_range(f, 0.0, a, first, last);
+	}
+	if (!ok) {
+		pr_err("--time: bad range '%s' (start,end in seconds; or one of perf's percent forms: 10%%/2, 10%%-20%%, 50%%)",
+		       range);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 void filter_free(struct sample_filter *f)
 {
 	free(f->pids);

@@ -33,6 +33,11 @@ int filter_set_syms(struct sample_filter *f, const char *list);
 int filter_set_dsos(struct sample_filter *f, const char *list);
 /* "start,end" in seconds ("123.456789", either side empty). */
 int filter_set_time(struct sample_filter *f, const char *range);
+/* The same, or perf's percent forms of one range over the file's sample
+ * times [@first, @last]: "10%/2" (the second tenth), "10%-20%", "50%"
+ * (the first half). */
+int filter_set_time_pct(struct sample_filter *f, const char *range,
+			uint64_t first, uint64_t last);
 void filter_free(struct sample_filter *f);
 
 /* true: the sample is kept. */

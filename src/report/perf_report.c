@@ -30,6 +30,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/utsname.h>
 #include "perfring/tools.h"
 #include "../common/log.h"
@@ -146,9 +147,17 @@ struct report {
 	struct outbuf tb; /* one sample's trace text */
 	bool use_callchain;
 	bool children;
+	/* the Children column shown and sorted on (not with -F, whose
+	 * overhead is the Self one) */
+	bool children_col;
 	bool caller; /* graphs from the outermost caller down (-g caller) */
 	uint64_t lost_samples;
 	struct sample_filter filt;
+	uint32_t max_stack; /* --max-stack, at most MAX_STACK */
+	bool fields; /* -F given */
+	char *fields_sort; /* -F's sort keys */
+	const char *user_sort; /* -s's (not -F's) keys, NULL: none */
+	const char *sep; /* -t, NULL: columns padded with spaces */
 	/* perf's sort__setup_elide(): a filter naming one comm, dso or
 	 * symbol hides that column and says so in the header. */
 	char *elided; /* "# comm: bash\n" lines */
@@ -617,11 +626,23 @@ static uint32_t resolve_chain(struct report *r, struct thread *t,
 			      const struct prd_sample *s)
 {
 	uint8_t cpumode = PERF_RECORD_MISC_USER;
-	uint32_t n = 0;
+	uint32_t n = 0, seen = 0, max = r->max_stack, skip = 0;
 
 	if (!callchain_valid(s->callchain, s->nr_callchain, MAX_STACK))
 		return 0;
-	for (uint64_t i = 0; i < s->nr_callchain && n < MAX_STACK; i++) {
+	/* perf's --max-stack counts the entries it looks at, -U's dropped
+	 * ones too, from the end it walks from: the outermost caller in
+	 * caller order */
+	if (r->caller && max < MAX_STACK) {
+		uint32_t all = 0;
+
+		for (uint64_t i = 0; i < s->nr_callchain && all < MAX_STACK;
+		     i++)
+			all += s->callchain[i] < PERF_CONTEXT_MAX;
+		skip = all > max ? all - max : 0;
+		max = all;
+	}
+	for (uint64_t i = 0; i < s->nr_callchain && seen < max; i++) {
 		uint64_t ip = s->callchain[i];
 		struct addr_loc al;
 
@@ -629,7 +650,11 @@ static uint32_t resolve_chain(struct report *r, struct thread *t,
 			cpumode = callchain_context_cpumode(ip);
 			continue;
 		}
+		if (seen++ < skip)
+			continue;
 		machine_resolve(&r->m, t, cpumode, ip, true, &al);
+		if (r->o.hide_unresolved && !al.sym)
+			continue;
 		r->cursor[n].sym = al.sym;
 		r->cursor[n].dso = al.map ? al.dso : NULL;
 		r->cursor[n].ip = ip;
@@ -641,7 +666,8 @@ static uint32_t resolve_chain(struct report *r, struct thread *t,
 	/* --call-graph dwarf: the user part, unwound */
 	if (unwind_sample_has_stack(s)) {
 		uint64_t user[UNWIND_MAX_FRAMES];
-		unsigned nr = unwind_user_stack(&r->m, t, s, user, MAX_STACK);
+		unsigned nr =
+			unwind_user_stack(&r->m, t, s, user, r->max_stack);
 
 		for (unsigned i = 0; i < nr && n < MAX_CURSOR; i++) {
 			struct addr_loc al;
@@ -649,6 +675,8 @@ static uint32_t resolve_chain(struct report *r, struct thread *t,
 
 			machine_resolve(&r->m, t, PERF_RECORD_MISC_USER,
 					user[i], true, &al);
+			if (r->o.hide_unresolved && !al.sym)
+				continue;
 			m = append_inlined(r, &al, user[i], n);
 			if (m > n) {
 				n = m;
@@ -769,11 +797,21 @@ static int add_sample(struct report *r, const struct prd_sample *s,
 
 	if (!h)
 		return -ENOMEM;
+	/* perf report's --time and --cpu drop the sample before it counts
+	 * anywhere; -U drops it when its ip has no symbol */
+	if (!filter_time(&r->filt, s->time))
+		return 0;
 	t = machine_findnew_thread(&r->m, has_tid ? (int32_t)s->pid : -1,
 				   has_tid ? (int32_t)s->tid : -1);
 	if (!t)
 		return -ENOMEM;
 	machine_resolve(&r->m, t, cpumode, s->ip, true, &al);
+	if (r->o.hide_unresolved && !al.sym)
+		return 0;
+	if (!filter_cpu(&r->filt, (pa->sample_type & PERF_SAMPLE_CPU) ?
+					  s->cpu :
+					  UINT32_MAX))
+		return 0;
 	memset(&key, 0, sizeof(key));
 	key.comm = t->comm;
 	key.comm_len = t->comm_len;
@@ -904,6 +942,7 @@ static void setup(struct report *r)
 	/* perf: --children is the default, and means nothing (is dropped
 	 * silently) when the file has no callchains */
 	r->children = any_chain && !r->o.no_children;
+	r->children_col = r->children && !r->fields;
 	/* perf: caller order with children, callee order without, unless
 	 * -g says which */
 	r->caller = r->o.callchain_order ? r->o.callchain_order == 1 :
@@ -1015,6 +1054,8 @@ static int on_event(struct prd_file *f, const struct prd_event *ev, void *ctx)
 		return machine_process(&r->m, h) == -ENOMEM ? -ENOMEM : 0;
 	if (!ev->sample || !ev->sample->attr)
 		return 0;
+	if (r->o.tasks || r->o.mmaps)
+		return 0;
 	if (!r->setup)
 		setup(r);
 	if (ev->sample->attr->attr.sample_type & PERF_SAMPLE_READ) {
@@ -1094,7 +1135,7 @@ static int entry_cmp(const void *pa, const void *pb, void *ctx)
 	uint32_t n = r->grp_n ? r->grp_n : 1;
 	int c;
 
-	if (r->children) {
+	if (r->children_col) {
 		for (uint32_t m = 0; m < n; m++) {
 			uint64_t va = grp_val(r, a, m, true),
 				 vb = grp_val(r, b, m, true);
@@ -1462,6 +1503,69 @@ static void put_pct(struct outbuf *ob, uint64_t v, uint64_t total, int width)
 	ob_write(ob, buf, (size_t)n);
 }
 
+/*
+ * Before a column: perf's two spaces (a row starts with them too), or
+ * with -t the separator between columns (@lead: the row's first).
+ */
+static void col_gap(const struct report *r, struct outbuf *ob, bool lead)
+{
+	if (!r->sep)
+		ob_write(ob, "  ", 2);
+	else if (!lead)
+		ob_puts(ob, r->sep);
+}
+
+/* The value columns of a row. */
+enum value_col { V_CHILDREN, V_SELF, V_SAMPLES, V_PERIOD };
+
+static uint64_t value_of(const struct hentry *e, enum value_col c)
+{
+	if (!e)
+		return 0;
+	return c == V_CHILDREN ? e->children :
+	       c == V_SAMPLES  ? e->nr_samples :
+				 e->self; /* Self, Period */
+}
+
+/*
+ * One value column of a row, a value per group member: each right-aligned
+ * in @width (8 for a percentage); with -t, as perf, each after a space
+ * and the whole left-aligned in the members' widths.
+ */
+static void put_values(const struct report *r, struct outbuf *ob,
+		       struct hentry *const *row, struct hists *const *mem,
+		       uint32_t n, enum value_col c, int width)
+{
+	bool pct = c == V_CHILDREN || c == V_SELF;
+	size_t used = 0;
+
+	for (uint32_t m = 0; m < n; m++) {
+		uint64_t v = value_of(row[m], c), total = mem[m]->total;
+		char buf[32];
+		int k;
+
+		if (!r->sep) {
+			if (pct)
+				put_pct(ob, v, total, width);
+			else
+				ob_u64(ob, v, width, ' ');
+			continue;
+		}
+		if (pct)
+			k = snprintf(buf, sizeof(buf), "%.2f%%",
+				     total ? (double)v * 100.0 / (double)total :
+					     0.0);
+		else
+			k = snprintf(buf, sizeof(buf), "%llu",
+				     (unsigned long long)v);
+		ob_putc(ob, ' ');
+		ob_write(ob, buf, (size_t)k);
+		used += 1 + (size_t)k;
+	}
+	if (r->sep && used < (size_t)width * n)
+		ob_spaces(ob, (size_t)width * n - used);
+}
+
 static void margin(struct outbuf *ob, int left)
 {
 	ob_spaces(ob, 12 + (size_t)left);
@@ -1640,7 +1744,7 @@ static void print_callchain(struct report *r, const struct hentry *e,
 	struct outbuf *ob = &r->ob;
 	/* Sorted by symbol first, the chain's first entry is the entry's
 	 * own symbol: perf leaves it out. */
-	bool skip_first = r->sort_given && !strncmp(r->o.sort, "sym", 3);
+	bool skip_first = r->user_sort && !strncmp(r->user_sort, "sym", 3);
 	bool printed = false;
 	const struct cnode *root = &e->chain;
 	struct cnode **kids;
@@ -1698,6 +1802,7 @@ static void print_hists(struct report *r, struct hists **mem, uint32_t n,
 	char unit = ' ';
 	uint32_t k = 0;
 	int nw = 12; /* perf's Samples column */
+	int pw = 12; /* and Period */
 	int last = r->nkeys - 1; /* the last column shown */
 
 	while (last > 0 && r->hidden[r->keys[last]])
@@ -1777,13 +1882,18 @@ static void print_hists(struct report *r, struct hists **mem, uint32_t n,
 			if (len > width[i] && r->keys[i] != K_CPU)
 				width[i] = len;
 		}
-		if (r->o.show_nr_samples) {
-			int d = snprintf(
-				buf, sizeof(buf), "%llu",
-				(unsigned long long)v[j * n]->nr_samples);
+		for (uint32_t m = 0; m < n; m++) {
+			int d = snprintf(buf, sizeof(buf), "%llu",
+					 (unsigned long long)value_of(
+						 v[j * n + m], V_SAMPLES));
 
-			if (d > nw)
+			if (r->o.show_nr_samples && d > nw)
 				nw = d;
+			d = snprintf(buf, sizeof(buf), "%llu",
+				     (unsigned long long)value_of(v[j * n + m],
+								  V_PERIOD));
+			if (r->o.show_total_period && d > pw)
+				pw = d;
 		}
 	}
 	if (!first)
@@ -1801,30 +1911,42 @@ static void print_hists(struct report *r, struct hists **mem, uint32_t n,
 		ns /= 1000;
 		unit = 'G';
 	}
+	if (r->o.quiet)
+		goto rows;
 	ob_puts(ob, "# Samples: ");
 	ob_u64(ob, ns, 0, ' ');
 	ob_putc(ob, unit);
 	ob_puts(ob, plural ? " of events '" : " of event '");
 	ob_puts(ob, title);
-	ob_puts(ob, "'\n# Event count (approx.): ");
+	ob_putc(ob, '\'');
+	if (r->o.time_range && *r->o.time_range) {
+		ob_puts(ob, " (time slices: ");
+		ob_puts(ob, r->o.time_range);
+		ob_putc(ob, ')');
+	}
+	ob_puts(ob, "\n# Event count (approx.): ");
 	ob_u64(ob, total, 0, ' ');
 	ob_puts(ob, "\n#\n# ");
 	/* a group's columns: 8 wide per member, headed on the right */
-	if (r->children) {
+	if (r->children_col) {
 		ob_str_w(ob, "Children", 8, 8 * (int)n, false);
-		ob_write(ob, "  ", 2);
+		col_gap(r, ob, false);
 		ob_str_w(ob, "Self", 4, 8 * (int)n, false);
 	} else {
 		ob_str_w(ob, "Overhead", 8, 8 * (int)n, false);
 	}
 	if (r->o.show_nr_samples) {
-		ob_write(ob, "  ", 2);
-		ob_str_w(ob, "Samples", 7, nw, false);
+		col_gap(r, ob, false);
+		ob_str_w(ob, "Samples", 7, nw * (int)n, false);
+	}
+	if (r->o.show_total_period) {
+		col_gap(r, ob, false);
+		ob_str_w(ob, "Period", 6, pw * (int)n, false);
 	}
 	for (int i = 0; i < r->nkeys; i++) {
 		if (r->hidden[r->keys[i]])
 			continue;
-		ob_write(ob, "  ", 2);
+		col_gap(r, ob, false);
 		if (r->keys[i] == K_PID) {
 			/* perf right-aligns it in 15, then pads. */
 			ob_str_w(ob, "Pid:Command", 11, 15, false);
@@ -1835,8 +1957,13 @@ static void print_hists(struct report *r, struct hists **mem, uint32_t n,
 				 true);
 		}
 	}
+	/* -t: no rule under the column names */
+	if (r->sep) {
+		ob_putc(ob, '\n');
+		goto rows;
+	}
 	ob_puts(ob, "\n# ");
-	for (int c = 0; c < (r->children ? 2 : 1); c++) {
+	for (int c = 0; c < (r->children_col ? 2 : 1); c++) {
 		if (c)
 			ob_write(ob, "  ", 2);
 		for (uint32_t m = 0; m < 8 * n; m++)
@@ -1844,7 +1971,12 @@ static void print_hists(struct report *r, struct hists **mem, uint32_t n,
 	}
 	if (r->o.show_nr_samples) {
 		ob_write(ob, "  ", 2);
-		for (int j = 0; j < nw; j++)
+		for (int j = 0; j < nw * (int)n; j++)
+			ob_putc(ob, '.');
+	}
+	if (r->o.show_total_period) {
+		ob_write(ob, "  ", 2);
+		for (int j = 0; j < pw * (int)n; j++)
 			ob_putc(ob, '.');
 	}
 	for (int i = 0; i < r->nkeys; i++) {
@@ -1855,10 +1987,11 @@ static void print_hists(struct report *r, struct hists **mem, uint32_t n,
 			ob_putc(ob, '.');
 	}
 	ob_puts(ob, "\n#\n");
+rows:
 	for (uint32_t j = 0; j < k; j++) {
 		const struct hentry *e = v[j * n];
-		double pct = h->total ? (double)(r->children ? e->children :
-							       e->self) *
+		double pct = h->total ? (double)(r->children_col ? e->children :
+								   e->self) *
 						100.0 / (double)h->total :
 					0.0;
 		bool any = false;
@@ -1868,19 +2001,19 @@ static void print_hists(struct report *r, struct hists **mem, uint32_t n,
 			any |= row[m] && (row[m]->self || row[m]->children);
 		if (e->filtered || pct < r->o.percent_limit || !any)
 			continue;
-		ob_write(ob, "  ", 2);
-		if (r->children) {
-			for (uint32_t m = 0; m < n; m++)
-				put_pct(ob, row[m] ? row[m]->children : 0,
-					mem[m]->total, 8);
-			ob_write(ob, "  ", 2);
+		if (r->children_col) {
+			col_gap(r, ob, true);
+			put_values(r, ob, row, mem, n, V_CHILDREN, 8);
 		}
-		for (uint32_t m = 0; m < n; m++)
-			put_pct(ob, row[m] ? row[m]->self : 0, mem[m]->total,
-				8);
+		col_gap(r, ob, !r->children_col);
+		put_values(r, ob, row, mem, n, V_SELF, 8);
 		if (r->o.show_nr_samples) {
-			ob_write(ob, "  ", 2);
-			ob_u64(ob, e->nr_samples, nw, ' ');
+			col_gap(r, ob, false);
+			put_values(r, ob, row, mem, n, V_SAMPLES, nw);
+		}
+		if (r->o.show_total_period) {
+			col_gap(r, ob, false);
+			put_values(r, ob, row, mem, n, V_PERIOD, pw);
 		}
 		for (int i = 0; i < r->nkeys; i++) {
 			size_t len =
@@ -1888,9 +2021,9 @@ static void print_hists(struct report *r, struct hists **mem, uint32_t n,
 
 			if (r->hidden[r->keys[i]])
 				continue;
-			ob_write(ob, "  ", 2);
-			if (r->keys[i] == K_COMM && n > width[i])
-				n = width[i];
+			col_gap(r, ob, false);
+			if (r->keys[i] == K_COMM && len > width[i])
+				len = width[i];
 			/* "%-.*s": cut to the column */
 			if ((r->keys[i] == K_SRCLINE ||
 			     r->keys[i] == K_SRCFILE) &&
@@ -2052,6 +2185,284 @@ static void free_hists(struct report *r)
 	free(r->h);
 }
 
+/* --tasks: one thread and where it is in the tree being built. */
+struct task {
+	const struct thread *t;
+	struct task *kids, *last_kid, *next; /* children; in a list */
+	struct task *parent; /* whose kids list holds it */
+	bool listed;
+};
+
+static int task_by_tid(const void *pa, const void *pb)
+{
+	const struct task *a = pa, *b = pb;
+
+	return a->t->tid < b->t->tid ? -1 : a->t->tid > b->t->tid;
+}
+
+static int taskp_by_tid(const void *pa, const void *pb)
+{
+	return task_by_tid(*(const struct task *const *)pa,
+			   *(const struct task *const *)pb);
+}
+
+/* perf's thread table: 256 trees by tid % 256, each in tid order. */
+static int task_table_order(const void *pa, const void *pb)
+{
+	const struct task *a = pa, *b = pb;
+	uint32_t ba = (uint32_t)a->t->tid % 256, bb = (uint32_t)b->t->tid % 256;
+
+	if (ba != bb)
+		return ba < bb ? -1 : 1;
+	return task_by_tid(pa, pb);
+}
+
+static void task_append(struct task **head, struct task **tail, struct task *t)
+{
+	t->listed = true;
+	t->next = NULL;
+	if (*tail)
+		(*tail)->next = t;
+	else
+		*head = t;
+	*tail = t;
+}
+
+/* --mmaps: a thread's maps under it, as perf's maps__fprintf_task(). */
+static void print_task_maps(struct outbuf *ob, const struct maps *ms,
+			    size_t indent)
+{
+	char buf[128];
+
+	for (uint32_t i = 0; ms && i < ms->nr; i++) {
+		const struct map *mp = &ms->v[i];
+		int n = snprintf(buf, sizeof(buf),
+				 "%llx-%llx %c%c%c%c %08llx %llu ",
+				 (unsigned long long)mp->start,
+				 (unsigned long long)mp->end,
+				 mp->prot & PROT_READ ? 'r' : '-',
+				 mp->prot & PROT_WRITE ? 'w' : '-',
+				 mp->prot & PROT_EXEC ? 'x' : '-',
+				 mp->flags & MAP_SHARED ? 's' : 'p',
+				 (unsigned long long)mp->pgoff,
+				 (unsigned long long)mp->ino);
+
+		ob_spaces(ob, indent + 2);
+		ob_write(ob, buf, (size_t)n);
+		ob_puts(ob, mp->dso ? mp->dso->name : "[unknown]");
+		ob_putc(ob, '\n');
+		ob_line_done(ob);
+	}
+}
+
+/* @root's tree, depth first, without recursion (a file may chain any
+ * number of FORKs). */
+static void print_task_tree(struct outbuf *ob, const struct task *root,
+			    bool mmaps)
+{
+	const struct task *k = root;
+	size_t level = 0;
+
+	while (k) {
+		char buf[64];
+		int n = snprintf(buf, sizeof(buf), "  %8d %8d %8d |", k->t->pid,
+				 k->t->tid, k->t->ppid);
+
+		ob_write(ob, buf, (size_t)n);
+		ob_spaces(ob, level);
+		ob_puts(ob, k->t->tid == 0 && !k->t->comm_set ? "swapper" :
+								k->t->comm);
+		ob_putc(ob, '\n');
+		ob_line_done(ob);
+		if (mmaps)
+			print_task_maps(ob, k->t->maps, (size_t)n + level);
+		if (k->kids) {
+			k = k->kids;
+			level++;
+			continue;
+		}
+		while (k != root && !k->next) {
+			k = k->parent;
+			level--;
+		}
+		k = k == root ? NULL : k->next;
+	}
+}
+
+/*
+ * perf report --tasks: every thread under its parent (its FORK's), the
+ * roots in the order of perf's thread table, each child list in the
+ * order perf's walk up from every thread (in that order) reached it.
+ * perf's idle thread (0, "swapper") is always there.
+ */
+static int print_tasks(struct report *r)
+{
+	struct task *v, *head = NULL, *tail = NULL, **byid;
+	uint32_t n = 1, k = 0;
+	bool idle = false;
+
+	for (struct thread *t = machine_threads(&r->m); t; t = t->all_next)
+		n += !t->removed;
+	v = calloc(n, sizeof(*v));
+	byid = calloc(n, sizeof(*byid));
+	if (!v || !byid) {
+		free(v);
+		free(byid);
+		return -ENOMEM;
+	}
+	for (struct thread *t = machine_threads(&r->m); t; t = t->all_next) {
+		if (t->removed)
+			continue;
+		idle |= t->tid == 0;
+		v[k++].t = t;
+	}
+	if (!idle) {
+		static const struct thread swapper = {
+			.comm = "swapper",
+			.comm_len = 7,
+			.comm_set = true,
+			.ppid = -1,
+		};
+
+		v[k++].t = &swapper;
+	}
+	qsort(v, k, sizeof(*v), task_table_order);
+	/* the tasks by tid, to find a parent */
+	for (uint32_t i = 0; i < k; i++)
+		byid[i] = &v[i];
+	qsort(byid, k, sizeof(*byid), taskp_by_tid);
+	for (uint32_t i = 0; i < k; i++) {
+		struct task *c = &v[i];
+
+		/* perf's tasks_list(): up to a listed task or a root */
+		while (!c->listed) {
+			struct thread pt = { .tid = c->t->ppid };
+			struct task key = { .t = &pt }, *kp = &key;
+			struct task **pp = NULL;
+
+			if (c->t->ppid != -1)
+				pp = bsearch(&kp, byid, k, sizeof(*byid),
+					     taskp_by_tid);
+			if (!pp || *pp == c) {
+				/* no parent known (perf gives up on the
+				 * whole list there): a root */
+				task_append(&head, &tail, c);
+				break;
+			}
+			task_append(&(*pp)->kids, &(*pp)->last_kid, c);
+			c->parent = *pp;
+			c = *pp;
+		}
+	}
+	free(byid);
+	ob_puts(&r->ob, "#      pid      tid     ppid  comm\n");
+	for (struct task *c = head; c; c = c->next)
+		print_task_tree(&r->ob, c, r->o.mmaps);
+	free(v);
+	ob_flush(&r->ob);
+	return r->ob.err;
+}
+
+/*
+ * -F: perf's output fields, as far as they map onto our columns:
+ * overhead first, then sample and period in that order, then sort keys
+ * (which become the sort order, as in perf).  The Children column is
+ * not shown (perf's -F overhead is the Self one).
+ */
+static int parse_fields(struct report *r)
+{
+	const char *f = OPTS_GET(&r->o, fields, NULL), *p;
+	static const char *const hpp[] = { "overhead", "sample", "period" };
+	size_t i = 0, n;
+
+	r->user_sort = r->o.sort && *r->o.sort ? r->o.sort : NULL;
+	if (!f || !*f)
+		return 0;
+	p = f;
+	while (i < 3) {
+		n = strcspn(p, ",");
+		if (n != strlen(hpp[i]) || memcmp(p, hpp[i], n)) {
+			if (!i) {
+				pr_err("-F %s: overhead first, then sample and period, then sort keys (comm, pid, dso, sym, cpu, trace, srcline, srcfile)",
+				       f);
+				return -EINVAL;
+			}
+			i++;
+			continue;
+		}
+		if (i == 1)
+			r->o.show_nr_samples = true;
+		if (i == 2)
+			r->o.show_total_period = true;
+		p += n + (p[n] == ',');
+		i++;
+	}
+	r->fields = true;
+	if (!*p) {
+		/* perf: no keys, every sample in one entry */
+		pr_err("-F %s: name the sort keys too (as overhead,comm,dso,sym)",
+		       f);
+		return -EINVAL;
+	}
+	if (r->o.sort && *r->o.sort) {
+		/* perf: the -s keys first, then -F's others */
+		size_t a = strlen(r->o.sort);
+
+		r->fields_sort = malloc(a + strlen(p) + 2);
+		if (!r->fields_sort)
+			return -ENOMEM;
+		sprintf(r->fields_sort, "%s,%s", r->o.sort, p);
+	} else {
+		r->fields_sort = strdup(p);
+		if (!r->fields_sort)
+			return -ENOMEM;
+	}
+	r->o.sort = r->fields_sort;
+	return 0;
+}
+
+/* --time (its percent forms over the file's SAMPLE_TIME), --cpu (every
+ * event must sample the CPU, as perf_session__cpu_bitmap() wants),
+ * --max-stack, -t. */
+static int setup_filters(struct report *r)
+{
+	const char *range = r->o.time_range;
+
+	if (range && strchr(range, '%')) {
+		size_t len;
+		const unsigned char *st =
+			prd_feature(r->f, PD_FEAT_SAMPLE_TIME, &len);
+		uint64_t first = 0, last = 0;
+
+		if (st && len >= 16) {
+			memcpy(&first, st, 8);
+			memcpy(&last, st + 8, 8);
+		}
+		if (!first && !last) {
+			pr_err("--time %s: the file has no first and last sample time (SAMPLE_TIME)",
+			       range);
+			return -EINVAL;
+		}
+		if (filter_set_time_pct(&r->filt, range, first, last))
+			return -EINVAL;
+	} else if (filter_set_time(&r->filt, range)) {
+		return -EINVAL;
+	}
+	for (uint32_t i = 0; r->filt.cpus && i < prd_nr_attrs(r->f); i++) {
+		const struct prd_attr *a = prd_attr(r->f, i);
+
+		if (a && !(a->attr.sample_type & PERF_SAMPLE_CPU)) {
+			pr_err("--cpu: the file's events do not sample the CPU");
+			return -EINVAL;
+		}
+	}
+	r->max_stack = r->o.has_max_stack && r->o.max_stack < MAX_STACK ?
+			       r->o.max_stack :
+			       MAX_STACK;
+	r->sep = r->o.field_sep && *r->o.field_sep ? r->o.field_sep : NULL;
+	return 0;
+}
+
 PERFRING_API int perfring_report(const struct perfring_report_opts *opts,
 				 FILE *out)
 {
@@ -2067,10 +2478,16 @@ PERFRING_API int perfring_report(const struct perfring_report_opts *opts,
 	if (opts->input && strcmp(opts->input, "-") &&
 	    perfring_trace_dat_probe(opts->input) == 1)
 		return tdat_report(opts->input, out);
+	if (OPTS_GET(opts, stats, false))
+		return report_stats_perf(
+			opts->input ? opts->input : "perf.data", out);
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return -ENOMEM;
 	OPTS_COPY(&r->o, opts);
+	err = parse_fields(r);
+	if (err)
+		goto out_free;
 	r->sort_given = r->o.sort && *r->o.sort;
 	err = parse_sort(r, r->sort_given ? r->o.sort : "comm,dso,sym");
 	if (!err)
@@ -2079,6 +2496,15 @@ PERFRING_API int perfring_report(const struct perfring_report_opts *opts,
 		err = filter_set_dsos(&r->filt, r->o.dso_list);
 	if (!err)
 		err = filter_set_syms(&r->filt, r->o.symbols);
+	if (!err)
+		err = filter_set_pids(&r->filt,
+				      OPTS_GET(&r->o, pid_list, NULL));
+	if (!err)
+		err = filter_set_tids(&r->filt,
+				      OPTS_GET(&r->o, tid_list, NULL));
+	if (!err)
+		err = filter_set_cpus(&r->filt,
+				      OPTS_GET(&r->o, cpu_list, NULL));
 	if (!err)
 		err = setup_elide(r);
 	if (err)
@@ -2099,6 +2525,9 @@ PERFRING_API int perfring_report(const struct perfring_report_opts *opts,
 	if (err)
 		goto out_close;
 	r->out = out;
+	err = setup_filters(r);
+	if (err)
+		goto out_close;
 	if (r->o.header_only)
 		r->o.header = true;
 	if (r->o.header) {
@@ -2111,6 +2540,15 @@ PERFRING_API int perfring_report(const struct perfring_report_opts *opts,
 		err = thread_stats_new(&r->tstats);
 	if (!err)
 		err = prd_process(r->f, true, on_event, r);
+	if ((r->o.tasks || r->o.mmaps) && (!err || err == -EBADMSG)) {
+		saved = err;
+		err = print_tasks(r);
+		if (!err && fflush(out))
+			err = -errno;
+		if (!err)
+			err = saved;
+		goto out_close;
+	}
 	if (r->o.header_only)
 		goto out_close;
 	if (err && err != -EBADMSG)
@@ -2120,7 +2558,7 @@ PERFRING_API int perfring_report(const struct perfring_report_opts *opts,
 	/* perf's first line points at its --header options; ours have
 	 * perfring dump and stats instead (the header block ends as those
 	 * two lines do). */
-	if (!r->o.header) {
+	if (!r->o.header && !r->o.quiet) {
 		ob_puts(&r->ob, "# ");
 		ob_puts(&r->ob, r->o.input ? r->o.input : "perf.data");
 		ob_puts(&r->ob,
@@ -2128,9 +2566,11 @@ PERFRING_API int perfring_report(const struct perfring_report_opts *opts,
 	}
 	if (r->elided)
 		ob_puts(&r->ob, r->elided);
-	ob_puts(&r->ob, "#\n# Total Lost Samples: ");
-	ob_u64(&r->ob, r->lost_samples, 0, ' ');
-	ob_puts(&r->ob, "\n#\n");
+	if (!r->o.quiet) {
+		ob_puts(&r->ob, "#\n# Total Lost Samples: ");
+		ob_u64(&r->ob, r->lost_samples, 0, ' ');
+		ob_puts(&r->ob, "\n#\n");
+	}
 	err = print_all(r, &first);
 	if (err)
 		goto out_close;
@@ -2163,6 +2603,7 @@ out_machine:
 out_free:
 	filter_free(&r->filt);
 	free(r->elided);
+	free(r->fields_sort);
 	tpfmt_free(r->tp);
 	free(r->tb.p);
 	free(r->ob.p);

@@ -107,5 +107,7 @@ int report_record_text(FILE *out, struct prd_file *f,
  * what was read are printed and -EBADMSG returned.
  */
 int report_stats(const char *path, FILE *out);
+/* perf report --stats: the same without the lost and damage lines. */
+int report_stats_perf(const char *path, FILE *out);
 
 #endif

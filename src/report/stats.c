@@ -19,7 +19,8 @@ static unsigned long long ull(uint64_t v)
 	return (unsigned long long)v;
 }
 
-static void print_stats(const struct prd_file *f, FILE *out)
+/* @extra: the lost and damage lines after perf's block */
+static void print_stats(const struct prd_file *f, FILE *out, bool extra)
 {
 	const uint64_t *c = prd_type_counts(f);
 	const struct prd_stats *st = prd_stats(f);
@@ -57,6 +58,8 @@ static void print_stats(const struct prd_file *f, FILE *out)
 			fprintf(out, "%16s events: %10llu\n", "LOST_SAMPLES",
 				ull(lost));
 	}
+	if (!extra)
+		return;
 	fprintf(out, "%16s: %10llu  (in %llu LOST records)\n", "lost events",
 		ull(st->nr_lost), ull(st->nr_lost_records));
 	fprintf(out, "%16s: %10llu  (in %llu LOST_SAMPLES records)\n",
@@ -75,7 +78,7 @@ static void print_stats(const struct prd_file *f, FILE *out)
 			"damage", ull(st->damage_offset));
 }
 
-int report_stats(const char *path, FILE *out)
+static int stats_of(const char *path, FILE *out, bool extra)
 {
 	struct prd_file *f;
 	int ret, pret;
@@ -84,8 +87,18 @@ int report_stats(const char *path, FILE *out)
 	if (ret)
 		return ret;
 	pret = prd_process(f, false, NULL, NULL);
-	print_stats(f, out);
+	print_stats(f, out, extra);
 	ret = fflush(out) ? -errno : 0;
 	prd_close(f);
 	return pret ? pret : ret;
+}
+
+int report_stats(const char *path, FILE *out)
+{
+	return stats_of(path, out, true);
+}
+
+int report_stats_perf(const char *path, FILE *out)
+{
+	return stats_of(path, out, false);
 }

@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include "../common/log.h"
 #include "../format/perf_reader.h"
 #include "threads.h"
@@ -261,6 +262,7 @@ static void remove_thread(struct machine *m, struct thread *t)
 		if (*pp == t) {
 			*pp = t->next;
 			t->next = NULL;
+			t->removed = true;
 			m->nr--;
 			break;
 		}
@@ -325,6 +327,7 @@ struct thread *machine_findnew_thread(struct machine *m, int32_t pid,
 	t = &ta->t;
 	t->pid = pid;
 	t->tid = tid;
+	t->ppid = -1;
 	snprintf(ta->tidname, sizeof(ta->tidname), ":%d", tid);
 	t->comm = ta->tidname;
 	t->comm_len = (uint32_t)strlen(ta->tidname);
@@ -463,6 +466,16 @@ static int do_mmap(struct machine *m, const struct perf_event_header *h)
 	    (h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) && p[40] &&
 	    !nm.dso->build_id_size)
 		dso_set_build_id(nm.dso, p + 44, p[40] > 20 ? 20 : p[40]);
+	nm.ino = 0;
+	nm.flags = 0;
+	/* perf: an MMAP's map is executable unless it is a data map */
+	nm.prot = (h->misc & PERF_RECORD_MISC_MMAP_DATA) ? 0 : PROT_EXEC;
+	if (h->type == PERF_RECORD_MMAP2) {
+		memcpy(&nm.prot, p + 64, 4);
+		memcpy(&nm.flags, p + 68, 4);
+		if (!(h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID))
+			memcpy(&nm.ino, p + 48, 8);
+	}
 	return maps_insert(t->maps, &nm);
 }
 
@@ -496,6 +509,7 @@ static int do_fork(struct machine *m, const struct perf_event_header *h)
 	t = machine_findnew_thread(m, pid, tid);
 	if (!t)
 		return -ENOMEM;
+	t->ppid = parent->tid;
 	if (parent->comm_set) {
 		t->comm = parent->comm;
 		t->comm_len = parent->comm_len;
@@ -503,8 +517,11 @@ static int do_fork(struct machine *m, const struct perf_event_header *h)
 	}
 	if (t->pid == parent->pid || t->maps == parent->maps || !parent->maps)
 		return 0;
-	/* A new process: a copy of the parent's address space (perf elides
-	 * it for its internal FORK_EXEC flag, which files do not carry). */
+	/* A new process: a copy of the parent's address space, but for
+	 * the FORKs perf record synthesizes from /proc (FORK_EXEC: the
+	 * child's own maps follow), which perf does not copy either. */
+	if (h->misc & PERF_RECORD_MISC_FORK_EXEC)
+		return 0;
 	return maps_clone_into(t->maps, parent->maps);
 }
 
@@ -554,7 +571,7 @@ static bool kernel_holds(struct machine *m, uint64_t ip)
 static void resolve_kernel(struct machine *m, uint64_t ip, bool want_sym,
 			   struct addr_loc *al)
 {
-	static const struct map kernel_map = { 0, UINT64_MAX, 0, NULL };
+	static const struct map kernel_map = { .end = UINT64_MAX };
 	struct dso *d = dsos_kernel_for(&m->dsos, ip);
 
 	if (!d)

@@ -20,6 +20,10 @@ struct unwinder;
 struct map {
 	uint64_t start, end, pgoff;
 	struct dso *dso;
+	/* From the record (what perf report --mmaps prints): PROT_* and
+	 * MAP_* bits (an MMAP's: PROT_EXEC unless a data map), inode. */
+	uint32_t prot, flags;
+	uint64_t ino;
 };
 
 /* One address space, shared by the threads of a process. */
@@ -38,6 +42,8 @@ struct thread {
 	uint32_t comm_len;
 	bool comm_set;
 	bool exited;
+	bool removed; /* replaced by a FORK of its tid: no longer looked up */
+	int32_t ppid; /* the parent's tid from its FORK, or -1 (perf's) */
 	struct maps *maps;
 	void *priv; /* for the user */
 	/* For the user: text made from comm (and tid), and what it was

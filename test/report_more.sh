@@ -1,0 +1,151 @@
+#!/usr/bin/env bash
+# perfring report's filters, output options and other views judged by
+# perf report --stdio (6.1) with the same options on the same files
+# (recorded by perf record and by perfring record): --pid, --tid,
+# -C/--cpu, --time (seconds and perf's percent forms), -q, -U, -t,
+# --show-total-period, --max-stack (from the caller's end with caller
+# order), -G, -F (overhead, sample, period and sort keys), on single
+# events and an event group; --stats, --tasks and --mmaps byte for byte (system-wide
+# files: perf's synthesized FORKs do not copy the parent's maps).  The table's text is
+# compared as test/lib.sh's report_like_perf does.
+# Skips (77) only if the kernel refuses perf_event_open.
+# test-timeout: 600
+set -u
+cli=${PERFRING_CLI:-build/perfring}
+wl=${WORKLOADS:-build/workloads}
+fail() { echo "FAILED: $*" >&2; exit 1; }
+skip() { echo "SKIP: $*" >&2; exit 77; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+command -v perf >/dev/null || fail "perf is not installed"
+cli=$(realpath "$cli")
+wl=$(realpath "$wl")
+. "$(dirname "$0")/lib.sh"
+
+if ! perf record -q -e dummy -o "$tmp/probe.data" -- true 2>"$tmp/probe.err"; then
+	skip "kernel refuses perf_event_open: $(cat "$tmp/probe.err")"
+fi
+
+compare() { report_like_perf "$@"; }
+
+# The whole output of perf report --stdio and of ours, byte for byte.
+same_output() {
+	local f=$1
+	shift
+	perf report --stdio -i "$f" "$@" >"$tmp/perf.txt" 2>/dev/null || fail "$(basename "$f") $*: perf report failed"
+	"$cli" report -i "$f" "$@" >"$tmp/ours.txt" 2>"$tmp/ours.err" ||
+		fail "$(basename "$f") $*: perfring report failed: $(cat "$tmp/ours.err")"
+	[ "$(wc -l <"$tmp/perf.txt")" -ge 3 ] || fail "$(basename "$f") $*: perf printed almost nothing"
+	if ! cmp -s "$tmp/perf.txt" "$tmp/ours.txt"; then
+		diff "$tmp/perf.txt" "$tmp/ours.txt" | head -10 >&2
+		fail "$(basename "$f") $*: differs from perf report --stdio"
+	fi
+	echo "$(basename "$f") $*: $(wc -l <"$tmp/ours.txt") lines as perf report"
+}
+
+# The tid of the @n-th thread of @comm in @f, by perf's --sort pid.
+tid_of() {
+	perf report --stdio -i "$1" --sort pid -g none 2>/dev/null |
+		awk -v c="$2" -v n="$3" '$2 ~ ":" c "$" { if (++i == n) { split($2, a, ":"); print a[1]; exit } }'
+}
+
+# The time of the @n-th sample of @f, as perf script prints it.
+time_of() {
+	perf script -i "$1" -F time 2>/dev/null | sed -n "$2p" | tr -d ' :'
+}
+
+perf record -q -g -o "$tmp/perf-g.data" -- "$wl/hot" 0.3 2>/dev/null || fail "perf record -g"
+"$cli" record -q -g -o "$tmp/ours-g.data" -- "$wl/hot" 0.3 || fail "perfring record -g"
+perf record -q -e sched:sched_switch -e cpu-clock -a -o "$tmp/perf-a.data" -- "$wl/pingpong" 2000 2>/dev/null ||
+	fail "perf record -a"
+"$cli" record -q -e sched:sched_switch -e cpu-clock -a -o "$tmp/ours-a.data" -- "$wl/pingpong" 2000 ||
+	fail "perfring record -a"
+
+# Output options and call-graph depth, on a workload's call graphs.
+for f in "$tmp/perf-g.data" "$tmp/ours-g.data"; do
+	compare "$f" -q
+	compare "$f" -q --no-children -g none
+	compare "$f" -U
+	compare "$f" -U --no-children
+	compare "$f" --show-total-period
+	compare "$f" --show-total-period -n --no-children -g none
+	compare "$f" -t '|'
+	compare "$f" -t , --no-children -g none --show-total-period -n
+	compare "$f" -q -t : --show-total-period -g none
+	compare "$f" -G
+	compare "$f" -G --no-children
+	compare "$f" --max-stack 1
+	compare "$f" --max-stack 3
+	compare "$f" --max-stack 2 -g callee
+	compare "$f" --max-stack 1 --no-children -g caller
+	compare "$f" --max-stack 5 -U
+	compare "$f" -F overhead,sym
+	compare "$f" -F overhead,sample,sym -g none
+	compare "$f" -F overhead,period,dso -g none
+	compare "$f" -F overhead,sample,period,comm,dso
+	compare "$f" -F overhead,dso,sym -g caller
+	compare "$f" -F overhead,sym --no-children
+	compare "$f" -F overhead,comm,sym -q -t ';'
+	same_output "$f" --stats
+	same_output "$f" --tasks
+	same_output "$f" --mmaps
+	# perf refuses --cpu on a file whose events do not sample the CPU
+	# (perf record's of a workload; perfring record samples it)
+	# (perf says so and exits 0)
+	if ! perf report --stdio -i "$f" -C 0 2>&1 | grep -q 'does not contain CPU'; then
+		c=$(perf report --stdio -i "$f" --sort cpu --no-children -g none 2>/dev/null | awk '$1 ~ /%$/ { print $NF + 0; exit }')
+		compare "$f" -C "$c" --no-children
+	elif "$cli" report -i "$f" -C 0 >/dev/null 2>&1; then
+		fail "$(basename "$f"): -C 0 accepted on a file without CPUs"
+	else
+		echo "$(basename "$f") -C 0: refused as perf does"
+	fi
+done
+
+# Filters, on system-wide files with two events.  Symbols only of the
+# workload: other programs' binaries may be rebuilt while the test runs
+# (perf reads its build-id cache, we the file on disk).
+for f in "$tmp/perf-a.data" "$tmp/ours-a.data"; do
+	p=$(tid_of "$f" pingpong 1)
+	t=$(tid_of "$f" pingpong 2)
+	[ -n "$p" ] && [ -n "$t" ] || fail "$(basename "$f"): no two pingpong threads"
+	compare "$f" --pid "$p" --sort comm,pid,sym -g none
+	compare "$f" --pid "$p,$t" --sort pid,dso
+	compare "$f" --tid "$t" --sort comm,pid,sym -n
+	compare "$f" --tid "$t" --comm pingpong
+	compare "$f" -C 0 --sort comm,pid
+	c=$(perf report --stdio -i "$f" --comm pingpong --sort comm,cpu -g none 2>/dev/null | awk '$1 ~ /%$/ { print $NF + 0; exit }')
+	compare "$f" -C "$c" --comm pingpong --sort pid,sym
+	compare "$f" -C 1 -n --sort cpu,comm
+	compare "$f" --cpu 0-1 -q --comm pingpong
+	a=$(time_of "$f" 200)
+	b=$(time_of "$f" 900)
+	[ -n "$a" ] && [ -n "$b" ] || fail "$(basename "$f"): no sample times"
+	compare "$f" --time "$a,$b" --sort comm,pid
+	compare "$f" --time "$a," -n --comm pingpong
+	compare "$f" --time ",$b" -q --sort cpu,comm
+	compare "$f" --time 10%/2 --sort comm,pid
+	compare "$f" --time 0%-50% -n --comm pingpong
+	compare "$f" --time 50% -q --sort comm,dso
+	compare "$f" --time 30%-60% --sort cpu
+	compare "$f" -F overhead,sample,comm,pid
+	compare "$f" -F overhead,period,cpu,sym --comm pingpong
+	same_output "$f" --stats
+	same_output "$f" --tasks
+	same_output "$f" --mmaps
+done
+
+# An event group: the value columns one per member (-n, --show-total-period,
+# -t's concatenated members), as perf prints them.
+perf record -q -e '{cpu-clock,task-clock}' -o "$tmp/perf-grp.data" -- "$wl/hot" 0.2 2>/dev/null ||
+	fail "perf record -e {cpu-clock,task-clock}"
+"$cli" record -q -e '{cpu-clock,task-clock}' -o "$tmp/ours-grp.data" -- "$wl/hot" 0.2 ||
+	fail "perfring record -e {cpu-clock,task-clock}"
+for f in "$tmp/perf-grp.data" "$tmp/ours-grp.data"; do
+	compare "$f" -n -g none
+	compare "$f" --show-total-period -g none
+	compare "$f" -t '|' --no-children -g none
+	compare "$f" -n --show-total-period -t , -g none
+	compare "$f" -q -F overhead,sample,comm,sym
+done
+exit 0

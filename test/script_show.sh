@@ -74,6 +74,17 @@ same "$tmp/perf-swa.data" 2 --show-switch-events -C 0
 same() { same_all "$@"; }
 grep -q 'SWITCH_CPU_WIDE' "$tmp/ours.txt" || fail "-a: no PERF_RECORD_SWITCH_CPU_WIDE line"
 
+# perfring record --switch-events: the same records in our files, per
+# task and system-wide, printed as perf prints them.
+"$cli" record -q --switch-events -e cpu-clock -o "$tmp/ours-sw.data" -- "$wl/pingpong" 2000 ||
+	fail "perfring record --switch-events"
+"$cli" record -q -a --switch-events -e cpu-clock -o "$tmp/ours-swa.data" -- "$wl/pingpong" 2000 ||
+	fail "perfring record -a --switch-events"
+same_all "$tmp/ours-sw.data" 2 --show-switch-events --comm pingpong
+grep -q 'PERF_RECORD_SWITCH' "$tmp/ours.txt" || fail "ours: no PERF_RECORD_SWITCH line"
+same_all "$tmp/ours-swa.data" 2 --show-switch-events --comm pingpong
+grep -q 'SWITCH_CPU_WIDE' "$tmp/ours.txt" || fail "ours -a: no PERF_RECORD_SWITCH_CPU_WIDE line"
+
 # BPF programs: a socket filter loaded and closed while perf records -a
 # (perf asks for KSYMBOL and BPF_EVENT records by default).
 cat >"$tmp/bpfload.py" <<'EOF'

@@ -659,11 +659,18 @@ static bool put_unwound_srcline(struct script *sc, const struct addr_loc *al)
 	r = srcline_line(sc->src, al->dso, addr, &file, &line);
 	if (r > 0)
 		return false; /* the line table's: as put_srcline() */
-	/* A CU without the line: addr2line's empty file name. */
-	if (r == 0)
+	/* A CU without the line: addr2line's empty file name; no DWARF
+	 * there: the symbol table's file ("crtstuff.c:0"), else "??:0". */
+	if (r == 0) {
 		ob_write(&sc->ob, "\n  :0", 5);
-	else
+	} else if (r == -ENOENT &&
+		   (file = srcline_symtab_file(sc->src, al->dso, addr))) {
+		ob_write(&sc->ob, "\n  ", 3);
+		ob_puts(&sc->ob, file);
+		ob_write(&sc->ob, ":0", 2);
+	} else {
 		ob_write(&sc->ob, "\n  ??:0", 7);
+	}
 	return true;
 }
 

@@ -324,6 +324,14 @@ static bool has_function(struct dso *dso, uint64_t addr)
 	return sym && *sym->name && !srcline_is_plt(sym);
 }
 
+const char *srcline_symtab_file(struct srclines *s, struct dso *dso,
+				uint64_t addr)
+{
+	const char *file = symtab_file_of(s, dso, addr);
+
+	return file && !s->full_path ? base_name(file) : file;
+}
+
 size_t srcline_text(struct srclines *s, struct dso *dso, uint64_t addr,
 		    uint64_t ip, char *buf, size_t len)
 {

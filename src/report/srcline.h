@@ -35,6 +35,11 @@ const char *srcline_path(struct srclines *s, void *cudie, const char *file);
  * function but no file (perf does not print its "??:0").  Writes it
  * NUL-terminated to @buf and returns its length (cut to @len - 1).
  */
+/* The file symbol (STT_FILE) of the .symtab holding @addr, as addr2line
+ * names a function without DWARF ("crtstuff.c"); base name unless the full
+ * path was asked for; NULL if none. */
+const char *srcline_symtab_file(struct srclines *s, struct dso *dso,
+				uint64_t addr);
 size_t srcline_text(struct srclines *s, struct dso *dso, uint64_t addr,
 		    uint64_t ip, char *buf, size_t len);
 

@@ -989,6 +989,10 @@ static bool recorded_object(struct dso *dso, char *path)
 	if (!buildid_from_file(path, &disk) && disk.size >= n &&
 	    !memcmp(disk.data, dso->build_id, n))
 		return true;
+	/* under --symfs, the objects there only (perf 6.1 leaves an object
+	 * missing there unresolved, cache or not) */
+	if (dso->owner->symfs)
+		return false;
 	for (size_t i = 0; i < n; i++)
 		snprintf(hex + 2 * i, 3, "%02x", dso->build_id[i]);
 	home = getenv("HOME");

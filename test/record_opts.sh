@@ -308,7 +308,9 @@ for opt in -R -W -P --sample-cpu --sample-identifier --phys-data --data-page-siz
 			fail "$opt: $flag differs: perf '$(attr_of "$tmp/$name.perf")', ours '$(attr_of "$tmp/$name.ours")'"
 	done
 done
-perf script --show-switch-events -i "$tmp/optswitchevents.ours" 2>/dev/null | grep -q 'PERF_RECORD_SWITCH' ||
+# (a command that sleeps is switched out for sure; a busy one may not be)
+"$cli" record -q --switch-events -o "$tmp/swev.ours" -- sleep 0.05 || fail "--switch-events: record failed"
+perf script --show-switch-events -i "$tmp/swev.ours" 2>/dev/null | grep -q 'PERF_RECORD_SWITCH' ||
 	fail "--switch-events: perf script shows no PERF_RECORD_SWITCH in our file"
 "$cli" script -i "$tmp/optR.ours" >/dev/null || fail "-R: perfring script cannot read its own file"
 "$cli" script -i "$tmp/optW.ours" >/dev/null || fail "-W: perfring script cannot read its own file"

@@ -1023,7 +1023,8 @@ static void load_file(struct dso *dso)
 	if (!symfs_path(dso->owner, dso->name, path))
 		return;
 	if (dso->build_id_recorded && !recorded_object(dso, path)) {
-		if (!dso->owner->warned_bid) {
+		/* (a file that is not there at all: no symbols, as before) */
+		if (!dso->owner->warned_bid && is_regular(path)) {
 			dso->owner->warned_bid = true;
 			pr_warn("%s is not the object that was recorded (its build-id differs) and perf's build-id cache has no copy: its samples show addresses, as perf shows them (further ones are not reported)",
 				dso->name);

@@ -284,8 +284,10 @@ static int rd_fill(struct perfring_ring *r)
  * the end of the copy. */
 static bool rd_more(struct perfring_ring *r)
 {
+	/* rd_buf: a forward ring (perfring__ring_copy_reads() refuses
+	 * overwrite ones, whose batches are copies of their own) */
 	return r->rd_buf && r->c_copied && r->c_end < r->c_limit &&
-	       !(r->mode & PERFRING_MODE_OVERWRITE) && rd_fill(r) == 0;
+	       rd_fill(r) == 0;
 }
 
 int perfring__ring_copy_reads(struct perfring_ring *r, size_t chunk)

@@ -1881,6 +1881,13 @@ static void print_hists(struct report *r, struct hists **mem, uint32_t n,
 			/* perf's CPU column stays 3 wide ("-001" overflows) */
 			if (len > width[i] && r->keys[i] != K_CPU)
 				width[i] = len;
+			/* an entry without a symbol widens Shared Object to
+			 * an address's 16 digits (perf's
+			 * hists__set_unres_dso_col_len), except with a field
+			 * separator or a --dsos list */
+			if (r->keys[i] == K_DSO && !v[j * n]->sym &&
+			    width[i] < 16 && !r->sep && !r->filt.dsos)
+				width[i] = 16;
 		}
 		for (uint32_t m = 0; m < n; m++) {
 			int d = snprintf(buf, sizeof(buf), "%llu",

@@ -472,6 +472,7 @@ void case_emit_vs_lttng(void)
 	char *emit_args[] = { app, "emit", n, NULL };
 	double idle[REPS], tsc[EVL_RUNS], lns[EVL_RUNS], c2c[EVL_RUNS];
 	double ofirst[EVL_RUNS], lfirst[EVL_RUNS], nodrain[REPS], ll = 0;
+	double naive_ns[EVL_RUNS], naive_mev[EVL_RUNS];
 	double load = load1(), settle, trace_mb = 0, lm;
 	struct evl_side block = { .ring = eq_env && *eq_env ? eq_env : "32M",
 				  .mode = "block" };
@@ -564,6 +565,14 @@ void case_emit_vs_lttng(void)
 		}
 		lns[i] = key_value(res, "ns=");
 		lfirst[i] = key_value(res, "first_ms=");
+		/* the floor: the naive pipeline, same events, same memory */
+		settle_memory((size_t)settle);
+		if (naive_pipe_run(1, strtoull(n, NULL, 0),
+				   (uint64_t)ring_bytes(block.ring),
+				   &naive_mev[i], &naive_ns[i])) {
+			printf("bench emit-vs-lttng error=naive-pipe-failed\n");
+			return;
+		}
 		trace_mb = key_value(res, "trace_mb=");
 		if (key_value(res, "lost=") > ll)
 			ll = key_value(res, "lost=");
@@ -571,9 +580,12 @@ void case_emit_vs_lttng(void)
 	lm = median_of(lns, EVL_RUNS);
 	{
 		double c = median_of(c2c, EVL_RUNS);
+		double nv = median_of(naive_ns, EVL_RUNS);
 
-		evl_print("equal", &block, lm, ll, c, "");
-		evl_print("equal", &drop, lm, ll, c, "");
+		snprintf(extra, sizeof(extra),
+			 " naive_ns=%.2f naive_vs_lttng=%.3f", nv, nv / lm);
+		evl_print("equal", &block, lm, ll, c, extra);
+		evl_print("equal", &drop, lm, ll, c, extra);
 		snprintf(
 			extra, sizeof(extra),
 			" tsc_ns=%.2f idle_ns=%.2f nodrain_ns=%.2f ours_first_ms=%.1f lttng_first_ms=%.3f events=%s lttng_trace_mb=%.0f out=/dev/shm load1=%.2f",
@@ -712,11 +724,25 @@ void case_app_sustained(void)
 					     (size_t)file_bytes :
 					     (size_t)64 << 20,
 				     sustained_settle);
-		printf("bench app-sustained threads=%u mev_s=%.1f max_mev_s=%.1f free_mev_s=%.1f free_lost_pct=%.1f recorder_cpu_ns_per_ev=%.0f file_bytes_per_ev=%.1f tmpfs_write_gb_s=%.2f write_bound_mev_s=%.1f vs_write_bound=%.2f ring=%s trial_s=%s trials=%d c2c_ns=%.0f out=/dev/shm load1=%.2f baseline=block\n",
+		/* the floor: the naive pipeline (pipe.c) with as many
+		 * producers, rings of the same size, 16 M events in all */
+		double nv_mev[REPS], nv_ns[REPS], bound = 0;
+
+		for (int i = 0; i < REPS; i++) {
+			settle_memory((size_t)sustained_settle);
+			if (naive_pipe_run(threads, 16000000 / threads,
+					   (uint64_t)ring_bytes(ring),
+					   &nv_mev[i], &nv_ns[i]))
+				nv_mev[i] = 0;
+		}
+		if (sample > 0)
+			bound = wr * 1e3 / sample;
+		printf("bench app-sustained threads=%u mev_s=%.1f max_mev_s=%.1f free_mev_s=%.1f free_lost_pct=%.1f recorder_cpu_ns_per_ev=%.0f file_bytes_per_ev=%.1f tmpfs_write_gb_s=%.2f write_bound_mev_s=%.1f vs_write_bound=%.2f naive_mev_s=%.1f naive_vs_write_bound=%.2f vs_naive=%.2f ring=%s trial_s=%s trials=%d c2c_ns=%.0f out=/dev/shm load1=%.2f baseline=block\n",
 		       threads, lo, max, fr,
 		       fatt > 0 ? 100.0 * flost / fatt : 0.0, rns, sample, wr,
-		       sample > 0 ? wr * 1e3 / sample : 0.0,
-		       sample > 0 && wr > 0 ? lo / (wr * 1e3 / sample) : 0.0,
-		       ring, secs, trials + 2, c2c, load);
+		       bound, bound > 0 ? lo / bound : 0.0, median3(nv_mev),
+		       bound > 0 ? median3(nv_mev) / bound : 0.0,
+		       median3(nv_mev) > 0 ? lo / median3(nv_mev) : 0.0, ring,
+		       secs, trials + 2, c2c, load);
 	}
 }

@@ -166,6 +166,9 @@ double memcpy_gbs(double secs);
 double median3(double *v);
 double median_of(double *v, int n);
 void settle_memory(size_t bytes);
+/* The naive pipeline (pipe.c): the floor under app tracing's cases. */
+int naive_pipe_run(unsigned int threads, uint64_t events, uint64_t size,
+		   double *mev_s, double *ns_per_ev);
 
 /* Other programs: the CLI, the test workloads, perf itself (util.c). */
 const char *cli_path(void);
@@ -195,6 +198,7 @@ void case_script_vs_perf(void);
 /* app.c */
 void case_emit_vs_lttng(void);
 void case_app_sustained(void);
+void case_naive_pipe(void);
 /* cs.c */
 void case_aux_replay(void);
 void case_cs_decode(void);

@@ -32,6 +32,11 @@
  *   stats-throughput   perfring_stats() over >= 400,000 sched_switch
  *                      samples recorded in the same run (mb_s=), and the
  *                      peak RSS of `perfring stats` on that file.
+ *   naive-pipe         the naive pipeline (pipe.c): producers writing
+ *                      48-byte records into rings of their own, a consumer
+ *                      process writing 80-byte samples to /dev/shm, none
+ *                      of the protocol: the floor under app-sustained and
+ *                      emit-vs-lttng (threads=, app_events=, app_ring=MiB).
  *   top-overhead       `perfring top -F 1000 -a` and `perf top --stdio -F
  *                      1000 -a`, each for BENCH_TOP_SECS (10): CPU % of
  *                      one core after a BENCH_TOP_WARMUP (2 s) start-up,
@@ -94,6 +99,7 @@ static const struct {
 	{ "tracefs-get-reader", case_tracefs_get_reader },
 	{ "emit-vs-lttng", case_emit_vs_lttng },
 	{ "app-sustained", case_app_sustained },
+	{ "naive-pipe", case_naive_pipe },
 	{ "top-overhead", case_top_overhead },
 };
 

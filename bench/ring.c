@@ -406,6 +406,186 @@ static double naive_run(double secs, uint32_t rec_size, uint64_t *retries)
 	return naive_run_layout(secs, rec_size, retries, false);
 }
 
+/* ---- naive MPSC ring ---------------------------------------------------- */
+
+/*
+ * The floor under mpsc2-32: the simplest lossless multi-producer byte ring.
+ * A writer takes room with a CAS on the shared reservation counter, writes
+ * the record's body, then its header with a release store: a header that
+ * is not zero is the commit.  The reader goes through the records in
+ * order, waits at a header still zero, clears each header it has read,
+ * and publishes its tail.  No LOST accounting, no statistics, no pause or
+ * wake-up, no validation; 32-byte records never straddle the end.  The two
+ * writers share CPUs as mpsc2-32's do.
+ */
+struct naive_mp {
+	_Alignas(64) _Atomic uint64_t reserve; /* the writers' */
+	char pad1[56];
+	_Alignas(64) _Atomic uint64_t tail; /* the reader's */
+	char pad2[56];
+	unsigned char *buf;
+	uint64_t size, mask;
+	atomic_int ready, go, stop, writers_done;
+	uint64_t written[2], read, t0, t1;
+};
+
+struct naive_mp_arg {
+	struct naive_mp *nm;
+	int idx;
+};
+
+static void *naive_mp_writer(void *arg)
+{
+	struct naive_mp_arg *a = arg;
+	struct naive_mp *nm = a->nm;
+	uint64_t seq = 0, tail_cache = 0;
+
+	pin(a->idx ? mp_writer1_cpu : 0);
+	atomic_fetch_add(&nm->ready, 1);
+	while (!atomic_load_explicit(&nm->go, memory_order_acquire))
+		cpu_relax();
+	while (!atomic_load_explicit(&nm->stop, memory_order_relaxed)) {
+		for (int i = 0; i < 64; i++) {
+			uint64_t at = atomic_load_explicit(
+				&nm->reserve, memory_order_relaxed);
+			struct perf_event_header h = { .type = REC_TYPE,
+						       .size = 32 };
+			unsigned char *p;
+			uint64_t ts, word;
+
+			do {
+				while (at + 32 - tail_cache > nm->size) {
+					/* pairs with the reader's release of
+					 * tail (the header it cleared) */
+					tail_cache = atomic_load_explicit(
+						&nm->tail,
+						memory_order_acquire);
+					if (at + 32 - tail_cache <= nm->size)
+						break;
+					cpu_relax();
+					at = atomic_load_explicit(
+						&nm->reserve,
+						memory_order_relaxed);
+				}
+			} while (!atomic_compare_exchange_weak_explicit(
+				&nm->reserve, &at, at + 32,
+				memory_order_relaxed, memory_order_relaxed));
+			p = nm->buf + (at & nm->mask);
+			ts = perfring_clock_fast_ns();
+			memcpy(p + 8, &ts, 8);
+			memcpy(p + 16, tmpl, 8);
+			memcpy(p + 24, &seq, 8);
+			seq++;
+			memcpy(&word, &h, 8);
+			/* the commit; pairs with the reader's acquire */
+			atomic_store_explicit((_Atomic uint64_t *)p, word,
+					      memory_order_release);
+		}
+	}
+	nm->written[a->idx] = seq;
+	atomic_fetch_add_explicit(&nm->writers_done, 1, memory_order_release);
+	return NULL;
+}
+
+static void *naive_mp_reader(void *arg)
+{
+	struct naive_mp *nm = arg;
+	struct sink_buf *out = aligned_alloc(64, sizeof(*out));
+	uint64_t tail = 0, n = 0, published = 0;
+
+	if (!out)
+		die("malloc", ENOMEM);
+	out->pos = 0;
+	pin(1);
+	atomic_fetch_add(&nm->ready, 1);
+	while (!atomic_load_explicit(&nm->go, memory_order_acquire))
+		cpu_relax();
+	for (;;) {
+		_Atomic uint64_t *hp =
+			(_Atomic uint64_t *)(nm->buf + (tail & nm->mask));
+		/* pairs with the writer's release of the header */
+		uint64_t word = atomic_load_explicit(hp, memory_order_acquire);
+		struct perf_event_header h;
+
+		if (!word) {
+			if (tail != published) {
+				/* pairs with the writers' acquire of tail */
+				atomic_store_explicit(&nm->tail, tail,
+						      memory_order_release);
+				published = tail;
+			}
+			/* pairs with the writers' release when done */
+			if (atomic_load_explicit(&nm->writers_done,
+						 memory_order_acquire) == 2 &&
+			    atomic_load_explicit(&nm->reserve,
+						 memory_order_relaxed) == tail)
+				break;
+			backoff();
+			continue;
+		}
+		memcpy(&h, &word, 8);
+		copy_out(out, hp, h.size);
+		atomic_store_explicit(hp, 0, memory_order_relaxed);
+		tail += h.size;
+		n++;
+		if (tail - published >= BATCH_MIN) {
+			atomic_store_explicit(&nm->tail, tail,
+					      memory_order_release);
+			published = tail;
+		}
+	}
+	nm->t1 = now_ns();
+	nm->read = n;
+	sink += out->buf[out->pos / 2];
+	free(out);
+	return NULL;
+}
+
+static double naive_mp_run(double secs)
+{
+	struct naive_mp *nm = aligned_alloc(64, sizeof(*nm));
+	struct naive_mp_arg wa[2];
+	pthread_t wt[2], rt;
+	struct timespec dur;
+	double mrec_s;
+
+	if (!nm)
+		die("malloc", ENOMEM);
+	memset(nm, 0, sizeof(*nm));
+	nm->size = RING_KIB * 1024ull;
+	nm->mask = nm->size - 1;
+	nm->buf = mmap(NULL, nm->size, PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (nm->buf == MAP_FAILED)
+		die("mmap", errno);
+	pthread_create(&rt, NULL, naive_mp_reader, nm);
+	for (int i = 0; i < 2; i++) {
+		wa[i] = (struct naive_mp_arg){ nm, i };
+		pthread_create(&wt[i], NULL, naive_mp_writer, &wa[i]);
+	}
+	while (atomic_load(&nm->ready) < 3)
+		sched_yield();
+	nm->t0 = now_ns();
+	atomic_store_explicit(&nm->go, 1, memory_order_release);
+	dur.tv_sec = (time_t)secs;
+	dur.tv_nsec = (long)((secs - (double)dur.tv_sec) * 1e9);
+	nanosleep(&dur, NULL);
+	atomic_store(&nm->stop, 1);
+	for (int i = 0; i < 2; i++)
+		pthread_join(wt[i], NULL);
+	pthread_join(rt, NULL);
+	if (nm->read != nm->written[0] + nm->written[1]) {
+		fprintf(stderr, "bench: naive MPSC wrote %llu read %llu\n",
+			(unsigned long long)(nm->written[0] + nm->written[1]),
+			(unsigned long long)nm->read);
+		exit(1);
+	}
+	mrec_s = (double)nm->read / ((double)(nm->t1 - nm->t0) / 1e9) / 1e6;
+	munmap(nm->buf, nm->size);
+	free(nm);
+	return mrec_s;
+}
+
 /* ---- cross-process ------------------------------------------------------ */
 
 struct xshared {
@@ -820,12 +1000,18 @@ void case_mpsc2(void)
 
 	if (!have_spsc32)
 		measure_spsc32();
+	struct reps nmp;
+
 	for (int i = 0; i < REPS; i++) {
 		rp.c2c[i] = c2c_ns();
 		rp.run[i] = tp_run(PERFRING_MODE_MULTI_PRODUCER, 32, API_ZC, 2,
 				   run_secs);
+		nmp.c2c[i] = c2c_ns();
+		nmp.run[i] =
+			(struct tp_result){ .mrec_s = naive_mp_run(run_secs) };
 	}
 	reps_finish(&rp);
+	reps_finish(&nmp);
 	/* One writer alone on a multi-producer ring, no reader: the two
 	 * writers share CPU 0, so this bounds what they reach together. */
 	double mp_ns[REPS];
@@ -846,8 +1032,11 @@ void case_mpsc2(void)
 
 	for (int i = 0; i < REPS; i++)
 		holes[i] = rp.run[i].hole_pct;
-	printf(" writers_cpu=0,%d reader_cpu=1 writer_ns_mp=%.2f writer_ns_sp=%.2f locked_cas_ns=%.2f cas_bound=%.2f reader_at_hole_pct=%.1f vs_spsc=%.2f stat=best\n",
+	printf(" writers_cpu=0,%d reader_cpu=1 writer_ns_mp=%.2f writer_ns_sp=%.2f locked_cas_ns=%.2f cas_bound=%.2f reader_at_hole_pct=%.1f naive_mpsc_mrec_s=%.2f naive_mpsc_vs_spsc=%.2f vs_naive_mpsc=%.2f vs_spsc=%.2f stat=best\n",
 	       mp_writer1_cpu, median3(mp_ns), zc_ns[0], median3(cas_ns),
 	       zc_ns[0] / (zc_ns[0] + median3(cas_ns)), median3(holes),
+	       nmp.run[nmp.best].mrec_s,
+	       nmp.run[nmp.best].mrec_s / spsc32.run[spsc32.best].mrec_s,
+	       rp.run[rp.best].mrec_s / nmp.run[nmp.best].mrec_s,
 	       rp.run[rp.best].mrec_s / spsc32.run[spsc32.best].mrec_s);
 }

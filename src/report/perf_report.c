@@ -157,6 +157,9 @@ struct report {
 	bool fields; /* -F given */
 	char *fields_sort; /* -F's sort keys */
 	const char *user_sort; /* -s's (not -F's) keys, NULL: none */
+	/* perf's need_collapse: a sort key with a collapse of its own
+	 * (comm) was set up as a sort dimension; -F's keys are not */
+	bool need_collapse;
 	const char *sep; /* -t, NULL: columns padded with spaces */
 	/* perf's sort__setup_elide(): a filter naming one comm, dso or
 	 * symbol hides that column and says so in the header. */
@@ -1424,7 +1427,8 @@ static int by_serial(const void *pa, const void *pb)
  * comparisons are not all transitive (addresses compared by a wrapping
  * difference; Children ties by depth only within a thread), so its
  * order is that of its trees: entries_in, built as the entries were
- * first made; the collapsed tree (when a key collapses: comm), built in
+ * first made; the collapsed tree (when a sort dimension collapses: comm
+ * from -s or the default keys, not from -F alone), built in
  * entries_in's order; the output tree, built in that order. */
 static int output_order(const struct report *r, struct hentry **v, uint32_t k)
 {
@@ -1437,7 +1441,7 @@ static int output_order(const struct report *r, struct hentry **v, uint32_t k)
 		return -ENOMEM;
 	qsort(v, k, sizeof(*v), by_serial);
 	tree_order(r, v, k, nodes, left_of_in);
-	if (has_key(r, K_COMM))
+	if (r->need_collapse)
 		tree_order(r, v, k, nodes, left_of_in);
 	tree_order(r, v, k, nodes, left_of_out);
 	free(nodes);
@@ -2370,6 +2374,21 @@ static int print_tasks(struct report *r)
 	return r->ob.err;
 }
 
+/* @word among @list's comma-separated words */
+static bool has_word(const char *list, const char *word)
+{
+	size_t n = strlen(word);
+
+	for (const char *p = list; *p;) {
+		size_t len = strcspn(p, ",");
+
+		if (len == n && !memcmp(p, word, n))
+			return true;
+		p += len + (p[len] == ',');
+	}
+	return false;
+}
+
 /*
  * -F: perf's output fields, as far as they map onto our columns:
  * overhead first, then sample and period in that order, then sort keys
@@ -2497,6 +2516,9 @@ PERFRING_API int perfring_report(const struct perfring_report_opts *opts,
 		goto out_free;
 	r->sort_given = r->o.sort && *r->o.sort;
 	err = parse_sort(r, r->sort_given ? r->o.sort : "comm,dso,sym");
+	r->need_collapse = has_key(r, K_COMM) &&
+			   (!r->fields ||
+			    (r->user_sort && has_word(r->user_sort, "comm")));
 	if (!err)
 		err = filter_set_comms(&r->filt, r->o.comm_list);
 	if (!err)

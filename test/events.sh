@@ -195,6 +195,8 @@ max=$(cat /proc/sys/kernel/perf_event_max_sample_rate)
 grep -q "Using a maximum frequency rate of $max Hz" "$tmp/err" || fail "-F max message: $(cat "$tmp/err")"
 perf evlist -v -i "$tmp/fmax.data" | grep -q "sample_freq }: $max," || fail "-F max: sample_freq is not $max"
 [ "$(cat /proc/sys/kernel/perf_event_max_sample_rate)" = "$max" ] || fail "-F max changed the limit"
+both "-F max" -F max -e cpu-clock -- true
+both "--user-regs" --user-regs=ax,bx,ip -e cpu-clock -- true
 for m in 3 100K; do
 	theirs=$(perf record -m "$m" -o "$tmp/p.data" -- true 2>&1 | grep rounding)
 	ours=$("$cli" record -m "$m" -o "$tmp/o.data" -- true 2>&1 | grep rounding)

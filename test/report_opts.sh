@@ -109,6 +109,9 @@ for f in "$tmp/perf-a.data" "$tmp/ours-a.data"; do
 	compare "$f" --comm pingpong --symbols schedule,__schedule --no-children -g none
 	# no callchains: --children changes nothing (as in perf)
 	compare "$f" --comm pingpong --dsos '[kernel.kallsyms]' --children
+	# cpu-clock has no trace text: "N/A" where perf prints it
+	compare "$f" --comm pingpong --sort comm,trace -g none
+	grep -q '%  *N/A *$' "$tmp/ours.txt" || fail "--sort trace: no N/A entry for cpu-clock"
 done
 # A trace.dat (record --tracefs-event): report lists it as trace-cmd
 # report does, byte for byte.

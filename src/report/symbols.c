@@ -99,6 +99,16 @@ static bool has_word_prefix(const char *s, const char *p)
  * libiberty leaves out the parameters of the top-level name only: a
  * special name's (a thunk's, a guard variable's...) keeps them
  * ("virtual thunk to std::basic_ostream<...>::~basic_ostream()"). */
+/* The last " [clone " in @d, NULL: none. */
+static char *strrstr_clone(char *d)
+{
+	char *last = NULL;
+
+	for (char *p = strstr(d, " [clone "); p; p = strstr(p + 1, " [clone "))
+		last = p;
+	return last;
+}
+
 static void strip_signature(char *d)
 {
 	static const char *const special[] = {
@@ -122,9 +132,15 @@ static void strip_signature(char *d)
 		"template parameter object for ",
 	};
 	size_t n;
-	char *close = strrchr(d, ')');
+	char *close, *clone;
 	int depth = 0;
 
+	/* libiberty reads a clone suffix (".isra.0", ".cold") only when
+	 * asked for the parameters: perf's names have neither */
+	while ((n = strlen(d)) && d[n - 1] == ']' &&
+	       (clone = strrstr_clone(d)) && clone > d)
+		*clone = 0;
+	close = strrchr(d, ')');
 	for (size_t i = 0; i < sizeof(special) / sizeof(special[0]); i++)
 		if (has_word_prefix(d, special[i]))
 			return;

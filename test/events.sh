@@ -132,6 +132,14 @@ echo "ok: --filter"
 both "software/config=2,period=1000/" -e 'software/config=2,period=1000/' -- "$wl/faults" 100
 both "cpu-clock/period=100000/" -e 'cpu-clock/period=100000/' -- true
 both "software/config=0/u" -e 'software/config=0/u' -- true
+# The tracepoint PMU by id: perf samples it as any PMU event (-F's
+# default, no RAW), with or without -c.
+tfs=$(awk '$3 == "tracefs" { print $2; exit }' /proc/mounts)
+if [ -n "$tfs" ] && [ -r "$tfs/events/sched/sched_switch/id" ]; then
+	tpid=$(cat "$tfs/events/sched/sched_switch/id")
+	both "tracepoint/config=ID/" -e "tracepoint/config=$tpid/" -- "$wl/pingpong" 50
+	both "tracepoint/config=ID/ -c 1" -c 1 -e "tracepoint/config=$tpid/" -- "$wl/pingpong" 50
+fi
 # An alias from a PMU's events/ directory resolves to its format's bits
 # (msr/tsc/ does not sample: perf and we both refuse to open it).
 for d in /sys/bus/event_source/devices/*/events; do

@@ -379,9 +379,11 @@ static void setup_attrs(struct session *s, bool inherit, bool on_exec,
 		}
 		if (s->events[i].has_period || s->events[i].has_freq) {
 			/* period=/freq= terms win over -c/-F, as in perf */
-			if (s->events[i].tracepoint)
+			if (s->events[i].tracepoint &&
+			    !s->events[i].tp_pmu_syntax)
 				a->sample_type |= PERF_SAMPLE_RAW;
-		} else if (s->events[i].tracepoint) {
+		} else if (s->events[i].tracepoint &&
+			   !s->events[i].tp_pmu_syntax) {
 			a->sample_type |= PERF_SAMPLE_RAW;
 			a->sample_period = period ? period : 1;
 		} else if (period) {

@@ -1036,6 +1036,7 @@ static int tracepoint_by_id(struct resolve *r, const struct evp_event *ev,
 			    "no tracepoint has id %llu",
 			    (unsigned long long)o->attr.config);
 	o->tracepoint = true;
+	o->tp_pmu_syntax = true;
 	return 0;
 }
 

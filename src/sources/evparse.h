@@ -121,6 +121,9 @@ struct evp_resolved {
 	struct perf_event_attr attr;
 	char name[EVP_TEXT_MAX];
 	bool tracepoint;
+	/* tracepoint/config=ID/: perf samples it as any PMU event (the
+	 * default -F, no RAW); the format still goes in the file */
+	bool tp_pmu_syntax;
 	char tp_name[EVP_TEXT_MAX]; /* a tracepoint's "sys:name" */
 	bool sample_read; /* :S on its group */
 	int leader;

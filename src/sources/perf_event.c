@@ -112,6 +112,7 @@ int pe_events_parse(const char *spec, const char *filter, const char *tracefs,
 		ev->attr = r[i].attr;
 		snprintf(ev->name, sizeof(ev->name), "%s", r[i].name);
 		ev->tracepoint = r[i].tracepoint;
+		ev->tp_pmu_syntax = r[i].tp_pmu_syntax;
 		snprintf(ev->tp_name, sizeof(ev->tp_name), "%s", r[i].tp_name);
 		ev->leader = r[i].leader;
 		ev->sample_read = r[i].sample_read;

@@ -20,6 +20,7 @@ struct pe_event {
 	struct perf_event_attr attr;
 	char name[PE_NAME_MAX]; /* as the user wrote it, normalised */
 	bool tracepoint;
+	bool tp_pmu_syntax; /* tracepoint/config=ID/: sampled as perf does */
 	char tp_name[PE_NAME_MAX]; /* a tracepoint's "sys:name" */
 	int leader; /* index of its group's leader (itself), -1: no group */
 	bool sample_read; /* {...}:S: the leader samples the group's counts */

@@ -212,6 +212,7 @@ SHELL_TESTS := \
 	test/app_fork.sh \
 	test/cs.sh \
 	test/cs_framing.sh \
+	test/cs_goldens.sh \
 	test/tracefs.sh \
 	test/record_all.sh \
 	test/aux.sh \

@@ -5,7 +5,8 @@
 # TPIU streams with frame syncs and with halfword syncs (built from juno's
 # frames), PTM and ETMv3 sources, STM, and ITM (which OpenCSD 1.3.3 cannot
 # decode: a clear refusal).  Plain frames, raw (unframed) trace and ETE are
-# in cs.sh.  The goldens of the a55 and stm_only-juno snapshots are equal.
+# in cs.sh; the plain listings of every snapshot against their goldens in
+# cs_goldens.sh.
 set -u
 . "$(dirname "$0")/lib.sh"
 cli=${PERFRING_CLI:-build/perfring}
@@ -48,10 +49,11 @@ same() {
 writable() { rm -rf "$tmp/$2" && cp -r "$snaps/$1" "$tmp/$2" && chmod -R u+w "$tmp/$2"; }
 
 # DSTREAM (format=dstream_coresight): 512-byte blocks of TPIU trace with an
-# 8-byte footer, read as trc_pkt_lister -dstream_format reads them.  The
-# snapshot has no memory image: the code is inaccessible, not an error.
+# 8-byte footer, read with --framing dstream as trc_pkt_lister
+# -dstream_format reads them.  The snapshot has no memory image: the code
+# is inaccessible, not an error.
 a55=$snaps/a55-test-tpiu
-ours a55 "$a55" --decode >"$tmp/ours"
+ours a55 "$a55" --decode --framing dstream >"$tmp/ours"
 zcat "$golden/a55-test-tpiu.dstream.decode.ppl.gz" | lines >"$tmp/gold"
 same "a55 (DSTREAM) differs from trc_pkt_lister -dstream_format's golden" "$tmp/gold" "$tmp/ours"
 ref "$a55" -decode -dstream_format >"$tmp/ref"
@@ -60,19 +62,22 @@ same "a55 (DSTREAM) differs from the installed trc_pkt_lister -dstream_format" "
 grep -q 'warning: .*cannot read memory dump mem_Cortex-A57_0.bin: .*inaccessible' "$tmp/err" || fail "a55: the missing dump: $(cat "$tmp/err")"
 grep -q ' 48384 trace bytes' "$tmp/err" || fail "a55: not 96 blocks of 504 trace bytes: $(cat "$tmp/err")"
 grep -q 'Idx:46121; ID:1; OCSD_GEN_TRC_ELEM_EO_TRACE' "$tmp/ours" || fail "a55: the trace does not reach its end"
-ours "a55 packets" "$a55" >"$tmp/ours"
+ours "a55 packets" "$a55" --framing dstream >"$tmp/ours"
 ref "$a55" -dstream_format >"$tmp/ref"
 same "a55 packets differ from trc_pkt_lister -dstream_format" "$tmp/ref" "$tmp/ours"
 echo "dstream: a55 $(wc -l <"$tmp/gold") lines equal to trc_pkt_lister -dstream_format (golden and installed)"
 # The golden OpenCSD ships was listed without -dstream_format: its
 # footers read as TPIU trace, until the first breaks a frame sync and
-# trc_pkt_lister stops.  --framing tpiu --halt-on-error lists the same.
-ours "a55 as TPIU" "$a55" --decode --framing tpiu --halt-on-error >"$tmp/ours"
+# trc_pkt_lister stops.  The default (--framing auto) lists the same
+# (cs_goldens.sh), and so does --framing tpiu --halt-on-error.
 zcat "$golden/a55-test-tpiu.decode.ppl.gz" | lines >"$tmp/gold"
-same "a55 --framing tpiu --halt-on-error differs from the golden" "$tmp/gold" "$tmp/ours"
 ref "$a55" -decode >"$tmp/ref"
-same "a55 --framing tpiu --halt-on-error differs from trc_pkt_lister" "$tmp/ref" "$tmp/ours"
-grep -q 'trace data error at index 516; decoding stopped' "$tmp/err" || fail "a55 as TPIU: the stop is not reported"
+for f in "--framing tpiu --halt-on-error" "--framing auto" ""; do
+	ours "a55 $f" "$a55" --decode $f >"$tmp/ours"
+	same "a55 ${f:-(default)} differs from the golden" "$tmp/gold" "$tmp/ours"
+	same "a55 ${f:-(default)} differs from trc_pkt_lister" "$tmp/ref" "$tmp/ours"
+	grep -q 'trace data error at index 516; decoding stopped' "$tmp/err" || fail "a55 $f: the stop is not reported"
+done
 # Without halting, decoding resyncs past each footer and goes on.
 ours "a55 as TPIU" "$a55" --decode --framing tpiu >"$tmp/ours"
 [ "$(wc -l <"$tmp/ours")" -gt $((2 * $(wc -l <"$tmp/gold"))) ] || fail "a55 as TPIU: no resync past the footer"
@@ -105,7 +110,7 @@ PY
 sed -i 's/^format=coresight/format=dstream_coresight/' "$tmp/dstream/trace.ini"
 "$cli" decode --snapshot "$snaps/juno_r1_1" --decode -q | el >"$tmp/frames_el"
 [ "$(wc -l <"$tmp/frames_el")" -gt 10000 ] || fail "juno: too few elements"
-for v in "tpiu --framing=tpiu -tpiu" "tpiu-hsync --framing=tpiu-hsync -tpiu_hsync" "dstream --framing=auto -dstream_format"; do
+for v in "tpiu --framing=tpiu -tpiu" "tpiu-hsync --framing=tpiu-hsync -tpiu_hsync" "dstream --framing=dstream -dstream_format"; do
 	set -- $v
 	ours "$1" "$tmp/$1" --decode "$2" >"$tmp/ours"
 	ref "$tmp/$1" -decode "$3" >"$tmp/ref"
@@ -123,6 +128,14 @@ done
 "$cli" decode --snapshot "$tmp/dstream" --decode --framing tpiu -q 2>/dev/null | el | cmp -s "$tmp/frames_el" - &&
 	fail "dstream read with its footers: elements still as the frames'"
 echo "tpiu, dstream: the wrong framing does not decode"
+# The DSTREAM capture by default: as trc_pkt_lister without
+# -dstream_format (TPIU frames), stopping where the first footer breaks it.
+ours "dstream (default)" "$tmp/dstream" --decode >"$tmp/ours"
+ref "$tmp/dstream" -decode >"$tmp/ref"
+same "dstream (default) differs from trc_pkt_lister" "$tmp/ref" "$tmp/ours"
+grep -q 'format dstream_coresight read as trc_pkt_lister 1.3.3 reads it' "$tmp/err" || fail "dstream (default): not said"
+[ "$(wc -l <"$tmp/ours")" -lt "$(wc -l <"$tmp/frames_el")" ] || fail "dstream (default): not stopped at the first footer"
+echo "dstream (default): $(wc -l <"$tmp/ref") lines as trc_pkt_lister without -dstream_format"
 
 # Source types.  PTM: the Snowball snapshot (Cortex-A9, two PTMs; its
 # kernel image left out: code inaccessible).  ETMv3: the same registers

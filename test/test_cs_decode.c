@@ -592,23 +592,24 @@ static char *juno_tpiu_listing(uint32_t frame_flags, const uint8_t *p,
 
 /*
  * Framings: the a55 DSTREAM capture read from memory equals the same read
- * from its directory; TPIU streams (FSYNCs, HSYNCs) built from juno's
- * frames give its packets, fed whole or in odd pieces; a data error at
- * the end of a buffer ends it without reset or end of trace; halting
- * stops at the first error.
+ * from its directory; by default (AUTO) it is read as trc_pkt_lister reads
+ * it, as TPIU halting at the first footer; TPIU streams (FSYNCs, HSYNCs)
+ * built from juno's frames give its packets, fed whole or in odd pieces; a
+ * data error at the end of a buffer ends it without reset or end of trace;
+ * halting stops at the first error.
  */
 static void test_framings(void)
 {
+	const unsigned dec = CSD_DECODE | CSD_PRINT_ELEMS | CSD_PRINT_RAW_PKTS;
 	struct vfs v = { 0 };
 	struct csd_stats st, st2;
-	char *mem, *dir, path[512];
+	char *mem, *dir, *halted, path[512];
 	struct css *s;
 
 	load_a55(&v);
-	CHECK_EQ(decode_vfs(&v,
-			    CSD_DECODE | CSD_PRINT_ELEMS | CSD_PRINT_RAW_PKTS,
-			    &mem, &st),
-		 0);
+	CHECK_EQ(css_parse(vfs_read, &v, "a55", &s), 0);
+	CHECK_EQ(decode_css(s, NULL, CSS_FRAMING_DSTREAM, dec, &mem, &st), 0);
+	css_free(s);
 	CHECK_EQ(st.bytes, 96 * 504);
 	CHECK_EQ(st.resyncs, 0);
 	CHECK(st.nacc > 0, "a55: no inaccessible code (no memory image)");
@@ -617,22 +618,26 @@ static void test_framings(void)
 	snprintf(path, sizeof(path), "%s/opencsd/snapshots/a55-test-tpiu",
 		 data_dir());
 	CHECK_EQ(css_open_dir(path, &s), 0);
-	CHECK_EQ(decode_css(s, NULL, CSS_FRAMING_AUTO,
-			    CSD_DECODE | CSD_PRINT_ELEMS | CSD_PRINT_RAW_PKTS,
-			    &dir, &st2),
-		 0);
+	CHECK_EQ(decode_css(s, NULL, CSS_FRAMING_DSTREAM, dec, &dir, &st2), 0);
 	CHECK(!strcmp(mem, dir), "a55: memory and directory listings differ");
 	free(dir);
 	/* Read as TPIU, halting: the first footer ends it at byte 516. */
 	CHECK_EQ(decode_css(s, NULL, CSS_FRAMING_TPIU,
 			    CSD_DECODE | CSD_PRINT_ELEMS | CSD_HALT_ON_ERROR,
-			    &dir, &st2),
+			    &halted, &st2),
 		 0);
 	CHECK_EQ(st2.bytes, 516);
 	CHECK_EQ(st2.resyncs, 1);
-	CHECK(!strstr(dir, "EO_TRACE") && !strstr(dir, "RESET"),
+	CHECK(!strstr(halted, "EO_TRACE") && !strstr(halted, "RESET"),
 	      "a55 halted: reset or end of trace listed");
+	/* The default (trc_pkt_lister -ss_dir's reading): the same. */
+	CHECK_EQ(decode_css(s, NULL, CSS_FRAMING_AUTO,
+			    CSD_DECODE | CSD_PRINT_ELEMS, &dir, &st2),
+		 0);
+	CHECK_EQ(st2.bytes, 516);
+	CHECK(!strcmp(halted, dir), "a55: AUTO is not TPIU halting");
 	free(dir);
+	free(halted);
 	css_free(s);
 	free(mem);
 	vfs_free(&v);

@@ -906,9 +906,23 @@ int css_decode(struct css *s, const char *buffer, unsigned flags,
 	if (framing == CSS_FRAMING_AUTO) {
 		if (!strcasecmp(b->format, "source_data"))
 			framing = CSS_FRAMING_RAW;
-		else if (!strcasecmp(b->format, "dstream_coresight"))
-			framing = CSS_FRAMING_DSTREAM;
-		else
+		else if (!strcasecmp(b->format, "dstream_coresight")) {
+			/*
+			 * As OpenCSD's snapshot reader (trc_pkt_lister without
+			 * -dstream_format) reads it: TPIU frames found by
+			 * their FSYNCs, the block footers taken for trace.
+			 * The first footer breaks the decode and, as
+			 * trc_pkt_lister, decoding stops there: resyncing past
+			 * every footer would give a listing nobody else does.
+			 */
+			framing = CSS_FRAMING_TPIU;
+			flags |= CSD_HALT_ON_ERROR;
+			pr_warn("%s: buffer %s: format dstream_coresight read "
+				"as trc_pkt_lister 1.3.3 reads it (TPIU "
+				"frames, stopping at the first error); "
+				"--framing dstream reads its blocks",
+				s->label, b->name);
+		} else
 			framing = CSS_FRAMING_FRAMES;
 		if (framing == CSS_FRAMING_FRAMES &&
 		    strcasecmp(b->format, "coresight"))

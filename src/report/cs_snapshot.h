@@ -40,7 +40,10 @@ void css_free(struct css *s);
  * it is chosen as trc_pkt_lister's -tpiu / -tpiu_hsync choose it.
  */
 enum css_framing {
-	CSS_FRAMING_AUTO, /* the buffer's format */
+	/* The buffer's format, read as OpenCSD's snapshot reader reads it
+	 * (trc_pkt_lister's listing): "dstream_coresight" as TPIU,
+	 * stopping at the first data error (the first footer). */
+	CSS_FRAMING_AUTO,
 	CSS_FRAMING_FRAMES,
 	CSS_FRAMING_TPIU, /* FSYNCs */
 	CSS_FRAMING_TPIU_HSYNC, /* FSYNCs and HSYNCs */

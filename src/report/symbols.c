@@ -1538,8 +1538,9 @@ static void dso_load(struct dso *dso)
 		load_perfmap(dso);
 		break;
 	case DSO_VDSO:
-		/* Only a file recorded here has our vDSO. */
-		if (dso->owner->host)
+		/* Only a file recorded here has our vDSO; perf looks for it
+		 * in its build-id cache, which --symfs leaves out */
+		if (dso->owner->host && !dso->owner->symfs)
 			load_vdso(dso);
 		break;
 	default:

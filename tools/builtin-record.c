@@ -218,8 +218,6 @@ static void parse_switch_output(const char *arg,
 	case 'm': /* perf: sizes upper case, m is minutes */
 		ro->switch_secs = v * 60;
 		return;
-		ro->switch_secs = v;
-		return;
 	case 'h':
 		ro->switch_secs = v * 3600;
 		return;

@@ -90,6 +90,46 @@ for f in delay.perf delay.ours; do
 done
 perf evlist -i "$tmp/delay.ours" | grep -qx dummy || fail "-D: no tracking dummy event in our file"
 echo "-D 300: first sample $(first_gap "$tmp/delay.perf") ms (perf), $(first_gap "$tmp/delay.ours") ms (perfring) after the exec"
+# -D START-END,...: perf 6.1's windows (ms after the start), the events
+# enabled in each only, the recording stopped after the last (hot 5 is
+# ended).  Each sample's time after the exec falls in a window (wide
+# margins: timers run late under load), both windows have samples.
+sample_ms() { # each sample's ms after the exec COMM
+	perf script --show-task-events -i "$1" -F comm,pid,time,event 2>/dev/null |
+		awk '/COMM exec/ && !e {sub(":", "", $3); e = $3; next}
+		     e && /cpu-clock/ {sub(":", "", $3); printf "%d\n", ($3 - e) * 1000}'
+}
+# (perf exits with the command's SIGTERM, 143; perfring with 0, as for
+# any command a signal ends)
+start=$SECONDS
+$T perf record -q -o "$tmp/windows.perf" -F 999 -D 100-150,400-450 -- "$wl/hot" 5 >"$tmp/windows.out" 2>&1
+rc=$?
+[ "$rc" = 0 ] || [ "$rc" = 143 ] || fail "perf record -D 100-150,400-450: exit $rc: $(cat "$tmp/windows.out")"
+$T "$cli" record -q -o "$tmp/windows.ours" -F 999 -D 100-150,400-450 -- "$wl/hot" 5 ||
+	fail "perfring record -D 100-150,400-450: exit $?"
+((SECONDS - start < 8)) || fail "-D 100-150,400-450: the recordings did not stop after the last window"
+perf_ok "$tmp/windows.ours"
+for f in windows.perf windows.ours; do
+	sample_ms "$tmp/$f" >"$tmp/$f.ms"
+	in1=$(awk '$1 >= 80 && $1 < 300' "$tmp/$f.ms" | wc -l)
+	in2=$(awk '$1 >= 380 && $1 < 650' "$tmp/$f.ms" | wc -l)
+	out=$(awk '!($1 >= 80 && $1 < 300) && !($1 >= 380 && $1 < 650)' "$tmp/$f.ms" | head -3)
+	[ "$in1" -gt 0 ] && [ "$in2" -gt 0 ] && [ -z "$out" ] ||
+		fail "-D 100-150,400-450 in $f: $in1 and $in2 samples in the windows, outside: ${out//$'\n'/ } ms"
+	echo "-D 100-150,400-450: $f: $in1 + $in2 samples, from $(head -1 "$tmp/$f.ms") to $(tail -1 "$tmp/$f.ms") ms after the exec"
+done
+# -D -1: the events start disabled (perf enables them through --control,
+# which perfring has not): no sample, the side band recorded.
+record disabled -F 999 -D -1 -- "$wl/hot" 0.2
+for f in disabled.perf disabled.ours; do
+	n=$(perf script -i "$tmp/$f" 2>/dev/null | wc -l)
+	[ "$n" = 0 ] || fail "-D -1: $n samples in $f"
+	perf script --show-task-events -i "$tmp/$f" 2>/dev/null | grep -q 'COMM exec: hot' || fail "-D -1: no exec COMM of hot in $f"
+done
+for bad in -2 20-10 10-20,15-30 10-; do
+	"$cli" record -D "$bad" -q -o "$tmp/bad.data" -- true 2>/dev/null && fail "-D $bad accepted"
+done
+echo "-D -1: no samples, side band recorded, by perf and perfring"
 "$cli" record --duration 0.1 -a -o "$tmp/dur.data" -q || fail "--duration"
 "$cli" record -D 0.1s -q -o "$tmp/dur.data" -- true 2>/dev/null && fail "-D took a duration: it is --delay MSECS"
 

@@ -351,17 +351,60 @@ static void parse_mmap_arg(struct record_args *ra, const char *arg)
 	free(copy);
 }
 
-/* -D/--delay MSECS as perf takes it: the events are enabled that many
- * milliseconds after the command starts (-1, enabling by command, is
- * not supported). */
-static double parse_delay(const char *arg)
+/* -D/--delay as perf 6.1 takes it: MSECS, the events enabled that many
+ * milliseconds after the command starts; -1, the events start disabled
+ * (perf enables them through --control, which perfring has not); or
+ * windows, "10-20,30-40": enabled from 10 to 20 ms and from 30 to 40 ms
+ * after the start, then the recording stops. */
+static void parse_delay(struct record_args *ra, const char *arg)
 {
+	const char *p = arg;
 	char *end;
-	double v = strtod(arg, &end);
+	double v;
 
-	if (*end || end == arg || v < 0 || v > 1e9)
-		die_usage("-D/--delay takes milliseconds (0 or more): %s", arg);
-	return v;
+	if (!strchr(arg + 1, '-')) {
+		v = strtod(arg, &end);
+		if (*end || end == arg || (v < 0 && v != -1) || v > 1e9)
+			die_usage(
+				"-D/--delay takes milliseconds (0 or more, -1: start disabled) or windows (10-20,30-40): %s",
+				arg);
+		ra->delay_ms = v;
+		return;
+	}
+	free(ra->enable_ranges);
+	ra->enable_ranges = NULL;
+	ra->nr_enable_ranges = 0;
+	while (*p) {
+		double a, b, *grown;
+
+		a = strtod(p, &end);
+		if (end == p || *end != '-' || a < 0)
+			goto bad;
+		p = end + 1;
+		b = strtod(p, &end);
+		if (end == p || (*end && *end != ',') || !(b > a) || b > 1e9 ||
+		    (ra->nr_enable_ranges &&
+		     !(a > ra->enable_ranges[2 * ra->nr_enable_ranges - 1])))
+			goto bad;
+		p = *end ? end + 1 : end;
+		if (ra->nr_enable_ranges == 1024)
+			goto bad;
+		grown = realloc(ra->enable_ranges,
+				sizeof(double) * 2 *
+					(ra->nr_enable_ranges + 1));
+		if (!grown)
+			die_usage("-D: out of memory: %s", arg);
+		ra->enable_ranges = grown;
+		grown[2 * ra->nr_enable_ranges] = a;
+		grown[2 * ra->nr_enable_ranges + 1] = b;
+		ra->nr_enable_ranges++;
+	}
+	if (ra->nr_enable_ranges)
+		return;
+bad:
+	die_usage(
+		"-D/--delay windows are ascending start-end milliseconds, at most 1024 (10-20,30-40): %s",
+		arg);
 }
 
 /* -z's level: zstd's 1..22, as perf takes it. */
@@ -570,7 +613,7 @@ static bool record_option(struct record_args *ra, int c, char *arg)
 		ra->duration = parse_seconds(arg);
 		break;
 	case 'D':
-		ra->delay_ms = parse_delay(arg);
+		parse_delay(ra, arg);
 		break;
 	case 'T': /* every sample has its time already */
 	case 'N': /* no build-id cache is kept */

@@ -126,6 +126,41 @@ for f in disabled.perf disabled.ours; do
 	[ "$n" = 0 ] || fail "-D -1: $n samples in $f"
 	perf script --show-task-events -i "$tmp/$f" 2>/dev/null | grep -q 'COMM exec: hot' || fail "-D -1: no exec COMM of hot in $f"
 done
+# -D -1 --control fifo:CTL,ACK: perf's commands, each acknowledged:
+# "ping" once recording, then (200 ms on) "enable", 300 ms of samples,
+# "disable", "stop" (hot 20 is ended).  The samples start well after the
+# exec and span about the 300 ms.
+ctl_say() { # COMMAND: written to the control FIFO, its ack read
+	timeout 10 sh -c 'printf "%s\n" "$1" >"$2"' _ "$1" "$tmp/ctl" || fail "--control: cannot write '$1'"
+	read -r -t 10 -u "$ack_fd" reply && [ "$reply" = ack ] || fail "--control: no ack of '$1' (${reply:-nothing})"
+}
+for tool in perf "$cli"; do
+	f=$tmp/control.$(basename "$tool")
+	rm -f "$tmp/ctl" "$tmp/ack"
+	mkfifo "$tmp/ctl" "$tmp/ack"
+	exec {ack_fd}<>"$tmp/ack"
+	start=$SECONDS
+	$T $tool record -q -o "$f" -F 999 -D -1 --control "fifo:$tmp/ctl,$tmp/ack" -- "$wl/hot" 20 >"$tmp/ctl.out" 2>&1 &
+	rec=$!
+	ctl_say ping
+	sleep 0.2
+	ctl_say enable
+	sleep 0.3
+	ctl_say disable
+	ctl_say stop
+	wait "$rec"
+	rc=$?
+	exec {ack_fd}<&-
+	[ "$rc" = 0 ] || [ "$rc" = 143 ] || fail "$tool record -D -1 --control: exit $rc: $(cat "$tmp/ctl.out")"
+	((SECONDS - start < 15)) || fail "--control stop: $tool record did not stop"
+	sample_ms "$f" >"$f.ms"
+	first=$(head -1 "$f.ms")
+	last=$(tail -1 "$f.ms")
+	[ -n "$first" ] && [ "$first" -ge 150 ] && [ $((last - first)) -le 800 ] ||
+		fail "-D -1 --control in $f: samples from ${first:-none} to ${last:-none} ms after the exec"
+	echo "-D -1 --control: $(basename "$tool"): $(wc -l <"$f.ms") samples, from $first to $last ms after the exec"
+done
+[ "$(samples_of "$tmp/control.$(basename "$cli")" hot)" -gt 0 ] || fail "--control enable: no samples"
 for bad in -2 20-10 10-20,15-30 10-; do
 	"$cli" record -D "$bad" -q -o "$tmp/bad.data" -- true 2>/dev/null && fail "-D $bad accepted"
 done

@@ -13,7 +13,9 @@
  */
 #define _GNU_SOURCE
 #include <ctype.h>
+#include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,6 +60,7 @@ enum {
 	OPT_USER_CALLCHAINS,
 	OPT_KERNEL_CALLCHAINS,
 	OPT_TIMESTAMP_FILENAME,
+	OPT_CONTROL,
 	OPT_MAX
 };
 
@@ -119,6 +122,7 @@ static const struct option record_longopts[] = {
 	{ "kernel-callchains", no_argument, NULL, OPT_KERNEL_CALLCHAINS },
 	{ "no-buildid", no_argument, NULL, 'B' },
 	{ "timestamp-filename", no_argument, NULL, OPT_TIMESTAMP_FILENAME },
+	{ "control", required_argument, NULL, OPT_CONTROL },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -172,6 +176,7 @@ static const int perf_takes[] = { 'e',
 				  OPT_KERNEL_CALLCHAINS,
 				  'B',
 				  OPT_TIMESTAMP_FILENAME,
+				  OPT_CONTROL,
 				  0 };
 static const int tracefs_takes[] = { OPT_TRACEFS,
 				     'e',
@@ -407,6 +412,50 @@ bad:
 		arg);
 }
 
+/* --control as perf 6.1 takes it: fifo:CTL[,ACK] (the FIFOs opened
+ * read-write, as perf does, so that a writer closing is no end) or
+ * fd:CTL[,ACK] (descriptors the caller opened). */
+static void parse_control(struct record_args *ra, const char *arg)
+{
+	char *copy = strdup(arg), *ack, *end;
+	bool fifo = !strncmp(arg, "fifo:", 5);
+
+	if (!copy || (!fifo && strncmp(arg, "fd:", 3)))
+		die_usage("--control takes fifo:CTL[,ACK] or fd:CTL[,ACK]: %s",
+			  arg);
+	ack = strchr(copy, ',');
+	if (ack)
+		*ack++ = '\0';
+	if (fifo) {
+		ra->ctl_fd = open(copy + 5, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+		ra->ack_fd = ack ? open(ack, O_RDWR | O_CLOEXEC) : -1;
+	} else {
+		long c = strtol(copy + 3, &end, 10), a = -1;
+
+		if (*end || end == copy + 3 || c < 0 || c > INT_MAX)
+			ra->ctl_fd = -1;
+		else
+			ra->ctl_fd = (int)c;
+		if (ack) {
+			a = strtol(ack, &end, 10);
+			if (*end || end == ack || a < 0 || a > INT_MAX)
+				die_usage("--control: not a descriptor: %s",
+					  arg);
+		}
+		ra->ack_fd = (int)a;
+		if (ra->ctl_fd >= 0 &&
+		    fcntl(ra->ctl_fd, F_SETFL,
+			  fcntl(ra->ctl_fd, F_GETFL) | O_NONBLOCK))
+			ra->ctl_fd = -1;
+	}
+	if (ra->ctl_fd < 0 || (ack && ra->ack_fd < 0))
+		die_usage(
+			"--control: cannot open (or use) its FIFOs or descriptors: %s",
+			arg);
+	ra->has_control = true;
+	free(copy);
+}
+
 /* -z's level: zstd's 1..22, as perf takes it. */
 static unsigned long parse_level(const char *arg)
 {
@@ -614,6 +663,9 @@ static bool record_option(struct record_args *ra, int c, char *arg)
 		break;
 	case 'D':
 		parse_delay(ra, arg);
+		break;
+	case OPT_CONTROL:
+		parse_control(ra, arg);
 		break;
 	case 'T': /* every sample has its time already */
 	case 'N': /* no build-id cache is kept */

@@ -222,6 +222,13 @@ struct perfring_record_opts {
 	 * does.  Not with delay_ms. */
 	const double *enable_ranges;
 	uint32_t nr_enable_ranges; /* pairs */
+	/* perf's --control: with has_control, commands read from ctl_fd
+	 * (non-blocking; each ended by a newline, a NUL or the end of what
+	 * is there): "enable" and "disable" (the events), "snapshot",
+	 * "stop", "ping"; each answered "ack\n" on ack_fd (-1: none).
+	 * With delay_ms -1 the events wait for "enable". */
+	bool has_control;
+	int ctl_fd, ack_fd;
 };
 
 /*

@@ -77,6 +77,7 @@ struct session {
 	uint32_t range_edge;
 	struct timespec range_t0;
 	bool ranges_done;
+	bool ctl_stop; /* --control's "stop" */
 	struct perfring_record_stats st;
 	struct pe_event events[PE_MAX_EVENTS];
 	struct pe_evlist el;
@@ -596,7 +597,9 @@ static int add_tracing_data(struct session *s, bool app_possible)
 
 #define TRACK_INDEX 0x800000u /* the tracking dummy's rings from here */
 #define RANGE_INDEX 0xFFFFFEu /* -D's windows' timer */
+#define CTL_INDEX 0xFFFFFDu /* --control's commands */
 static int ranges_tick(struct session *s);
+static int control_commands(struct session *s);
 
 /* The forward ring of epoll index @index, or NULL: overwrite rings are
  * read on snapshots. */
@@ -627,6 +630,8 @@ static int pd_watch(void *ctx, struct rec_session *rs)
 		rec_session_watch(rs, app_session_fd(s->app), APP_INDEX);
 	if (s->range_fd >= 0)
 		rec_session_watch(rs, s->range_fd, RANGE_INDEX);
+	if (OPTS_GET(s->o, has_control, false))
+		rec_session_watch(rs, OPTS_GET(s->o, ctl_fd, -1), CTL_INDEX);
 	return 0;
 }
 
@@ -639,6 +644,8 @@ static int pd_ready(void *ctx, uint32_t index, uint32_t events)
 		return 1; /* taken by app_session_finish() */
 	if (index == RANGE_INDEX)
 		return ranges_tick(s);
+	if (index == CTL_INDEX)
+		return control_commands(s);
 	b = forward_ring(s, index);
 	if (!b)
 		return 0;
@@ -672,8 +679,8 @@ static int pd_pass(void *ctx)
 		app_session_finish(s->app);
 	int err = drain_all(s, false, false);
 
-	if (!err && s->ranges_done)
-		return 1; /* perf: -D's last window ended */
+	if (!err && (s->ranges_done || s->ctl_stop))
+		return 1; /* perf: -D's last window ended, or "stop" */
 	if (!err && s->max_size && !s->max_size_hit &&
 	    pd_writer_data_bytes(s->w) >= s->max_size) {
 		/* perf's --max-size: stop once the file holds that much */
@@ -826,6 +833,10 @@ static int session_parse(struct session *s)
 	if (OPTS_GET(o, delay_ms, 0.0) < 0 &&
 	    OPTS_GET(o, delay_ms, 0.0) != -1) {
 		pr_err("-D: a delay of %g ms", OPTS_GET(o, delay_ms, 0.0));
+		return -EINVAL;
+	}
+	if (OPTS_GET(o, has_control, false) && OPTS_GET(o, ctl_fd, -1) < 0) {
+		pr_err("--control: no command descriptor");
 		return -EINVAL;
 	}
 	if (OPTS_GET(o, nr_enable_ranges, 0)) {
@@ -1185,6 +1196,56 @@ static int ranges_tick(struct session *s)
 		return 0;
 	}
 	return ranges_arm(s);
+}
+
+/* One --control command (perf's evlist__ctlfd_process()), then its
+ * "ack\n".  A named event ("enable cpu-clock") is not supported: the
+ * command is refused with a warning, and acknowledged. */
+static int control_command(struct session *s, const char *cmd, size_t n)
+{
+	int ack = OPTS_GET(s->o, ack_fd, -1), err = 0;
+	bool known = true;
+
+	if (n == 6 && !memcmp(cmd, "enable", 6))
+		pe_evlist_enable(&s->el, true);
+	else if (n == 7 && !memcmp(cmd, "disable", 7))
+		pe_evlist_enable(&s->el, false);
+	else if (n == 4 && !memcmp(cmd, "stop", 4))
+		s->ctl_stop = true;
+	else if (n == 8 && !memcmp(cmd, "snapshot", 8))
+		err = s->overwrite ? session_snapshot(s) : 0;
+	else if (!(n == 4 && !memcmp(cmd, "ping", 4)))
+		known = false;
+	if (!known)
+		pr_warn("--control: '%.*s' is not a command perfring takes (enable, disable, snapshot, stop, ping)",
+			(int)(n > 64 ? 64 : n), cmd);
+	if (ack >= 0 && write(ack, "ack\n", 4) != 4)
+		pr_warn("--control: writing the ack: %s", strerror(errno));
+	return err;
+}
+
+/* The control descriptor is readable: its commands, each ended by a
+ * newline or a NUL, or by the end of what there is (as perf reads). */
+static int control_commands(struct session *s)
+{
+	char buf[256];
+	ssize_t r = read(OPTS_GET(s->o, ctl_fd, -1), buf, sizeof(buf));
+	size_t at = 0;
+	int err = 0;
+
+	if (r <= 0)
+		return r < 0 && errno != EAGAIN && errno != EINTR ? -errno : 0;
+	while (at < (size_t)r && !err) {
+		size_t len = 0;
+
+		while (at + len < (size_t)r && buf[at + len] != '\n' &&
+		       buf[at + len] != '\0')
+			len++;
+		if (len)
+			err = control_command(s, buf + at, len);
+		at += len + 1;
+	}
+	return err;
 }
 
 /* Everything up to the loop: sources opened, files begun, the command

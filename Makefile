@@ -9,6 +9,8 @@ INCLUDEDIR ?= $(PREFIX)/include
 BINDIR ?= $(PREFIX)/bin
 MANDIR ?= $(PREFIX)/share/man
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+# Debian's site directory for modules a local install adds (python3 -m site)
+PYTHONDIR ?= $(PREFIX)/lib/python3/dist-packages
 VERSION := 0.2.0
 # libperfring.so.1: 0.2 moved the tools' functions out (docs/design.md 1).
 SOVERSION := 1
@@ -278,6 +280,8 @@ install: all
 	install -m 644 docs/libperfring.3 $(DESTDIR)$(MANDIR)/man3/
 	install -d $(DESTDIR)$(BASHCOMPDIR)
 	install -m 644 scripts/perfring-completion.bash $(DESTDIR)$(BASHCOMPDIR)/perfring
+	install -d $(DESTDIR)$(PYTHONDIR)
+	install -m 644 python/perfring.py $(DESTDIR)$(PYTHONDIR)/
 
 uninstall:
 	rm -f $(DESTDIR)$(INCLUDEDIR)/perfring.h $(DESTDIR)$(INCLUDEDIR)/perfring/abi.h \
@@ -285,7 +289,8 @@ uninstall:
 		$(DESTDIR)$(LIBDIR)/libperfring.* $(DESTDIR)$(LIBDIR)/libperfring-tools.* \
 		$(DESTDIR)$(LIBDIR)/pkgconfig/perfring.pc $(DESTDIR)$(LIBDIR)/pkgconfig/perfring-tools.pc \
 		$(DESTDIR)$(BINDIR)/perfring $(DESTDIR)$(MANDIR)/man1/perfring.1 $(DESTDIR)$(MANDIR)/man3/libperfring.3 \
-		$(DESTDIR)$(BASHCOMPDIR)/perfring
+		$(DESTDIR)$(BASHCOMPDIR)/perfring $(DESTDIR)$(PYTHONDIR)/perfring.py \
+		$(DESTDIR)$(PYTHONDIR)/__pycache__/perfring.*
 	-rmdir $(DESTDIR)$(INCLUDEDIR)/perfring
 
 # For each library: the .so exports exactly its map's names, the .a keeps

@@ -13,7 +13,9 @@ The programmatic form of `perf script -s`: every sample of a perf.data
     perfring.Reader("perf.data", comm="bash").run(on_sample)
 
 No build step: ctypes loads libperfring-tools.so ($PERFRING_TOOLS_LIB, or
-the build tree beside this file, or the installed libperfring-tools.so.0).
+the build tree beside this file, or, installed by `make install` in
+PREFIX/lib/python3/dist-packages, PREFIX/lib's libperfring-tools.so.0, or
+the one the loader finds).
 """
 import ctypes
 import ctypes.util
@@ -61,6 +63,8 @@ def _load():
     here = os.path.dirname(os.path.abspath(__file__))
     names = [os.environ.get("PERFRING_TOOLS_LIB"),
              os.path.join(here, "..", "build", "libperfring-tools.so"),
+             # installed: PREFIX/lib/python3/dist-packages -> PREFIX/lib
+             os.path.join(here, "..", "..", "libperfring-tools.so.0"),
              "libperfring-tools.so.0", ctypes.util.find_library("perfring-tools")]
     last = None
     for n in names:

@@ -220,7 +220,7 @@ for pat in sched 'sched:*wak*' sw; do
 done
 "$cli" list pmu | grep -q 'Kernel PMU event' || [ -z "$(ls /sys/bus/event_source/devices/*/events 2>/dev/null)" ] ||
 	fail "list pmu shows no sysfs PMU event"
-for c in record list demo ring-stat decode inject dump stats script report export; do
+for c in record list demo ring-stat decode inject dump stats script report export top; do
 	out=$("$cli" $c --help 2>&1) || fail "$c --help: exit $?: $out"
 	{ grep -q "usage:" <<<"$out" && grep -q "perfring $c" <<<"$out"; } || fail "$c --help prints no usage: $(head -2 <<<"$out")"
 done

@@ -14,7 +14,7 @@ for f in include/perfring.h include/perfring/abi.h include/perfring/tools.h \
 	lib/libperfring-tools.a lib/libperfring-tools.so.0 lib/libperfring-tools.so \
 	lib/pkgconfig/perfring.pc lib/pkgconfig/perfring-tools.pc bin/perfring \
 	share/man/man1/perfring.1 share/man/man3/libperfring.3 \
-	share/bash-completion/completions/perfring; do
+	share/bash-completion/completions/perfring lib/python3/dist-packages/perfring.py; do
 	[ -e "$tmp/usr/$f" ] || fail "missing $f"
 done
 export PKG_CONFIG_PATH="$lib/pkgconfig"
@@ -71,6 +71,28 @@ LD_LIBRARY_PATH="$lib" ldd "$tmp/tool" | grep -q "$lib/libperfring-tools.so.0" |
 LD_LIBRARY_PATH="$lib" "$tmp/tool" "$tmp/t.dat" >"$tmp/tool.out" || fail "tools program run (exit $?)"
 grep -q "^total: 10 events" "$tmp/tool.out" || { cat "$tmp/tool.out"; fail "tools program output: 10 events"; }
 cat "$tmp/tool.out"
+
+# The Python bindings from the install's site directory (not the source
+# tree), on the installed libperfring-tools (found beside them, no
+# LD_LIBRARY_PATH): a perfring recording's samples, as many as perf script's.
+LD_LIBRARY_PATH="$lib" "$tmp/usr/bin/perfring" record -q -e sched:sched_process_exec -a \
+	-o "$tmp/py.data" -- sh -c '/bin/true; /bin/true' 2>"$tmp/rec.log" ||
+	{ cat "$tmp/rec.log"; fail "installed perfring record"; }
+py=$(cd / && PYTHONPATH="$tmp/usr/lib/python3/dist-packages" python3 - "$tmp/py.data" <<'PY'
+import sys
+import perfring
+n = []
+perfring.Reader(sys.argv[1]).run(lambda s: n.append(s.comm))
+lib = [l.split()[-1] for l in open("/proc/self/maps") if "libperfring-tools" in l]
+print(perfring.__file__, lib[0] if lib else "-", len(n))
+PY
+) || fail "importing the installed perfring.py: $py"
+echo "python: $py"
+read -r pyfile pylib pyn <<<"$py"
+[ "$pyfile" = "$tmp/usr/lib/python3/dist-packages/perfring.py" ] || fail "imported $pyfile, not the installed module"
+[ "$(readlink -f "$pylib")" = "$(readlink -f "$lib/libperfring-tools.so.0")" ] || fail "the module loaded $pylib, not the installed library"
+theirs=$(perf script -i "$tmp/py.data" 2>/dev/null | grep -c 'sched:sched_process_exec')
+[ "$pyn" -ge 2 ] && [ "$pyn" = "$theirs" ] || fail "python read $pyn samples, perf script $theirs"
 
 # No installed library exports a name without the perfring_ prefix.
 bad=$( { for f in "$lib"/libperfring.so.1 "$lib"/libperfring-tools.so.0; do nm -D --defined-only "$f"; done

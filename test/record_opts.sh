@@ -90,6 +90,81 @@ for f in delay.perf delay.ours; do
 done
 perf evlist -i "$tmp/delay.ours" | grep -qx dummy || fail "-D: no tracking dummy event in our file"
 echo "-D 300: first sample $(first_gap "$tmp/delay.perf") ms (perf), $(first_gap "$tmp/delay.ours") ms (perfring) after the exec"
+# -D START-END,...: perf 6.1's windows (ms after the start), the events
+# enabled in each only, the recording stopped after the last (hot 5 is
+# ended).  Each sample's time after the exec falls in a window (wide
+# margins: timers run late under load), both windows have samples.
+sample_ms() { # each sample's ms after the exec COMM
+	perf script --show-task-events -i "$1" -F comm,pid,time,event 2>/dev/null |
+		awk '/COMM exec/ && !e {sub(":", "", $3); e = $3; next}
+		     e && /cpu-clock/ {sub(":", "", $3); printf "%d\n", ($3 - e) * 1000}'
+}
+# (perf exits with the command's SIGTERM, 143; perfring with 0, as for
+# any command a signal ends)
+start=$SECONDS
+$T perf record -q -o "$tmp/windows.perf" -F 999 -D 100-150,400-450 -- "$wl/hot" 5 >"$tmp/windows.out" 2>&1
+rc=$?
+[ "$rc" = 0 ] || [ "$rc" = 143 ] || fail "perf record -D 100-150,400-450: exit $rc: $(cat "$tmp/windows.out")"
+$T "$cli" record -q -o "$tmp/windows.ours" -F 999 -D 100-150,400-450 -- "$wl/hot" 5 ||
+	fail "perfring record -D 100-150,400-450: exit $?"
+((SECONDS - start < 8)) || fail "-D 100-150,400-450: the recordings did not stop after the last window"
+perf_ok "$tmp/windows.ours"
+for f in windows.perf windows.ours; do
+	sample_ms "$tmp/$f" >"$tmp/$f.ms"
+	in1=$(awk '$1 >= 80 && $1 < 300' "$tmp/$f.ms" | wc -l)
+	in2=$(awk '$1 >= 380 && $1 < 650' "$tmp/$f.ms" | wc -l)
+	out=$(awk '!($1 >= 80 && $1 < 300) && !($1 >= 380 && $1 < 650)' "$tmp/$f.ms" | head -3)
+	[ "$in1" -gt 0 ] && [ "$in2" -gt 0 ] && [ -z "$out" ] ||
+		fail "-D 100-150,400-450 in $f: $in1 and $in2 samples in the windows, outside: ${out//$'\n'/ } ms"
+	echo "-D 100-150,400-450: $f: $in1 + $in2 samples, from $(head -1 "$tmp/$f.ms") to $(tail -1 "$tmp/$f.ms") ms after the exec"
+done
+# -D -1: the events start disabled (perf enables them through --control,
+# which perfring has not): no sample, the side band recorded.
+record disabled -F 999 -D -1 -- "$wl/hot" 0.2
+for f in disabled.perf disabled.ours; do
+	n=$(perf script -i "$tmp/$f" 2>/dev/null | wc -l)
+	[ "$n" = 0 ] || fail "-D -1: $n samples in $f"
+	perf script --show-task-events -i "$tmp/$f" 2>/dev/null | grep -q 'COMM exec: hot' || fail "-D -1: no exec COMM of hot in $f"
+done
+# -D -1 --control fifo:CTL,ACK: perf's commands, each acknowledged:
+# "ping" once recording, then (200 ms on) "enable", 300 ms of samples,
+# "disable", "stop" (hot 20 is ended).  The samples start well after the
+# exec and span about the 300 ms.
+ctl_say() { # COMMAND: written to the control FIFO, its ack read
+	timeout 10 sh -c 'printf "%s\n" "$1" >"$2"' _ "$1" "$tmp/ctl" || fail "--control: cannot write '$1'"
+	read -r -t 10 -u "$ack_fd" reply && [ "$reply" = ack ] || fail "--control: no ack of '$1' (${reply:-nothing})"
+}
+for tool in perf "$cli"; do
+	f=$tmp/control.$(basename "$tool")
+	rm -f "$tmp/ctl" "$tmp/ack"
+	mkfifo "$tmp/ctl" "$tmp/ack"
+	exec {ack_fd}<>"$tmp/ack"
+	start=$SECONDS
+	$T $tool record -q -o "$f" -F 999 -D -1 --control "fifo:$tmp/ctl,$tmp/ack" -- "$wl/hot" 20 >"$tmp/ctl.out" 2>&1 &
+	rec=$!
+	ctl_say ping
+	sleep 0.2
+	ctl_say enable
+	sleep 0.3
+	ctl_say disable
+	ctl_say stop
+	wait "$rec"
+	rc=$?
+	exec {ack_fd}<&-
+	[ "$rc" = 0 ] || [ "$rc" = 143 ] || fail "$tool record -D -1 --control: exit $rc: $(cat "$tmp/ctl.out")"
+	((SECONDS - start < 15)) || fail "--control stop: $tool record did not stop"
+	sample_ms "$f" >"$f.ms"
+	first=$(head -1 "$f.ms")
+	last=$(tail -1 "$f.ms")
+	[ -n "$first" ] && [ "$first" -ge 150 ] && [ $((last - first)) -le 800 ] ||
+		fail "-D -1 --control in $f: samples from ${first:-none} to ${last:-none} ms after the exec"
+	echo "-D -1 --control: $(basename "$tool"): $(wc -l <"$f.ms") samples, from $first to $last ms after the exec"
+done
+[ "$(samples_of "$tmp/control.$(basename "$cli")" hot)" -gt 0 ] || fail "--control enable: no samples"
+for bad in -2 20-10 10-20,15-30 10-; do
+	"$cli" record -D "$bad" -q -o "$tmp/bad.data" -- true 2>/dev/null && fail "-D $bad accepted"
+done
+echo "-D -1: no samples, side band recorded, by perf and perfring"
 "$cli" record --duration 0.1 -a -o "$tmp/dur.data" -q || fail "--duration"
 "$cli" record -D 0.1s -q -o "$tmp/dur.data" -- true 2>/dev/null && fail "-D took a duration: it is --delay MSECS"
 
@@ -284,7 +359,7 @@ for cache in "$tmp/bidcache" "$tmp/nocache"; do
 		grep -q ' hot_loop+' "$tmp/rb.ours.txt" && fail "rebuilt object without a cache: hot_loop named (from the new build?)"
 		grep -q 'not the object that was recorded' "$tmp/rb.err" || fail "rebuilt object: no warning"
 	fi
-	diff <(perf --buildid-dir "$cache" report --stdio -i "$tmp/rb.perf" 2>/dev/null | grep '%') \
+	diff <(perf --buildid-dir "$cache" report --stdio -i "$tmp/rb.perf" 2>/dev/null | grep '%' | grep -v '^# (Tip:') \
 		<(PERF_BUILDID_DIR=$cache "$cli" report -i "$tmp/rb.perf" 2>/dev/null | grep '%') >"$tmp/rb.diff" ||
 		fail "rebuilt object, cache $(basename "$cache"): perfring report differs: $(head -5 "$tmp/rb.diff")"
 done

@@ -4,7 +4,8 @@
 # (recorded by perf record and by perfring record): --pid, --tid,
 # -C/--cpu, --time (seconds and perf's percent forms), -q, -U, -t,
 # --show-total-period, --max-stack (from the caller's end with caller
-# order), -G, -F (overhead, sample, period and sort keys), on single
+# order), -G, -F (overhead, sample, period and sort keys, in any order,
+# with -s: perf's columns and sort order), --sort's prefixes, on single
 # events and an event group; --stats, --tasks and --mmaps byte for byte (system-wide
 # files: perf's synthesized FORKs do not copy the parent's maps).  The table's text is
 # compared as test/lib.sh's report_like_perf does.
@@ -159,5 +160,38 @@ for f in "$tmp/perf-grp.data" "$tmp/ours-grp.data"; do
 	compare "$f" -t '|' --no-children -g none
 	compare "$f" -n --show-total-period -t , -g none
 	compare "$f" -q -F overhead,sample,comm,sym
+done
+# -F with -s on a file of several commands and DSOs (sh, hot, pingpong;
+# their binaries, libc, the kernel): perf's columns are -F's fields in
+# order, then the -s keys -F has not; it sorts by the -s keys first, then
+# by the fields (no Overhead before them); a comm from -s collapses,
+# -F's alone does not.  And --sort keys by perf's prefixes, any case
+# ("s", "sym", "SYM" are symbol), a --sort naming "symbol" with perf
+# report's IPC column.
+perf record -q -g -o "$tmp/perf-m.data" -- sh -c "$wl/hot 0.3 & $wl/pingpong 3000; wait" 2>/dev/null ||
+	fail "perf record -g of sh, hot and pingpong"
+"$cli" record -q -g -o "$tmp/ours-m.data" -- sh -c "$wl/hot 0.3 & $wl/pingpong 3000; wait" ||
+	fail "perfring record -g of sh, hot and pingpong"
+for f in "$tmp/perf-m.data" "$tmp/ours-m.data"; do
+	[ "$(perf report --stdio -i "$f" -s comm -g none 2>/dev/null | grep -c '%')" -ge 3 ] ||
+		fail "$(basename "$f"): fewer than 3 commands"
+	compare "$f" -F overhead,sym -s comm
+	compare "$f" -F overhead,sym -s comm --no-children -g none
+	compare "$f" -F sym,overhead -s comm
+	compare "$f" -F overhead,sym -s comm,dso --no-children
+	compare "$f" -F overhead,comm,sym -s sym
+	compare "$f" -F dso,overhead -s comm,sym -g caller
+	compare "$f" -F sample,dso
+	compare "$f" -F overhead,sample,comm
+	compare "$f" -F overhead,period,sym -s pid --no-children -g none
+	compare "$f" -F overhead,sym -s comm -t ';' --no-children
+	compare "$f" -F overhead,sample,cpu -s comm -q -g none
+	compare "$f" -F overhead,sym -s symbol,comm
+	compare "$f" -s comm,dso,symbol
+	compare "$f" -s comm,dso,symbol --no-children -g none
+	compare "$f" -s symbol -n
+	compare "$f" -s SYM,Comm
+	compare "$f" -s s --no-children
+	compare "$f" -s c,d -g none
 done
 exit 0

@@ -113,6 +113,23 @@ for f in "$tmp/perf-a.data" "$tmp/ours-a.data"; do
 	compare "$f" --comm pingpong --sort comm,trace -g none
 	grep -q '%  *N/A *$' "$tmp/ours.txt" || fail "--sort trace: no N/A entry for cpu-clock"
 done
+# --sort keys perf does not know are refused in perf's words; keys perf
+# knows that perfring does not implement are refused naming them.
+f=$tmp/perf-g.data
+for k in foo syms 'comm,bar'; do
+	bad=${k#comm,}
+	theirs=$(perf report --stdio -i "$f" -s "$k" 2>&1 | grep -m1 'sort key')
+	ours=$("$cli" report -i "$f" -s "$k" 2>&1 >/dev/null) && fail "--sort $k accepted"
+	[ "$theirs" = "Unknown --sort key: \`$bad'" ] || fail "perf on --sort $k: $theirs"
+	grep -qF "$theirs" <<<"$ours" || fail "--sort $k: perf says '$theirs', we '$ours'"
+done
+for k in parent weight 'dso,time'; do
+	perf report --stdio -i "$f" -s "$k" -g none 2>/dev/null | grep -q '%' || fail "perf refuses --sort $k"
+	ours=$("$cli" report -i "$f" -s "$k" 2>&1 >/dev/null) && fail "--sort $k accepted"
+	grep -q 'does not implement' <<<"$ours" || fail "--sort $k: $ours"
+done
+echo "ok: --sort keys perf does not know, or perfring does not implement, refused"
+
 # A trace.dat (record --tracefs-event): report lists it as trace-cmd
 # report does, byte for byte.
 command -v trace-cmd >/dev/null || fail "trace-cmd is not installed"

@@ -162,7 +162,8 @@ static void record_usage(void)
 	printf("usage: %s record [-e EVENT [--filter FILTER]]... [-a] [-C CPUS] [-p PID] [-t TID] [--per-thread]\n"
 	       "                [-m PAGES|SIZE] [-F HZ|max | -c PERIOD] [-g] [--call-graph fp|dwarf[,SIZE]]\n"
 	       "                [--user-regs[=REGS]] [-o FILE|-] [--overwrite]\n"
-	       "                [-q] [--duration SECS] [-D MSECS] [-d] [-T] [--no-inherit] [-s]\n"
+	       "                [-q] [--duration SECS] [-D MSECS|-1|START-END,...]\n"
+	       "                [--control fifo:CTL[,ACK]|fd:CTL[,ACK]] [-d] [-T] [--no-inherit] [-s]\n"
 	       "                [-R] [-W] [-P] [--sample-cpu] [--phys-data] [--data-page-size]\n"
 	       "                [--code-page-size] [--switch-events] [--user-callchains|--kernel-callchains]\n"
 	       "                [-B] [--timestamp-filename]\n"
@@ -218,8 +219,6 @@ static void parse_switch_output(const char *arg,
 	case 'm': /* perf: sizes upper case, m is minutes */
 		ro->switch_secs = v * 60;
 		return;
-		ro->switch_secs = v;
-		return;
 	case 'h':
 		ro->switch_secs = v * 3600;
 		return;
@@ -259,6 +258,11 @@ static void record_opts_from(const struct record_args *ra,
 	ro->app_max_rings = ra->app_max_rings;
 	ro->duration = ra->duration;
 	ro->delay_ms = ra->delay_ms;
+	ro->enable_ranges = ra->enable_ranges;
+	ro->nr_enable_ranges = ra->nr_enable_ranges;
+	ro->has_control = ra->has_control;
+	ro->ctl_fd = ra->ctl_fd;
+	ro->ack_fd = ra->ack_fd;
 	ro->sample_addr = ra->sample_addr;
 	ro->no_inherit = ra->no_inherit;
 	ro->inherit_stat = ra->inherit_stat;

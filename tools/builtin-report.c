@@ -223,14 +223,14 @@ int cmd_report(int argc, char **argv)
 					optarg);
 			break;
 		case 'h':
-			printf("usage: %s report [-i FILE|-] [--sort comm,pid,dso,sym,cpu,trace,srcline,srcfile] [--children|--no-children]\n"
+			printf("usage: %s report [-i FILE|-] [--sort comm,pid,dso,symbol,cpu,trace,srcline,srcfile] [--children|--no-children]\n"
 			       "                [-g none] [-n] [--percent-limit PCT] [--stdio] [--group|--no-group]\n"
 			       "                [--comm COMMS] [-d|--dsos DSOS] [-S|--symbols SYMS] [--symfs DIR]\n"
 			       "                [--header | --header-only] [-I|--show-info] [-T|--threads]\n"
 			       "                [--pid PIDS] [--tid TIDS] [-C|--cpu CPUS] [--time START,END|PCT]\n"
 			       "                [-q|--quiet] [-U|--hide-unresolved] [-t|--field-separator SEP]\n"
 			       "                [--show-total-period] [--max-stack N] [-G|--inverted] [--stats] [--tasks] [--mmaps]\n"
-			       "                [-F|--fields overhead[,sample][,period][,KEYS]] [--no-inline]\n",
+			       "                [-F|--fields overhead,sample,period,KEYS (any order)] [--no-inline]\n",
 			       prog);
 			return 0;
 		default:

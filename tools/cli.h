@@ -93,7 +93,12 @@ struct record_args {
 	uint64_t snapshot_size;
 	int cs_header_version;
 	/* perf's idioms (record-options.c, perf record's meanings) */
-	double delay_ms; /* -D/--delay MSECS: events enabled after */
+	double delay_ms; /* -D/--delay MSECS: events enabled after (-1: never) */
+	double *enable_ranges; /* -D 10-20,30-40: (start, end) pairs */
+	uint32_t nr_enable_ranges;
+	/* --control fifo:CTL[,ACK] | fd:CTL[,ACK] */
+	bool has_control;
+	int ctl_fd, ack_fd;
 	bool sample_addr; /* -d/--data */
 	bool no_inherit; /* --no-inherit */
 	bool inherit_stat; /* -s/--stat */

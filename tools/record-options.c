@@ -13,7 +13,9 @@
  */
 #define _GNU_SOURCE
 #include <ctype.h>
+#include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,6 +60,7 @@ enum {
 	OPT_USER_CALLCHAINS,
 	OPT_KERNEL_CALLCHAINS,
 	OPT_TIMESTAMP_FILENAME,
+	OPT_CONTROL,
 	OPT_MAX
 };
 
@@ -119,6 +122,7 @@ static const struct option record_longopts[] = {
 	{ "kernel-callchains", no_argument, NULL, OPT_KERNEL_CALLCHAINS },
 	{ "no-buildid", no_argument, NULL, 'B' },
 	{ "timestamp-filename", no_argument, NULL, OPT_TIMESTAMP_FILENAME },
+	{ "control", required_argument, NULL, OPT_CONTROL },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -172,6 +176,7 @@ static const int perf_takes[] = { 'e',
 				  OPT_KERNEL_CALLCHAINS,
 				  'B',
 				  OPT_TIMESTAMP_FILENAME,
+				  OPT_CONTROL,
 				  0 };
 static const int tracefs_takes[] = { OPT_TRACEFS,
 				     'e',
@@ -351,17 +356,104 @@ static void parse_mmap_arg(struct record_args *ra, const char *arg)
 	free(copy);
 }
 
-/* -D/--delay MSECS as perf takes it: the events are enabled that many
- * milliseconds after the command starts (-1, enabling by command, is
- * not supported). */
-static double parse_delay(const char *arg)
+/* -D/--delay as perf 6.1 takes it: MSECS, the events enabled that many
+ * milliseconds after the command starts; -1, the events start disabled
+ * (perf enables them through --control, which perfring has not); or
+ * windows, "10-20,30-40": enabled from 10 to 20 ms and from 30 to 40 ms
+ * after the start, then the recording stops. */
+static void parse_delay(struct record_args *ra, const char *arg)
 {
+	const char *p = arg;
 	char *end;
-	double v = strtod(arg, &end);
+	double v;
 
-	if (*end || end == arg || v < 0 || v > 1e9)
-		die_usage("-D/--delay takes milliseconds (0 or more): %s", arg);
-	return v;
+	if (!strchr(arg + 1, '-')) {
+		v = strtod(arg, &end);
+		if (*end || end == arg || (v < 0 && v != -1) || v > 1e9)
+			die_usage(
+				"-D/--delay takes milliseconds (0 or more, -1: start disabled) or windows (10-20,30-40): %s",
+				arg);
+		ra->delay_ms = v;
+		return;
+	}
+	free(ra->enable_ranges);
+	ra->enable_ranges = NULL;
+	ra->nr_enable_ranges = 0;
+	while (*p) {
+		double a, b, *grown;
+
+		a = strtod(p, &end);
+		if (end == p || *end != '-' || a < 0)
+			goto bad;
+		p = end + 1;
+		b = strtod(p, &end);
+		if (end == p || (*end && *end != ',') || !(b > a) || b > 1e9 ||
+		    (ra->nr_enable_ranges &&
+		     !(a > ra->enable_ranges[2 * ra->nr_enable_ranges - 1])))
+			goto bad;
+		p = *end ? end + 1 : end;
+		if (ra->nr_enable_ranges == 1024)
+			goto bad;
+		grown = realloc(ra->enable_ranges,
+				sizeof(double) * 2 *
+					(ra->nr_enable_ranges + 1));
+		if (!grown)
+			die_usage("-D: out of memory: %s", arg);
+		ra->enable_ranges = grown;
+		grown[2 * ra->nr_enable_ranges] = a;
+		grown[2 * ra->nr_enable_ranges + 1] = b;
+		ra->nr_enable_ranges++;
+	}
+	if (ra->nr_enable_ranges)
+		return;
+bad:
+	die_usage(
+		"-D/--delay windows are ascending start-end milliseconds, at most 1024 (10-20,30-40): %s",
+		arg);
+}
+
+/* --control as perf 6.1 takes it: fifo:CTL[,ACK] (the FIFOs opened
+ * read-write, as perf does, so that a writer closing is no end) or
+ * fd:CTL[,ACK] (descriptors the caller opened). */
+static void parse_control(struct record_args *ra, const char *arg)
+{
+	char *copy = strdup(arg), *ack, *end;
+	bool fifo = !strncmp(arg, "fifo:", 5);
+
+	if (!copy || (!fifo && strncmp(arg, "fd:", 3)))
+		die_usage("--control takes fifo:CTL[,ACK] or fd:CTL[,ACK]: %s",
+			  arg);
+	ack = strchr(copy, ',');
+	if (ack)
+		*ack++ = '\0';
+	if (fifo) {
+		ra->ctl_fd = open(copy + 5, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+		ra->ack_fd = ack ? open(ack, O_RDWR | O_CLOEXEC) : -1;
+	} else {
+		long c = strtol(copy + 3, &end, 10), a = -1;
+
+		if (*end || end == copy + 3 || c < 0 || c > INT_MAX)
+			ra->ctl_fd = -1;
+		else
+			ra->ctl_fd = (int)c;
+		if (ack) {
+			a = strtol(ack, &end, 10);
+			if (*end || end == ack || a < 0 || a > INT_MAX)
+				die_usage("--control: not a descriptor: %s",
+					  arg);
+		}
+		ra->ack_fd = (int)a;
+		if (ra->ctl_fd >= 0 &&
+		    fcntl(ra->ctl_fd, F_SETFL,
+			  fcntl(ra->ctl_fd, F_GETFL) | O_NONBLOCK))
+			ra->ctl_fd = -1;
+	}
+	if (ra->ctl_fd < 0 || (ack && ra->ack_fd < 0))
+		die_usage(
+			"--control: cannot open (or use) its FIFOs or descriptors: %s",
+			arg);
+	ra->has_control = true;
+	free(copy);
 }
 
 /* -z's level: zstd's 1..22, as perf takes it. */
@@ -570,7 +662,10 @@ static bool record_option(struct record_args *ra, int c, char *arg)
 		ra->duration = parse_seconds(arg);
 		break;
 	case 'D':
-		ra->delay_ms = parse_delay(arg);
+		parse_delay(ra, arg);
+		break;
+	case OPT_CONTROL:
+		parse_control(ra, arg);
 		break;
 	case 'T': /* every sample has its time already */
 	case 'N': /* no build-id cache is kept */

@@ -169,7 +169,9 @@ struct perfring_record_opts {
 	const char *const *filters;
 	/* perf record's -D/--delay: milliseconds after the start (after the
 	 * command's exec) before the events are enabled; side-band records
-	 * (COMM, MMAP, FORK) are recorded from the start, as perf does. */
+	 * (COMM, MMAP, FORK) are recorded from the start, as perf does.
+	 * -1: the events start disabled and stay so (perf 6.1 enables them
+	 * through --control, which perfring record has not). */
 	double delay_ms;
 	bool sample_addr; /* -d: PERF_SAMPLE_ADDR (and data mmaps) */
 	bool no_inherit; /* --no-inherit: children are not followed */
@@ -214,6 +216,19 @@ struct perfring_record_opts {
 	/* --timestamp-filename: the file renamed <output>.<YYYYmmddHHMMSScc>
 	 * at the end, perf's name (announced through @switched). */
 	bool timestamp_filename;
+	/* perf 6.1's -D 10-20,30-40: the events enabled only in these
+	 * windows, pairs of (start, end) milliseconds after the start,
+	 * ascending; the recording stops when the last ends, as perf's
+	 * does.  Not with delay_ms. */
+	const double *enable_ranges;
+	uint32_t nr_enable_ranges; /* pairs */
+	/* perf's --control: with has_control, commands read from ctl_fd
+	 * (non-blocking; each ended by a newline, a NUL or the end of what
+	 * is there): "enable" and "disable" (the events), "snapshot",
+	 * "stop", "ping"; each answered "ack\n" on ack_fd (-1: none).
+	 * With delay_ms -1 the events wait for "enable". */
+	bool has_control;
+	int ctl_fd, ack_fd;
 };
 
 /*

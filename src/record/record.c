@@ -22,6 +22,7 @@
 #include <sys/epoll.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/timerfd.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -70,6 +71,13 @@
 
 struct session {
 	const struct perfring_record_opts *o;
+	/* -D's windows: a timer at each edge (range_edge: the next, 2 i the
+	 * start of window i, 2 i + 1 its end), from range_t0 */
+	int range_fd;
+	uint32_t range_edge;
+	struct timespec range_t0;
+	bool ranges_done;
+	bool ctl_stop; /* --control's "stop" */
 	struct perfring_record_stats st;
 	struct pe_event events[PE_MAX_EVENTS];
 	struct pe_evlist el;
@@ -327,6 +335,14 @@ static int start_child(struct session *s, char *const *argv)
 				s->app ? app_session_dir(s->app) : NULL);
 }
 
+/* -D: the events are not enabled at the start (a delay, -1 or windows) */
+static bool delayed(const struct perfring_record_opts *o)
+{
+	return OPTS_GET(o, delay_ms, 0.0) > 0 ||
+	       OPTS_GET(o, delay_ms, 0.0) == -1 ||
+	       OPTS_GET(o, nr_enable_ranges, 0) > 0;
+}
+
 /* The side-band records perf needs to name threads and map addresses. */
 static void set_tracking(struct perf_event_attr *a)
 {
@@ -414,8 +430,7 @@ static void setup_attrs(struct session *s, bool inherit, bool on_exec,
 					  PERF_FORMAT_ID;
 		}
 		/* -D: enabled by us once the delay is over */
-		a->enable_on_exec = on_exec &&
-				    !(OPTS_GET(o, delay_ms, 0.0) > 0);
+		a->enable_on_exec = on_exec && !delayed(o);
 		a->watermark = 1;
 		a->wakeup_watermark = (uint32_t)(data_bytes / 4);
 		/* exclude_* and precise_ip are the event string's. */
@@ -441,7 +456,7 @@ static void setup_attrs(struct session *s, bool inherit, bool on_exec,
 		if (s->track_now) {
 			s->track_ev.attr.disabled = 0;
 			s->track_ev.attr.enable_on_exec = 0;
-		} else if (OPTS_GET(o, delay_ms, 0.0) > 0 && on_exec) {
+		} else if (delayed(o) && on_exec) {
 			/* perf: tracked from the exec, the samples later */
 			s->track_ev.attr.enable_on_exec = 1;
 		}
@@ -583,6 +598,10 @@ static int add_tracing_data(struct session *s, bool app_possible)
 #define APP_INDEX 0xFFFFFFu /* the application session's descriptor */
 
 #define TRACK_INDEX 0x800000u /* the tracking dummy's rings from here */
+#define RANGE_INDEX 0xFFFFFEu /* -D's windows' timer */
+#define CTL_INDEX 0xFFFFFDu /* --control's commands */
+static int ranges_tick(struct session *s);
+static int control_commands(struct session *s);
 
 /* The forward ring of epoll index @index, or NULL: overwrite rings are
  * read on snapshots. */
@@ -611,6 +630,10 @@ static int pd_watch(void *ctx, struct rec_session *rs)
 				  TRACK_INDEX + (uint32_t)i);
 	if (s->app)
 		rec_session_watch(rs, app_session_fd(s->app), APP_INDEX);
+	if (s->range_fd >= 0)
+		rec_session_watch(rs, s->range_fd, RANGE_INDEX);
+	if (OPTS_GET(s->o, has_control, false))
+		rec_session_watch(rs, OPTS_GET(s->o, ctl_fd, -1), CTL_INDEX);
 	return 0;
 }
 
@@ -621,6 +644,10 @@ static int pd_ready(void *ctx, uint32_t index, uint32_t events)
 
 	if (index == APP_INDEX)
 		return 1; /* taken by app_session_finish() */
+	if (index == RANGE_INDEX)
+		return ranges_tick(s);
+	if (index == CTL_INDEX)
+		return control_commands(s);
 	b = forward_ring(s, index);
 	if (!b)
 		return 0;
@@ -654,6 +681,8 @@ static int pd_pass(void *ctx)
 		app_session_finish(s->app);
 	int err = drain_all(s, false, false);
 
+	if (!err && (s->ranges_done || s->ctl_stop))
+		return 1; /* perf: -D's last window ended, or "stop" */
 	if (!err && s->max_size && !s->max_size_hit &&
 	    pd_writer_data_bytes(s->w) >= s->max_size) {
 		/* perf's --max-size: stop once the file holds that much */
@@ -741,6 +770,8 @@ static void session_close(struct session *s)
 		close(s->cmd.err_fd);
 	if (s->out_fd >= 0 && s->out_fd != STDOUT_FILENO)
 		close(s->out_fd);
+	if (s->range_fd >= 0)
+		close(s->range_fd);
 	dso_hits_free(s->hits);
 	pd_compress_free(s->z);
 	free(s->cpus_buf);
@@ -801,9 +832,31 @@ static int session_parse(struct session *s)
 		pr_err("-k: application and ftrace events are on CLOCK_MONOTONIC; another clock needs --no-app and no --tracefs-event");
 		return -EINVAL;
 	}
-	if (OPTS_GET(o, delay_ms, 0.0) < 0) {
+	if (OPTS_GET(o, delay_ms, 0.0) < 0 &&
+	    OPTS_GET(o, delay_ms, 0.0) != -1) {
 		pr_err("-D: a delay of %g ms", OPTS_GET(o, delay_ms, 0.0));
 		return -EINVAL;
+	}
+	if (OPTS_GET(o, has_control, false) && OPTS_GET(o, ctl_fd, -1) < 0) {
+		pr_err("--control: no command descriptor");
+		return -EINVAL;
+	}
+	if (OPTS_GET(o, nr_enable_ranges, 0)) {
+		const double *r = OPTS_GET(o, enable_ranges, NULL);
+		uint32_t n = OPTS_GET(o, nr_enable_ranges, 0);
+
+		if (!r || n > 1024 || OPTS_GET(o, delay_ms, 0.0) != 0) {
+			pr_err("-D: windows %s", !r	  ? "missing" :
+						 n > 1024 ? "more than 1024" :
+							    "and a delay");
+			return -EINVAL;
+		}
+		for (uint32_t i = 0; i < 2 * n; i++)
+			if (!(r[i] >= 0 && r[i] <= 1e9) ||
+			    (i && !(r[i] > r[i - 1]))) {
+				pr_err("-D: windows must be ascending milliseconds (start < end < next start)");
+				return -EINVAL;
+			}
 	}
 	return 0;
 }
@@ -888,8 +941,7 @@ static int session_targets(struct session *s)
 		inherit = false;
 	/* -a/-C: tracked from before /proc is read; -D: from the start. */
 	s->track_now = s->tids == &any_tid;
-	s->use_track = s->overwrite || s->track_now ||
-		       OPTS_GET(s->o, delay_ms, 0.0) > 0;
+	s->use_track = s->overwrite || s->track_now || delayed(s->o);
 	setup_attrs(s, inherit, s->on_exec, s->data_bytes);
 	return 0;
 }
@@ -1092,6 +1144,112 @@ static void delay_then_enable(struct session *s)
 	pe_evlist_enable(&s->el, true);
 }
 
+/* -D's windows: the timer at the next edge, from the start. */
+static int ranges_arm(struct session *s)
+{
+	const double *r = OPTS_GET(s->o, enable_ranges, NULL);
+	double ms = r[s->range_edge];
+	struct itimerspec it = { .it_value = s->range_t0 };
+
+	it.it_value.tv_sec += (time_t)(ms / 1000);
+	it.it_value.tv_nsec +=
+		(long)((ms - (double)(time_t)(ms / 1000) * 1000) * 1e6);
+	if (it.it_value.tv_nsec >= 1000000000L) {
+		it.it_value.tv_sec++;
+		it.it_value.tv_nsec -= 1000000000L;
+	}
+	return timerfd_settime(s->range_fd, TFD_TIMER_ABSTIME, &it, NULL) ?
+		       -errno :
+		       0;
+}
+
+/* The windows count from here (perf: from the command's start). */
+static int ranges_start(struct session *s)
+{
+	clock_gettime(CLOCK_MONOTONIC, &s->range_t0);
+	s->range_fd =
+		timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (s->range_fd < 0)
+		return -errno;
+	return ranges_arm(s);
+}
+
+/* The timer went off: every edge that is due, enabling at a window's
+ * start and disabling at its end; after the last, the recording stops. */
+static int ranges_tick(struct session *s)
+{
+	uint32_t edges = 2 * OPTS_GET(s->o, nr_enable_ranges, 0);
+	const double *r = OPTS_GET(s->o, enable_ranges, NULL);
+	struct timespec now;
+	uint64_t expired;
+	double ms;
+
+	if (read(s->range_fd, &expired, sizeof(expired)) < 0 && errno != EAGAIN)
+		return -errno;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	ms = (double)(now.tv_sec - s->range_t0.tv_sec) * 1000 +
+	     (double)(now.tv_nsec - s->range_t0.tv_nsec) / 1e6;
+	while (s->range_edge < edges && r[s->range_edge] <= ms) {
+		pe_evlist_enable(&s->el, !(s->range_edge & 1));
+		s->range_edge++;
+	}
+	if (s->range_edge == edges) {
+		s->ranges_done = true;
+		return 0;
+	}
+	return ranges_arm(s);
+}
+
+/* One --control command (perf's evlist__ctlfd_process()), then its
+ * "ack\n".  A named event ("enable cpu-clock") is not supported: the
+ * command is refused with a warning, and acknowledged. */
+static int control_command(struct session *s, const char *cmd, size_t n)
+{
+	int ack = OPTS_GET(s->o, ack_fd, -1), err = 0;
+	bool known = true;
+
+	if (n == 6 && !memcmp(cmd, "enable", 6))
+		pe_evlist_enable(&s->el, true);
+	else if (n == 7 && !memcmp(cmd, "disable", 7))
+		pe_evlist_enable(&s->el, false);
+	else if (n == 4 && !memcmp(cmd, "stop", 4))
+		s->ctl_stop = true;
+	else if (n == 8 && !memcmp(cmd, "snapshot", 8))
+		err = s->overwrite ? session_snapshot(s) : 0;
+	else if (!(n == 4 && !memcmp(cmd, "ping", 4)))
+		known = false;
+	if (!known)
+		pr_warn("--control: '%.*s' is not a command perfring takes (enable, disable, snapshot, stop, ping)",
+			(int)(n > 64 ? 64 : n), cmd);
+	if (ack >= 0 && write(ack, "ack\n", 4) != 4)
+		pr_warn("--control: writing the ack: %s", strerror(errno));
+	return err;
+}
+
+/* The control descriptor is readable: its commands, each ended by a
+ * newline or a NUL, or by the end of what there is (as perf reads). */
+static int control_commands(struct session *s)
+{
+	char buf[256];
+	ssize_t r = read(OPTS_GET(s->o, ctl_fd, -1), buf, sizeof(buf));
+	size_t at = 0;
+	int err = 0;
+
+	if (r <= 0)
+		return r < 0 && errno != EAGAIN && errno != EINTR ? -errno : 0;
+	while (at < (size_t)r && !err) {
+		size_t len = 0;
+
+		while (at + len < (size_t)r && buf[at + len] != '\n' &&
+		       buf[at + len] != '\0')
+			len++;
+		if (len)
+			err = control_command(s, buf + at, len);
+		at += len + 1;
+	}
+	return err;
+}
+
 /* Everything up to the loop: sources opened, files begun, the command
  * held, then every source started and the command let go. */
 static int session_start(struct session *s, const struct app_session_cb *cb)
@@ -1155,7 +1313,7 @@ static int session_start(struct session *s, const struct app_session_cb *cb)
 	}
 	if (!s->on_exec) {
 		pe_evlist_enable(&s->track_el, true);
-		if (!(OPTS_GET(s->o, delay_ms, 0.0) > 0))
+		if (!delayed(s->o))
 			pe_evlist_enable(&s->el, true);
 	}
 	if (s->aux) {
@@ -1167,6 +1325,8 @@ static int session_start(struct session *s, const struct app_session_cb *cb)
 		err = held_child_release(&s->cmd, s->argv);
 	if (!err && OPTS_GET(s->o, delay_ms, 0.0) > 0)
 		delay_then_enable(s);
+	if (!err && OPTS_GET(s->o, nr_enable_ranges, 0))
+		err = ranges_start(s);
 	return err;
 }
 
@@ -1373,7 +1533,7 @@ PERFRING_API int perfring_record(const struct perfring_record_opts *o,
 
 	if (!o || !OPTS_VALID(o) || !OPTS_HAS(o, events))
 		return -EINVAL;
-	s.out_fd = s.cmd.pidfd = s.cmd.go_fd = s.cmd.err_fd = -1;
+	s.out_fd = s.cmd.pidfd = s.cmd.go_fd = s.cmd.err_fd = s.range_fd = -1;
 	rec_session_init(&s.rs);
 	s.st.sz = sizeof(s.st);
 	s.st.child_status = -1;

@@ -30,6 +30,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/mman.h>
 #include <sys/utsname.h>
 #include "perfring/tools.h"
@@ -155,8 +156,15 @@ struct report {
 	struct sample_filter filt;
 	uint32_t max_stack; /* --max-stack, at most MAX_STACK */
 	bool fields; /* -F given */
-	char *fields_sort; /* -F's sort keys */
-	const char *user_sort; /* -s's (not -F's) keys, NULL: none */
+	/* the columns in order and the output sort's (perf's hpp_list
+	 * fields and sorts): an enum sort_key or a COL_*; with -F only */
+	int cols[K_MAX + 5], ncols;
+	int sorts[K_MAX + 5], nsorts;
+	/* perf report adds ipc_null to a --sort naming "symbol" */
+	bool ipc_col;
+	/* the graph's single root leaves out its first entry (the entry's
+	 * own symbol): perf's callchain__fprintf_graph() */
+	bool sort_sym_first;
 	/* perf's need_collapse: a sort key with a collapse of its own
 	 * (comm) was set up as a sort dimension; -F's keys are not */
 	bool need_collapse;
@@ -191,37 +199,218 @@ struct report {
 
 /* ---- keys -------------------------------------------------------------- */
 
-static int parse_sort(struct report *r, const char *s)
+/* Output columns beside the keys (perf's hpp fields). */
+enum {
+	COL_OVERHEAD = K_MAX,
+	COL_SAMPLE,
+	COL_PERIOD,
+	COL_CHILDREN,
+	COL_IPC, /* perf's ipc_null: "-" without branch stacks */
+	MAX_COLS,
+	COL_UNIMPLEMENTED = -1,
+	COL_UNKNOWN = -2,
+};
+
+/* perf 6.1's sort dimensions (sort.c), each as ours: a key, a column, or
+ * none.  perf matches a name against them as a case-insensitive prefix,
+ * the first match winning: "s" and "sym" are symbol, "c" comm. */
+struct perf_dim {
+	const char *name;
+	int col;
+};
+
+static const struct perf_dim perf_common_dims[] = {
+	{ "pid", K_PID },
+	{ "comm", K_COMM },
+	{ "dso", K_DSO },
+	{ "symbol", K_SYM },
+	{ "parent", COL_UNIMPLEMENTED },
+	{ "cpu", K_CPU },
+	{ "socket", COL_UNIMPLEMENTED },
+	{ "srcline", K_SRCLINE },
+	{ "srcfile", K_SRCFILE },
+	{ "local_weight", COL_UNIMPLEMENTED },
+	{ "weight", COL_UNIMPLEMENTED },
+	{ "transaction", COL_UNIMPLEMENTED },
+	{ "trace", K_TRACE },
+	{ "symbol_size", COL_UNIMPLEMENTED },
+	{ "dso_size", COL_UNIMPLEMENTED },
+	{ "cgroup", COL_UNIMPLEMENTED },
+	{ "cgroup_id", COL_UNIMPLEMENTED },
+	{ "ipc_null", COL_UNIMPLEMENTED },
+	{ "time", COL_UNIMPLEMENTED },
+	{ "code_page_size", COL_UNIMPLEMENTED },
+	{ "local_ins_lat", COL_UNIMPLEMENTED },
+	{ "ins_lat", COL_UNIMPLEMENTED },
+	{ "local_p_stage_cyc", COL_UNIMPLEMENTED },
+	{ "p_stage_cyc", COL_UNIMPLEMENTED },
+	{ "addr", COL_UNIMPLEMENTED },
+	{ NULL, 0 },
+};
+
+static const struct perf_dim perf_hpp_dims[] = {
+	{ "overhead", COL_OVERHEAD },
+	{ "overhead_sys", COL_UNIMPLEMENTED },
+	{ "overhead_us", COL_UNIMPLEMENTED },
+	{ "overhead_guest_sys", COL_UNIMPLEMENTED },
+	{ "overhead_guest_us", COL_UNIMPLEMENTED },
+	{ "overhead_children", COL_UNIMPLEMENTED },
+	{ "sample", COL_SAMPLE },
+	{ "period", COL_PERIOD },
+	{ NULL, 0 },
+};
+
+/* branch (-b) and memory (--mem-mode) keys: none here */
+static const char *const perf_other_dims[] = {
+	"dso_from",	"dso_to",	"symbol_from",	  "symbol_to",
+	"mispredict",	"abort",	"in_tx",	  "cycles",
+	"srcline_from", "srcline_to",	"ipc_lbr",	  "addr_from",
+	"addr_to",	"symbol_daddr", "dso_daddr",	  "locked",
+	"tlb",		"mem",		"snoop",	  "dcacheline",
+	"symbol_iaddr", "phys_daddr",	"data_page_size", "blocked",
+	NULL,
+};
+
+static bool dim_matches(const char *tok, size_t n, const char *name)
 {
-	static const char *const names[K_MAX] = { "comm",    "pid",    "dso",
-						  "sym",     "trace",  "cpu",
-						  "srcline", "srcfile" };
+	return n <= strlen(name) && !strncasecmp(tok, name, n);
+}
 
-	r->nkeys = 0;
-	while (*s) {
-		const char *e = strchr(s, ',');
-		size_t n = e ? (size_t)(e - s) : strlen(s);
-		int k;
+static int dims_find(const struct perf_dim *d, const char *tok, size_t n,
+		     const char **name)
+{
+	for (; d->name; d++)
+		if (dim_matches(tok, n, d->name)) {
+			*name = d->name;
+			return d->col;
+		}
+	return COL_UNKNOWN;
+}
 
-		for (k = 0; k < K_MAX; k++)
-			if (strlen(names[k]) == n && !memcmp(names[k], s, n))
-				break;
-		if (k == K_MAX) {
-			pr_err("--sort: unknown key '%.*s' (comm, pid, dso, sym, trace, cpu, srcline, srcfile)",
-			       (int)n, s);
+/* @tok's column: perf's sort_dimension__add() tries the sort keys first,
+ * its output_field_add() (-F, @field) the hpp columns first. */
+static int perf_dim_find(const char *tok, size_t n, bool field,
+			 const char **name)
+{
+	int c = dims_find(field ? perf_hpp_dims : perf_common_dims, tok, n,
+			  name);
+
+	if (c == COL_UNKNOWN)
+		c = dims_find(field ? perf_common_dims : perf_hpp_dims, tok, n,
+			      name);
+	for (int i = 0; c == COL_UNKNOWN && perf_other_dims[i]; i++)
+		if (dim_matches(tok, n, perf_other_dims[i])) {
+			*name = perf_other_dims[i];
+			c = COL_UNIMPLEMENTED;
+		}
+	return c;
+}
+
+/* -s (@field false) or -F: each name's column into @cols, once, in order
+ * (perf's separators: comma and space). */
+static int parse_cols(const char *list, bool field, int *cols, int *ncols)
+{
+	const char *opt = field ? "fields" : "sort";
+
+	*ncols = 0;
+	while (*list) {
+		size_t n = strcspn(list, ", ");
+		const char *name = "";
+		int c = n ? perf_dim_find(list, n, field, &name) : MAX_COLS;
+		bool dup = false;
+
+		if (c == COL_UNKNOWN) {
+			/* perf's words */
+			pr_err("Unknown --%s key: `%.*s'", opt, (int)n, list);
 			return -EINVAL;
 		}
-		for (int i = 0; i < r->nkeys; i++)
-			if (r->keys[i] == (enum sort_key)k)
-				k = -1;
-		if (k >= 0 && r->nkeys < K_MAX)
-			r->keys[r->nkeys++] = (enum sort_key)k;
-		s += n;
-		if (*s == ',')
-			s++;
+		if (c == COL_UNIMPLEMENTED || (!field && c >= K_MAX && n)) {
+			pr_err("--%s %.*s: perf's %s, which perfring report does not implement (%s: pid, comm, dso, symbol, cpu, srcline, srcfile, trace%s)",
+			       opt, (int)n, list, name,
+			       field ? "fields" : "keys",
+			       field ? ", overhead, sample, period" : "");
+			return -EINVAL;
+		}
+		for (int i = 0; i < *ncols; i++)
+			dup |= cols[i] == c;
+		if (n && !dup && *ncols < MAX_COLS)
+			cols[(*ncols)++] = c;
+		list += n + (list[n] != '\0');
 	}
+	return 0;
+}
+
+static bool has_col(const int *cols, int n, int c)
+{
+	for (int i = 0; i < n; i++)
+		if (cols[i] == c)
+			return true;
+	return false;
+}
+
+/*
+ * -s and -F as perf's setup_sorting() takes them: with -F its fields are
+ * the columns in order, then the -s keys it has not; the -s keys sort
+ * first, then the fields (a strict -F puts no overhead before them).
+ * The keys (the entries' identity) are the sort's, in its order.
+ */
+static int parse_sort(struct report *r)
+{
+	const char *s = r->o.sort && *r->o.sort ? r->o.sort : NULL;
+	const char *f = OPTS_GET(&r->o, fields, NULL);
+	int sc[MAX_COLS], fc[MAX_COLS], ns = 0, nf = 0, err;
+
+	if (f && !*f)
+		f = NULL;
+	err = parse_cols(s ? s : f ? "" : "comm,dso,sym", false, sc, &ns);
+	if (!err && f)
+		err = parse_cols(f, true, fc, &nf);
+	if (err)
+		return err;
+	r->sort_given = s || f;
+	/* perf's test is on the text: a --sort starting "sym", no -F */
+	r->sort_sym_first = s && !f && !strncmp(s, "sym", 3);
+	r->need_collapse = has_col(sc, ns, K_COMM);
+	/* perf report: a --sort with "symbol" in it (case and all) gets
+	 * perf's ipc_null key, a column of its own (that sorts nothing) */
+	r->ipc_col = s && strstr(s, "symbol");
+	r->fields = f;
+	r->nkeys = 0;
+	r->ncols = 0;
+	r->nsorts = 0;
+	if (f) {
+		for (int i = 0; i < nf; i++)
+			r->cols[r->ncols++] = fc[i];
+		for (int i = 0; i < ns; i++)
+			if (!has_col(fc, nf, sc[i]))
+				r->cols[r->ncols++] = sc[i];
+		if (r->ipc_col)
+			r->cols[r->ncols++] = COL_IPC;
+		for (int i = 0; i < ns; i++)
+			r->sorts[r->nsorts++] = sc[i];
+		if (r->ipc_col)
+			r->sorts[r->nsorts++] = COL_IPC;
+		for (int i = 0; i < nf; i++)
+			if (!has_col(sc, ns, fc[i]))
+				r->sorts[r->nsorts++] = fc[i];
+		/* perf's strict -F: no -n or --show-total-period columns
+		 * but its own */
+		r->o.show_nr_samples = has_col(fc, nf, COL_SAMPLE);
+		r->o.show_total_period = has_col(fc, nf, COL_PERIOD);
+	} else {
+		for (int i = 0; i < ns; i++)
+			r->sorts[r->nsorts++] = sc[i];
+	}
+	for (int i = 0; i < r->nsorts; i++)
+		if (r->sorts[i] < K_MAX)
+			r->keys[r->nkeys++] = (enum sort_key)r->sorts[i];
 	if (!r->nkeys) {
-		pr_err("--sort: no keys");
+		/* perf: no keys, every sample in one entry */
+		pr_err("%s%s: name the sort keys too (as overhead,comm,dso,sym)",
+		       f ? "-F " : "--sort ",
+		       f ? f :
+		       s ? s :
+			   "");
 		return -EINVAL;
 	}
 	return 0;
@@ -1127,6 +1316,116 @@ static uint64_t grp_val(const struct report *r, const struct hentry *e,
 	return !x ? 0 : children ? x->children : x->self;
 }
 
+/* The value columns of a row. */
+enum value_col { V_CHILDREN, V_SELF, V_SAMPLES, V_PERIOD };
+
+static uint64_t value_of(const struct hentry *e, enum value_col c)
+{
+	if (!e)
+		return 0;
+	return c == V_CHILDREN ? e->children :
+	       c == V_SAMPLES  ? e->nr_samples :
+				 e->self; /* Self, Period */
+}
+
+/* perf's sort__sym_cmp(@a, @b): the right against the left */
+static int64_t sym_collapse_cmp(const struct hentry *a, const struct hentry *b)
+{
+	int64_t c;
+
+	if (!a->sym && !b->sym)
+		return (int64_t)(b->ip - a->ip);
+	c = -dso_cmp(a->dso, b->dso);
+	if (c)
+		return c;
+	if (!a->sym || !b->sym)
+		return a->sym ? 1 : -1;
+	/* perf's _sort__sym_cmp(): an inlined function by name, then one
+	 * if the ranges overlap */
+	if (a->sym != b->sym && (a->inl || b->inl)) {
+		c = strcmp(a->sym->name, b->sym->name);
+		if (c || (a->sym->start <= b->sym->end &&
+			  a->sym->end >= b->sym->start))
+			return c;
+	}
+	if (a->sym->start != b->sym->start)
+		return (int64_t)(b->sym->start - a->sym->start);
+	return (int64_t)(b->sym->end - a->sym->end);
+}
+
+/* perf's sort of one key's column (the elided ones skipped, as its
+ * hist_entry__sort() does) */
+static int key_cmp(const struct report *r, const struct hentry *a,
+		   const struct hentry *b, enum sort_key k)
+{
+	int c;
+
+	if (r->hidden[k])
+		return 0;
+	switch (k) {
+	case K_COMM:
+		c = strcmp(a->comm, b->comm);
+		break;
+	case K_PID:
+		c = a->tid < b->tid ? -1 : a->tid > b->tid;
+		break;
+	case K_CPU:
+		c = (int32_t)a->cpu < (int32_t)b->cpu ?
+			    -1 :
+			    (int32_t)a->cpu > (int32_t)b->cpu;
+		break;
+	case K_DSO:
+		c = dso_cmp(a->dso, b->dso);
+		break;
+	case K_SRCLINE:
+		mark_src((struct hentry *)a, (struct hentry *)b, 1);
+		c = strcmp(src_str(r, a->srcline), src_str(r, b->srcline));
+		break;
+	case K_SRCFILE:
+		mark_src((struct hentry *)a, (struct hentry *)b, 2);
+		c = strcmp(src_str(r, a->srcfile), src_str(r, b->srcfile));
+		break;
+	case K_TRACE:
+		c = memcmp(a->trace ? a->trace : "", b->trace ? b->trace : "",
+			   a->trace_len < b->trace_len ? a->trace_len :
+							 b->trace_len);
+		if (!c)
+			c = a->trace_len < b->trace_len ?
+				    -1 :
+				    a->trace_len > b->trace_len;
+		break;
+	default:
+		if (a->sym && b->sym)
+			c = strcmp(a->sym->name, b->sym->name);
+		else if (a->sym || b->sym)
+			c = a->sym ? -1 : 1;
+		else
+			c = 0; /* perf's sort__sym_sort() */
+		break;
+	}
+	return c;
+}
+
+/* A value column's sort, the greater first (a group: the leader's, then
+ * each member's). */
+static int value_cmp(const struct report *r, const struct hentry *a,
+		     const struct hentry *b, enum value_col col)
+{
+	uint32_t n = r->grp_n ? r->grp_n : 1;
+
+	for (uint32_t m = 0; m < n; m++) {
+		const struct hentry *x = m ? find_entry(r, r->grp_mem[m], a) :
+					     a;
+		const struct hentry *y = m ? find_entry(r, r->grp_mem[m], b) :
+					     b;
+		uint64_t va = value_of(x, col), vb = value_of(y, col);
+
+		if (va != vb)
+			return va > vb ? -1 : 1;
+	}
+	return 0;
+}
+
 /* perf's hist_entry__sort() over every output column, then the keys.  In
  * a group (print_hists() sets grp_mem/grp_n) each column compares the
  * leader's period, then the members' (perf's __hpp__sort()). */
@@ -1155,6 +1454,26 @@ static int entry_cmp(const void *pa, const void *pb, void *ctx)
 			return (a->max_depth > b->max_depth) == r->caller ? -1 :
 									    1;
 	}
+	/* -F: perf's sorts in their order (-s keys, then the fields) */
+	for (int i = 0; r->fields && i < r->nsorts; i++) {
+		int s = r->sorts[i];
+
+		if (s == COL_IPC) {
+			/* no se_sort: perf sorts it by its se_cmp */
+			int64_t d = sym_collapse_cmp(a, b);
+
+			c = d > 0 ? -1 : d < 0; /* as perf's, turned */
+		} else
+			c = s == COL_OVERHEAD ? value_cmp(r, a, b, V_SELF) :
+			    s == COL_SAMPLE   ? value_cmp(r, a, b, V_SAMPLES) :
+			    s == COL_PERIOD   ? value_cmp(r, a, b, V_PERIOD) :
+						key_cmp(r, a, b,
+							(enum sort_key)s);
+		if (c)
+			return c;
+	}
+	if (r->fields)
+		return 0;
 	/* then Self: perf sorts by every output column, keys last */
 	for (uint32_t m = 0; m < n; m++) {
 		uint64_t va = grp_val(r, a, m, false),
@@ -1164,55 +1483,15 @@ static int entry_cmp(const void *pa, const void *pb, void *ctx)
 			return va > vb ? -1 : 1;
 	}
 	for (int i = 0; i < r->nkeys; i++) {
-		/* perf's hist_entry__sort() skips the elided columns */
-		if (r->hidden[r->keys[i]])
-			continue;
-		switch (r->keys[i]) {
-		case K_COMM:
-			c = strcmp(a->comm, b->comm);
-			break;
-		case K_PID:
-			c = a->tid < b->tid ? -1 : a->tid > b->tid;
-			break;
-		case K_CPU:
-			c = (int32_t)a->cpu < (int32_t)b->cpu ?
-				    -1 :
-				    (int32_t)a->cpu > (int32_t)b->cpu;
-			break;
-		case K_DSO:
-			c = dso_cmp(a->dso, b->dso);
-			break;
-		case K_SRCLINE:
-			mark_src((struct hentry *)a, (struct hentry *)b, 1);
-			c = strcmp(src_str(r, a->srcline),
-				   src_str(r, b->srcline));
-			break;
-		case K_SRCFILE:
-			mark_src((struct hentry *)a, (struct hentry *)b, 2);
-			c = strcmp(src_str(r, a->srcfile),
-				   src_str(r, b->srcfile));
-			break;
-		case K_TRACE:
-			c = memcmp(a->trace ? a->trace : "",
-				   b->trace ? b->trace : "",
-				   a->trace_len < b->trace_len ? a->trace_len :
-								 b->trace_len);
-			if (!c)
-				c = a->trace_len < b->trace_len ?
-					    -1 :
-					    a->trace_len > b->trace_len;
-			break;
-		default:
-			if (a->sym && b->sym)
-				c = strcmp(a->sym->name, b->sym->name);
-			else if (a->sym || b->sym)
-				c = a->sym ? -1 : 1;
-			else
-				c = 0; /* perf's sort__sym_sort() */
-			break;
-		}
+		c = key_cmp(r, a, b, r->keys[i]);
 		if (c)
 			return c;
+	}
+	if (r->ipc_col) {
+		/* perf's ipc_null, the last key: sorted by its se_cmp */
+		int64_t d = sym_collapse_cmp(a, b);
+
+		return d > 0 ? -1 : d < 0; /* as perf's, turned */
 	}
 	return 0;
 }
@@ -1262,29 +1541,7 @@ static int64_t collapse_cmp(const struct report *r, const struct hentry *a,
 				c = (int64_t)b->trace_len - a->trace_len;
 			break;
 		default:
-			if (!a->sym && !b->sym) {
-				c = (int64_t)(b->ip - a->ip);
-				break;
-			}
-			c = -dso_cmp(a->dso, b->dso);
-			if (c)
-				break;
-			if (!a->sym || !b->sym) {
-				c = a->sym ? 1 : -1;
-				break;
-			}
-			/* perf's _sort__sym_cmp(): an inlined function by
-			 * name, then one if the ranges overlap */
-			if (a->sym != b->sym && (a->inl || b->inl)) {
-				c = strcmp(a->sym->name, b->sym->name);
-				if (c || (a->sym->start <= b->sym->end &&
-					  a->sym->end >= b->sym->start))
-					break;
-			}
-			if (a->sym->start != b->sym->start)
-				c = (int64_t)(b->sym->start - a->sym->start);
-			else
-				c = (int64_t)(b->sym->end - a->sym->end);
+			c = sym_collapse_cmp(a, b);
 			break;
 		}
 	}
@@ -1519,18 +1776,6 @@ static void col_gap(const struct report *r, struct outbuf *ob, bool lead)
 		ob_puts(ob, r->sep);
 }
 
-/* The value columns of a row. */
-enum value_col { V_CHILDREN, V_SELF, V_SAMPLES, V_PERIOD };
-
-static uint64_t value_of(const struct hentry *e, enum value_col c)
-{
-	if (!e)
-		return 0;
-	return c == V_CHILDREN ? e->children :
-	       c == V_SAMPLES  ? e->nr_samples :
-				 e->self; /* Self, Period */
-}
-
 /*
  * One value column of a row, a value per group member: each right-aligned
  * in @width (8 for a percentage); with -t, as perf, each after a space
@@ -1748,7 +1993,7 @@ static void print_callchain(struct report *r, const struct hentry *e,
 	struct outbuf *ob = &r->ob;
 	/* Sorted by symbol first, the chain's first entry is the entry's
 	 * own symbol: perf leaves it out. */
-	bool skip_first = r->user_sort && !strncmp(r->user_sort, "sym", 3);
+	bool skip_first = r->sort_sym_first;
 	bool printed = false;
 	const struct cnode *root = &e->chain;
 	struct cnode **kids;
@@ -1807,9 +2052,29 @@ static void print_hists(struct report *r, struct hists **mem, uint32_t n,
 	uint32_t k = 0;
 	int nw = 12; /* perf's Samples column */
 	int pw = 12; /* and Period */
-	int last = r->nkeys - 1; /* the last column shown */
+	int cols[MAX_COLS], ncols = 0;
+	int last; /* the last column shown */
 
-	while (last > 0 && r->hidden[r->keys[last]])
+	/* perf's columns: -F's, or Children, Self (Overhead), -n's
+	 * Samples, Period and the keys */
+	if (r->fields) {
+		memcpy(cols, r->cols, sizeof(int) * (size_t)r->ncols);
+		ncols = r->ncols;
+	} else {
+		if (r->children_col)
+			cols[ncols++] = COL_CHILDREN;
+		cols[ncols++] = COL_OVERHEAD;
+		if (r->o.show_nr_samples)
+			cols[ncols++] = COL_SAMPLE;
+		if (r->o.show_total_period)
+			cols[ncols++] = COL_PERIOD;
+		for (int i = 0; i < r->nkeys; i++)
+			cols[ncols++] = r->keys[i];
+		if (r->ipc_col)
+			cols[ncols++] = COL_IPC;
+	}
+	last = ncols - 1;
+	while (last > 0 && cols[last] < K_MAX && r->hidden[cols[last]])
 		last--;
 
 	for (uint32_t m = 0; m < n; m++) {
@@ -1860,38 +2125,38 @@ static void print_hists(struct report *r, struct hists **mem, uint32_t n,
 	}
 	free(lead);
 	for (int i = 0; i < r->nkeys; i++)
-		width[i] = r->keys[i] == K_PID ? 15 :
-						 strlen(key_header[r->keys[i]]);
+		width[r->keys[i]] = r->keys[i] == K_PID ?
+					    15 :
+					    strlen(key_header[r->keys[i]]);
 	for (uint32_t j = 0; j < k; j++) {
 		if (v[j * n]->filtered)
 			continue; /* perf sizes the shown entries only */
 		for (int i = 0; i < r->nkeys; i++) {
-			size_t len = key_text(r, v[j * n], r->keys[i], buf,
-					      sizeof(buf));
+			enum sort_key key = r->keys[i];
+			size_t len =
+				key_text(r, v[j * n], key, buf, sizeof(buf));
 
 			/* perf sizes Command by the thread's comm as it ends
 			 * (thread__comm_len()), and cuts the sample's to it */
-			if (r->keys[i] == K_COMM)
+			if (key == K_COMM)
 				len = v[j * n]->thread->comm_len;
-			if ((r->keys[i] == K_SRCLINE &&
-			     !(v[j * n]->src_sized & 1)) ||
-			    (r->keys[i] == K_SRCFILE &&
-			     !(v[j * n]->src_sized & 2)))
+			if ((key == K_SRCLINE && !(v[j * n]->src_sized & 1)) ||
+			    (key == K_SRCFILE && !(v[j * n]->src_sized & 2)))
 				len = 0;
 			/* perf sizes Symbol by the name alone (namelen + 4):
 			 * " (inlined)" overflows */
-			if (r->keys[i] == K_SYM && v[j * n]->inl)
+			if (key == K_SYM && v[j * n]->inl)
 				len -= 10;
 			/* perf's CPU column stays 3 wide ("-001" overflows) */
-			if (len > width[i] && r->keys[i] != K_CPU)
-				width[i] = len;
+			if (len > width[key] && key != K_CPU)
+				width[key] = len;
 			/* an entry without a symbol widens Shared Object to
 			 * an address's 16 digits (perf's
 			 * hists__set_unres_dso_col_len), except with a field
 			 * separator or a --dsos list */
-			if (r->keys[i] == K_DSO && !v[j * n]->sym &&
-			    width[i] < 16 && !r->sep && !r->filt.dsos)
-				width[i] = 16;
+			if (key == K_DSO && !v[j * n]->sym && width[key] < 16 &&
+			    !r->sep && !r->filt.dsos)
+				width[key] = 16;
 		}
 		for (uint32_t m = 0; m < n; m++) {
 			int d = snprintf(buf, sizeof(buf), "%llu",
@@ -1939,33 +2204,32 @@ static void print_hists(struct report *r, struct hists **mem, uint32_t n,
 	ob_u64(ob, total, 0, ' ');
 	ob_puts(ob, "\n#\n# ");
 	/* a group's columns: 8 wide per member, headed on the right */
-	if (r->children_col) {
-		ob_str_w(ob, "Children", 8, 8 * (int)n, false);
-		col_gap(r, ob, false);
-		ob_str_w(ob, "Self", 4, 8 * (int)n, false);
-	} else {
-		ob_str_w(ob, "Overhead", 8, 8 * (int)n, false);
-	}
-	if (r->o.show_nr_samples) {
-		col_gap(r, ob, false);
-		ob_str_w(ob, "Samples", 7, nw * (int)n, false);
-	}
-	if (r->o.show_total_period) {
-		col_gap(r, ob, false);
-		ob_str_w(ob, "Period", 6, pw * (int)n, false);
-	}
-	for (int i = 0; i < r->nkeys; i++) {
-		if (r->hidden[r->keys[i]])
+	for (int i = 0, shown = 0; i < ncols; i++) {
+		int c = cols[i];
+
+		if (c < K_MAX && r->hidden[c])
 			continue;
-		col_gap(r, ob, false);
-		if (r->keys[i] == K_PID) {
+		if (shown++)
+			col_gap(r, ob, false);
+		if (c == COL_CHILDREN)
+			ob_str_w(ob, "Children", 8, 8 * (int)n, false);
+		else if (c == COL_OVERHEAD && r->children_col)
+			ob_str_w(ob, "Self", 4, 8 * (int)n, false);
+		else if (c == COL_OVERHEAD)
+			ob_str_w(ob, "Overhead", 8, 8 * (int)n, false);
+		else if (c == COL_SAMPLE)
+			ob_str_w(ob, "Samples", 7, nw * (int)n, false);
+		else if (c == COL_PERIOD)
+			ob_str_w(ob, "Period", 6, pw * (int)n, false);
+		else if (c == COL_IPC)
+			ob_str_w(ob, "IPC   [IPC Coverage]", 20, 20, true);
+		else if (c == K_PID) {
 			/* perf right-aligns it in 15, then pads. */
 			ob_str_w(ob, "Pid:Command", 11, 15, false);
-			ob_spaces(ob, width[i] - 15);
+			ob_spaces(ob, width[c] - 15);
 		} else {
-			ob_str_w(ob, key_header[r->keys[i]],
-				 strlen(key_header[r->keys[i]]), (int)width[i],
-				 true);
+			ob_str_w(ob, key_header[c], strlen(key_header[c]),
+				 (int)width[c], true);
 		}
 	}
 	/* -t: no rule under the column names */
@@ -1974,27 +2238,19 @@ static void print_hists(struct report *r, struct hists **mem, uint32_t n,
 		goto rows;
 	}
 	ob_puts(ob, "\n# ");
-	for (int c = 0; c < (r->children_col ? 2 : 1); c++) {
-		if (c)
-			ob_write(ob, "  ", 2);
-		for (uint32_t m = 0; m < 8 * n; m++)
-			ob_putc(ob, '.');
-	}
-	if (r->o.show_nr_samples) {
-		ob_write(ob, "  ", 2);
-		for (int j = 0; j < nw * (int)n; j++)
-			ob_putc(ob, '.');
-	}
-	if (r->o.show_total_period) {
-		ob_write(ob, "  ", 2);
-		for (int j = 0; j < pw * (int)n; j++)
-			ob_putc(ob, '.');
-	}
-	for (int i = 0; i < r->nkeys; i++) {
-		if (r->hidden[r->keys[i]])
+	for (int i = 0, shown = 0; i < ncols; i++) {
+		int c = cols[i];
+		size_t w = c == COL_SAMPLE ? (size_t)nw * n :
+			   c == COL_PERIOD ? (size_t)pw * n :
+			   c == COL_IPC	   ? 20 :
+			   c >= K_MAX	   ? 8 * (size_t)n :
+					     width[c];
+
+		if (c < K_MAX && r->hidden[c])
 			continue;
-		ob_write(ob, "  ", 2);
-		for (size_t j = 0; j < width[i]; j++)
+		if (shown++)
+			ob_write(ob, "  ", 2);
+		for (size_t j = 0; j < w; j++)
 			ob_putc(ob, '.');
 	}
 	ob_puts(ob, "\n#\n");
@@ -2012,41 +2268,40 @@ rows:
 			any |= row[m] && (row[m]->self || row[m]->children);
 		if (e->filtered || pct < r->o.percent_limit || !any)
 			continue;
-		if (r->children_col) {
-			col_gap(r, ob, true);
-			put_values(r, ob, row, mem, n, V_CHILDREN, 8);
-		}
-		col_gap(r, ob, !r->children_col);
-		put_values(r, ob, row, mem, n, V_SELF, 8);
-		if (r->o.show_nr_samples) {
-			col_gap(r, ob, false);
-			put_values(r, ob, row, mem, n, V_SAMPLES, nw);
-		}
-		if (r->o.show_total_period) {
-			col_gap(r, ob, false);
-			put_values(r, ob, row, mem, n, V_PERIOD, pw);
-		}
-		for (int i = 0; i < r->nkeys; i++) {
-			size_t len =
-				key_text(r, e, r->keys[i], buf, sizeof(buf));
+		for (int i = 0, shown = 0; i < ncols; i++) {
+			int c = cols[i];
+			size_t len;
 
-			if (r->hidden[r->keys[i]])
+			if (c < K_MAX && r->hidden[c])
 				continue;
-			col_gap(r, ob, false);
-			if (r->keys[i] == K_COMM && len > width[i])
-				len = width[i];
+			col_gap(r, ob, !shown++);
+			if (c == COL_IPC) {
+				ob_str_w(ob, "-      -", 8, 20, true);
+				continue;
+			}
+			if (c >= K_MAX) {
+				put_values(r, ob, row, mem, n,
+					   c == COL_CHILDREN ? V_CHILDREN :
+					   c == COL_OVERHEAD ? V_SELF :
+					   c == COL_SAMPLE   ? V_SAMPLES :
+							       V_PERIOD,
+					   c == COL_SAMPLE ? nw :
+					   c == COL_PERIOD ? pw :
+							     8);
+				continue;
+			}
+			len = key_text(r, e, c, buf, sizeof(buf));
+			if (c == K_COMM && len > width[c])
+				len = width[c];
 			/* "%-.*s": cut to the column */
-			if ((r->keys[i] == K_SRCLINE ||
-			     r->keys[i] == K_SRCFILE) &&
-			    len > width[i])
-				len = width[i];
+			if ((c == K_SRCLINE || c == K_SRCFILE) &&
+			    len > width[c])
+				len = width[c];
 			/* perf pads every column but a last sym, trace,
 			 * srcline or srcfile. */
-			if (i < last ||
-			    (r->keys[i] != K_SYM && r->keys[i] != K_TRACE &&
-			     r->keys[i] != K_SRCLINE &&
-			     r->keys[i] != K_SRCFILE))
-				ob_str_w(ob, buf, len, (int)width[i], true);
+			if (i < last || (c != K_SYM && c != K_TRACE &&
+					 c != K_SRCLINE && c != K_SRCFILE))
+				ob_str_w(ob, buf, len, (int)width[c], true);
 			else
 				ob_write(ob, buf, len);
 		}
@@ -2375,78 +2630,6 @@ static int print_tasks(struct report *r)
 }
 
 /* @word among @list's comma-separated words */
-static bool has_word(const char *list, const char *word)
-{
-	size_t n = strlen(word);
-
-	for (const char *p = list; *p;) {
-		size_t len = strcspn(p, ",");
-
-		if (len == n && !memcmp(p, word, n))
-			return true;
-		p += len + (p[len] == ',');
-	}
-	return false;
-}
-
-/*
- * -F: perf's output fields, as far as they map onto our columns:
- * overhead first, then sample and period in that order, then sort keys
- * (which become the sort order, as in perf).  The Children column is
- * not shown (perf's -F overhead is the Self one).
- */
-static int parse_fields(struct report *r)
-{
-	const char *f = OPTS_GET(&r->o, fields, NULL), *p;
-	static const char *const hpp[] = { "overhead", "sample", "period" };
-	size_t i = 0, n;
-
-	r->user_sort = r->o.sort && *r->o.sort ? r->o.sort : NULL;
-	if (!f || !*f)
-		return 0;
-	p = f;
-	while (i < 3) {
-		n = strcspn(p, ",");
-		if (n != strlen(hpp[i]) || memcmp(p, hpp[i], n)) {
-			if (!i) {
-				pr_err("-F %s: overhead first, then sample and period, then sort keys (comm, pid, dso, sym, cpu, trace, srcline, srcfile)",
-				       f);
-				return -EINVAL;
-			}
-			i++;
-			continue;
-		}
-		if (i == 1)
-			r->o.show_nr_samples = true;
-		if (i == 2)
-			r->o.show_total_period = true;
-		p += n + (p[n] == ',');
-		i++;
-	}
-	r->fields = true;
-	if (!*p) {
-		/* perf: no keys, every sample in one entry */
-		pr_err("-F %s: name the sort keys too (as overhead,comm,dso,sym)",
-		       f);
-		return -EINVAL;
-	}
-	if (r->o.sort && *r->o.sort) {
-		/* perf: the -s keys first, then -F's others */
-		size_t a = strlen(r->o.sort);
-
-		r->fields_sort = malloc(a + strlen(p) + 2);
-		if (!r->fields_sort)
-			return -ENOMEM;
-		sprintf(r->fields_sort, "%s,%s", r->o.sort, p);
-	} else {
-		r->fields_sort = strdup(p);
-		if (!r->fields_sort)
-			return -ENOMEM;
-	}
-	r->o.sort = r->fields_sort;
-	return 0;
-}
-
 /* --time (its percent forms over the file's SAMPLE_TIME), --cpu (every
  * event must sample the CPU, as perf_session__cpu_bitmap() wants),
  * --max-stack, -t. */
@@ -2511,14 +2694,7 @@ PERFRING_API int perfring_report(const struct perfring_report_opts *opts,
 	if (!r)
 		return -ENOMEM;
 	OPTS_COPY(&r->o, opts);
-	err = parse_fields(r);
-	if (err)
-		goto out_free;
-	r->sort_given = r->o.sort && *r->o.sort;
-	err = parse_sort(r, r->sort_given ? r->o.sort : "comm,dso,sym");
-	r->need_collapse = has_key(r, K_COMM) &&
-			   (!r->fields ||
-			    (r->user_sort && has_word(r->user_sort, "comm")));
+	err = parse_sort(r);
 	if (!err)
 		err = filter_set_comms(&r->filt, r->o.comm_list);
 	if (!err)
@@ -2632,7 +2808,6 @@ out_machine:
 out_free:
 	filter_free(&r->filt);
 	free(r->elided);
-	free(r->fields_sort);
 	tpfmt_free(r->tp);
 	free(r->tb.p);
 	free(r->ob.p);

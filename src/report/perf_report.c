@@ -124,11 +124,17 @@ struct hentry {
 	 * perf, kept (in the totals and trees, and gathering the periods
 	 * of later samples of its keys) but not shown */
 	bool filtered;
+	bool merged; /* into an equal entry by the collapse (gone) */
 	struct cnode chain; /* root: no entries */
+	struct rbn in_rb; /* this entry in its hists' entries_in tree */
 };
 
 struct hists {
-	struct hentry **tab;
+	struct hentry **tab; /* every entry (perf may keep two equal ones) */
+	/* perf's entries_in: an entry is found by walking this tree with
+	 * hist_entry__cmp(), whose comparisons are not transitive, so an
+	 * equal entry off the path is missed and a second one made */
+	struct rbn *in_root;
 	uint32_t mask, nr;
 	uint64_t total, nr_samples;
 };
@@ -524,21 +530,34 @@ static int hists_grow(struct hists *h)
 	return 0;
 }
 
-/* The entry for @key in @h, created with zero counts. */
+static int64_t collapse_cmp(const struct report *r, const struct hentry *a,
+			    const struct hentry *b);
+static void rb_link_fix(struct rbn **root, struct rbn *n, struct rbn *parent,
+			struct rbn **link);
+
+/* The entry for @key in @h, created with zero counts: perf's
+ * hists__findnew_entry(), a walk down entries_in. */
 static struct hentry *findnew_entry(struct report *r, struct hists *h,
 				    const struct hentry *key)
 {
 	uint32_t hash = entry_hash(r, key);
+	struct rbn **link = &h->in_root, *parent = NULL;
 	struct hentry *e;
 
 	if (h->nr >= h->mask && hists_grow(h))
 		return NULL;
-	for (e = h->tab[hash & h->mask]; e; e = e->next)
-		if (entry_eq(r, e, key)) {
+	while (*link) {
+		int64_t c;
+
+		parent = *link;
+		c = collapse_cmp(r, parent->e, key);
+		if (!c) {
 			/* perf found it by comparing every key */
-			e->src_known = 3;
-			return e;
+			parent->e->src_known = 3;
+			return parent->e;
 		}
+		link = c < 0 ? &parent->left : &parent->right;
+	}
 	e = calloc(1, sizeof(*e));
 	if (!e)
 		return NULL;
@@ -559,6 +578,8 @@ static struct hentry *findnew_entry(struct report *r, struct hists *h,
 	e->next = h->tab[hash & h->mask];
 	h->tab[hash & h->mask] = e;
 	e->serial = h->nr++;
+	e->in_rb.e = e;
+	rb_link_fix(&h->in_root, &e->in_rb, parent, link);
 	return e;
 }
 
@@ -1680,27 +1701,127 @@ static int by_serial(const void *pa, const void *pb)
 	return a->serial < b->serial ? -1 : a->serial > b->serial;
 }
 
-/* @v's @k entries in perf's output order; 0 or -ENOMEM.  perf's key
- * comparisons are not all transitive (addresses compared by a wrapping
- * difference; Children ties by depth only within a thread), so its
- * order is that of its trees: entries_in, built as the entries were
- * first made; the collapsed tree (when a sort dimension collapses: comm
- * from -s or the default keys, not from -F alone), built in
- * entries_in's order; the output tree, built in that order. */
-static int output_order(const struct report *r, struct hentry **v, uint32_t k)
+static struct rbn *rb_first(struct rbn *n)
+{
+	while (n && n->left)
+		n = n->left;
+	return n;
+}
+
+static struct rbn *rb_next(struct rbn *n)
+{
+	if (n->right)
+		return rb_first(n->right);
+	while (n->parent && n->parent->right == n)
+		n = n->parent;
+	return n->parent;
+}
+
+/* perf's callchain_merge(): each node of @src with hits, by its path from
+ * the root (@path, @len so far), appended to @dst; children in their
+ * tree's order. */
+static int merge_chain(struct cnode *dst, const struct cnode *src,
+		       struct cent **path, uint32_t *cap, uint32_t len)
+{
+	int err = 0;
+
+	if (src->nval) {
+		if (len + src->nval > *cap) {
+			uint32_t ncap = (len + src->nval) * 2;
+			struct cent *p = realloc(*path, ncap * sizeof(*p));
+
+			if (!p)
+				return -ENOMEM;
+			*path = p;
+			*cap = ncap;
+		}
+		memcpy(*path + len, src->val, src->nval * sizeof(**path));
+		len += src->nval;
+	}
+	if (src->hit && len)
+		err = append_children(dst, *path, len, src->hit);
+	for (struct rbn *n = rb_first(src->kids); n && !err; n = rb_next(n))
+		err = merge_chain(dst, cnode_of(n), path, cap, len);
+	return err;
+}
+
+/* perf's hists__collapse_insert_entry(): @v's @k entries (entries_in's
+ * order) into the collapsed tree; one equal to an entry on its way down
+ * is merged into it (its periods and its callchain) and leaves @v.
+ * The number left, or -ENOMEM. */
+static int64_t collapse_entries(const struct report *r, struct hentry **v,
+				uint32_t k, struct rbn *nodes)
+{
+	struct rbn *root = NULL;
+	struct cent *path = NULL;
+	uint32_t cap = 0, left = 0;
+	int err = 0;
+
+	for (uint32_t j = 0; j < k && !err; j++) {
+		struct rbn **link = &root, *parent = NULL;
+		struct hentry *e = v[j], *into = NULL;
+
+		while (*link) {
+			int64_t c;
+
+			parent = *link;
+			c = collapse_cmp(r, parent->e, e);
+			if (!c) {
+				into = parent->e;
+				break;
+			}
+			link = c < 0 ? &parent->left : &parent->right;
+		}
+		if (!into) {
+			nodes[j].e = e;
+			rb_link_fix(&root, &nodes[j], parent, link);
+			continue;
+		}
+		into->self += e->self;
+		into->children += e->children;
+		into->nr_samples += e->nr_samples;
+		err = merge_chain(&into->chain, &e->chain, &path, &cap, 0);
+		e->merged = true;
+	}
+	free(path);
+	if (err)
+		return err;
+	for (struct rbn *n = rb_first(root); n; n = rb_next(n))
+		v[left++] = n->e;
+	return left;
+}
+
+/* @v's @k entries in perf's output order, *@k less those the collapse
+ * merged; 0 or -ENOMEM.  perf's key comparisons are not all transitive
+ * (addresses compared by a wrapping difference; Children ties by depth
+ * only within a thread), so its order is that of its trees: entries_in,
+ * built as the entries were first made (findnew_entry(), which may have
+ * missed an equal entry off its path and made a second); the collapsed
+ * tree (when a sort dimension collapses: comm from -s or the default
+ * keys, not from -F alone), built in entries_in's order, merging what it
+ * finds equal; the output tree, built in that order. */
+static int output_order(const struct report *r, struct hentry **v,
+			uint32_t *k)
 {
 	struct rbn *nodes;
 
-	if (!k)
+	if (!*k)
 		return 0;
-	nodes = calloc(k, sizeof(*nodes));
+	nodes = calloc(*k, sizeof(*nodes));
 	if (!nodes)
 		return -ENOMEM;
-	qsort(v, k, sizeof(*v), by_serial);
-	tree_order(r, v, k, nodes, left_of_in);
-	if (r->need_collapse)
-		tree_order(r, v, k, nodes, left_of_in);
-	tree_order(r, v, k, nodes, left_of_out);
+	qsort(v, *k, sizeof(*v), by_serial);
+	tree_order(r, v, *k, nodes, left_of_in);
+	if (r->need_collapse) {
+		int64_t n = collapse_entries(r, v, *k, nodes);
+
+		if (n < 0) {
+			free(nodes);
+			return (int)n;
+		}
+		*k = (uint32_t)n;
+	}
+	tree_order(r, v, *k, nodes, left_of_out);
 	free(nodes);
 	return 0;
 }
@@ -2107,7 +2228,7 @@ static void print_hists(struct report *r, struct hists **mem, uint32_t n,
 	 * breaking ties (entry_cmp()) */
 	r->grp_mem = mem;
 	r->grp_n = n;
-	if (output_order(r, lead, k)) {
+	if (output_order(r, lead, &k)) {
 		free(lead);
 		free(v);
 		r->grp_mem = NULL;

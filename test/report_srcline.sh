@@ -35,22 +35,23 @@ fi
 compare() { report_like_perf "$@"; }
 
 # A recording by @rec (perf or perfring) into @out, options @3..; again
-# (at most 5 times) until perf sees a sample in the strtoul stub, so the
-# PLT check cannot pass vacuously on a busy machine.
+# (at most 20 times: one stub instruction gets a sample in most 0.6 s
+# runs, not all: CI once saw 5 runs without one) until perf sees a sample
+# in the strtoul stub, so the PLT check cannot pass vacuously.
 record_plt() {
 	local rec=$1 out=$2
 	shift 2
-	for try in 1 2 3 4 5; do
+	for try in $(seq 1 20); do
 		if [ "$rec" = perf ]; then
-			perf record -q "$@" -e cpu-clock -F 2000 -o "$out" -- "$wl/srclines" 0.6 2>/dev/null ||
+			perf record -q "$@" -e cpu-clock -F 4000 -o "$out" -- "$wl/srclines" 0.6 2>/dev/null ||
 				fail "perf record $*"
 		else
-			"$cli" record -q "$@" -e cpu-clock -F 2000 -o "$out" -- "$wl/srclines" 0.6 ||
+			"$cli" record -q "$@" -e cpu-clock -F 4000 -o "$out" -- "$wl/srclines" 0.6 ||
 				fail "perfring record $*"
 		fi
 		perf script -F ip,sym -i "$out" 2>/dev/null | grep -q ' strtoul@plt$' && return 0
 	done
-	fail "$rec record $*: no sample in strtoul@plt in 5 runs"
+	fail "$rec record $*: no sample in strtoul@plt in 20 runs"
 }
 
 record_plt perf "$tmp/perf.data"

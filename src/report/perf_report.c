@@ -77,7 +77,7 @@ struct cent {
 	bool inl; /* @sym is an inlined function's (inline_sym()) */
 };
 
-/* perf's trees (rb_insert_color()): see rb_insert() */
+/* perf's trees (rb_insert_color()): see rb_link_fix() */
 struct rbn {
 	struct rbn *left, *right, *parent;
 	bool red;
@@ -124,7 +124,6 @@ struct hentry {
 	 * perf, kept (in the totals and trees, and gathering the periods
 	 * of later samples of its keys) but not shown */
 	bool filtered;
-	bool merged; /* into an equal entry by the collapse (gone) */
 	struct cnode chain; /* root: no entries */
 	struct rbn in_rb; /* this entry in its hists' entries_in tree */
 };
@@ -1599,18 +1598,6 @@ static void rb_rotate(struct rbn **root, struct rbn *x, bool to_left)
 	x->parent = y;
 }
 
-/* perf's trees: an entry goes left of a node when @left_of says so. */
-typedef bool left_of_fn(const struct report *r, const struct hentry *e,
-			const struct hentry *node);
-
-/* hists__findnew_entry(), hists__collapse_insert_entry(): left when
- * the node's key compares below the new one's */
-static bool left_of_in(const struct report *r, const struct hentry *e,
-		       const struct hentry *node)
-{
-	return collapse_cmp(r, node, e) < 0;
-}
-
 /* __hists__insert_output_entry(): left when hist_entry__sort() > 0 */
 static bool left_of_out(const struct report *r, const struct hentry *e,
 			const struct hentry *node)
@@ -1650,55 +1637,18 @@ static void rb_link_fix(struct rbn **root, struct rbn *n, struct rbn *parent,
 	(*root)->red = false;
 }
 
-static void rb_insert(struct rbn **root, struct rbn *n, const struct report *r,
-		      left_of_fn *left_of)
+/* __hists__insert_output_entry()'s walk */
+static void rb_insert_output(struct rbn **root, struct rbn *n,
+			     const struct report *r)
 {
 	struct rbn **link = root, *parent = NULL;
 
 	while (*link) {
 		parent = *link;
-		link = left_of(r, n->e, parent->e) ? &parent->left :
-						     &parent->right;
+		link = left_of_out(r, n->e, parent->e) ? &parent->left :
+							 &parent->right;
 	}
 	rb_link_fix(root, n, parent, link);
-}
-
-/* @v's @k entries inserted in their order into a tree, then read back in
- * the tree's order. */
-static void tree_order(const struct report *r, struct hentry **v, uint32_t k,
-		       struct rbn *nodes, left_of_fn *left_of)
-{
-	struct rbn *root = NULL, *n;
-	uint32_t i = 0;
-
-	for (uint32_t j = 0; j < k; j++) {
-		nodes[j].e = v[j];
-		rb_insert(&root, &nodes[j], r, left_of);
-		/* output_resort(): the columns sized as each goes in */
-		if (left_of == left_of_out)
-			v[j]->src_sized = v[j]->src_known;
-	}
-	for (n = root; n && n->left;)
-		n = n->left;
-	while (n) {
-		v[i++] = n->e;
-		if (n->right) {
-			for (n = n->right; n->left;)
-				n = n->left;
-		} else {
-			while (n->parent && n->parent->right == n)
-				n = n->parent;
-			n = n->parent;
-		}
-	}
-}
-
-static int by_serial(const void *pa, const void *pb)
-{
-	const struct hentry *a = *(const struct hentry *const *)pa;
-	const struct hentry *b = *(const struct hentry *const *)pb;
-
-	return a->serial < b->serial ? -1 : a->serial > b->serial;
 }
 
 static struct rbn *rb_first(struct rbn *n)
@@ -1715,6 +1665,24 @@ static struct rbn *rb_next(struct rbn *n)
 	while (n->parent && n->parent->right == n)
 		n = n->parent;
 	return n->parent;
+}
+
+/* @v's @k entries inserted in their order into the output tree, then
+ * read back in its order. */
+static void tree_order(const struct report *r, struct hentry **v, uint32_t k,
+		       struct rbn *nodes)
+{
+	struct rbn *root = NULL, *n;
+	uint32_t i = 0;
+
+	for (uint32_t j = 0; j < k; j++) {
+		nodes[j].e = v[j];
+		rb_insert_output(&root, &nodes[j], r);
+		/* output_resort(): the columns sized as each goes in */
+		v[j]->src_sized = v[j]->src_known;
+	}
+	for (n = rb_first(root); n; n = rb_next(n))
+		v[i++] = n->e;
 }
 
 /* perf's callchain_merge(): each node of @src with hits, by its path from
@@ -1781,7 +1749,6 @@ static int64_t collapse_entries(const struct report *r, struct hentry **v,
 		into->children += e->children;
 		into->nr_samples += e->nr_samples;
 		err = merge_chain(&into->chain, &e->chain, &path, &cap, 0);
-		e->merged = true;
 	}
 	free(path);
 	if (err)
@@ -1796,22 +1763,24 @@ static int64_t collapse_entries(const struct report *r, struct hentry **v,
  * (addresses compared by a wrapping difference; Children ties by depth
  * only within a thread), so its order is that of its trees: entries_in,
  * built as the entries were first made (findnew_entry(), which may have
- * missed an equal entry off its path and made a second); the collapsed
+ * missed an equal entry off its path and made a second), read in order
+ * into @v (room for every entry of @h); the collapsed
  * tree (when a sort dimension collapses: comm from -s or the default
  * keys, not from -F alone), built in entries_in's order, merging what it
  * finds equal; the output tree, built in that order. */
-static int output_order(const struct report *r, struct hentry **v,
-			uint32_t *k)
+static int output_order(const struct report *r, const struct hists *h,
+			struct hentry **v, uint32_t *k)
 {
 	struct rbn *nodes;
 
+	*k = 0;
+	for (struct rbn *n = rb_first(h->in_root); n; n = rb_next(n))
+		v[(*k)++] = n->e;
 	if (!*k)
 		return 0;
 	nodes = calloc(*k, sizeof(*nodes));
 	if (!nodes)
 		return -ENOMEM;
-	qsort(v, *k, sizeof(*v), by_serial);
-	tree_order(r, v, *k, nodes, left_of_in);
 	if (r->need_collapse) {
 		int64_t n = collapse_entries(r, v, *k, nodes);
 
@@ -1821,7 +1790,7 @@ static int output_order(const struct report *r, struct hentry **v,
 		}
 		*k = (uint32_t)n;
 	}
-	tree_order(r, v, *k, nodes, left_of_out);
+	tree_order(r, v, *k, nodes);
 	free(nodes);
 	return 0;
 }
@@ -2221,14 +2190,11 @@ static void print_hists(struct report *r, struct hists **mem, uint32_t n,
 		r->ob.err = -ENOMEM;
 		return;
 	}
-	for (uint32_t i = 0; h->tab && i <= h->mask; i++)
-		for (struct hentry *e = h->tab[i]; e; e = e->next)
-			lead[k++] = e;
 	/* perf's order of the leader's entries, the members' periods
 	 * breaking ties (entry_cmp()) */
 	r->grp_mem = mem;
 	r->grp_n = n;
-	if (output_order(r, lead, &k)) {
+	if (output_order(r, h, lead, &k)) {
 		free(lead);
 		free(v);
 		r->grp_mem = NULL;

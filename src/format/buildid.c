@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "buildid.h"
+#include "safe_open.h"
 
 #define NT_GNU_BUILD_ID_TYPE 3
 #define NAME_ALIGN 64 /* perf's padding of the names */
@@ -119,9 +120,10 @@ int buildid_from_file(const char *path, struct buildid *id)
 	id->size = 0;
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -ENOSYS;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	/* a path the traced program's owner may control (safe_open.h) */
+	fd = safe_open_regular(path, NULL, NULL);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	/* read, not mapped: a file cut short under us is an error, not a
 	 * SIGBUS */
 	elf = elf_begin(fd, ELF_C_READ, NULL);

@@ -846,8 +846,14 @@ static int add_dumps(struct css *s, struct csd *d, const struct device *core)
 static int feed_file(struct css *s, struct feeder *f, const char *name)
 {
 	uint8_t *buf = malloc(1 << 20);
-	int fd = openat(s->dirfd, name, O_RDONLY | O_CLOEXEC), ret = 0;
 	struct stat st;
+	/* The name comes from the snapshot's .ini: a FIFO or a device there
+	 * is refused before it is opened, and the open cannot block. */
+	int fd = fstatat(s->dirfd, name, &st, 0) || !S_ISREG(st.st_mode) ?
+			 (errno = EINVAL, -1) :
+			 openat(s->dirfd, name,
+				O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY),
+	    ret = 0;
 
 	if (fd < 0 || !buf || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		ret = fd < 0 || !buf ? -errno : -EINVAL;

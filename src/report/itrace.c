@@ -23,6 +23,7 @@
 #include "../format/auxtrace.h"
 #include "../format/out_file.h"
 #include "../format/perf_reader.h"
+#include "../format/safe_open.h"
 #include "cs_decode.h"
 #include "cs_snapshot.h"
 #include "outbuf.h"
@@ -426,12 +427,18 @@ static int bin_load_file(struct bin *b, const char *path, uint8_t *id,
 	void *p;
 	Elf *e;
 	size_t n;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	const char *kind;
+	/* a path the recording names: a FIFO or a device is not opened */
+	int fd = safe_open_regular(path, &st, &kind);
 
 	*id_len = 0;
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || !st.st_size) {
+	if (fd < 0) {
+		if (kind)
+			pr_warn("%s is %s, not a regular file: not opened, its code is not decoded",
+				path, kind);
+		return fd;
+	}
+	if (!st.st_size) {
 		close(fd);
 		return -EINVAL;
 	}

@@ -93,7 +93,8 @@ int perfmap_read(const char *path, char **buf, size_t *len)
 	struct stat st;
 	size_t cap, n = 0;
 	char *b;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK |
+				    O_NOCTTY);
 
 	*buf = NULL;
 	*len = 0;

@@ -2,13 +2,17 @@
 /* Source lines through libdw's dwfl (see srcline.h). */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <dwarf.h>
 #include <elfutils/libdw.h>
+#include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
+#include <unistd.h>
+#include "../format/safe_open.h"
 #include "srcline.h"
 
 struct src_obj {
@@ -25,12 +29,105 @@ struct srclines {
 	char path[4096]; /* srcline_path()'s last answer */
 };
 
-static char *debuginfo_path;
+#define DEBUG_DIR "/usr/lib/debug"
+
+/* @a @b @c into @out (PATH_MAX); false if too long. */
+static bool join_path(char *out, const char *a, const char *b, const char *c)
+{
+	return snprintf(out, PATH_MAX, "%s%s%s", a, b, c) < PATH_MAX;
+}
+
+/* The candidate @path if it is a regular file whose build-id is @want's
+ * (when the module has one): its descriptor, else -1. */
+static int open_debug_candidate(const char *path, const void *want,
+				int want_len)
+{
+	const void *bits;
+	bool same = false;
+	Elf *e;
+	int fd = safe_open_regular(path, NULL, NULL);
+
+	if (fd < 0)
+		return -1;
+	if (want_len <= 0)
+		return fd;
+	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (e) {
+		/* (bits points into e: compared before elf_end) */
+		same = dwelf_elf_gnu_build_id(e, &bits) == want_len &&
+		       !memcmp(bits, want, (size_t)want_len);
+		elf_end(e);
+	}
+	if (same)
+		return fd;
+	close(fd);
+	return -1;
+}
+
+/*
+ * libdwfl's search for separate debug information (the build-id tree,
+ * then the .gnu_debuglink name beside the object, in .debug/ and under
+ * /usr/lib/debug), with every candidate opened as safe_open.h opens
+ * paths another user may control: dwfl_standard_find_debuginfo() opens
+ * them blocking, and a FIFO planted beside a binary would hang the reader.
+ */
+static int find_debuginfo(Dwfl_Module *mod, void **userdata,
+			  const char *modname, Dwarf_Addr base,
+			  const char *file_name, const char *debuglink_file,
+			  GElf_Word debuglink_crc, char **debuginfo_file_name)
+{
+	char path[PATH_MAX], dir[PATH_MAX];
+	const unsigned char *id = NULL;
+	GElf_Addr id_vaddr;
+	int id_len, fd;
+	const char *slash;
+
+	(void)userdata;
+	(void)modname;
+	(void)base;
+	(void)debuglink_crc;
+	id_len = dwfl_module_build_id(mod, &id, &id_vaddr);
+	if (id_len > 1 && id_len <= 64) {
+		char hex[130];
+
+		for (int i = 0; i < id_len; i++)
+			snprintf(hex + 2 * i, 3, "%02x", id[i]);
+		if (snprintf(path, sizeof(path),
+			     DEBUG_DIR "/.build-id/%.2s/%s.debug", hex,
+			     hex + 2) < (int)sizeof(path) &&
+		    (fd = open_debug_candidate(path, id, id_len)) >= 0)
+			goto found;
+	}
+	if (!file_name || !debuglink_file || strchr(debuglink_file, '/'))
+		return -1;
+	slash = strrchr(file_name, '/');
+	if (!slash || (size_t)(slash - file_name) >= sizeof(dir))
+		return -1;
+	memcpy(dir, file_name, (size_t)(slash - file_name));
+	dir[slash - file_name] = 0;
+	const char *const where[3][2] = { { "", "/" },
+					  { "", "/.debug/" },
+					  { DEBUG_DIR, "/" } };
+	for (int i = 0; i < 3; i++) {
+		char sub[PATH_MAX];
+
+		if (!join_path(sub, where[i][0], dir, where[i][1]) ||
+		    !join_path(path, sub, debuglink_file, "") ||
+		    !strcmp(path, file_name))
+			continue;
+		fd = open_debug_candidate(path, id, id_len);
+		if (fd >= 0)
+			goto found;
+	}
+	return -1;
+found:
+	*debuginfo_file_name = strdup(path);
+	return fd;
+}
 
 static const Dwfl_Callbacks offline_callbacks = {
-	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.find_debuginfo = find_debuginfo,
 	.section_address = dwfl_offline_section_address,
-	.debuginfo_path = &debuginfo_path,
 };
 
 struct srclines *srclines_new(void)
@@ -106,10 +203,16 @@ static struct src_obj *obj_for(struct srclines *s, const struct dso *dso)
 	/* The path the MMAP record names: a hostile file is only parsed by
 	 * libdw, which checks what it reads. */
 	if (dso->kind == DSO_FILE && dso->name[0] == '/') {
-		o->dwfl = dwfl_begin(&offline_callbacks);
+		/* opened as any path the traced program's owner controls;
+		 * dwfl takes the descriptor (and closes it on failure) */
+		int fd = safe_open_regular(dso->name, NULL, NULL);
+
+		o->dwfl = fd >= 0 ? dwfl_begin(&offline_callbacks) : NULL;
+		if (!o->dwfl && fd >= 0)
+			close(fd);
 		if (o->dwfl) {
 			o->mod = dwfl_report_offline(o->dwfl, dso->short_name,
-						     dso->name, -1);
+						     dso->name, fd);
 			dwfl_report_end(o->dwfl, NULL, NULL);
 			if (!o->mod) {
 				dwfl_end(o->dwfl);

@@ -36,6 +36,7 @@
 #include <unistd.h>
 #include "../common/log.h"
 #include "../format/buildid.h"
+#include "../format/safe_open.h"
 #include "perfmap.h"
 #include "symbols.h"
 
@@ -431,19 +432,18 @@ static int elf_file_init(struct elf_file *ef)
 	return 0;
 }
 
-static int elf_file_open(struct elf_file *ef, const char *path)
+/*
+ * @path is named by the recorded file or lies where the traced program's
+ * owner can write: opened only if it is a regular file, without blocking
+ * (safe_open.h).  *@kind names what it is otherwise.
+ */
+static int elf_file_open(struct elf_file *ef, const char *path,
+			 const char **kind)
 {
-	struct stat st;
-
 	memset(ef, 0, sizeof(*ef));
-	ef->fd = open(path, O_RDONLY | O_CLOEXEC);
+	ef->fd = safe_open_regular(path, NULL, kind);
 	if (ef->fd < 0)
-		return -errno;
-	if (fstat(ef->fd, &st) || !S_ISREG(st.st_mode)) {
-		close(ef->fd);
-		ef->fd = -1;
-		return -EINVAL;
-	}
+		return ef->fd;
 	ef->e = elf_begin(ef->fd, ELF_C_READ_MMAP, NULL);
 	if (!ef->e) {
 		close(ef->fd);
@@ -945,7 +945,7 @@ static bool open_debug_file(struct elf_file *run, struct dso *dso,
 		if (!strcmp(cand[i], dso->name) ||
 		    !symfs_path(dso->owner, cand[i], path) || !is_regular(path))
 			continue;
-		if (elf_file_open(out, path))
+		if (elf_file_open(out, path, NULL))
 			continue;
 		if (elf_has_symtab(out))
 			return true;
@@ -1030,14 +1030,43 @@ static bool recorded_object(struct dso *dso, char *path)
 	return true;
 }
 
+/* True if @path exists and is not a regular file (symlinks followed);
+ * *@kind says what it is. */
+static bool path_not_regular(const char *path, const char **kind)
+{
+	struct stat st;
+
+	if (stat(path, &st) || S_ISREG(st.st_mode))
+		return false;
+	*kind = safe_file_kind(st.st_mode);
+	return true;
+}
+
+/* Once per object: a reader that meets it in every sample says so once. */
+static void dso_warn_not_regular(struct dso *dso, const char *path,
+				 const char *kind)
+{
+	if (dso->warned_not_regular)
+		return;
+	dso->warned_not_regular = true;
+	pr_warn("%s is %s, not a regular file: not opened, its samples show addresses",
+		path, kind);
+}
+
 static void load_file(struct dso *dso)
 {
 	struct elf_file ef;
 	char path[PATH_MAX];
+	const char *kind;
 
 	/* only under --symfs when given, as perf */
 	if (!symfs_path(dso->owner, dso->name, path))
 		return;
+	if (path_not_regular(path, &kind)) {
+		/* a FIFO or a device where the object was: not opened */
+		dso_warn_not_regular(dso, path, kind);
+		return;
+	}
 	if (dso->build_id_recorded && !recorded_object(dso, path)) {
 		/* (a file that is not there at all: no symbols, as before) */
 		if (!dso->owner->warned_bid && is_regular(path)) {
@@ -1047,8 +1076,13 @@ static void load_file(struct dso *dso)
 		}
 		return;
 	}
-	if (elf_file_open(&ef, path))
-		return; /* gone or not ELF: no symbols, as perf */
+	if (elf_file_open(&ef, path, &kind)) {
+		/* gone or not ELF: no symbols, as perf; a FIFO or a device
+		 * (swapped in since) is not even opened */
+		if (kind)
+			dso_warn_not_regular(dso, path, kind);
+		return;
+	}
 	if (load_elf(dso, &ef))
 		pr_warn("%s: cannot read its symbols", dso->name);
 	elf_file_close(&ef);

@@ -54,6 +54,7 @@ struct dso {
 	unsigned char build_id[20];
 	uint8_t build_id_size;
 	bool build_id_recorded; /* from the file's table: symbols must match */
+	bool warned_not_regular; /* its path is a FIFO, a device...: said */
 	struct dsos *owner;
 	void *priv; /* for the user (report) */
 	uint32_t serial; /* creation order in its dsos */

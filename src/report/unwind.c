@@ -36,6 +36,7 @@
 #include <asm/perf_regs.h>
 #include <libunwind.h>
 #include "../common/log.h"
+#include "../format/safe_open.h"
 #include "unwind.h"
 
 /* libunwind exports it for remote tables but declares it in no header. */
@@ -191,15 +192,12 @@ static void image_load_file(struct image *im, const char *path)
 	void *p;
 	int fd;
 
-	/* The name comes from the file: only a regular file is opened, and
-	 * without blocking should it become a FIFO in between. */
-	if (stat(path, &st) || !S_ISREG(st.st_mode))
-		return;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	/* The name comes from the file: only a regular file is opened
+	 * (safe_open.h). */
+	fd = safe_open_regular(path, &st, NULL);
 	if (fd < 0)
 		return;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) ||
-	    st.st_size < (off_t)sizeof(Elf64_Ehdr)) {
+	if (st.st_size < (off_t)sizeof(Elf64_Ehdr)) {
 		close(fd);
 		return;
 	}

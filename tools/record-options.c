@@ -13,6 +13,7 @@
  */
 #define _GNU_SOURCE
 #include <ctype.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
@@ -21,6 +22,7 @@
 #include <string.h>
 #include <strings.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <linux/perf_event.h>
 #include "cli.h"
 
@@ -412,9 +414,46 @@ bad:
 		arg);
 }
 
-/* --control as perf 6.1 takes it: fifo:CTL[,ACK] (the FIFOs opened
- * read-write, as perf does, so that a writer closing is no end) or
- * fd:CTL[,ACK] (descriptors the caller opened). */
+/*
+ * A FIFO of --control fifo:: opened read-write and non-blocking, as perf
+ * opens both (a writer closing is no end, and acks nobody reads never
+ * block), but neither through a symlink nor if it is not a FIFO (a
+ * regular file or /dev/zero would be accepted and never read): the paths
+ * may lie where others write, as -o's does.
+ */
+static int open_control_fifo(const char *path)
+{
+	char why[PATH_MAX + 128];
+	struct stat st;
+	int fd;
+
+	if (lstat(path, &st)) {
+		snprintf(why, sizeof(why), "%s: %s (mkfifo it first)", path,
+			 strerror(errno));
+		die_usage("--control: %s", why);
+	}
+	if (!S_ISFIFO(st.st_mode)) {
+		snprintf(why, sizeof(why), "%s is %s (not a FIFO)", path,
+			 S_ISLNK(st.st_mode) ? "a symbolic link" :
+			 S_ISREG(st.st_mode) ? "a regular file" :
+			 S_ISCHR(st.st_mode) ? "a character device" :
+			 S_ISDIR(st.st_mode) ? "a directory" :
+					       "not a FIFO");
+		die_usage("--control: %s", why);
+	}
+	fd = open(path,
+		  O_RDWR | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+	if (fd < 0 || fstat(fd, &st) || !S_ISFIFO(st.st_mode)) {
+		snprintf(why, sizeof(why), "cannot open the FIFO %s: %s", path,
+			 fd < 0 ? strerror(errno) : "not a FIFO");
+		die_usage("--control: %s", why);
+	}
+	return fd;
+}
+
+/* --control as perf 6.1 takes it: fifo:CTL[,ACK] or fd:CTL[,ACK]
+ * (descriptors the caller opened: a pipe, a FIFO or a socket; the
+ * recorder reads and writes them without blocking). */
 static void parse_control(struct record_args *ra, const char *arg)
 {
 	char *copy = strdup(arg), *ack, *end;
@@ -427,8 +466,8 @@ static void parse_control(struct record_args *ra, const char *arg)
 	if (ack)
 		*ack++ = '\0';
 	if (fifo) {
-		ra->ctl_fd = open(copy + 5, O_RDWR | O_NONBLOCK | O_CLOEXEC);
-		ra->ack_fd = ack ? open(ack, O_RDWR | O_CLOEXEC) : -1;
+		ra->ctl_fd = open_control_fifo(copy + 5);
+		ra->ack_fd = ack ? open_control_fifo(ack) : -1;
 	} else {
 		long c = strtol(copy + 3, &end, 10), a = -1;
 
@@ -443,9 +482,7 @@ static void parse_control(struct record_args *ra, const char *arg)
 					  arg);
 		}
 		ra->ack_fd = (int)a;
-		if (ra->ctl_fd >= 0 &&
-		    fcntl(ra->ctl_fd, F_SETFL,
-			  fcntl(ra->ctl_fd, F_GETFL) | O_NONBLOCK))
+		if (ra->ctl_fd >= 0 && fcntl(ra->ctl_fd, F_GETFD) < 0)
 			ra->ctl_fd = -1;
 	}
 	if (ra->ctl_fd < 0 || (ack && ra->ack_fd < 0))

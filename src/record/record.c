@@ -37,6 +37,7 @@
 #include "../sources/app_session.h"
 #include "../sources/evparse.h"
 #include "../sources/perf_event.h"
+#include "control.h"
 #include "aux_source.h"
 #include "child.h"
 #include "dso_hits.h"
@@ -78,6 +79,7 @@ struct session {
 	struct timespec range_t0;
 	bool ranges_done;
 	bool ctl_stop; /* --control's "stop" */
+	struct rec_control ctl; /* --control's pipes */
 	struct perfring_record_stats st;
 	struct pe_event events[PE_MAX_EVENTS];
 	struct pe_evlist el;
@@ -158,6 +160,64 @@ static void piece_read(const void *const ptr[2], const size_t len[2],
 							   p1[off - len[0]];
 }
 
+/*
+ * --max-size: the bytes of whole records from @off of the pieces (@total
+ * bytes) that fit in @room; *@rest gets the number of records after them.
+ */
+static size_t records_within(const void *const ptr[2], const size_t len[2],
+			     int pieces, size_t total, uint64_t room,
+			     uint64_t *rest)
+{
+	size_t off = 0, cut = 0;
+
+	*rest = 0;
+	while (off + sizeof(struct perf_event_header) <= total) {
+		struct perf_event_header h;
+
+		piece_read(ptr, len, pieces, off, &h, sizeof(h));
+		if (h.size < sizeof(h) || off + h.size > total)
+			break;
+		off += h.size;
+		if (off <= room && !*rest)
+			cut = off;
+		else
+			(*rest)++;
+	}
+	return cut;
+}
+
+/* Room --max-size leaves for more records (UINT64_MAX: no limit). */
+static uint64_t max_size_room(const struct session *s)
+{
+	uint64_t have;
+
+	if (!s->max_size)
+		return UINT64_MAX;
+	if (s->max_size_hit)
+		return 0;
+	/* the round that writes them and the last one: their checkpoints */
+	have = pd_writer_data_bytes(s->w) + 2 * pd_writer_round_bytes(s->w);
+	return have < s->max_size ? s->max_size - have : 0;
+}
+
+/* @len bytes of records from the pieces would pass --max-size: the
+ * pieces cut back to the records that fit, the rest counted. */
+static void max_size_cut(struct session *s, const void *const ptr[2],
+			 size_t len[2], int pieces, uint64_t room)
+{
+	size_t total = len[0] + (pieces > 1 ? len[1] : 0), cut;
+	uint64_t rest;
+
+	cut = records_within(ptr, len, pieces, total, room, &rest);
+	if (cut < len[0])
+		len[0] = cut;
+	if (pieces > 1)
+		len[1] = cut > len[0] ? cut - len[0] : 0;
+	s->max_size_hit = true;
+	s->st.max_size_dropped += rest;
+	s->st.max_size_dropped_bytes += total - cut;
+}
+
 /* Counts what the kernel wrote: samples, lost, time range. */
 static void scan(struct session *s, const void *const ptr[2],
 		 const size_t len[2], int pieces)
@@ -219,7 +279,10 @@ static int drain(struct session *s, struct pe_buffer *b)
 	if (avail <= 0)
 		return avail == -EBADMSG ? 0 : (int)avail;
 	pieces = perfring_reader_range(b->ring, ptr, len);
-	if (pieces > 0) {
+	if (pieces > 0 && (uint64_t)avail > max_size_room(s))
+		max_size_cut(s, ptr, len, pieces, max_size_room(s));
+	if (pieces > 0 && len[0] + (pieces > 1 ? len[1] : 0)) {
+		avail = (int64_t)(len[0] + (pieces > 1 ? len[1] : 0));
 		scan(s, ptr, len, pieces);
 		if (s->z)
 			err = pd_compress_write(s->z, s->w, ptr, len, pieces);
@@ -246,6 +309,7 @@ static void app_stats(struct session *s)
 	s->st.app_rings = as.rings;
 	s->st.app_event_types = s->app_types;
 	s->st.app_lost_implausible = as.lost_implausible;
+	s->st.app_too_large = as.too_large < as.lost ? as.too_large : as.lost;
 	s->st.app_corrupt_bytes = as.corrupt_bytes;
 	s->st.app_dead_reservations = as.dead_reservations;
 	s->st.app_rings_dropped = as.rings_dropped;
@@ -554,8 +618,19 @@ static int app_readd(void *ctx, const struct app_event_desc *d,
 static int app_write(void *ctx, const void *buf, size_t len)
 {
 	struct session *s = ctx;
+	int err;
+
+	if (len > max_size_room(s)) {
+		const void *ptr[2] = { buf, NULL };
+		size_t l[2] = { len, 0 };
+
+		max_size_cut(s, ptr, l, 1, max_size_room(s));
+		len = l[0];
+		if (!len)
+			return 0;
+	}
 	/* app_session built these records: whole, sizes right */
-	int err = pd_writer_write_whole(s->w, buf, len);
+	err = pd_writer_write_whole(s->w, buf, len);
 
 	if (!err)
 		s->st.bytes += len;
@@ -632,8 +707,8 @@ static int pd_watch(void *ctx, struct rec_session *rs)
 		rec_session_watch(rs, app_session_fd(s->app), APP_INDEX);
 	if (s->range_fd >= 0)
 		rec_session_watch(rs, s->range_fd, RANGE_INDEX);
-	if (OPTS_GET(s->o, has_control, false))
-		rec_session_watch(rs, OPTS_GET(s->o, ctl_fd, -1), CTL_INDEX);
+	if (s->ctl.ctl_fd >= 0)
+		rec_session_watch(rs, s->ctl.ctl_fd, CTL_INDEX);
 	return 0;
 }
 
@@ -683,12 +758,11 @@ static int pd_pass(void *ctx)
 
 	if (!err && (s->ranges_done || s->ctl_stop))
 		return 1; /* perf: -D's last window ended, or "stop" */
-	if (!err && s->max_size && !s->max_size_hit &&
-	    pd_writer_data_bytes(s->w) >= s->max_size) {
-		/* perf's --max-size: stop once the file holds that much */
+	if (!err && s->max_size && (s->max_size_hit || !max_size_room(s))) {
+		/* perf's --max-size: stop once the file holds that much (the
+		 * records that did not fit are counted in the stats) */
 		s->max_size_hit = true;
-		pr_info("--max-size: %llu bytes reached, recording stopped",
-			(unsigned long long)s->max_size);
+		s->st.max_size_hit = true;
 		return 1;
 	}
 	if (!err &&
@@ -772,6 +846,7 @@ static void session_close(struct session *s)
 		close(s->out_fd);
 	if (s->range_fd >= 0)
 		close(s->range_fd);
+	control_close(&s->ctl);
 	dso_hits_free(s->hits);
 	pd_compress_free(s->z);
 	free(s->cpus_buf);
@@ -837,9 +912,17 @@ static int session_parse(struct session *s)
 		pr_err("-D: a delay of %g ms", OPTS_GET(o, delay_ms, 0.0));
 		return -EINVAL;
 	}
-	if (OPTS_GET(o, has_control, false) && OPTS_GET(o, ctl_fd, -1) < 0) {
-		pr_err("--control: no command descriptor");
-		return -EINVAL;
+	if (OPTS_GET(o, has_control, false)) {
+		int err;
+
+		if (OPTS_GET(o, ctl_fd, -1) < 0) {
+			pr_err("--control: no command descriptor");
+			return -EINVAL;
+		}
+		err = control_open(&s->ctl, OPTS_GET(o, ctl_fd, -1),
+				   OPTS_GET(o, ack_fd, -1));
+		if (err)
+			return err;
 	}
 	if (OPTS_GET(o, nr_enable_ranges, 0)) {
 		const double *r = OPTS_GET(o, enable_ranges, NULL);
@@ -1200,12 +1283,13 @@ static int ranges_tick(struct session *s)
 	return ranges_arm(s);
 }
 
-/* One --control command (perf's evlist__ctlfd_process()), then its
- * "ack\n".  A named event ("enable cpu-clock") is not supported: the
+/* One --control command (perf's evlist__ctlfd_process()); control.c
+ * acks it.  A named event ("enable cpu-clock") is not supported: the
  * command is refused with a warning, and acknowledged. */
-static int control_command(struct session *s, const char *cmd, size_t n)
+static int control_command(void *ctx, const char *cmd, size_t n)
 {
-	int ack = OPTS_GET(s->o, ack_fd, -1), err = 0;
+	struct session *s = ctx;
+	int err = 0;
 	bool known = true;
 
 	if (n == 6 && !memcmp(cmd, "enable", 6))
@@ -1221,31 +1305,18 @@ static int control_command(struct session *s, const char *cmd, size_t n)
 	if (!known)
 		pr_warn("--control: '%.*s' is not a command perfring takes (enable, disable, snapshot, stop, ping)",
 			(int)(n > 64 ? 64 : n), cmd);
-	if (ack >= 0 && write(ack, "ack\n", 4) != 4)
-		pr_warn("--control: writing the ack: %s", strerror(errno));
 	return err;
 }
 
-/* The control descriptor is readable: its commands, each ended by a
- * newline or a NUL, or by the end of what there is (as perf reads). */
+/* The control descriptor is readable (or hung up): its whole commands.
+ * Once its writers are gone it is not watched any more. */
 static int control_commands(struct session *s)
 {
-	char buf[256];
-	ssize_t r = read(OPTS_GET(s->o, ctl_fd, -1), buf, sizeof(buf));
-	size_t at = 0;
-	int err = 0;
+	int err = control_read(&s->ctl, control_command, s);
 
-	if (r <= 0)
-		return r < 0 && errno != EAGAIN && errno != EINTR ? -errno : 0;
-	while (at < (size_t)r && !err) {
-		size_t len = 0;
-
-		while (at + len < (size_t)r && buf[at + len] != '\n' &&
-		       buf[at + len] != '\0')
-			len++;
-		if (len)
-			err = control_command(s, buf + at, len);
-		at += len + 1;
+	if (s->ctl.hup && s->ctl.ctl_fd >= 0) {
+		rec_session_unwatch(&s->rs, s->ctl.ctl_fd);
+		control_close_commands(&s->ctl);
 	}
 	return err;
 }
@@ -1534,6 +1605,7 @@ PERFRING_API int perfring_record(const struct perfring_record_opts *o,
 	if (!o || !OPTS_VALID(o) || !OPTS_HAS(o, events))
 		return -EINVAL;
 	s.out_fd = s.cmd.pidfd = s.cmd.go_fd = s.cmd.err_fd = s.range_fd = -1;
+	s.ctl.ctl_fd = s.ctl.ack_fd = -1;
 	rec_session_init(&s.rs);
 	s.st.sz = sizeof(s.st);
 	s.st.child_status = -1;

@@ -691,8 +691,15 @@ PERFRING_API uint64_t perfring_clock_fast_ns(void);
  * tracepoint-like events named "provider:name" that perf script decodes.
  * With no session nothing is written and perfring_emit() costs one
  * predictable branch.  See docs/design.md and examples/app_trace.c.
+ * In a setuid or setgid program (AT_SECURE) the environment is ignored
+ * ($PERFRING_SESSION, $PERFRING_RING_SIZE, $PERFRING_MODE): no automatic
+ * start; perfring_app_start() with an explicit session still works.
  */
 struct perfring_event;
+
+/* The largest application event record (perfring_event_write()): its perf
+ * sample, 48 bytes longer, must fit perf_event_header.size. */
+#define PERFRING_APP_EVENT_MAX (PERFRING_RECORD_MAX - 48u)
 
 /* perfring_app_opts.flags (also $PERFRING_MODE: "shared", "overwrite",
  * "block", comma separated) */
@@ -760,8 +767,15 @@ struct perfring_var {
  * Writes one event: @fixed points at the integer fields (@len bytes, as
  * perfring_event_fixed_size() says), @vars at @nvars string/bytes values.
  * Returns 0; -ENOSPC: the ring was full (counted as lost, a
- * PERF_RECORD_LOST tells the recorder); -EINVAL: @len or @nvars do not
- * match the declaration.  Use perfring_emit()/perfring_emitv().
+ * PERF_RECORD_LOST tells the recorder); -E2BIG: the event is larger than
+ * a record takes, PERFRING_APP_EVENT_MAX bytes: the 24-byte record header,
+ * the integer fields and a 4-byte location per string or bytes field, then
+ * their contents (a string up to 4095 bytes and its NUL, bytes as given),
+ * rounded up to 8 (a ring of under 64 KiB takes less: its size less a LOST
+ * record).  Such an event is lost: counted as lost and in
+ * perfring_app_stats().too_large, and the recorder says how many were too
+ * large.  -EINVAL: @len or @nvars do not match the declaration.  Use
+ * perfring_emit()/perfring_emitv().
  */
 PERFRING_API int perfring_event_write(struct perfring_event *ev,
 				      const void *fixed, size_t len,
@@ -792,8 +806,10 @@ PERFRING_API int perfring_app_snapshot(void);
 struct perfring_app_stats {
 	size_t sz;
 	uint64_t events; /* written */
-	uint64_t lost; /* dropped: ring full, paused or write refused */
+	uint64_t lost; /* dropped: ring full, paused, too large, refused */
 	uint32_t rings; /* rings this process created */
+	/* of lost: events larger than a ring record takes (-E2BIG) */
+	uint64_t too_large;
 };
 
 PERFRING_API int perfring_app_stats(struct perfring_app_stats *st);

@@ -69,7 +69,7 @@ struct app_thread {
 	uint64_t gen; /* session generation the ring belongs to */
 	/* Written by the thread only (WRITE_ONCE), summed by app_stats: no
 	 * shared counter line bouncing between emitting threads. */
-	uint64_t events, lost;
+	uint64_t events, lost, too_large;
 	struct app_thread *next;
 };
 
@@ -87,7 +87,7 @@ static char shared_dir[PATH_MAX]; /* the session it was made in */
 static pthread_key_t thread_key;
 static bool key_made;
 static struct app_thread *threads; /* live threads that emitted */
-static uint64_t retired_events, retired_lost; /* of threads gone */
+static uint64_t retired_events, retired_lost, retired_too_large; /* gone */
 static uint32_t st_rings;
 
 /*
@@ -273,6 +273,7 @@ static void thread_exit(void *arg)
 		}
 		retired_events += me.events;
 		retired_lost += me.lost;
+		retired_too_large += me.too_large;
 		me.listed = false;
 	}
 	pthread_mutex_unlock(&app_lock);
@@ -542,6 +543,7 @@ static void fork_child(void)
 	WRITE_ONCE(me.lost, 0);
 	retired_events = 0;
 	retired_lost = 0;
+	retired_too_large = 0;
 	WRITE_ONCE(st_rings, 0);
 	if (events_fd >= 0)
 		close(events_fd);
@@ -743,6 +745,14 @@ write_slow(struct perfring_event *ev, const void *fixed,
 		return -ENOSPC;
 	}
 	tid = me.tid;
+	if (unlikely(size > APP_RECORD_MAX || size > r->max_record)) {
+		/* Larger than a record of this ring (APP_RECORD_MAX, or a
+		 * small ring): lost, and the recorder is told why. */
+		ring_drop_too_large(r);
+		count_lost();
+		WRITE_ONCE(me.too_large, me.too_large + 1);
+		return -E2BIG;
+	}
 	if ((app_flags & PERFRING_APP_BLOCK) &&
 	    !(app_flags & PERFRING_APP_OVERWRITE))
 		wait_for_room(r, size + PERFRING_LOST_RECORD_SIZE);
@@ -796,9 +806,12 @@ event_write_slow(struct perfring_event *ev, const void *fixed, size_t len,
 
 		if (extra < 0)
 			return -EINVAL;
+		/* Over APP_RECORD_MAX: no ring takes it (the recorder adds
+		 * the sample's fields); write_slow() counts it. */
 		if ((uint64_t)extra > APP_RECORD_MAX - size)
-			return -E2BIG;
-		size = (uint32_t)((size + (uint64_t)extra + 7) & ~7ull);
+			size = UINT32_MAX;
+		else
+			size = (uint32_t)((size + (uint64_t)extra + 7) & ~7ull);
 	}
 	return write_slow(ev, fixed, vars, nvars, size);
 }
@@ -945,10 +958,10 @@ PERFRING_API int perfring_app_start(const struct perfring_app_opts *o)
 	if (OPTS_GET(o, block_timeout_ms, 0) > 0)
 		block_timeout_ms = o->block_timeout_ms;
 	if (!dir)
-		dir = getenv(PERFRING_SESSION_ENV);
+		dir = secure_getenv(PERFRING_SESSION_ENV);
 	if (!dir || !*dir)
 		return -ENOENT;
-	if (!rs && (env = getenv("PERFRING_RING_SIZE")))
+	if (!rs && (env = secure_getenv("PERFRING_RING_SIZE")))
 		rs = parse_bytes(env);
 	if (!rs)
 		rs = DEFAULT_RING_SIZE;
@@ -957,7 +970,7 @@ PERFRING_API int perfring_app_start(const struct perfring_app_opts *o)
 		       (unsigned long long)rs);
 		return -EINVAL;
 	}
-	flags |= parse_mode(getenv("PERFRING_MODE"));
+	flags |= parse_mode(secure_getenv("PERFRING_MODE"));
 	if ((flags & PERFRING_APP_SHARED) && (flags & PERFRING_APP_OVERWRITE)) {
 		pr_err("app: a shared ring cannot be an overwrite ring");
 		return -EINVAL;
@@ -1097,19 +1110,27 @@ PERFRING_API int perfring_app_stats(struct perfring_app_stats *st)
 	pthread_mutex_lock(&app_lock);
 	s.events = retired_events;
 	s.lost = retired_lost;
+	s.too_large = retired_too_large;
 	for (struct app_thread *t = threads; t; t = t->next) {
 		s.events += READ_ONCE(t->events);
 		s.lost += READ_ONCE(t->lost);
+		s.too_large += READ_ONCE(t->too_large);
 	}
 	pthread_mutex_unlock(&app_lock);
 	OPTS_FILL(st, &s);
 	return 0;
 }
 
-/* `perfring record -- ./app` sets PERFRING_SESSION: trace from the start. */
+/*
+ * `perfring record -- ./app` sets PERFRING_SESSION: trace from the start.
+ * Not in a setuid or setgid program (AT_SECURE; secure_getenv() answers
+ * NULL there, as for PERFRING_RING_SIZE and PERFRING_MODE): its invoker
+ * would choose where root creates files and how large its rings are, as
+ * LTTng-UST ignores its environment there too.
+ */
 static __attribute__((constructor)) void app_autostart(void)
 {
-	const char *dir = getenv(PERFRING_SESSION_ENV);
+	const char *dir = secure_getenv(PERFRING_SESSION_ENV);
 
 	if (dir && *dir)
 		perfring_app_start(NULL);

@@ -43,7 +43,7 @@ static const char *cli, *wl;
 
 /* ---- log capture ---- */
 
-static char last_err[1024];
+static char last_err[1024], last_warn[1024];
 static int nr_err;
 
 static void log_cb(enum perfring_log_level level, const char *msg, void *ctx)
@@ -53,6 +53,8 @@ static void log_cb(enum perfring_log_level level, const char *msg, void *ctx)
 		snprintf(last_err, sizeof(last_err), "%s", msg);
 		nr_err++;
 	}
+	if (level == PERFRING_LOG_WARN)
+		snprintf(last_warn, sizeof(last_warn), "%s", msg);
 	if (getenv("V"))
 		fprintf(stderr, "log: %s\n", msg);
 }
@@ -60,6 +62,7 @@ static void log_cb(enum perfring_log_level level, const char *msg, void *ctx)
 static void log_reset(void)
 {
 	last_err[0] = '\0';
+	last_warn[0] = '\0';
 	nr_err = 0;
 }
 
@@ -345,15 +348,20 @@ static void test_all_bits(void)
 		      prd_attr(f, 0)->name);
 		prd_close(f);
 	}
-	/* one byte short in the last field: damage at the record */
+	/* one byte short in the last field: that sample is skipped, named
+	 * and counted (perf skips a sample it cannot parse), not an error */
 	put16(rec + 6, (uint16_t)(p - rec - 8));
 	path = write_file("allbits-short", false, &a, ids, 2, rec,
 			  (size_t)(p - rec - 8));
 	CHECK_EQ(prd_open(path, &f), 0);
 	log_reset();
-	CHECK_EQ(prd_process(f, false, NULL, NULL), -EBADMSG);
-	CHECK(strstr(last_err, "offset 0x") && strstr(last_err, "aux data"),
-	      "message: %s", last_err);
+	n = 0;
+	CHECK_EQ(prd_process(f, false, all_bits_cb, &n), 0);
+	CHECK_EQ(n, 0);
+	CHECK_EQ(prd_stats(f)->nr_bad_samples, 1);
+	CHECK(strstr(last_warn, "offset 0x") && strstr(last_warn, "aux data") &&
+		      strstr(last_warn, "skipped"),
+	      "message: %s", last_warn);
 	prd_close(f);
 }
 
@@ -806,6 +814,9 @@ static void test_truncations(const char *file, bool pipe)
 	unsigned char *b = read_all(file, &len);
 	const char *t = path_in("trunc");
 	int bad = 0, runs = 0;
+	/* a file cut after its data keeps every record: only its feature
+	 * sections are gone, which perf (and we) warn about and ignore */
+	uint64_t data_end = pipe ? len : get64(b + 40) + get64(b + 48);
 
 	step = len / 97 + 1;
 	for (size_t cut = 0; cut < len; cut += step) {
@@ -813,11 +824,12 @@ static void test_truncations(const char *file, bool pipe)
 
 		write_all(t, b, cut);
 		ret = try_read(t);
-		runs++;
+		runs += cut < data_end;
 		if (ret)
 			bad++;
 		else
-			CHECK(pipe, "%s cut at %zu: no error", file, cut);
+			CHECK(pipe || cut >= data_end,
+			      "%s cut at %zu: no error", file, cut);
 	}
 	/* a pipe stream cut at a record boundary is complete as far as
 	 * anyone can tell; cut inside one, it is an error */

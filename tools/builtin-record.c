@@ -131,6 +131,11 @@ static void app_summary(const struct perfring_record_stats *st)
 			"%" PRIu64
 			" lost by the programs' count, more in rings the recorder could not read (below)",
 			st->app_lost);
+	else if (st->app_too_large)
+		snprintf(lost, sizeof(lost),
+			 "%" PRIu64 " lost (%" PRIu64
+			 " of them too large for a ring record)",
+			 st->app_lost, st->app_too_large);
 	else
 		snprintf(lost, sizeof(lost), "%" PRIu64 " lost", st->app_lost);
 	fprintf(stderr,
@@ -147,11 +152,21 @@ static void app_summary(const struct perfring_record_stats *st)
 			"Warning: %" PRIu64
 			" LOST records claim more events (over 2^40) than a program can emit: the application's loss count is a claim, not a measurement.\n",
 			st->app_lost_implausible);
-	else if (st->app_lost)
-		fprintf(stderr,
-			"Warning: the application dropped %" PRIu64
-			" events (its rings were full): set PERFRING_RING_SIZE larger.\n",
-			st->app_lost);
+	else if (st->app_lost) {
+		uint64_t full = st->app_lost - st->app_too_large;
+
+		if (st->app_too_large)
+			fprintf(stderr,
+				"Warning: the application dropped %" PRIu64
+				" events larger than a ring record takes (%u bytes: see perfring_event_write() in perfring.h).\n",
+				st->app_too_large,
+				(unsigned)PERFRING_APP_EVENT_MAX);
+		if (full)
+			fprintf(stderr,
+				"Warning: the application dropped %" PRIu64
+				" events (its rings were full): set PERFRING_RING_SIZE larger.\n",
+				full);
+	}
 	if (rings_lost)
 		fprintf(stderr,
 			"Warning: application events were lost in rings the recorder could not read (see above).\n");
@@ -341,6 +356,14 @@ static void record_summary(const struct perfring_record_opts *ro,
 			  ro->output	   ? ro->output :
 					     "perf.data";
 
+	if (st->max_size_hit)
+		/* perf: "perf size limit reached (N KB), stopping session" */
+		fprintf(stderr,
+			"[ perfring record: --max-size limit reached (%" PRIu64
+			" KB), recording stopped; %" PRIu64 " records (%" PRIu64
+			" bytes) read after it not written ]\n",
+			ro->max_size / 1024, st->max_size_dropped,
+			st->max_size_dropped_bytes);
 	fprintf(stderr,
 		"[ perfring record: Woken up %" PRIu64
 		" times to write data ]\n",

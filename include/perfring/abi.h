@@ -93,7 +93,11 @@ struct perfring_ext {
 	 * that found nobody waiting is not lost).  0 in rings of older
 	 * producers, which never move it. */
 	uint64_t flush_seq;
-	uint32_t pad4[4];
+	/* Records refused for being larger than the ring takes (each also
+	 * counted in lost_pending and lost_total): why they were lost.  0 in
+	 * rings of older producers. */
+	uint64_t too_large;
+	uint32_t pad4[2];
 
 	/* Line 5: multi-producer reservation head. */
 	uint64_t reserve_head;

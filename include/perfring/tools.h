@@ -78,6 +78,13 @@ struct perfring_record_stats {
 	uint32_t app_rings_no_fd; /* never attached: no descriptor left */
 	uint64_t app_unattached_bytes; /* what those held, by their own
 					  control pages */
+	/* Of app_lost: events larger than a ring record takes
+	 * (PERFRING_APP_EVENT_MAX), by the programs' count. */
+	uint64_t app_too_large;
+	/* max_size reached: the recording stopped; the records read from
+	 * the rings that did not fit, and their bytes. */
+	bool max_size_hit;
+	uint64_t max_size_dropped, max_size_dropped_bytes;
 };
 
 struct perfring_tracefs_opts;

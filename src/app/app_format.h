@@ -20,8 +20,8 @@
 #define APP_NAME_MAX 63
 #define APP_STRING_MAX 4095 /* longest string field content */
 /* Largest app record: its perf sample is 48 bytes longer and must still
- * fit a perf_event_header.size. */
-#define APP_RECORD_MAX (PERFRING_RECORD_MAX - 48)
+ * fit a perf_event_header.size (perfring.h). */
+#define APP_RECORD_MAX PERFRING_APP_EVENT_MAX
 
 enum app_type {
 	APP_U8,

@@ -222,6 +222,8 @@ struct pd_writer {
 	int slot_next; /* the slot the header does not point into */
 	bool desc_dirty; /* attrs, EVENT_DESC or TRACING_DATA changed */
 	uint64_t desc_gen, stalled_gen; /* changes; the one that did not fit */
+	/* pd_writer_round_bytes(): its answer for desc_gen cost_gen */
+	uint64_t cost_gen, cost_bytes;
 	bool warned_stall;
 	uint64_t kept_data_size; /* data.size the file is left with */
 };
@@ -1867,6 +1869,39 @@ out:
 	free(blob);
 	buf_free(&ed);
 	return ret;
+}
+
+/* Bytes a carrier of @len takes in the data (desc_write()); 0 for what
+ * goes to a slot outside it. */
+static uint64_t carrier_bytes(uint64_t len)
+{
+	uint64_t size = align_up(PD_CARRIER_HDR + len, 8);
+
+	if (!len || len > PD_CARRIER_MAX)
+		return 0;
+	return size < PD_CARRIER_MIN ? PD_CARRIER_MIN : size;
+}
+
+PR_HIDDEN uint64_t pd_writer_round_bytes(struct pd_writer *w)
+{
+	/* the checkpoint's FINISHED_ROUND: its feature table */
+	uint64_t fixed = 16u * PD_FEAT_MAX + 16u;
+	const unsigned char *td;
+	struct pd_buf ed = { 0 };
+	size_t td_len = 0;
+
+	if (!w || w->pipe || !w->desc_dirty)
+		return fixed;
+	if (w->cost_gen == w->desc_gen && w->cost_bytes)
+		return w->cost_bytes;
+	feat_event_desc(w, &ed);
+	if (td_bytes(w, &td, &td_len))
+		td_len = 0;
+	w->cost_bytes = fixed + carrier_bytes(attrs_blob_size(w, w->nr_attrs)) +
+			carrier_bytes(ed.len) + carrier_bytes(td_len);
+	w->cost_gen = w->desc_gen;
+	buf_free(&ed);
+	return w->cost_bytes;
 }
 
 /* A round that cannot be a checkpoint still ends with its FINISHED_ROUND. */

@@ -166,6 +166,11 @@ void pd_writer_note_time(struct pd_writer *w, uint64_t first, uint64_t last);
 /* Bytes of data written so far (complete rounds and pending). */
 uint64_t pd_writer_data_bytes(const struct pd_writer *w);
 
+/* Bytes the next pd_writer_finish_round() adds to the data at most: its
+ * checkpoint, and the event descriptions that changed (--max-size keeps
+ * room for them). */
+uint64_t pd_writer_round_bytes(struct pd_writer *w);
+
 /*
  * Finishes the file: in file mode a last checkpoint, then the layout perf
  * writes (the feature table and sections after the data, the attrs after

@@ -138,7 +138,7 @@ struct prd_file {
 	bool own_fd;
 	bool pipe; /* pipe format */
 	bool stream; /* read with read(), never seek */
-	bool damaged; /* open noted damage in the features */
+	bool features_damaged; /* open noted damage in the features */
 	bool processed;
 	bool quiet; /* peeking at open: no damage messages */
 	char *name;
@@ -1813,7 +1813,6 @@ static int apply_feature_record(struct prd_file *f, const unsigned char *rec,
 	uint64_t feat = ld64(rec + 8);
 	const unsigned char *p = rec + 16;
 	size_t len = size - 16;
-	int ret;
 
 	if (size < 16)
 		return damage(f, off, "FEATURE record of %u bytes", size);
@@ -1822,13 +1821,14 @@ static int apply_feature_record(struct prd_file *f, const unsigned char *rec,
 			 f->name, ull(off), ull(feat));
 		return 0;
 	}
-	ret = store_feature(f, (int)feat, p, len);
-	if (ret)
-		return ret;
-	if (!check_feature(f, (int)feat, f->feat[feat].p, len))
-		return damage(f, off, "FEATURE %s: malformed payload",
-			      feat_names[feat]);
-	return 0;
+	if (!check_feature(f, (int)feat, p, len)) {
+		/* as in a file's feature section: ignored, as perf does */
+		pr_warn("%s: stream offset %#llx: FEATURE %s (%llu bytes) is malformed: ignored, as perf ignores it",
+			f->name, ull(off), feat_names[feat], ull(len));
+		f->features_damaged = true;
+		return 0;
+	}
+	return store_feature(f, (int)feat, p, len);
 }
 
 /* Extra checks for records whose fixed part announces variable parts. */
@@ -1989,6 +1989,20 @@ static int handle(struct prd_file *f, struct proc *pc, const unsigned char *rec,
 			      type_names[type], size, why);
 
 	has = describe(f, rec, size, &unknown_id, &why);
+	if (has < 0 && type == PERF_RECORD_SAMPLE) {
+		/* One sample's fields do not add up: that sample is skipped
+		 * and counted, the records around it are fine. */
+		if (!f->st.nr_bad_samples++)
+			f->st.bad_sample_offset = off;
+		if (f->st.nr_bad_samples <= 5 && !f->quiet)
+			pr_warn("%s: %s offset %#llx: PERF_RECORD_SAMPLE of %u bytes: its %s does not fit: skipped%s",
+				f->name, f->pipe ? "stream" : "file", ull(off),
+				size, why,
+				f->st.nr_bad_samples == 5 ?
+					" (further ones are only counted)" :
+					"");
+		return 0;
+	}
 	if (has < 0)
 		return damage(f, off,
 			      "PERF_RECORD_%s of %u bytes: its %s does not fit",
@@ -2250,11 +2264,14 @@ PR_HIDDEN int prd_process(struct prd_file *f, bool ordered, prd_event_fn fn,
 		if (!ret)
 			ret = fret;
 	}
-	if (!ret && f->damaged) {
-		f->st.damaged = true;
+	/* perf goes on without a feature section it cannot read (the
+	 * warnings named it): so do we, and the output is complete. */
+	if (f->features_damaged)
 		f->st.features_damaged = true;
-		ret = -EBADMSG;
-	}
+	if (f->st.nr_bad_samples > 5 && !f->quiet)
+		pr_warn("%s: %llu samples whose fields do not fit their records were skipped (the first at offset %#llx)",
+			f->name, ull(f->st.nr_bad_samples),
+			ull(f->st.bad_sample_offset));
 	return ret;
 }
 
@@ -2335,7 +2352,7 @@ static int read_attrs(struct prd_file *f, uint64_t attr_size,
 }
 
 /* The feature table at the end of the data and the payloads it points
- * to.  Damage here is noted (f->damaged) but does not stop the open. */
+ * to.  Damage here is noted (f->features_damaged) but does not stop the open. */
 static int read_features(struct prd_file *f)
 {
 	unsigned int nsec = 0, k = 0;
@@ -2348,9 +2365,9 @@ static int read_features(struct prd_file *f)
 	if (!nsec)
 		return 0;
 	if (tbl > f->file_size || (uint64_t)nsec * 16 > f->file_size - tbl) {
-		pr_err("%s: file offset %#llx: the table of %u feature sections lies past the end of the file (%llu bytes): truncated?",
-		       f->name, ull(tbl), nsec, ull(f->file_size));
-		f->damaged = true;
+		pr_warn("%s: file offset %#llx: the table of %u feature sections lies past the end of the file (%llu bytes): truncated? The features are ignored, as perf ignores them",
+			f->name, ull(tbl), nsec, ull(f->file_size));
+		f->features_damaged = true;
 		return 0;
 	}
 	t = malloc((size_t)nsec * 16);
@@ -2376,11 +2393,11 @@ static int read_features(struct prd_file *f)
 			continue;
 		}
 		if (off > f->file_size || size > f->file_size - off) {
-			pr_err("%s: file offset %#llx: feature %s [%#llx, +%llu bytes) lies past the end of the file (%llu bytes)",
-			       f->name, ull(tbl + 16 * (k - 1)),
-			       feat_names[bit], ull(off), ull(size),
-			       ull(f->file_size));
-			f->damaged = true;
+			pr_warn("%s: file offset %#llx: feature %s [%#llx, +%llu bytes) lies past the end of the file (%llu bytes): ignored, as perf ignores it",
+				f->name, ull(tbl + 16 * (k - 1)),
+				feat_names[bit], ull(off), ull(size),
+				ull(f->file_size));
+			f->features_damaged = true;
 			continue;
 		}
 		if (size > PRD_FEAT_MAX_LEN ||
@@ -2399,15 +2416,17 @@ static int read_features(struct prd_file *f)
 			free(p);
 			break;
 		}
+		if (!check_feature(f, bit, p, (size_t)size)) {
+			pr_warn("%s: file offset %#llx: feature %s (%llu bytes) is malformed: ignored, as perf ignores it",
+				f->name, ull(off), feat_names[bit], ull(size));
+			f->features_damaged = true;
+			free(p);
+			continue;
+		}
 		f->feat[bit].p = p;
 		f->feat[bit].len = (size_t)size;
 		f->feat[bit].have = true;
 		f->feat_total += (size_t)size;
-		if (!check_feature(f, bit, p, (size_t)size)) {
-			pr_err("%s: file offset %#llx: feature %s (%llu bytes) is malformed",
-			       f->name, ull(off), feat_names[bit], ull(size));
-			f->damaged = true;
-		}
 	}
 	free(t);
 	return ret;

@@ -197,13 +197,19 @@ struct prd_stats {
 	uint64_t nr_lost_samples; /* sum of their lost counts */
 	uint64_t nr_unknown_type; /* records of unknown types, skipped */
 	uint64_t nr_unknown_id; /* samples whose id no attr has */
+	/* samples whose fields do not fit their record (a raw size past
+	 * its end...): skipped, as perf skips what it cannot parse */
+	uint64_t nr_bad_samples;
+	uint64_t bad_sample_offset; /* the first one */
 	uint64_t nr_unordered; /* ordered: queued behind the last flush */
 	uint64_t nr_early_flushes; /* ordered: queue over its limit */
 	uint64_t nr_compressed; /* COMPRESSED records (their contents count too) */
 	uint64_t data_bytes; /* record bytes read, payloads included */
 	uint64_t damage_offset; /* where damage was found (if damaged) */
 	bool damaged; /* prd_process() returned -EBADMSG */
-	bool features_damaged; /* because of the features (see prd_open) */
+	/* a feature section could not be read (warned, ignored, as perf
+	 * does): not an error, the records are all read */
+	bool features_damaged;
 };
 
 /*

@@ -775,10 +775,10 @@ int report_dump(const char *path, FILE *out, bool hex)
 	put_header(f, path, out);
 	ret = prd_process(f, false, dump_event, &d);
 	st = prd_stats(f);
-	if (ret == -EBADMSG && st->features_damaged)
+	if (st->features_damaged)
 		fprintf(out,
-			"# the file's feature sections are damaged (see the error)\n");
-	else if (ret == -EBADMSG)
+			"# the file's feature sections are damaged (see the warning): ignored\n");
+	if (ret == -EBADMSG)
 		fprintf(out,
 			"# stopped: damage at offset %#llx (see the error); %llu records before it\n",
 			ull(st->damage_offset), ull(d.records));

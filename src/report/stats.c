@@ -69,10 +69,16 @@ static void print_stats(const struct prd_file *f, FILE *out, bool extra)
 		fprintf(out,
 			"%16s: %10llu  (samples with an id no event has)\n",
 			"unknown id", ull(st->nr_unknown_id));
+	if (st->nr_bad_samples)
+		fprintf(out,
+			"%16s: %10llu  (fields past their record: skipped; the first at offset %#llx)\n",
+			"bad samples", ull(st->nr_bad_samples),
+			ull(st->bad_sample_offset));
 	if (st->features_damaged)
-		fprintf(out, "%16s: in the feature sections (see the error)\n",
+		fprintf(out,
+			"%16s: in the feature sections (see the warning), ignored\n",
 			"damage");
-	else if (st->damaged)
+	if (st->damaged)
 		fprintf(out,
 			"%16s: at offset %#llx (counts above: what was read before it)\n",
 			"damage", ull(st->damage_offset));

@@ -69,6 +69,18 @@ void ring_wake_check(struct perfring_ring *r, uint64_t head, bool force)
 		pr_debug("ring: wake-up write failed: %s", strerror(errno));
 }
 
+PR_HIDDEN void ring_drop_too_large(struct perfring_ring *r)
+{
+	if (r->mode & PERFRING_MODE_MULTI_PRODUCER) {
+		mp_drop(r, 1);
+		atomic_add_relaxed(&r->ext->too_large, 1);
+		return;
+	}
+	/* overwrite mode writes no LOST records */
+	sp_drop(r, !(r->mode & PERFRING_MODE_OVERWRITE));
+	WRITE_ONCE(r->ext->too_large, READ_ONCE(r->ext->too_large) + 1);
+}
+
 /* The cold paths stay out of line so the hot ones need no stack frame. */
 static __attribute__((noinline, cold)) int sp_paused(struct perfring_ring *r)
 {

@@ -12,6 +12,9 @@
 #include "internal.h"
 
 PR_HIDDEN void ring_sp_check(struct perfring_ring *r, uint64_t head);
+/* A record larger than @r takes (r->max_record): counted as lost, in a
+ * LOST record as any drop, and in ext->too_large for why. */
+PR_HIDDEN void ring_drop_too_large(struct perfring_ring *r);
 
 /* Room for @size bytes at @head of a sp_fast ring: not paused, no loss
  * waiting to be reported, and space by the cached tail. */

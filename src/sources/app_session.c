@@ -82,6 +82,7 @@ struct app_ring {
 	uint64_t held; /* bytes read, not yet released */
 	bool warming; /* read with pread() while its mapping is warmed */
 	uint64_t lost_taken; /* lost_pending written, not yet released */
+	uint64_t too_large_seen; /* its ext->too_large last read */
 	uint64_t size; /* data bytes */
 	uint32_t warned; /* 1 << enum app_warn */
 	uint64_t last_time;
@@ -909,12 +910,30 @@ static int convert_lost(struct app_session *s, struct app_ring *r,
 
 /* Converts what the ring holds; its space stays taken until
  * app_session_release().  -EFAULT: the ring died. */
+/* The producer's count of events too large for its ring (each one also in
+ * its LOST records): why some of its loss happened.  A claim of the
+ * program's, as its LOST records are; only growth is taken. */
+static void note_too_large(struct app_session *s, struct app_ring *r)
+{
+	struct perfring_ext *ext = perfring__ring_ext(r->ring);
+	uint64_t v;
+
+	if (!ext || perfring__ring_dead_cause(r->ring))
+		return;
+	v = READ_ONCE(ext->too_large);
+	if (v <= r->too_large_seen)
+		return;
+	s->st.too_large += v - r->too_large_seen;
+	r->too_large_seen = v;
+}
+
 static int drain_ring(struct app_session *s, struct app_ring *r)
 {
 	const struct perf_event_header *rec;
 	int64_t avail;
 	int n, err = 0;
 
+	note_too_large(s, r);
 	r->batch_done = 0;
 	avail = perfring_reader_begin(r->ring);
 	if (avail <= 0) {

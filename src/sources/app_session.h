@@ -49,6 +49,7 @@ struct app_session_stats {
 	uint64_t lost;
 	uint64_t lost_records;
 	uint64_t lost_implausible;
+	uint64_t too_large; /* of lost: events larger than a ring record */
 	/* What the recorder measured itself: */
 	uint64_t corrupt; /* records or ranges skipped as damaged */
 	uint64_t corrupt_bytes; /* ... their bytes */

@@ -28,6 +28,10 @@
  *                    program killed with SIGKILL has made that many
  *                    calls, or one more still in flight; [72 + t]
  *                    thread t's tid (its ring is <pid>-<tid>.ring)
+ *   --oversize N     first, the main thread emits N apptest:msg events
+ *                    with a 70000-byte blob, too large for any ring
+ *                    (each must return -E2BIG); the last line then adds
+ *                    "too_large T" (perfring_app_stats)
  *   --hold           once every thread is done, wait for SIGTERM or
  *                    SIGINT before printing and exiting (a recorder can
  *                    attach with -p after the others are gone)
@@ -38,6 +42,7 @@
  * back into n.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <fcntl.h>
 #include <perfring.h>
 #include <pthread.h>
@@ -56,6 +61,7 @@ static int forever, scribble, exit_early;
 static long rate;
 static unsigned long long snapshot_at = ~0ull;
 static uint64_t *counts; /* --counts: the shared words, or NULL */
+static unsigned long oversize; /* --oversize */
 
 enum {
 	COUNT_PID,
@@ -267,6 +273,8 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "--counts") && i + 1 < argc) {
 			if (counts_open(argv[++i]))
 				return 1;
+		} else if (!strcmp(argv[i], "--oversize") && i + 1 < argc) {
+			oversize = strtoul(argv[++i], NULL, 10);
 		} else if (!strcmp(argv[i], "--hold"))
 			hold = 1;
 		else if (!strcmp(argv[i], "--touch-after") && i + 2 < argc) {
@@ -294,6 +302,18 @@ int main(int argc, char **argv)
 				   &ev_begin) ||
 	    perfring_event_declare("apptest", "work_end", "u64 batch", &ev_end))
 		return 1;
+	for (unsigned long i = 0; i < oversize; i++) {
+		static unsigned char big[70000];
+		struct msg m = { (uint32_t)i };
+		struct perfring_var v[2] = { { "big", 0 },
+					     { big, sizeof(big) } };
+		int err = perfring_emitv(ev_msg, &m, sizeof(m), v, 2);
+
+		if (err != -E2BIG && perfring_app_active)
+			fprintf(stderr,
+				"apptrace: oversized event: %d, not -E2BIG\n",
+				err);
+	}
 	for (int i = 0; i < threads; i++)
 		pthread_create(&tids[i], NULL, worker, (void *)(uintptr_t)i);
 	for (int i = 0; i < threads; i++)
@@ -303,8 +323,8 @@ int main(int argc, char **argv)
 	if (hold)
 		sigwait(&stop_signals, &sig);
 	perfring_app_stats(&st);
-	printf("emitted %llu lost %llu rings %u\n",
+	printf("emitted %llu lost %llu rings %u too_large %llu\n",
 	       (unsigned long long)st.events, (unsigned long long)st.lost,
-	       st.rings);
+	       st.rings, (unsigned long long)st.too_large);
 	return 0;
 }

@@ -46,12 +46,14 @@ TOOLS_LDLIBS := $(shell pkg-config --libs libtraceevent libelf libdw libzstd zli
 	$(shell pkg-config --libs libunwind-generic)
 
 # Layers: libperfring (src/ring, src/app: libc only) -> libperfring-tools
-# (src/sources -> src/format -> src/record, src/report) -> tools/ (the
-# CLI, public headers only).  Stateless pieces both libraries need are
+# (src/sources, src/format -> src/machine, src/tracepoint -> src/coresight
+# -> src/record, src/report) -> tools/ (the CLI, public headers only);
+# docs/design.md section 1 draws them.  Stateless pieces both libraries need are
 # built into both (SHARED_SRC: each library keeps its own hidden copy).
 LIB_SRC := $(sort $(wildcard src/ring/*.c src/app/*.c))
 SHARED_SRC := src/ring/subbuf_page.c src/app/app_format.c
-TOOLS_SRC := $(sort $(wildcard src/sources/*.c src/format/*.c src/record/*.c src/report/*.c) $(SHARED_SRC))
+TOOLS_LAYERS := sources format machine tracepoint coresight record report
+TOOLS_SRC := $(sort $(wildcard $(TOOLS_LAYERS:%=src/%/*.c)) $(SHARED_SRC))
 INTERNAL_SRC := $(sort $(LIB_SRC) $(TOOLS_SRC))
 HDRS := include/perfring.h include/perfring/abi.h include/perfring/tools.h $(wildcard src/*/*.h)
 # Only the tools layer sees the tools' dependencies' headers.

@@ -19,8 +19,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "report/cs_decode.h"
-#include "report/cs_snapshot.h"
+#include "coresight/cs_decode.h"
+#include "coresight/cs_snapshot.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

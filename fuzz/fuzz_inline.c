@@ -18,9 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "report/inline.h"
-#include "report/srcline.h"
-#include "report/symbols.h"
+#include "machine/inline.h"
+#include "machine/srcline.h"
+#include "machine/symbols.h"
 #include "fuzz_file.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -23,7 +23,8 @@
 #include <unistd.h>
 #include "perfring/tools.h"
 #include "format/perf_reader.h"
-#include "report/report.h"
+#include "report/dump.h"
+#include "report/stats.h"
 #include "fuzz_file.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -19,7 +19,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 #include "perfring/tools.h"
-#include "record/aux_source.h"
+#include "coresight/aux_source.h"
 #include "fuzz_file.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "common/log.h"
-#include "report/tpfmt.h"
+#include "tracepoint/tpfmt.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -25,10 +25,10 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
-#include "harness.h"
-#include "stress.h"
 #include "ring/barrier.h"
 #include "sources/app_session.h"
+#include "harness.h"
+#include "stress.h"
 
 #define THREADS 4
 #define EVENTS 60000

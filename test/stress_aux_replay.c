@@ -22,9 +22,9 @@
 #include <time.h>
 #include <unistd.h>
 #include "perfring/tools.h"
+#include "format/auxtrace.h"
 #include "harness.h"
 #include "stress.h"
-#include "format/auxtrace.h"
 
 static char dir[600], buf_path[700];
 static unsigned char *src;

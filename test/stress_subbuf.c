@@ -15,9 +15,9 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include "ring/subbuf.h"
 #include "harness.h"
 #include "stress.h"
-#include "ring/subbuf.h"
 
 #define PAYLOAD_MAX 200
 

@@ -28,8 +28,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "perfring.h"
-#include "harness.h"
 #include "ring/private.h"
+#include "harness.h"
 
 #define T_TYPE 71
 

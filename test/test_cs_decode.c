@@ -15,9 +15,9 @@
 #include <string.h>
 
 #include <perfring/tools.h>
+#include "coresight/cs_decode.h"
+#include "coresight/cs_snapshot.h"
 #include "harness.h"
-#include "report/cs_decode.h"
-#include "report/cs_snapshot.h"
 
 struct vfile {
 	char name[64];

@@ -32,11 +32,12 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include "harness.h"
 #include "perfring.h"
 #include "format/perf_data.h"
 #include "format/perf_reader.h"
-#include "report/report.h"
+#include "report/dump.h"
+#include "report/stats.h"
+#include "harness.h"
 
 static char dir[] = "/tmp/perfring-reader.XXXXXX";
 static const char *cli, *wl;

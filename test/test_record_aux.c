@@ -31,12 +31,12 @@
 #include <time.h>
 #include <unistd.h>
 #include "perfring/tools.h"
-#include "harness.h"
+#include "coresight/aux_source.h"
 #include "format/auxtrace.h"
 #include "format/perf_data.h"
 #include "format/perf_reader.h"
-#include "record/aux_source.h"
 #include "sources/source.h"
+#include "harness.h"
 
 static char data_dir[512];
 

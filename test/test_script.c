@@ -27,10 +27,10 @@
 #include <event-utils.h>
 #include <stdarg.h>
 #include <perfring.h>
-#include "harness.h"
 #include "format/tracing_data.h"
-#include "report/threads.h"
-#include "report/tpfmt.h"
+#include "machine/threads.h"
+#include "tracepoint/tpfmt.h"
+#include "harness.h"
 
 #define TRACEFS "/sys/kernel/tracing"
 

@@ -15,9 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "perfring/tools.h"
-#include "harness.h"
 #include "ring/subbuf.h"
 #include "sources/tracefs.h"
+#include "harness.h"
 
 static uint8_t page[4096];
 static uint32_t pos;

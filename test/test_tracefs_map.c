@@ -33,8 +33,8 @@
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <unistd.h>
-#include "harness.h"
 #include "sources/tracefs.h"
+#include "harness.h"
 
 static struct tfs_instance inst;
 static int open_fds[16];

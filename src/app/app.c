@@ -40,10 +40,10 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+#include "../common/opts.h"
 #include "../ring/clock_fast.h"
 #include "../ring/output_fast.h"
 #include "app_format.h"
-#include "../common/opts.h"
 
 #define DEFAULT_RING_SIZE (1u << 20)
 #define MAX_EVENTS 4096

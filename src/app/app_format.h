@@ -5,8 +5,8 @@
  * derive from it, and the ftrace-style format text the recorder puts into
  * TRACING_DATA so perf and libtraceevent decode the events.
  */
-#ifndef PERFRING_SOURCES_APP_FORMAT_H
-#define PERFRING_SOURCES_APP_FORMAT_H
+#ifndef PERFRING_APP_APP_FORMAT_H
+#define PERFRING_APP_APP_FORMAT_H
 
 #include <stdbool.h>
 #include <stddef.h>

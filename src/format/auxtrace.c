@@ -12,10 +12,10 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "auxtrace.h"
-#include "perf_reader.h"
 #include "../common/log.h"
+#include "auxtrace.h"
 #include "load.h"
+#include "perf_reader.h"
 
 static unsigned long long ull(uint64_t v)
 {

@@ -71,9 +71,9 @@
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
+#include "../common/log.h"
 #include "perf_data.h"
 #include "perf_reader.h"
-#include "../common/log.h"
 
 #define PD_MAGIC 0x32454c4946524550ull /* "PERFILE2" */
 #define PD_FILE_HEADER_SIZE 104

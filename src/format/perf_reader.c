@@ -59,9 +59,9 @@
 #include <zstd.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "perf_reader.h"
 #include "../common/log.h"
 #include "load.h"
+#include "perf_reader.h"
 
 #define PRD_MAGIC 0x32454c4946524550ull /* "PERFILE2" */
 #define PRD_MAGIC_SWAPPED 0x50455246494c4532ull

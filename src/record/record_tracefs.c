@@ -26,14 +26,14 @@
 #include <time.h>
 #include <unistd.h>
 #include "perfring/tools.h"
+#include "../common/opts.h"
 #include "../format/out_file.h"
 #include "../format/trace_dat.h"
 #include "../sources/stale.h"
 #include "../sources/tracefs.h"
-#include "child.h"
-#include "session.h"
+#include "../sources/child.h"
+#include "../sources/session.h"
 #include "tracefs_source.h"
-#include "../common/opts.h"
 
 #define FORMAT_MAX (1u << 20)
 #define TABLE_MAX (256u << 20)

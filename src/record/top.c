@@ -35,9 +35,9 @@
 #include "perfring/tools.h"
 #include "../common/log.h"
 #include "../common/opts.h"
-#include "../report/threads.h"
+#include "../machine/threads.h"
 #include "../sources/perf_event.h"
-#include "session.h"
+#include "../sources/session.h"
 #include "synth.h"
 #include "top.h"
 

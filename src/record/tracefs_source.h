@@ -12,7 +12,7 @@
 
 #include <stdbool.h>
 #include "perfring/tools.h"
-#include "session.h"
+#include "../sources/session.h"
 
 struct tfs_source;
 

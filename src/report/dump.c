@@ -20,11 +20,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "report.h"
+#include "perfring/tools.h"
+#include "../common/opts.h"
 #include "../format/group_desc.h"
+#include "../format/load.h"
 #include "../format/perf_data.h"
 #include "../format/perf_reader.h"
-#include "../format/load.h"
+#include "dump.h"
 
 struct dump {
 	FILE *out;
@@ -786,4 +788,22 @@ int report_dump(const char *path, FILE *out, bool hex)
 		ret = -errno;
 	prd_close(f);
 	return ret;
+}
+
+PERFRING_API int perfring_dump(const char *path, FILE *out)
+{
+	if (!path || !out)
+		return -EINVAL;
+	return report_dump(path, out, false);
+}
+
+PERFRING_API int perfring_dump_opts(const struct perfring_dump_opts *opts,
+				    FILE *out)
+{
+	struct perfring_dump_opts o;
+
+	if (!opts || !out || !OPTS_VALID(opts))
+		return -EINVAL;
+	OPTS_COPY(&o, opts);
+	return report_dump(o.input ? o.input : "perf.data", out, o.hex);
 }

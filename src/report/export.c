@@ -50,14 +50,14 @@
 #include "perfring/tools.h"
 #include "../common/log.h"
 #include "../common/opts.h"
+#include "../common/outbuf.h"
 #include "../format/perf_reader.h"
 #include "../format/trace_dat.h"
-#include "intern.h"
-#include "outbuf.h"
+#include "../machine/intern.h"
+#include "../machine/threads.h"
+#include "../machine/unwind.h"
+#include "../tracepoint/tracedat_lines.h"
 #include "pprof.h"
-#include "report.h"
-#include "threads.h"
-#include "unwind.h"
 
 #define MAX_CPUS 65536 /* sched_switch CPUs tracked (more: ignored) */
 #define MAX_STACKS (1u << 22) /* distinct stacks kept (more: lumped) */

@@ -11,7 +11,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include "threads.h"
+#include "../machine/threads.h"
 
 struct sample_filter {
 	int32_t *pids, *tids;

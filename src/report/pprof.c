@@ -34,10 +34,10 @@
 #include <time.h>
 #include <zlib.h>
 #include "../common/log.h"
-#include "intern.h"
+#include "../machine/intern.h"
+#include "../machine/srcline.h"
+#include "../machine/unwind.h"
 #include "pprof.h"
-#include "srcline.h"
-#include "unwind.h"
 
 #define MAX_SAMPLE_KEYS (1u << 22) /* distinct samples kept (more: lumped) */
 

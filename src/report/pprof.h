@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "../format/perf_reader.h"
-#include "threads.h"
+#include "../machine/threads.h"
 
 struct pprof;
 

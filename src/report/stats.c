@@ -11,8 +11,10 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
-#include "report.h"
+#include "perfring/tools.h"
+#include "../common/opts.h"
 #include "../format/perf_reader.h"
+#include "stats.h"
 
 static unsigned long long ull(uint64_t v)
 {
@@ -107,4 +109,11 @@ int report_stats(const char *path, FILE *out)
 int report_stats_perf(const char *path, FILE *out)
 {
 	return stats_of(path, out, false);
+}
+
+PERFRING_API int perfring_stats(const char *path, FILE *out)
+{
+	if (!path || !out)
+		return -EINVAL;
+	return report_stats(path, out);
 }

@@ -12,8 +12,8 @@
  * docs/design.md.  Shared-memory words are plain uint64_t/uint32_t in the
  * wire ABI, accessed through these casts.
  */
-#ifndef PERFRING_BARRIER_H
-#define PERFRING_BARRIER_H
+#ifndef PERFRING_RING_BARRIER_H
+#define PERFRING_RING_BARRIER_H
 
 #include <stdatomic.h>
 
@@ -51,4 +51,4 @@
 #define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
 
-#endif /* PERFRING_BARRIER_H */
+#endif /* PERFRING_RING_BARRIER_H */

@@ -19,8 +19,8 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
-#include "internal.h"
 #include "../common/opts.h"
+#include "internal.h"
 
 #include "clock_fast.h"
 

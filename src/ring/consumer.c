@@ -22,8 +22,8 @@
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <unistd.h>
-#include "internal.h"
 #include "../common/opts.h"
+#include "internal.h"
 
 /* epoll_event.data: 0 is the consumer's own eventfd, else index + 1. */
 #define SELF_WAKE 0

@@ -8,8 +8,8 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 #include "perfring.h"
-#include "barrier.h"
 #include "../common/log.h"
+#include "barrier.h"
 #include "private.h"
 
 /*

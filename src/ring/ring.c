@@ -19,8 +19,8 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "internal.h"
 #include "../common/opts.h"
+#include "internal.h"
 
 #define DEFAULT_DATA_SIZE (1u << 20)
 #define MAX_DATA_SIZE (1ull << 40)

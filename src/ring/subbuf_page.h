@@ -17,8 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "perfring.h"
-#include "barrier.h"
 #include "../common/log.h"
+#include "barrier.h"
 
 _Static_assert(sizeof(struct perfring_subbuf_meta) == 80,
 	       "struct trace_buffer_meta is 80 bytes");

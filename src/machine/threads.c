@@ -26,7 +26,6 @@
 #include "../common/log.h"
 #include "../format/perf_reader.h"
 #include "threads.h"
-#include "unwind.h"
 
 struct thread_alloc {
 	struct thread t;
@@ -227,7 +226,8 @@ void machine_exit(struct machine *m)
 	free(m->strs);
 	free(m->kmaps.v);
 	free(m->tab);
-	unwind_machine_exit(m);
+	if (m->unwinder_free)
+		m->unwinder_free(m);
 	dsos_exit(&m->dsos);
 	memset(m, 0, sizeof(*m));
 }

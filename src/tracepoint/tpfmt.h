@@ -9,13 +9,13 @@
  * same text, several times faster); anything else goes through
  * libtraceevent itself.
  */
-#ifndef PERFRING_REPORT_TPFMT_H
-#define PERFRING_REPORT_TPFMT_H
+#ifndef PERFRING_TRACEPOINT_TPFMT_H
+#define PERFRING_TRACEPOINT_TPFMT_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "outbuf.h"
+#include "../common/outbuf.h"
 
 struct tpfmt;
 

@@ -7,8 +7,8 @@
  * resolved to map, dso and symbol from here, the way perf's machine.c
  * does.  Lookups allocate nothing.
  */
-#ifndef PERFRING_REPORT_THREADS_H
-#define PERFRING_REPORT_THREADS_H
+#ifndef PERFRING_MACHINE_THREADS_H
+#define PERFRING_MACHINE_THREADS_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -73,7 +73,11 @@ struct machine {
 	char **strs; /* comm strings, owned */
 	uint32_t nr_strs, cap_strs;
 	bool host_decided;
-	struct unwinder *unwinder; /* unwind.c's, made on first use */
+	/* unwind.c's state, made on first use, with what frees it at
+	 * machine_exit() (unwind.c sets both: threads.c knows nothing of
+	 * unwinding) */
+	struct unwinder *unwinder;
+	void (*unwinder_free)(struct machine *m);
 };
 
 int machine_init(struct machine *m);

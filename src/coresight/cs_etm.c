@@ -26,7 +26,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include "source.h"
+#include "../sources/source.h"
 
 #define CS_MAGIC_V3 0x3030303030303030ULL
 #define CS_MAGIC_V4 0x4040404040404040ULL

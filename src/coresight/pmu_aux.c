@@ -24,8 +24,8 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-#include "source.h"
 #include "../common/log.h"
+#include "../sources/source.h"
 
 struct pmu_buf {
 	struct pr_source_buf *sb;

@@ -4,8 +4,8 @@
  * device files, trace.ini): "[section]" and "key=value" lines, ';' and
  * '#' comments.  Read by the replay source and by the snapshot decoder.
  */
-#ifndef PERFRING_SOURCES_CS_INI_H
-#define PERFRING_SOURCES_CS_INI_H
+#ifndef PERFRING_CORESIGHT_CS_INI_H
+#define PERFRING_CORESIGHT_CS_INI_H
 
 #include <stddef.h>
 

@@ -7,8 +7,8 @@
  * Tables are loaded on first use, kept as arrays sorted by address and
  * searched by bisection; no allocation on the lookup path.
  */
-#ifndef PERFRING_REPORT_SYMBOLS_H
-#define PERFRING_REPORT_SYMBOLS_H
+#ifndef PERFRING_MACHINE_SYMBOLS_H
+#define PERFRING_MACHINE_SYMBOLS_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -8,12 +8,12 @@
  * with a writer of its own; perfring_record() beside its other sources,
  * through its writer (aux_source_open(..., true, ...)).
  */
-#ifndef PERFRING_RECORD_AUX_SOURCE_H
-#define PERFRING_RECORD_AUX_SOURCE_H
+#ifndef PERFRING_CORESIGHT_AUX_SOURCE_H
+#define PERFRING_CORESIGHT_AUX_SOURCE_H
 
 #include <stdbool.h>
 #include "perfring/tools.h"
-#include "session.h"
+#include "../sources/session.h"
 
 struct aux_source;
 struct pd_writer;

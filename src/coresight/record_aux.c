@@ -42,14 +42,14 @@
 #include "perfring/tools.h"
 #include "../common/log.h"
 #include "../common/opts.h"
-#include "aux_source.h"
-#include "session.h"
-#include "../sources/source.h"
-#include "../sources/perf_event.h"
+#include "../format/auxtrace.h"
 #include "../format/out_file.h"
 #include "../format/perf_data.h"
 #include "../format/perf_reader.h"
-#include "../format/auxtrace.h"
+#include "../sources/session.h"
+#include "../sources/perf_event.h"
+#include "../sources/source.h"
+#include "aux_source.h"
 
 /* Here a zero field means the default. */
 #define OPT(o, f, def) OPTS_GET_NZ(o, f, def)

@@ -8,8 +8,8 @@
  * buffers into trace.dat), perfring_record_tracefs() its one, and
  * perfring_record_aux() its AUX source (data rings and AUX areas).
  */
-#ifndef PERFRING_RECORD_SESSION_H
-#define PERFRING_RECORD_SESSION_H
+#ifndef PERFRING_SOURCES_SESSION_H
+#define PERFRING_SOURCES_SESSION_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -482,6 +482,22 @@ static unw_accessors_t accessors = {
 
 /* ---- entry points ------------------------------------------------------- */
 
+/* The machine's exit hook: frees what unwinder_of() made. */
+static void unwinder_free(struct machine *m)
+{
+	struct unwinder *u = m->unwinder;
+
+	if (!u)
+		return;
+	for (uint32_t i = 0; u->tab && i <= u->mask; i++)
+		if (u->tab[i].mapped)
+			munmap((void *)u->tab[i].data, u->tab[i].size);
+	free(u->tab);
+	unw_destroy_addr_space(u->as);
+	free(u);
+	m->unwinder = NULL;
+}
+
 static struct unwinder *unwinder_of(struct machine *m)
 {
 	struct unwinder *u = m->unwinder;
@@ -498,6 +514,7 @@ static struct unwinder *unwinder_of(struct machine *m)
 	}
 	unw_set_caching_policy(u->as, UNW_CACHE_NONE);
 	m->unwinder = u;
+	m->unwinder_free = unwinder_free;
 	return u;
 }
 
@@ -544,19 +561,4 @@ unsigned unwind_user_stack(struct machine *m, struct thread *t,
 			ips[n++] = pc;
 	}
 	return n;
-}
-
-void unwind_machine_exit(struct machine *m)
-{
-	struct unwinder *u = m->unwinder;
-
-	if (!u)
-		return;
-	for (uint32_t i = 0; u->tab && i <= u->mask; i++)
-		if (u->tab[i].mapped)
-			munmap((void *)u->tab[i].data, u->tab[i].size);
-	free(u->tab);
-	unw_destroy_addr_space(u->as);
-	free(u);
-	m->unwinder = NULL;
 }

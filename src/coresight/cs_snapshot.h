@@ -6,8 +6,8 @@
  * buffer.  Everything read is untrusted: sizes are bounded, numbers
  * checked, damage reported with the file and line.
  */
-#ifndef PERFRING_REPORT_CS_SNAPSHOT_H
-#define PERFRING_REPORT_CS_SNAPSHOT_H
+#ifndef PERFRING_CORESIGHT_CS_SNAPSHOT_H
+#define PERFRING_CORESIGHT_CS_SNAPSHOT_H
 
 #include <stddef.h>
 #include <stdint.h>

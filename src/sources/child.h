@@ -4,8 +4,8 @@
  * the recorder is ready (so its very first instructions are recorded),
  * then released; an exec failure comes back through a pipe.
  */
-#ifndef PERFRING_RECORD_CHILD_H
-#define PERFRING_RECORD_CHILD_H
+#ifndef PERFRING_SOURCES_CHILD_H
+#define PERFRING_SOURCES_CHILD_H
 
 #include <sys/types.h>
 

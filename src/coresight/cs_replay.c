@@ -31,9 +31,9 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include "source.h"
-#include "cs_ini.h"
 #include "../common/log.h"
+#include "../sources/source.h"
+#include "cs_ini.h"
 
 #define INI_MAX (1u << 20)
 #define INI_MAX_ENTRIES 65536

@@ -13,15 +13,15 @@
  * trc_pkt_lister, so the lines starting "Idx:" or "ID:" can be compared
  * with its output.
  */
-#ifndef PERFRING_REPORT_CS_DECODE_H
-#define PERFRING_REPORT_CS_DECODE_H
+#ifndef PERFRING_CORESIGHT_CS_DECODE_H
+#define PERFRING_CORESIGHT_CS_DECODE_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <opencsd/c_api/opencsd_c_api.h>
 
-#include "outbuf.h"
+#include "../common/outbuf.h"
 
 struct csd;
 

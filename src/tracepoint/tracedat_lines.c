@@ -17,7 +17,7 @@
 #include "perfring/tools.h"
 #include "../format/trace_dat.h"
 #include "../ring/subbuf_page.h"
-#include "report.h"
+#include "tracedat_lines.h"
 
 struct cpu_it {
 	const struct tdat_file *f;

@@ -7,8 +7,8 @@
  * read only through bounds-checked accessors; code and unwind tables come
  * from the ELF files the thread's MMAP/MMAP2 maps name.
  */
-#ifndef PERFRING_REPORT_UNWIND_H
-#define PERFRING_REPORT_UNWIND_H
+#ifndef PERFRING_MACHINE_UNWIND_H
+#define PERFRING_MACHINE_UNWIND_H
 
 #include <stdint.h>
 #include "../format/perf_reader.h"
@@ -36,8 +36,5 @@ bool unwind_sample_has_stack(const struct prd_sample *s);
 unsigned unwind_user_stack(struct machine *m, struct thread *t,
 			   const struct prd_sample *s, uint64_t *ips,
 			   unsigned max);
-
-/* Frees @m's unwinder (machine_exit() calls it). */
-void unwind_machine_exit(struct machine *m);
 
 #endif

@@ -12,8 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cs_ini.h"
 #include "../common/log.h"
+#include "cs_ini.h"
 
 PR_HIDDEN int cs_read_file(int dirfd, const char *name, size_t max, char **data,
 			   size_t *len)

@@ -14,9 +14,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cs_snapshot.h"
-#include "../sources/cs_ini.h"
 #include "../common/log.h"
+#include "cs_ini.h"
+#include "cs_snapshot.h"
 
 #define INI_MAX (1u << 20) /* bytes of one .ini file */
 #define INI_MAX_ENTRIES 65536

@@ -4,8 +4,8 @@
  * go into one big buffer that is handed to the FILE with fwrite() when it
  * fills (or at the end), numbers are formatted by hand.
  */
-#ifndef PERFRING_REPORT_OUTBUF_H
-#define PERFRING_REPORT_OUTBUF_H
+#ifndef PERFRING_COMMON_OUTBUF_H
+#define PERFRING_COMMON_OUTBUF_H
 
 #include <errno.h>
 #include <stdbool.h>

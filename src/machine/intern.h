@@ -4,8 +4,8 @@
  * packed keys) to ids 1..nr in insertion order, the keys kept for reading
  * back; and arrays of u64 that grow to the index written.
  */
-#ifndef PERFRING_REPORT_INTERN_H
-#define PERFRING_REPORT_INTERN_H
+#ifndef PERFRING_MACHINE_INTERN_H
+#define PERFRING_MACHINE_INTERN_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -5,8 +5,8 @@
  * .gnu_debuglink and /usr/lib/debug/.build-id lookups), without running
  * addr2line.  One dwfl per object, made on first use and kept.
  */
-#ifndef PERFRING_REPORT_SRCLINE_H
-#define PERFRING_REPORT_SRCLINE_H
+#ifndef PERFRING_MACHINE_SRCLINE_H
+#define PERFRING_MACHINE_SRCLINE_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cs_decode.h"
 #include "../common/log.h"
+#include "cs_decode.h"
 
 /*
  * OpenCSD 1.3.3's C API never frees the element output object that

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Reports over a perf.data (the report layer, above src/format): what
- * `perfring dump` and `perfring stats` print.
+ * A trace.dat's events in time order, as trace-cmd report prints them
+ * (text lines, with libtraceevent) or as data (fields by name): what
+ * script merges with a perf.data, export draws and `perfring script` /
+ * `stats` / `dump` print for a trace.dat.
  */
-#ifndef PERFRING_REPORT_REPORT_H
-#define PERFRING_REPORT_REPORT_H
+#ifndef PERFRING_TRACEPOINT_TRACEDAT_LINES_H
+#define PERFRING_TRACEPOINT_TRACEDAT_LINES_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -79,35 +81,5 @@ uint32_t tdat_lines_nr_cpus(const struct tdat_lines *l);
 /* What trace-cmd report prints for a trace.dat: "cpus=N", then every
  * event.  Returns as tdat_script_lines(). */
 int tdat_report(const char *path, FILE *out);
-
-/*
- * Every record of @path ("-": standard input) with its offset, size, type
- * and decoded fields, in file order, like `perf report -D`; @hex: each
- * after perf -D's raw block (offset@file, type, the bytes in hex).  Returns 0 or
- * -errno; on damage everything before it is printed and -EBADMSG returned
- * (the log says where).
- */
-int report_dump(const char *path, FILE *out, bool hex);
-
-struct prd_file;
-struct prd_event;
-/*
- * A record other than a sample as perf_event__fprintf() prints it (what
- * `perf script --show-task-events` shows after the sample fields, and the
- * dump's text after the offset): "PERF_RECORD_COMM exec: ls:12/12\n".
- * Returns 1 when printed, 0 for a sample or an unknown type, -errno of a
- * write error.
- */
-int report_record_text(FILE *out, struct prd_file *f,
-		       const struct prd_event *ev);
-
-/*
- * Record counts per type, samples and lost samples per event, lost events
- * and lost samples, like `perf report --stats`.  On damage the counts of
- * what was read are printed and -EBADMSG returned.
- */
-int report_stats(const char *path, FILE *out);
-/* perf report --stats: the same without the lost and damage lines. */
-int report_stats_perf(const char *path, FILE *out);
 
 #endif

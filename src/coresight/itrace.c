@@ -20,14 +20,14 @@
 #include "perfring/tools.h"
 #include "../common/log.h"
 #include "../common/opts.h"
+#include "../common/outbuf.h"
 #include "../format/auxtrace.h"
 #include "../format/out_file.h"
 #include "../format/perf_reader.h"
 #include "../format/safe_open.h"
+#include "../machine/symbols.h"
 #include "cs_decode.h"
 #include "cs_snapshot.h"
-#include "outbuf.h"
-#include "symbols.h"
 
 /* ---- counts by address pair (AutoFDO ranges and branches) ---- */
 

@@ -6,8 +6,8 @@
  * The file is another program's: every line is checked, a bad one
  * skipped and counted.
  */
-#ifndef PERFRING_REPORT_PERFMAP_H
-#define PERFRING_REPORT_PERFMAP_H
+#ifndef PERFRING_MACHINE_PERFMAP_H
+#define PERFRING_MACHINE_PERFMAP_H
 
 #include <stddef.h>
 #include <stdint.h>

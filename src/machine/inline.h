@@ -6,8 +6,8 @@
  * libdw through the objects' dwfl modules (srcline.h).  Looked up once
  * per (object, address) and kept.
  */
-#ifndef PERFRING_REPORT_INLINE_H
-#define PERFRING_REPORT_INLINE_H
+#ifndef PERFRING_MACHINE_INLINE_H
+#define PERFRING_MACHINE_INLINE_H
 
 #include <stdint.h>
 #include "srcline.h"

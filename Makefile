@@ -52,7 +52,7 @@ TOOLS_LDLIBS := $(shell pkg-config --libs libtraceevent libelf libdw libzstd zli
 # built into both (SHARED_SRC: each library keeps its own hidden copy).
 LIB_SRC := $(sort $(wildcard src/ring/*.c src/app/*.c))
 SHARED_SRC := src/ring/subbuf_page.c src/app/app_format.c
-TOOLS_LAYERS := sources format machine tracepoint coresight record report
+TOOLS_LAYERS := sources format machine tracepoint coresight fleet record report
 TOOLS_SRC := $(sort $(wildcard $(TOOLS_LAYERS:%=src/%/*.c)) $(SHARED_SRC))
 INTERNAL_SRC := $(sort $(LIB_SRC) $(TOOLS_SRC))
 HDRS := include/perfring.h include/perfring/abi.h include/perfring/tools.h $(wildcard src/*/*.h)

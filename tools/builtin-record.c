@@ -189,7 +189,11 @@ static void record_usage(void)
 	       "                [--replay-cs DIR|PERF_DATA [--rate BYTES/S] [--loops N] [--chunk SIZE]\n"
 	       "                [--replay-cpu CPU] [--cs-header-version 1|2] [-m DATA,AUX]]\n"
 	       "                [--pprof PROFILE.pb.gz] [-- COMMAND [ARGS]]\n"
+	       "                [--push clickhouse|pyroscope|parca=http://HOST:PORT]... [--push-every SECS]\n"
+	       "                [--label KEY=VALUE]... [--spool DIR] [--spool-size SIZE]\n"
 	       "  --pprof: also write a pprof profile of the recording at the end\n"
+	       "  --push: every --push-every seconds (10) the interval's samples, symbolized\n"
+	       "  here, go to the stores (-o /dev/null: nothing kept locally)\n"
 	       "  --tracefs-event: ftrace events of the same run, from the tracefs per-CPU\n"
 	       "  buffers into OUTPUT.trace.dat (perfring script merges the two files)\n"
 	       "  --replay-cs: AUX trace (CoreSight, replayed) of the same run, into the perf.data\n"
@@ -383,6 +387,19 @@ static void record_summary(const struct perfring_record_opts *ro,
 	app_summary(st);
 }
 
+/* --push and its options. */
+static void push_opts_from(const struct record_args *ra,
+			   struct perfring_push_opts *po)
+{
+	po->sinks = ra->push;
+	po->nr_sinks = ra->nr_push;
+	po->every = ra->push_every;
+	po->labels = ra->labels;
+	po->nr_labels = ra->nr_labels;
+	po->spool = ra->spool;
+	po->spool_bytes = ra->spool_bytes;
+}
+
 int cmd_record_perf(const struct record_args *ra)
 {
 	static struct perfring_tracefs_stats ts = { .sz = sizeof(ts) };
@@ -393,6 +410,8 @@ int cmd_record_perf(const struct record_args *ra)
 		      .buffer_percent = -1);
 	PERFRING_OPTS(perfring_record_aux_opts, ao, .control_fd = -1,
 		      .replay_cpu = -1);
+	PERFRING_OPTS(perfring_push_opts, po);
+	static struct perfring_push_stats ps = { .sz = sizeof(ps) };
 	int err;
 
 	if (ra->help) {
@@ -427,6 +446,11 @@ int cmd_record_perf(const struct record_args *ra)
 	if (!ra->quiet && isatty(STDERR_FILENO) &&
 	    (!ro.output || strcmp(ro.output, "-")))
 		ro.progress = record_progress;
+	if (ra->nr_push) {
+		push_opts_from(ra, &po);
+		ro.push = &po;
+		ro.push_stats = &ps;
+	}
 	err = perfring_record(&ro, &st);
 	if (ro.progress)
 		fprintf(stderr, "\r\033[K");
@@ -436,6 +460,8 @@ int cmd_record_perf(const struct record_args *ra)
 		tracefs_part_summary(&ro, &ts);
 	if (!ra->quiet && ro.aux && (!err || as.aux_bytes))
 		record_aux_part_summary(&as);
+	if (!ra->quiet && ro.push)
+		push_summary(&ps);
 	if (err)
 		return 1;
 	if (ra->pprof) {

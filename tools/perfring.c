@@ -43,6 +43,7 @@ static const struct command {
 	{ "report", NULL, cmd_report },
 	{ "export", NULL, cmd_export },
 	{ "top", NULL, cmd_top },
+	{ "push", NULL, cmd_push },
 };
 
 static void usage(FILE *f)
@@ -56,6 +57,8 @@ static void usage(FILE *f)
 		"  record --tracefs -e SYS:EVENT...  ftrace's mapped buffers into trace.dat\n"
 		"  top [-a|-p PID] [-e EVENT] [-g] [-d SECS] [--iterations N]\n"
 		"                                     live hot-symbol table (perf top --stdio)\n"
+		"  record ... --push SINK=URL        + samples to ClickHouse, Pyroscope, Parca\n"
+		"  push --spool DIR SINK=URL          deliver what a recording spooled\n"
 		"  list                               events record accepts\n"
 		"  demo [-n N] [-s BYTES] [-m SIZE] [--drop]\n"
 		"                                     two-process ring demo: a producer\n"

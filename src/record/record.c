@@ -31,6 +31,7 @@
 #include "../common/log.h"
 #include "../common/opts.h"
 #include "../coresight/aux_source.h"
+#include "../fleet/fleet.h"
 #include "../format/compress.h"
 #include "../format/out_file.h"
 #include "../format/perf_data.h"
@@ -142,6 +143,7 @@ struct session {
 	/* AUX trace of the same run (opts->aux), or NULL. */
 	struct aux_source *aux;
 	struct rec_session rs; /* the loop over the sources */
+	struct fleet *fleet; /* --push, or NULL */
 };
 
 static uint64_t now_ms(void)
@@ -235,6 +237,9 @@ static void scan(struct session *s, const void *const ptr[2],
 		if (s->hits)
 			dso_hits_note_pieces(s->hits, ptr, len, pieces, off,
 					     h.size);
+		if (s->fleet)
+			fleet_feed_pieces(s->fleet, ptr, len, pieces, off,
+					  h.size);
 		switch (h.type) {
 		case PERF_RECORD_SAMPLE:
 			s->st.samples++;
@@ -747,6 +752,7 @@ static bool pd_prepare(void *ctx)
 /* Every pass drains every forward ring: the timeout also flushes sparse
  * events stuck below the watermark, which perf leaves in the buffers. */
 static int switch_output(struct session *s);
+static int push_synthesize(struct session *s);
 
 static int pd_pass(void *ctx)
 {
@@ -768,6 +774,8 @@ static int pd_pass(void *ctx)
 	if (!err &&
 	    switch_output_due(&s->so, pd_writer_data_bytes(s->w), now_ms()))
 		err = switch_output(s);
+	if (!err && s->fleet && fleet_tick(s->fleet))
+		err = push_synthesize(s);
 	return err;
 }
 
@@ -1171,6 +1179,46 @@ static int synthesize(struct session *s)
 	if (!err)
 		err = pd_writer_finish_round(s->w);
 	s->st.records += sy.records;
+	return err ? err : push_synthesize(s);
+}
+
+/* --push: the same records for the collector (at the start, and when its
+ * tables were rebuilt), straight from /proc. */
+static int push_synthesize(struct session *s)
+{
+	struct synth sy = { .sink = fleet_synth_sink,
+			    .sink_ctx = s->fleet,
+			    .sample_type = s->events[0].attr.sample_type,
+			    .id = s->events[0].nr_ids ? s->events[0].ids[0] :
+							0 };
+	int err;
+
+	if (!s->fleet)
+		return 0;
+	err = synth_kernel(&sy);
+	if (!err && (s->all || (s->cpu_list && !s->argv)))
+		err = synth_all(&sy);
+	else if (!err && (s->pid_list || s->tid_list))
+		for (int i = 0; i < s->nr_tids && !err; i++)
+			err = synth_process(&sy, s->tids[i]);
+	else if (!err && s->argv)
+		err = synth_process(&sy, s->cmd.pid);
+	return err == -ENOMEM ? err : 0;
+}
+
+/* --push: the stores' threads started, the events' samples collected. */
+static int push_open(struct session *s)
+{
+	const struct perfring_push_opts *po = OPTS_GET(s->o, push, NULL);
+	int err;
+
+	if (!po)
+		return 0;
+	err = fleet_open(po, s->clockid, &s->fleet);
+	for (int i = 0; i < s->el.nr_events && !err; i++)
+		err = fleet_add_event(s->fleet, &s->events[i].attr,
+				      s->events[i].name, s->events[i].ids,
+				      s->events[i].nr_ids);
 	return err;
 }
 
@@ -1203,7 +1251,8 @@ static int extras_open(struct session *s)
 	}
 	/* perf's process_buildids: the DSOs hit get their build-ids in the
 	 * header (not in a pipe: no header; not with -B). */
-	if (!s->pipe && !OPTS_GET(s->o, no_buildid, false)) {
+	if (!s->pipe && !OPTS_GET(s->o, no_buildid, false) &&
+	    !(s->fleet && !strcmp(output_path(s->o), "/dev/null"))) {
 		s->hits = dso_hits_new(s->events[0].attr.sample_type);
 		if (!s->hits)
 			return -ENOMEM;
@@ -1357,6 +1406,8 @@ static int session_start(struct session *s, const struct app_session_cb *cb)
 				     s->nr_tids, s->data_bytes, false);
 	if (!err)
 		err = aux_open(s);
+	if (!err)
+		err = push_open(s);
 	if (!err)
 		err = extras_open(s);
 	if (err)
@@ -1640,6 +1691,8 @@ PERFRING_API int perfring_record(const struct perfring_record_opts *o,
 		}
 	}
 	reap_command(&s);
+	if (s.fleet) /* the last interval, delivered or spooled */
+		fleet_close(s.fleet, OPTS_GET(o, push_stats, NULL));
 	err = session_finish(&s, err);
 	session_close(&s);
 	app_session_close(s.app);

@@ -57,6 +57,7 @@
 #include "../machine/threads.h"
 #include "../machine/unwind.h"
 #include "../tracepoint/tracedat_lines.h"
+#include "fleet_report.h"
 #include "pprof.h"
 
 #define MAX_CPUS 65536 /* sched_switch CPUs tracked (more: ignored) */
@@ -1574,7 +1575,8 @@ static int tab_grow(struct exp *e)
 	return 0;
 }
 
-static int tab_add(struct exp *e, const char *key, size_t len, bool force)
+static int tab_add_n(struct exp *e, const char *key, size_t len, bool force,
+		     uint64_t count)
 {
 	uint64_t h;
 	size_t j;
@@ -1591,7 +1593,7 @@ static int tab_add(struct exp *e, const char *key, size_t len, bool force)
 		s = &e->tab[j];
 		if (s->hash == h && s->len == len &&
 		    !memcmp(s->key, key, len)) {
-			s->count++;
+			s->count += count;
 			return 0;
 		}
 	}
@@ -1604,7 +1606,7 @@ static int tab_add(struct exp *e, const char *key, size_t len, bool force)
 			pr_warn("export: over %u distinct stacks or %u MiB of them: the rest are counted as \"%s\"",
 				MAX_STACKS, MAX_STACK_BYTES >> 20, other);
 		}
-		return tab_add(e, other, sizeof(other) - 1, true);
+		return tab_add_n(e, other, sizeof(other) - 1, true, count);
 	}
 	s = &e->tab[j];
 	s->key = malloc(len + 1);
@@ -1614,10 +1616,15 @@ static int tab_add(struct exp *e, const char *key, size_t len, bool force)
 	s->key[len] = 0;
 	s->len = (uint32_t)len;
 	s->hash = h;
-	s->count = 1;
+	s->count = count;
 	e->tab_nr++;
 	e->tab_bytes += len;
 	return 0;
+}
+
+static int tab_add(struct exp *e, const char *key, size_t len, bool force)
+{
+	return tab_add_n(e, key, len, force, 1);
 }
 
 /* Appends @n bytes of a name to the key: ';' (the separator) becomes ':',
@@ -2234,6 +2241,39 @@ static int export_run(struct exp *e, const char *in, FILE *out)
 	return err;
 }
 
+/* --from clickhouse=URL: a fleet's stacks (fleet_report.c) as folded
+ * stacks or a flame graph, the samples as pprof. */
+static int stack_in(void *ctx, const char *key, size_t len, uint64_t count)
+{
+	return tab_add_n(ctx, key, len, false, count);
+}
+
+static int export_from(struct exp *e, const struct perfring_export_opts *o,
+		       FILE *out)
+{
+	const char *from = OPTS_GET(o, from, NULL),
+		   *where = OPTS_GET(o, where, NULL);
+	int err;
+
+	if (e->fmt == FMT_CHROME) {
+		pr_err("export --from %s: folded, svg or pprof (a store keeps no timeline)",
+		       from);
+		return -EINVAL;
+	}
+	if (e->fmt == FMT_PPROF)
+		return fleet_export_pprof(from, where, out);
+	if (ob_init(&e->ob, out))
+		return -ENOMEM;
+	err = fleet_export_stacks(from, where, stack_in, e);
+	if (!err)
+		err = e->fmt == FMT_FOLDED ? folded_out(e) : svg_out(e);
+	ob_flush(&e->ob);
+	if (!err && e->ob.err)
+		err = e->ob.err;
+	exp_free(e);
+	return err;
+}
+
 PERFRING_API int perfring_export(const struct perfring_export_opts *opts,
 				 FILE *out)
 {
@@ -2270,6 +2310,8 @@ PERFRING_API int perfring_export(const struct perfring_export_opts *opts,
 		       e.width);
 		return -EINVAL;
 	}
+	if (OPTS_GET(opts, from, NULL))
+		return export_from(&e, opts, out);
 	/* A trace.dat as the input: its events alone. */
 	in_tdat = strcmp(in, "-") && tdat_probe(in) == 1;
 	if (in_tdat) {

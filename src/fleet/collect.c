@@ -35,14 +35,28 @@
 #define RESET_EXITS 4096
 #define RESET_DSOS 4096
 #define NS_CACHE 1024
+/* Queued ring records past which they are taken at once, out of order. */
+#define QUEUE_MAX_BYTES (64u << 20)
 
 struct ns_entry {
 	int32_t pid; /* 0: empty */
 	bool foreign;
 };
 
+struct qrec {
+	uint64_t time;
+	size_t off; /* in qbuf */
+	uint32_t size, seq;
+};
+
 struct fleet_collector {
 	const struct fleet_meta *meta;
+	/* ring records waiting for their turn (time order) */
+	unsigned char *qbuf;
+	size_t qlen, qcap;
+	struct qrec *q;
+	uint32_t nq, qroom, qseq;
+	uint64_t last_round_max, round_max;
 	int clockid;
 	struct machine m;
 	bool m_ok;
@@ -154,6 +168,8 @@ void fleet_collector_free(struct fleet_collector *c)
 		fleet_profile_free(c->cur);
 		free(c->cur);
 	}
+	free(c->qbuf);
+	free(c->q);
 	free(c);
 }
 
@@ -478,4 +494,137 @@ void fleet_collector_stats(const struct fleet_collector *c,
 			   struct fleet_collect_stats *st)
 {
 	*st = c->st;
+}
+
+/* ---- time order ---------------------------------------------------------- */
+
+/* The time of a record: a sample's TIME, another's sample_id_all trailer
+ * (0: none). */
+static uint64_t record_time(const struct fleet_collector *c,
+			    const unsigned char *rec, size_t size)
+{
+	uint64_t st = c->nr_attrs ? c->attrs[0].attr.sample_type : 0, t = 0;
+	size_t off;
+
+	if (!(st & PERF_SAMPLE_TIME))
+		return 0;
+	if (((const struct perf_event_header *)(const void *)rec)->type ==
+	    PERF_RECORD_SAMPLE) {
+		off = 8 +
+		      8 * (!!(st & PERF_SAMPLE_IDENTIFIER) +
+			   !!(st & PERF_SAMPLE_IP) + !!(st & PERF_SAMPLE_TID));
+	} else {
+		size_t after = 8 * (1 + !!(st & PERF_SAMPLE_ID) +
+				    !!(st & PERF_SAMPLE_STREAM_ID) +
+				    !!(st & PERF_SAMPLE_CPU) +
+				    !!(st & PERF_SAMPLE_IDENTIFIER));
+
+		if (size < 8 + after)
+			return 0;
+		off = size - after;
+	}
+	if (off + 8 <= size)
+		memcpy(&t, rec + off, 8);
+	return t;
+}
+
+static int qrec_cmp(const void *pa, const void *pb)
+{
+	const struct qrec *a = pa, *b = pb;
+
+	if (a->time != b->time)
+		return a->time < b->time ? -1 : 1;
+	return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+static int qrec_seq_cmp(const void *pa, const void *pb)
+{
+	const struct qrec *a = pa, *b = pb;
+
+	return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+void fleet_collector_queue(struct fleet_collector *c, const void *const ptr[2],
+			   const size_t len[2], int pieces, size_t off,
+			   size_t size)
+{
+	unsigned char *dst;
+
+	if (c->qlen + size > c->qcap) {
+		size_t cap = c->qcap ? c->qcap : 1 << 20;
+		unsigned char *b;
+
+		while (cap < c->qlen + size)
+			cap *= 2;
+		if (cap > QUEUE_MAX_BYTES) {
+			/* far behind: order gives way to memory */
+			fleet_collector_round(c, true);
+			cap = c->qcap;
+		}
+		if (c->qlen + size > c->qcap) {
+			b = realloc(c->qbuf, cap);
+			if (!b) {
+				c->st.enomem++;
+				return;
+			}
+			c->qbuf = b;
+			c->qcap = cap;
+		}
+	}
+	if (c->nq == c->qroom) {
+		uint32_t n = c->qroom ? c->qroom * 2 : 4096;
+		struct qrec *v = realloc(c->q, n * sizeof(*v));
+
+		if (!v) {
+			c->st.enomem++;
+			return;
+		}
+		c->q = v;
+		c->qroom = n;
+	}
+	dst = c->qbuf + c->qlen;
+	for (size_t i = 0, o = off; i < size; i++, o++)
+		dst[i] = o < len[0] ?
+				 ((const unsigned char *)ptr[0])[o] :
+			 pieces > 1 ?
+				 ((const unsigned char *)ptr[1])[o - len[0]] :
+				 0;
+	c->q[c->nq].time = record_time(c, dst, size);
+	c->q[c->nq].off = c->qlen;
+	c->q[c->nq].size = (uint32_t)size;
+	c->q[c->nq].seq = c->qseq++;
+	if (c->q[c->nq].time > c->round_max)
+		c->round_max = c->q[c->nq].time;
+	c->nq++;
+	c->qlen += size;
+}
+
+void fleet_collector_round(struct fleet_collector *c, bool all)
+{
+	uint32_t n = 0, k = 0;
+	size_t len = 0;
+
+	qsort(c->q, c->nq, sizeof(*c->q), qrec_cmp);
+	while (n < c->nq && (all || c->q[n].time <= c->last_round_max)) {
+		fleet_collector_feed(c, c->qbuf + c->q[n].off, c->q[n].size);
+		n++;
+	}
+	/* the rest waits for the next round: moved to the front in the
+	 * order they came (their offsets grow: no move overwrites a record
+	 * not yet moved) */
+	qsort(c->q + n, c->nq - n, sizeof(*c->q), qrec_seq_cmp);
+	for (uint32_t i = n; i < c->nq; i++, k++) {
+		struct qrec r = c->q[i];
+
+		memmove(c->qbuf + len, c->qbuf + r.off, r.size);
+		r.off = len;
+		len += r.size;
+		c->q[k] = r;
+	}
+	c->nq = k;
+	c->qlen = len;
+	c->qseq = k;
+	for (uint32_t i = 0; i < k; i++)
+		c->q[i].seq = i;
+	c->last_round_max = c->round_max;
 }

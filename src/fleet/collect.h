@@ -39,9 +39,23 @@ void fleet_collector_free(struct fleet_collector *c);
 int fleet_collector_add_event(struct fleet_collector *c,
 			      const struct perf_event_attr *a, const char *name,
 			      const uint64_t *ids, uint32_t nr_ids);
-/* One record from a ring (or synthesized), @size bytes, contiguous. */
+/* One record synthesized from /proc (what ran before), @size bytes,
+ * contiguous: taken at once. */
 void fleet_collector_feed(struct fleet_collector *c, const void *rec,
 			  size_t size);
+/*
+ * A record from a ring: @size bytes at @off of the ring's two pieces,
+ * queued.  The rings are per CPU: a process's FORK, COMM and MMAP2 may be
+ * in another ring than its first samples, so records are taken in time
+ * order, as perf report takes them (its FINISHED_ROUND rule): at each
+ * fleet_collector_round() those older than the newest record of the
+ * round before.
+ */
+void fleet_collector_queue(struct fleet_collector *c, const void *const ptr[2],
+			   const size_t len[2], int pieces, size_t off,
+			   size_t size);
+/* A round (a pass over the rings) ended; @all: the last one. */
+void fleet_collector_round(struct fleet_collector *c, bool all);
 /* Bytes the interval being collected holds. */
 size_t fleet_collector_bytes(const struct fleet_collector *c);
 /*

@@ -72,7 +72,6 @@ struct fleet {
 	int64_t deadline;
 	uint64_t max_pending;
 	uint64_t intervals, samples;
-	unsigned char rec[65536];
 };
 
 static int64_t now_ms(void)
@@ -423,22 +422,7 @@ int fleet_synth_sink(void *ctx, const void *rec, size_t size)
 void fleet_feed_pieces(struct fleet *f, const void *const ptr[2],
 		       const size_t len[2], int pieces, size_t off, size_t size)
 {
-	const unsigned char *p0 = ptr[0];
-
-	if (off + size <= len[0]) {
-		fleet_collector_feed(f->col, p0 + off, size);
-		return;
-	}
-	if (pieces < 2 || size > sizeof(f->rec))
-		return;
-	for (size_t i = 0; i < size; i++) {
-		size_t o = off + i;
-
-		f->rec[i] = o < len[0] ?
-				    p0[o] :
-				    ((const unsigned char *)ptr[1])[o - len[0]];
-	}
-	fleet_collector_feed(f->col, f->rec, size);
+	fleet_collector_queue(f->col, ptr, len, pieces, off, size);
 }
 
 /* The interval so far to every sink. */
@@ -484,6 +468,7 @@ bool fleet_tick(struct fleet *f)
 {
 	int64_t now = now_ms();
 
+	fleet_collector_round(f->col, false);
 	if (now >= f->next_ms ||
 	    fleet_collector_bytes(f->col) > INTERVAL_MAX_BYTES) {
 		interval_end(f);
@@ -506,6 +491,7 @@ void fleet_close(struct fleet *f, struct perfring_push_stats *st_out)
 	struct fleet_collect_stats cs;
 	int64_t timeout = f->nr ? f->sinks[0].s.timeout_ms : 0;
 
+	fleet_collector_round(f->col, true);
 	interval_end(f);
 	pthread_mutex_lock(&f->mu);
 	f->stop = true;

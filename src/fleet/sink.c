@@ -495,32 +495,32 @@ int spool_get(const char *path, struct sink_req **out)
 	if (!r)
 		return -ENOMEM;
 	r->bytes = (uint64_t)st.st_size - (uint64_t)(sep + 2 - head);
-	for (p = head + sizeof(SPOOL_MAGIC) - 1; p < sep && !err; p = end + 1) {
+	for (p = head + sizeof(SPOOL_MAGIC) - 1; p < sep && err >= 0;
+	     p = end + 1) {
+		size_t ln;
 		char *v = NULL;
 
 		end = memchr(p, '\n', (size_t)(sep + 1 - p));
 		if (!end)
 			break;
-		if (!r->path && (err = head_value(p, (size_t)(end - p), "path",
-						  &r->path)) != 0)
+		ln = (size_t)(end - p);
+		if (!r->path && (err = head_value(p, ln, "path", &r->path)))
 			continue;
-		if (!r->ctype && (err = head_value(p, (size_t)(end - p), "type",
-						   &r->ctype)) != 0)
+		if (!r->ctype && (err = head_value(p, ln, "type", &r->ctype)))
 			continue;
-		err = head_value(p, (size_t)(end - p), "header", &v);
+		err = head_value(p, ln, "header", &v);
 		if (err == 1) {
 			if (ho + strlen(v) + 3 < sizeof(hdrs) && strchr(v, ':'))
 				ho += (size_t)snprintf(hdrs + ho,
 						       sizeof(hdrs) - ho,
 						       "%s\r\n", v);
 			free(v);
-			err = 0;
 			continue;
 		}
-		if (!err && !strncmp(p, "samples ", 8))
+		if (!err && ln > 8 && !strncmp(p, "samples ", 8))
 			r->samples = strtoull(p + 8, NULL, 10);
 	}
-	if (err == 1)
+	if (err > 0)
 		err = 0;
 	r->headers = strdup(hdrs);
 	r->file = strdup(path);

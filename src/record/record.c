@@ -550,6 +550,12 @@ static int open_output(struct session *s)
 		s->pipe = true;
 		return 0;
 	}
+	if (OPTS_GET(s->o, push, NULL) && !strcmp(out, "/dev/null")) {
+		/* --push alone: nothing kept here, streamed as a pipe is */
+		s->out_fd = open(out, O_WRONLY | O_CLOEXEC);
+		s->pipe = true;
+		return s->out_fd < 0 ? -errno : 0;
+	}
 	/* The previous file is kept as .old, as perf does; never through
 	 * a symbolic link, always a new file (0600). */
 	s->out_fd = out_file_open(out, OUT_FILE_KEEP_OLD | OUT_FILE_SEEKABLE);
@@ -1251,8 +1257,7 @@ static int extras_open(struct session *s)
 	}
 	/* perf's process_buildids: the DSOs hit get their build-ids in the
 	 * header (not in a pipe: no header; not with -B). */
-	if (!s->pipe && !OPTS_GET(s->o, no_buildid, false) &&
-	    !(s->fleet && !strcmp(output_path(s->o), "/dev/null"))) {
+	if (!s->pipe && !OPTS_GET(s->o, no_buildid, false)) {
 		s->hits = dso_hits_new(s->events[0].attr.sample_type);
 		if (!s->hits)
 			return -ENOMEM;

@@ -323,6 +323,7 @@ int fleet_report_run(const struct perfring_report_opts *o, FILE *out)
 			print_event(&r, out, ev, ev == 0);
 		if (!r.p.nr_events && !OPTS_GET(o, quiet, false))
 			fputs("# no samples\n", out);
+		fputs("\n\n", out); /* as perf report ends its tables */
 		if (fflush(out) || ferror(out))
 			err = -EIO;
 	}

@@ -47,7 +47,8 @@ TOOLS_LDLIBS := $(shell pkg-config --libs libtraceevent libelf libdw libzstd zli
 
 # Layers: libperfring (src/ring, src/app: libc only) -> libperfring-tools
 # (src/sources, src/format -> src/machine, src/tracepoint -> src/coresight
-# -> src/record, src/report) -> tools/ (the CLI, public headers only);
+# -> src/fleet -> src/record, src/report) -> tools/ (the CLI, public
+# headers only);
 # docs/design.md section 1 draws them.  Stateless pieces both libraries need are
 # built into both (SHARED_SRC: each library keeps its own hidden copy).
 LIB_SRC := $(sort $(wildcard src/ring/*.c src/app/*.c))
@@ -79,7 +80,7 @@ TOOLS_SHLIB := $(B)/libperfring-tools.so.$(VERSION)
 CLI_LIBS = $(B)/libperfring-tools.a $(B)/libperfring.a
 CLI_LDLIBS := $(TOOLS_LDLIBS) $(LDLIBS)
 
-.PHONY: all check soak bench demo install uninstall clean fuzz format format-check check-abi
+.PHONY: all check soak soak-fleet bench demo install uninstall clean fuzz format format-check check-abi
 all: $(B)/libperfring.a $(SHLIB) $(B)/libperfring-tools.a $(TOOLS_SHLIB) $(B)/perfring \
 	$(EXAMPLES:%=$(B)/examples/%) $(B)/perfring.pc $(B)/perfring-tools.pc
 
@@ -227,6 +228,8 @@ SHELL_TESTS := \
 	test/events.sh \
 	test/outputs.sh \
 	test/top.sh \
+	test/fleet.sh \
+	test/soak_fleet.sh \
 	test/kill_matrix.sh \
 	test/soak.sh
 
@@ -234,9 +237,12 @@ check: $(CHECK_BINS) all $(B)/asan/perfring $(WORKLOADS:%=$(B)/workloads/%) $(B)
 	@FUZZ_CORPUS_DIR=fuzz/corpus PERFRING_CLI=$(B)/perfring PERFRING_ASAN_CLI=$(B)/asan/perfring WORKLOADS=$(B)/workloads TEST_APPS=$(B)/apps \
 		./test/run-tests.sh $(CHECK_BINS) $(SHELL_TESTS)
 
-# The hostile-program soak for longer than make check's 20 s.
-soak: $(B)/asan/perfring $(B)/apps/apphostile
+# The hostile-program soak for longer than make check's 20 s, then the
+# fleet soak (record -a --push, memory over time) for SECS or 10 minutes.
+soak: $(B)/asan/perfring $(B)/apps/apphostile soak-fleet
 	SOAK_SECS=$(or $(SECS),300) PERFRING_ASAN_CLI=$(B)/asan/perfring TEST_APPS=$(B)/apps ./test/soak.sh
+soak-fleet: $(B)/perfring $(B)/workloads/hot
+	SOAK_SECS=$(or $(SECS),600) PERFRING_CLI=$(B)/perfring WORKLOADS=$(B)/workloads ./test/soak_fleet.sh
 
 bench: $(B)/bench $(B)/perfring $(WORKLOADS:%=$(B)/workloads/%) $(B)/bench_app_emit $(B)/bench_lttng_emit
 	$(B)/bench $(CASE) $(ARGS)

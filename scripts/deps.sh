@@ -8,15 +8,16 @@
 # The list is what the build links (libelf, libtraceevent, libzstd,
 # OpenCSD, capstone), what the tests use as oracles (perf, trace-cmd,
 # OpenCSD's trc_pkt_lister, python3, xmllint, man, go tool pprof, chromium
-# and npm for the speedscope viewer test) and what the benchmarks compare
-# with (LTTng-UST); libc6-dbg gives libc its DWARF (test/inline.sh: libc's
+# and npm for the speedscope viewer test, clickhouse-server for the
+# fleet's store in test/fleet.sh) and what the benchmarks compare with
+# (LTTng-UST); libc6-dbg gives libc its DWARF (test/inline.sh: libc's
 # inlined frames and source lines).
 set -u
 
 PACKAGES="build-essential pkg-config linux-libc-dev man-db linux-perf util-linux
 libelf-dev libdw-dev libtraceevent-dev trace-cmd libzstd-dev libopencsd-dev libopencsd-bin
 libcapstone-dev libunwind-dev python3 libxml2-utils lttng-tools liblttng-ust-dev zlib1g-dev
-golang-go chromium npm libc6-dbg"
+golang-go chromium npm libc6-dbg clickhouse-server"
 # Packages a program of another origin may stand in for (nodesource's
 # nodejs brings its own npm and conflicts with Debian's): PACKAGE:COMMAND.
 BY_COMMAND="npm:npm golang-go:go chromium:chromium"

@@ -129,6 +129,15 @@ pprof -top -sample_index=samples "$tmp/fleet.pb.gz" >"$tmp/fleet.top" || fail "g
 grep -q hot_loop "$tmp/fleet.top" || fail "export -f pprof --from: $(head "$tmp/fleet.top")"
 "$cli" export --from "clickhouse=$CH_URL" --where "host LIKE 'h_'" -f svg -o "$tmp/fleet.svg" || fail "export -f svg --from"
 grep -q 'hot_loop' "$tmp/fleet.svg" || fail "the flame graph has no hot_loop"
+# The README's queries, through a Distributed table.
+ch_query "CREATE TABLE perfring.samples_all AS perfring.samples ENGINE = Distributed(one_shard, perfring, samples, cityHash64(host))" ||
+	fail "Distributed table"
+ch_query "SELECT stack[1] AS func, count() AS samples FROM perfring.samples_all WHERE time_ns >= toUInt64(toDateTime('2026-11-24 10:00:00')) * 1000000000 GROUP BY func ORDER BY samples DESC LIMIT 20" >"$tmp/topf" ||
+	fail "the README's top functions"
+[ "$(head -1 "$tmp/topf" | cut -f1)" = hot_loop ] || fail "the fleet's top function: $(head -3 "$tmp/topf")"
+ch_query "SELECT concat(comm, ';', arrayStringConcat(arrayReverse(stack), ';'), ' ', toString(count())) FROM perfring.samples_all WHERE host LIKE 'h_' GROUP BY comm, stack FORMAT TSVRaw" >"$tmp/sqlfold" ||
+	fail "the README's flame graph query"
+grep -q '^hot;.*;hot_loop [0-9]*$' "$tmp/sqlfold" || fail "the README's folded stacks: $(head -3 "$tmp/sqlfold")"
 echo "2: three hosts $(tr '\n\t' ' :' <"$tmp/hosts"); report and folded --from as -i"
 
 # 3. Parca.

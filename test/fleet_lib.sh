@@ -24,8 +24,8 @@ PY
 ch_up() { [ "$(ch_query 'SELECT 1' 2>/dev/null)" = 1 ]; }
 
 # start_clickhouse: Debian's clickhouse-server on free local ports with
-# its data in $tmp/ch (as root, or as nobody if this one refuses root);
-# CH_URL names it.  Skips (77) when clickhouse-server is not installed.
+# its data in $tmp/ch (as root, or as nobody if this one refuses root), a
+# cluster "one_shard" of itself; CH_URL names it.  Skips (77) when clickhouse-server is not installed.
 start_clickhouse() {
 	local d=$tmp/ch http tcp user=""
 	command -v clickhouse-server >/dev/null || {
@@ -53,6 +53,7 @@ start_clickhouse() {
   <default_database>default</default_database>
   <mark_cache_size>67108864</mark_cache_size>
   <uncompressed_cache_size>67108864</uncompressed_cache_size>
+  <remote_servers><one_shard><shard><replica><host>127.0.0.1</host><port>$tcp</port></replica></shard></one_shard></remote_servers>
 </yandex>
 XML
 	CH_URL=http://127.0.0.1:$http

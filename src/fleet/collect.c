@@ -64,6 +64,7 @@ struct fleet_collector {
 	uint32_t nr_attrs;
 	struct fleet_profile *cur;
 	int64_t wall_offset; /* CLOCK_REALTIME - clockid, ns */
+	bool kernel_warm; /* kallsyms read */
 	uint64_t exits;
 	char own_mnt[64]; /* readlink of /proc/self/ns/mnt */
 	struct ns_entry ns[NS_CACHE];
@@ -71,6 +72,7 @@ struct fleet_collector {
 	uint64_t ips[UNWIND_MAX_FRAMES];
 	uint32_t locs[FLEET_MAX_FRAMES];
 	unsigned char rec[65536 + 64]; /* a rewritten MMAP2 */
+	unsigned char in[65536]; /* a ring record made contiguous */
 	char kernel_bid[2 * BUILDID_MAX + 1], vdso_bid[2 * BUILDID_MAX + 1];
 };
 
@@ -415,11 +417,58 @@ static int sample(struct fleet_collector *c, const unsigned char *rec,
 	return err;
 }
 
-void fleet_collector_feed(struct fleet_collector *c, const void *rec,
-			  size_t size)
+/* What a record tells of mount namespaces, as it arrives: a FORK or an
+ * exec starts a process whose namespace is asked anew. */
+static void ns_note(struct fleet_collector *c, const unsigned char *rec,
+		    size_t size)
 {
-	const struct perf_event_header *h = rec;
+	const struct perf_event_header *h = (const void *)rec;
 	int32_t pid;
+
+	if (size < 12 || (h->type != PERF_RECORD_FORK &&
+			  !(h->type == PERF_RECORD_COMM &&
+			    (h->misc & PERF_RECORD_MISC_COMM_EXEC))))
+		return;
+	memcpy(&pid, rec + 8, 4);
+	ns_forget(c, pid);
+}
+
+/* After an MMAP2 named through /proc/PID/root: the object's symbols and
+ * build-id read now, while the process (and its root) still exists.  And
+ * kallsyms read at the kernel's first mapping, before the recording. */
+static void after_mmap(struct fleet_collector *c, const unsigned char *rec,
+		       size_t size)
+{
+	char hex[2 * BUILDID_MAX + 1];
+
+	if (!c->kernel_warm && c->m.kmaps.nr) {
+		struct thread *idle = machine_findnew_thread(&c->m, 0, 0);
+		struct addr_loc al;
+
+		c->kernel_warm = true;
+		if (idle)
+			machine_resolve(&c->m, idle, PERF_RECORD_MISC_KERNEL,
+					c->m.kmaps.v[0].start, true, &al);
+	}
+	if (((const struct perf_event_header *)(const void *)rec)->type ==
+		    PERF_RECORD_MMAP2 &&
+	    size > 79 && !memcmp(rec + 72, "/proc/", 6)) {
+		size_t n = strnlen((const char *)rec + 72, size - 72);
+		struct dso *d =
+			dsos_findnew(&c->m.dsos, (const char *)rec + 72, n);
+
+		if (d && store_path(d->name) != d->name) {
+			dso_find_symbol(d, 0);
+			build_id_of(c, d, hex);
+		}
+	}
+}
+
+/* A record in its turn (rewritten for containers already). */
+static void take(struct fleet_collector *c, const unsigned char *rec,
+		 size_t size)
+{
+	const struct perf_event_header *h = (const void *)rec;
 	int err = 0;
 
 	if (size < sizeof(*h) || size != h->size)
@@ -428,30 +477,32 @@ void fleet_collector_feed(struct fleet_collector *c, const void *rec,
 	case PERF_RECORD_SAMPLE:
 		err = sample(c, rec, size);
 		break;
-	case PERF_RECORD_MMAP2:
-		err = machine_process(&c->m, container_mmap(c, rec, size));
-		break;
 	case PERF_RECORD_EXIT:
 		c->exits++;
 		err = machine_process(&c->m, h);
 		break;
-	case PERF_RECORD_FORK:
-	case PERF_RECORD_COMM:
-		if (size >= 12) {
-			memcpy(&pid, (const char *)rec + 8, 4);
-			if (h->type == PERF_RECORD_COMM ?
-				    (h->misc & PERF_RECORD_MISC_COMM_EXEC) :
-				    true)
-				ns_forget(c, pid);
-		}
-		err = machine_process(&c->m, h);
-		break;
 	default:
 		err = machine_process(&c->m, h);
+		if (!err && (h->type == PERF_RECORD_MMAP2 ||
+			     h->type == PERF_RECORD_MMAP))
+			after_mmap(c, rec, size);
 		break;
 	}
 	if (err == -ENOMEM)
 		c->st.enomem++;
+}
+
+void fleet_collector_feed(struct fleet_collector *c, const void *rec,
+			  size_t size)
+{
+	const struct perf_event_header *h = rec;
+
+	if (size < sizeof(*h) || size != h->size)
+		return;
+	ns_note(c, rec, size);
+	if (h->type == PERF_RECORD_MMAP2)
+		rec = container_mmap(c, rec, size);
+	take(c, rec, ((const struct perf_event_header *)rec)->size);
 }
 
 size_t fleet_collector_bytes(const struct fleet_collector *c)
@@ -544,12 +595,9 @@ static int qrec_seq_cmp(const void *pa, const void *pb)
 	return a->seq < b->seq ? -1 : a->seq > b->seq;
 }
 
-void fleet_collector_queue(struct fleet_collector *c, const void *const ptr[2],
-			   const size_t len[2], int pieces, size_t off,
-			   size_t size)
+static void queue_add(struct fleet_collector *c, const unsigned char *rec,
+		      size_t size)
 {
-	unsigned char *dst;
-
 	if (c->qlen + size > c->qcap) {
 		size_t cap = c->qcap ? c->qcap : 1 << 20;
 		unsigned char *b;
@@ -582,14 +630,8 @@ void fleet_collector_queue(struct fleet_collector *c, const void *const ptr[2],
 		c->q = v;
 		c->qroom = n;
 	}
-	dst = c->qbuf + c->qlen;
-	for (size_t i = 0, o = off; i < size; i++, o++)
-		dst[i] = o < len[0] ?
-				 ((const unsigned char *)ptr[0])[o] :
-			 pieces > 1 ?
-				 ((const unsigned char *)ptr[1])[o - len[0]] :
-				 0;
-	c->q[c->nq].time = record_time(c, dst, size);
+	memcpy(c->qbuf + c->qlen, rec, size);
+	c->q[c->nq].time = record_time(c, rec, size);
 	c->q[c->nq].off = c->qlen;
 	c->q[c->nq].size = (uint32_t)size;
 	c->q[c->nq].seq = c->qseq++;
@@ -599,6 +641,35 @@ void fleet_collector_queue(struct fleet_collector *c, const void *const ptr[2],
 	c->qlen += size;
 }
 
+void fleet_collector_queue(struct fleet_collector *c, const void *const ptr[2],
+			   const size_t len[2], int pieces, size_t off,
+			   size_t size)
+{
+	const unsigned char *rec = c->in;
+
+	if (size < sizeof(struct perf_event_header) || size > sizeof(c->in))
+		return;
+	if (off + size <= len[0]) {
+		rec = (const unsigned char *)ptr[0] + off;
+	} else {
+		for (size_t i = 0, o = off; i < size; i++, o++)
+			c->in[i] = o < len[0] ?
+					   ((const unsigned char *)ptr[0])[o] :
+				   pieces > 1 ? ((const unsigned char *)
+							 ptr[1])[o - len[0]] :
+						0;
+	}
+	/* the namespace is asked now, while the process surely exists */
+	ns_note(c, rec, size);
+	if (((const struct perf_event_header *)(const void *)rec)->type ==
+	    PERF_RECORD_MMAP2) {
+		rec = (const void *)container_mmap(c, rec, size);
+		size = ((const struct perf_event_header *)(const void *)rec)
+			       ->size;
+	}
+	queue_add(c, rec, size);
+}
+
 void fleet_collector_round(struct fleet_collector *c, bool all)
 {
 	uint32_t n = 0, k = 0;
@@ -606,7 +677,7 @@ void fleet_collector_round(struct fleet_collector *c, bool all)
 
 	qsort(c->q, c->nq, sizeof(*c->q), qrec_cmp);
 	while (n < c->nq && (all || c->q[n].time <= c->last_round_max)) {
-		fleet_collector_feed(c, c->qbuf + c->q[n].off, c->q[n].size);
+		take(c, c->qbuf + c->q[n].off, c->q[n].size);
 		n++;
 	}
 	/* the rest waits for the next round: moved to the front in the

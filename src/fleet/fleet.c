@@ -340,7 +340,7 @@ static int sinks_parse(struct fleet *f, const struct perfring_push_opts *o)
 		if (err)
 			return err;
 		k->f = f;
-		snprintf(k->st.name, sizeof(k->st.name), "%s", k->s.name);
+		memcpy(k->st.name, k->s.name, sizeof(k->st.name));
 		if (spool)
 			spool_dir_of(&k->s, spool, k->sdir, sizeof(k->sdir));
 		f->nr++;

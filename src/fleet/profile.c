@@ -412,8 +412,8 @@ int fleet_pprof(const struct fleet_profile *p, bool labels, struct pb *gz)
 {
 	struct penc e = { .p = p };
 	struct pb b = { 0 }, sub = { 0 };
-	uint64_t ks[4], s_samples, s_count, s_ns, tid[FLEET_MAX_EVENTS + 1],
-		uid[FLEET_MAX_EVENTS + 1];
+	uint64_t ks[4] = { 0 }, s_samples = 0, s_count = 0, s_ns = 0,
+		 tid[FLEET_MAX_EVENTS + 1], uid[FLEET_MAX_EVENTS + 1];
 	int err;
 
 	e.str_map = calloc(p->strs.nr + 1, sizeof(*e.str_map));

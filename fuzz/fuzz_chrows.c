@@ -28,7 +28,8 @@ static int add(void *ctx, const struct ch_row *row)
 }
 
 static int run(const uint8_t *data, size_t size, const uint8_t *lens,
-	       size_t pieces, struct fleet_profile *p, uint64_t *rows)
+	       size_t nlens, size_t pieces, struct fleet_profile *p,
+	       uint64_t *rows)
 {
 	struct ch_rows c;
 	size_t at = 0;
@@ -37,7 +38,9 @@ static int run(const uint8_t *data, size_t size, const uint8_t *lens,
 	fleet_profile_init(p, NULL);
 	ch_rows_init(&c, add, p);
 	for (size_t i = 0; i < pieces && !err && at <= size; i++) {
-		size_t len = i + 1 == pieces ? size - at : lens[i];
+		size_t len = i + 1 == pieces ? size - at :
+			     i < nlens	     ? lens[i] :
+					       0;
 
 		if (len > size - at)
 			len = size - at;
@@ -63,8 +66,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	pieces = (size_t)(data[0] % 8) + 1;
 	skip = 1 + (pieces < size ? pieces : size - 1);
-	ea = run(data + skip, size - skip, data + 1, pieces, &a, &ra);
-	eb = run(data + skip, size - skip, NULL, 1, &b, &rb);
+	ea = run(data + skip, size - skip, data + 1, skip - 1, pieces, &a, &ra);
+	eb = run(data + skip, size - skip, NULL, 0, 1, &b, &rb);
 	if (ea != eb || ra != rb || a.nr_samples != b.nr_samples)
 		abort();
 	if (fleet_pprof(&a, true, &out) || fleet_rowbinary(&a, &out))

@@ -43,14 +43,17 @@ static int keep(void *ctx, const void *p, size_t n)
 
 /* Feeds @data in @pieces pieces; the body into @s.  Returns the result. */
 static int run(const uint8_t *data, size_t size, const uint8_t *lens,
-	       size_t pieces, struct sink *s, struct http_parser *hp)
+	       size_t nlens, size_t pieces, struct sink *s,
+	       struct http_parser *hp)
 {
 	size_t at = 0;
 	int err = 0;
 
 	http_parse_init(hp, keep, s);
 	for (size_t i = 0; i < pieces && !err && at <= size; i++) {
-		size_t len = i + 1 == pieces ? size - at : lens[i];
+		size_t len = i + 1 == pieces ? size - at :
+			     i < nlens	     ? lens[i] :
+					       0;
 
 		if (len > size - at)
 			len = size - at;
@@ -75,8 +78,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	pieces = (size_t)(data[0] % 16) + 1;
 	skip = 1 + (pieces < size ? pieces : size - 1);
-	ea = run(data + skip, size - skip, data + 1, pieces, &sa, &a);
-	eb = run(data + skip, size - skip, NULL, 1, &sb, &b);
+	ea = run(data + skip, size - skip, data + 1, skip - 1, pieces, &sa, &a);
+	eb = run(data + skip, size - skip, NULL, 0, 1, &sb, &b);
 	if (sa.len > size || sb.len > size)
 		abort();
 	/* the same bytes: the same answer, however they were cut */

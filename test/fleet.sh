@@ -24,8 +24,13 @@ set -u
 cd "$(dirname "$0")/.." || exit 1
 . test/lib.sh
 cli=${PERFRING_CLI:-build/perfring}
+# h3's recorder and its report --from run under ASan+UBSan when built
+asan_cli=${PERFRING_ASAN_CLI:-build/asan/perfring}
 wl=${WORKLOADS:-build/workloads}
 case $cli in /*) ;; *) cli=$PWD/$cli ;; esac
+case $asan_cli in /*) ;; *) asan_cli=$PWD/$asan_cli ;; esac
+[ -x "$asan_cli" ] || asan_cli=$cli
+export ASAN_OPTIONS=halt_on_error=1:detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 case $wl in /*) ;; *) wl=$PWD/$wl ;; esac
 fail() { echo "FAILED: $*" >&2; exit 1; }
 skip() { echo "SKIP: $*" >&2; exit 77; }
@@ -104,9 +109,11 @@ pprof -top -sample_index=samples "$first" >"$tmp/pyro.top" || fail "go tool ppro
 grep -q 'hot_loop' "$tmp/pyro.top" || fail "go tool pprof -top of an interval: $(head -20 "$tmp/pyro.top")"
 echo "1: $pids processes over ${span} ms in ClickHouse ($rows rows, the same table as report -i), $n /ingest requests in ${secs}s"
 
-# 2. Three recorders at once, hosts h1..h3.
+# 2. Three recorders at once, hosts h1..h3 (h3's under ASan+UBSan).
 for h in 1 2 3; do
-	"$cli" record -F 299 -g -o "$tmp/h$h.data" --push "clickhouse=$CH_URL" --push-every 0.5 --label host=h$h \
+	rc=$cli
+	[ $h = 3 ] && rc=$asan_cli
+	"$rc" record -F 299 -g -o "$tmp/h$h.data" --push "clickhouse=$CH_URL" --push-every 0.5 --label host=h$h \
 		-- "$wl/hot" 1.5 2>"$tmp/h$h.err" &
 	eval "rec$h=\$!"
 done
@@ -115,7 +122,9 @@ for h in 1 2 3; do
 done
 for h in 1 2 3; do
 	"$cli" report -i "$tmp/h$h.data" --no-children -g none -n -q --sort comm,dso,sym >"$tmp/h$h.local" 2>/dev/null
-	"$cli" report --from "clickhouse=$CH_URL" --where "host = 'h$h'" -n -q --sort comm,dso,sym >"$tmp/h$h.fleet" ||
+	rc=$cli
+	[ $h = 3 ] && rc=$asan_cli
+	"$rc" report --from "clickhouse=$CH_URL" --where "host = 'h$h'" -n -q --sort comm,dso,sym >"$tmp/h$h.fleet" ||
 		fail "report --from h$h"
 	cmp -s "$tmp/h$h.local" "$tmp/h$h.fleet" || { diff "$tmp/h$h.local" "$tmp/h$h.fleet" | head >&2; fail "h$h: report --from differs"; }
 	"$cli" export -i "$tmp/h$h.data" -f folded -o "$tmp/h$h.lfold" || fail "export -f folded h$h"

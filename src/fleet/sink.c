@@ -86,6 +86,8 @@ static int clickhouse_req(const struct fleet_profile *p, struct sink_req **out)
 {
 	char q[512], path[1024];
 	struct sink_req *r;
+	struct pb rows = { 0 };
+	int err;
 
 	snprintf(q, sizeof(q),
 		 "INSERT INTO perfring.samples (%s) FORMAT RowBinary",
@@ -93,13 +95,19 @@ static int clickhouse_req(const struct fleet_profile *p, struct sink_req **out)
 	memcpy(path, "/?query=", 8);
 	if (!http_query_escape(q, path + 8, sizeof(path) - 8))
 		return -E2BIG;
-	r = req_new(path, "application/octet-stream", "");
+	/* gzip: the rows' stacks repeat; ClickHouse (18.16 on) inflates a
+	 * request body it is told is gzip */
+	r = req_new(path, "application/octet-stream",
+		    "Content-Encoding: gzip\r\n");
 	if (!r)
 		return -ENOMEM;
-	fleet_rowbinary(p, &r->body);
-	if (r->body.err) {
+	err = fleet_rowbinary(p, &rows);
+	if (!err)
+		err = gzip_pb(rows.p, rows.len, &r->body);
+	pb_free(&rows);
+	if (err) {
 		sink_req_free(r);
-		return -ENOMEM;
+		return err;
 	}
 	*out = r;
 	return 0;

@@ -4,7 +4,7 @@
  * is sent, and the spool where requests wait for a store that is down.
  *
  *  - clickhouse: rows into perfring.samples (created if missing) through
- *    ClickHouse's HTTP interface, "INSERT ... FORMAT RowBinary";
+ *    ClickHouse's HTTP interface, "INSERT ... FORMAT RowBinary", gzip;
  *  - pyroscope: POST /ingest?name=SERVICE.cpu{LABELS}&from=&until=
  *    &format=pprof&sampleRate=, the gzip pprof as the body;
  *  - parca: POST /parca.profilestore.v1alpha1.ProfileStoreService/WriteRaw

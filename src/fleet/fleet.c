@@ -54,6 +54,7 @@ struct fsink {
 	int64_t next_ms;
 	int backoff_ms;
 	bool failing, stop_failed;
+	bool spool_warned; /* a spool write failed: said once */
 	struct perfring_push_sink_stats st; /* under f->mu */
 };
 
@@ -114,10 +115,11 @@ static void pending_add(struct fsink *k, struct sink_req *r)
 	if (k->sdir[0]) {
 		int err = spool_put(k->sdir, k->seq++, r);
 
-		if (err) {
+		if (err && !k->spool_warned) {
 			/* a full disk: the interval waits in memory */
-			pr_warn("push: %s: spool %s: %s", k->s.name, k->sdir,
-				strerror(-err));
+			k->spool_warned = true;
+			pr_warn("push: %s: spool %s: %s; intervals wait in memory",
+				k->s.name, k->sdir, strerror(-err));
 		}
 	}
 	r->next = NULL;

@@ -564,7 +564,7 @@ int http_exchange(const struct http_url *u, const struct http_request *rq,
 	int64_t deadline =
 		now_ms() + (rq->timeout_ms > 0 ? rq->timeout_ms : 10000);
 	struct exch *x = malloc(sizeof(*x));
-	char head[2048], auth[400] = "", buf[1 << 14];
+	char *head = NULL, auth[400] = "", buf[1 << 14];
 	int fd, err, n;
 
 	memset(rs, 0, sizeof(*rs));
@@ -581,7 +581,7 @@ int http_exchange(const struct http_url *u, const struct http_request *rq,
 		snprintf(auth, sizeof(auth), "Authorization: Basic %s\r\n",
 			 b64);
 	}
-	n = snprintf(head, sizeof(head),
+	n = asprintf(&head,
 		     "%s %s%s HTTP/1.1\r\nHost: %s%s%s:%s\r\n"
 		     "User-Agent: perfring\r\nConnection: close\r\n"
 		     "Content-Length: %zu\r\n%s%s%s%s%s\r\n",
@@ -592,16 +592,18 @@ int http_exchange(const struct http_url *u, const struct http_request *rq,
 		     rq->content_type ? rq->content_type : "",
 		     rq->content_type ? "\r\n" : "", auth,
 		     rq->headers ? rq->headers : "");
-	if (n < 0 || (size_t)n >= sizeof(head)) {
+	if (n < 0) {
 		free(x);
-		return -E2BIG;
+		return -ENOMEM;
 	}
 	fd = connect_to(u, deadline);
 	if (fd < 0) {
+		free(head);
 		free(x);
 		return fd;
 	}
 	err = send_all(fd, head, (size_t)n, deadline, &rs->sent_bytes);
+	free(head);
 	if (!err && rq->body_len)
 		err = send_all(fd, rq->body, rq->body_len, deadline,
 			       &rs->sent_bytes);

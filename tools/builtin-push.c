@@ -17,8 +17,18 @@ void push_summary(const struct perfring_push_stats *ps)
 	if (ps->intervals || ps->samples)
 		fprintf(stderr,
 			"[ perfring record: push: %" PRIu64
-			" intervals, %" PRIu64 " samples ]\n",
-			ps->intervals, ps->samples);
+			" intervals, %" PRIu64 " samples%s",
+			ps->intervals, ps->samples, ps->resets ? ", " : " ]\n");
+	if (ps->resets)
+		fprintf(stderr,
+			"%" PRIu64
+			" times the thread and object tables rebuilt (processes came and went) ]\n",
+			ps->resets);
+	if (ps->bad_samples)
+		fprintf(stderr,
+			"Warning: push: %" PRIu64
+			" samples not decodable were left out\n",
+			ps->bad_samples);
 	for (uint32_t i = 0; i < ps->nr_sinks; i++) {
 		const struct perfring_push_sink_stats *k = &ps->sink[i];
 

@@ -228,10 +228,11 @@ static void *sink_main(void *arg)
 			continue;
 		}
 		now = now_ms();
-		if (f->stop && (!k->ph || now >= f->deadline || k->failing ||
-				k->stop_failed))
+		/* stopping: one more try each, backoff or not, until one
+		 * fails or time is up */
+		if (f->stop && (!k->ph || now >= f->deadline || k->stop_failed))
 			break;
-		if (k->ph && now >= k->next_ms) {
+		if (k->ph && (now >= k->next_ms || f->stop)) {
 			pthread_mutex_unlock(&f->mu);
 			deliver_head(k);
 			pthread_mutex_lock(&f->mu);

@@ -608,7 +608,8 @@ int spool_scan(const char *dir, enum sink_kind kind, const char *only,
 		}
 		closedir(d);
 	}
-	qsort(v, n, sizeof(*v), name_cmp);
+	if (n)
+		qsort(v, n, sizeof(*v), name_cmp);
 	for (size_t i = 0; i < n; i++) {
 		struct sink_req *r = NULL;
 		int e = err ? err : spool_get(v[i], &r);

@@ -95,5 +95,5 @@ py_bytes=$(cat "$tmp/pyro"/*.body 2>/dev/null | wc -c)
 py_n=$(requests "$tmp/pyro")
 rows=$(ch_query "SELECT count() FROM perfring.samples WHERE host = 'soak'")
 procs=$(ch_query "SELECT uniqExact(pid) FROM perfring.samples WHERE host = 'soak'")
-echo "$intervals intervals, $rows rows of $procs processes; bytes per interval: ClickHouse $(echo "$ch_mb" | awk '{ printf "%d", $1 ? $2 * 1e6 / $1 : 0 }') (RowBinary), Pyroscope $((py_n ? py_bytes / py_n : 0)) (gzip pprof)"
+echo "$intervals intervals, $rows rows of $procs processes; bytes per interval: ClickHouse $(echo "$ch_mb" | awk '{ printf "%d", $1 ? $2 * 1e6 / $1 : 0 }') (gzip RowBinary), Pyroscope $((py_n ? py_bytes / py_n : 0)) (gzip pprof)"
 grep 'resets\|rebuilt' "$tmp/rec.err" || true

@@ -15,7 +15,8 @@
 #  4. sinks down: the intervals wait in --spool, perfring push --spool
 #     delivers them (ClickHouse and Pyroscope); a failing store is named
 #     with its HTTP status; -o /dev/null keeps no file;
-#  5. a process in another mount namespace (unshare -m, its binary on a
+#  5. a JIT's code named from its /tmp/perf-PID.map;
+#  6. a process in another mount namespace (unshare -m, its binary on a
 #     tmpfs the host does not see): symbols through /proc/PID/root, with
 #     the binary's build-id.
 # Skips (77) if clickhouse-server or go is missing or the kernel refuses
@@ -226,7 +227,21 @@ stop_receiver
 [ "$(requests "$tmp/late")" = "$npy" ] || fail "pyroscope got $(requests "$tmp/late") requests of $npy spooled"
 echo "4: $nch intervals spooled per sink while down, delivered by perfring push"
 
-# 5. A process in its own mount namespace.
+# 5. A JIT's code named by its /tmp/perf-PID.map, as today.
+"$cli" record -q -F 499 -o /dev/null --push "clickhouse=$CH_URL" --push-every 0.5 --label host=j1 -- \
+	"$wl/jit" 0.5 2>"$tmp/jit.err"
+jrc=$?
+ch_query "SELECT DISTINCT pid FROM perfring.samples WHERE host = 'j1'" | while read -r p; do rm -f "/tmp/perf-$p.map"; done
+if [ $jrc = 3 ]; then
+	echo "5: no JIT code for this architecture"
+else
+	[ $jrc = 0 ] || fail "record of the JIT: $(cat "$tmp/jit.err")"
+	top=$(ch_query "SELECT stack[1] FROM perfring.samples WHERE host = 'j1' AND comm = 'jit' GROUP BY stack[1] ORDER BY count() DESC LIMIT 1")
+	[ "$top" = jit_spin_loop ] || fail "the JIT's top frame: $top"
+	echo "5: JIT code named from its perf map: $top"
+fi
+
+# 6. A process in its own mount namespace.
 if unshare -m true 2>/dev/null; then
 	mkdir -p "$tmp/ctr"
 	cp "$wl/hot" "$tmp/hot-ctr"
@@ -238,7 +253,7 @@ if unshare -m true 2>/dev/null; then
 	bid=$(readelf -n "$tmp/hot-ctr" | sed -n 's/.*Build ID: \([0-9a-f]*\).*/\1/p')
 	[ "$got" = "$(printf 'hot_loop\t%s\t%s' "$tmp/ctr/hot-ctr" "$bid")" ] ||
 		fail "container: top frame '$got', want hot_loop in $tmp/ctr/hot-ctr ($bid)"
-	echo "5: a mount namespace's binary resolved through /proc/PID/root, build-id $bid"
+	echo "6: a mount namespace's binary resolved through /proc/PID/root, build-id $bid"
 else
-	echo "5: skipped: unshare -m is refused here"
+	echo "6: skipped: unshare -m is refused here"
 fi

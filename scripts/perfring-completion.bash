@@ -23,7 +23,7 @@ _perfring()
 		esac
 	done
 	if [ -z "$cmd" ]; then
-		COMPREPLY=($(compgen -W "record list demo ring-stat script report dump stats export decode inject version help" -- "$cur"))
+		COMPREPLY=($(compgen -W "record list demo ring-stat script report dump stats export decode inject push version help" -- "$cur"))
 		return
 	fi
 	case $prev in
@@ -47,6 +47,13 @@ _perfring()
 	--sort)
 		COMPREPLY=($(compgen -W "comm pid dso sym comm,dso,sym" -- "$cur"))
 		return ;;
+	--push | --from)
+		COMPREPLY=($(compgen -W "clickhouse=http:// pyroscope=http:// parca=http://" -- "$cur"))
+		compopt -o nospace 2>/dev/null
+		return ;;
+	--spool)
+		COMPREPLY=($(compgen -d -- "$cur"))
+		return ;;
 	esac
 	local opts=
 	case $cmd in
@@ -54,13 +61,15 @@ _perfring()
 		-m --mmap-pages -F --freq -c --count -g --call-graph -o --output --overwrite -S --snapshot
 		-q --quiet -D --duration --no-app --app-max-rings --tracefs --tracefs-event
 		--tracefs-output --buffer-size --subbuf-size --buffer-percent --no-mmap --replay-cs
-		--rate --loops --chunk --replay-cpu --pprof --help" ;;
+		--rate --loops --chunk --replay-cpu --pprof --push --push-every --label --spool
+		--spool-size --help" ;;
+	push) opts="--spool --timeout clickhouse=http:// pyroscope=http:// parca=http:// --help" ;;
 	list) opts="hw sw cache pmu tracepoint --help" ;;
 	script) opts="-i -F -G --ns --trace-dat --no-trace-dat --pid --tid --comm --cpu -C --time -S --symbols --reltime --deltatime --show-task-events --show-mmap-events --itrace --symdir --no-disasm --snapshot --help" ;;
-	report) opts="-i --sort --children --no-children -g -n --percent-limit --stdio --group --no-group --comm --dsos -d -S --symbols --itrace --symdir --snapshot --help" ;;
+	report) opts="-i --sort --children --no-children -g -n --percent-limit --stdio --group --no-group --comm --dsos -d -S --symbols --itrace --symdir --snapshot --from --where --help" ;;
 	dump) opts="-i --hex -D --aux --decode --elements --symdir --help" ;;
 	stats) opts="-i --help" ;;
-	export) opts="-i -f -o --title --width --help" ;;
+	export) opts="-i -f -o --title --width --from --where --help" ;;
 	demo) opts="-n -s -m --drop --help" ;;
 	decode) opts="--snapshot --pkts --decode --elements --buffer -i --help" ;;
 	inject) opts="-i -o --symdir --help" ;;

@@ -199,6 +199,7 @@ SHELL_TESTS := \
 	test/switch_app.sh \
 	test/export.sh \
 	test/export_tdat.sh \
+	test/convert.sh \
 	test/pprof.sh \
 	test/viewer.sh \
 	test/script.sh \

@@ -41,66 +41,10 @@ struct json_conv {
 	struct conv_counts n;
 };
 
+/* perf's output_json_string(): up to the first NUL of @s's @n bytes. */
 static void put_str(struct outbuf *ob, const char *s, size_t n)
 {
-	static const char hex[] = "0123456789abcdef";
-	const unsigned char *p = (const unsigned char *)s;
-
-	ob_putc(ob, '"');
-	for (size_t i = 0; i < n && p[i];) {
-		unsigned char c = p[i];
-		const char *esc = NULL;
-		size_t k;
-
-		switch (c) {
-		case '"':
-			esc = "\\\"";
-			break;
-		case '\\':
-			esc = "\\\\";
-			break;
-		case '\b':
-			esc = "\\b";
-			break;
-		case '\f':
-			esc = "\\f";
-			break;
-		case '\n':
-			esc = "\\n";
-			break;
-		case '\r':
-			esc = "\\r";
-			break;
-		case '\t':
-			esc = "\\t";
-			break;
-		default:
-			break;
-		}
-		if (esc) {
-			ob_puts(ob, esc);
-			i++;
-			continue;
-		}
-		if (c >= 0x20 && c < 0x80) {
-			ob_putc(ob, (char)c);
-			i++;
-			continue;
-		}
-		k = c < 0x80 ? 0 : ob_utf8_seq(p + i, strnlen(s + i, n - i));
-		if (k > 1) {
-			ob_write(ob, p + i, k);
-			i += k;
-			continue;
-		}
-		ob_room(ob, 6);
-		memcpy(ob->p + ob->len, "\\u00", 4);
-		ob->p[ob->len + 4] = hex[c >> 4];
-		ob->p[ob->len + 5] = hex[c & 15];
-		ob->len += 6;
-		i++;
-	}
-	ob_putc(ob, '"');
+	ob_json_str_as(ob, s, strnlen(s, n), true);
 }
 
 static void put_cstr(struct outbuf *ob, const char *s)

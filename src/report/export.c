@@ -163,45 +163,6 @@ struct exp {
 
 static const char hexd[] = "0123456789abcdef";
 
-/* A JSON string: quotes, backslashes and control characters escaped,
- * bytes that are not UTF-8 as the Latin-1 characters they would be. */
-static void ob_json_str(struct outbuf *ob, const char *s, size_t n)
-{
-	const unsigned char *p = (const unsigned char *)s;
-
-	ob_putc(ob, '"');
-	for (size_t i = 0; i < n;) {
-		unsigned char c = p[i];
-		size_t k;
-
-		if (c == '"' || c == '\\') {
-			ob_room(ob, 2);
-			ob->p[ob->len++] = '\\';
-			ob->p[ob->len++] = (char)c;
-			i++;
-			continue;
-		}
-		if (c >= 0x20 && c < 0x7f) {
-			ob_putc(ob, (char)c);
-			i++;
-			continue;
-		}
-		k = c == 0x7f ? 1 : ob_utf8_seq(p + i, n - i);
-		if (k > 1) {
-			ob_write(ob, p + i, k);
-			i += k;
-			continue;
-		}
-		ob_room(ob, 6);
-		memcpy(ob->p + ob->len, "\\u00", 4);
-		ob->p[ob->len + 4] = hexd[c >> 4];
-		ob->p[ob->len + 5] = hexd[c & 15];
-		ob->len += 6;
-		i++;
-	}
-	ob_putc(ob, '"');
-}
-
 static void ob_json_cstr(struct outbuf *ob, const char *s)
 {
 	ob_json_str(ob, s, strlen(s));

@@ -358,4 +358,58 @@ static inline size_t ob_utf8_seq(const unsigned char *p, size_t n)
 	return len;
 }
 
+/*
+ * A JSON string of @n bytes: quotes, backslashes and control characters
+ * escaped (\u00XX; with @perf_escapes as perf's JSON writes them: \b \f
+ * \n \r \t, DEL as it is), bytes that are not UTF-8 as the Latin-1
+ * characters they would be.
+ */
+static inline void ob_json_str_as(struct outbuf *ob, const char *s, size_t n,
+				  bool perf_escapes)
+{
+	static const char hex[] = "0123456789abcdef";
+	static const char short_esc[32] = {
+		['\b'] = 'b', ['\f'] = 'f', ['\n'] = 'n', ['\r'] = 'r', ['\t'] = 't'
+	};
+	const unsigned char *p = (const unsigned char *)s;
+
+	ob_putc(ob, '"');
+	for (size_t i = 0; i < n;) {
+		unsigned char c = p[i];
+		size_t k;
+
+		if (c == '"' || c == '\\' ||
+		    (perf_escapes && c < 32 && short_esc[c])) {
+			ob_room(ob, 2);
+			ob->p[ob->len++] = '\\';
+			ob->p[ob->len++] = c < 32 ? short_esc[c] : (char)c;
+			i++;
+			continue;
+		}
+		if (c >= 0x20 && (c < 0x7f || (c == 0x7f && perf_escapes))) {
+			ob_putc(ob, (char)c);
+			i++;
+			continue;
+		}
+		k = c < 0x80 ? 1 : ob_utf8_seq(p + i, n - i);
+		if (k > 1) {
+			ob_write(ob, p + i, k);
+			i += k;
+			continue;
+		}
+		ob_room(ob, 6);
+		memcpy(ob->p + ob->len, "\\u00", 4);
+		ob->p[ob->len + 4] = hex[c >> 4];
+		ob->p[ob->len + 5] = hex[c & 15];
+		ob->len += 6;
+		i++;
+	}
+	ob_putc(ob, '"');
+}
+
+static inline void ob_json_str(struct outbuf *ob, const char *s, size_t n)
+{
+	ob_json_str_as(ob, s, n, false);
+}
+
 #endif

@@ -126,19 +126,20 @@ echo "tod: as perf's; refused without clock data, as by perf"
 
 # 5. A pipe on stdin (perf 6.1 cannot convert one): perf's -g file as a
 # pipe (perf inject) converts as perf converts the file; perfring's
-# tracepoint pipe holds perf script's events.
+# tracepoint pipe holds perf script's events.  From here on the inputs
+# perf does not convert go through the ASan+UBSan build.
 perf inject -i perf-g.data -o - >perf-g.pipe 2>inj.err || fail "perf inject: $(cat inj.err)"
 rm -rf o-pipe
-cat perf-g.pipe | "$cli" data convert --to-ctf o-pipe 2>o.err || fail "pipe: $(cat o.err)"
+cat perf-g.pipe | "$asan_cli" data convert --to-ctf o-pipe 2>o.err || fail "pipe: $(cat o.err)"
 bt_lines p-perf-g >p.txt
 bt_lines o-pipe >o.txt
 cmp -s p.txt o.txt || { diff p.txt o.txt | head -4 >&2; fail "pipe: our CTF differs from perf's of the file"; }
-cat perf-g.pipe | "$cli" data convert --to-json o-pipe.json 2>o.err || fail "pipe --to-json: $(cat o.err)"
+cat perf-g.pipe | "$asan_cli" data convert --to-json o-pipe.json 2>o.err || fail "pipe --to-json: $(cat o.err)"
 cmp -s <(sed -n '/"samples"/,$p' p-perf-g.json) <(sed -n '/"samples"/,$p' o-pipe.json) ||
 	fail "pipe --to-json: the samples differ from perf's of the file"
 "$cli" record -q -a -e sched:sched_switch -o - -- "$pingpong" 500 >sw.pipe 2>rec.err || fail "perfring record -o -: $(cat rec.err)"
 rm -rf o-swpipe
-"$cli" data convert -i - --to-ctf o-swpipe <sw.pipe 2>o.err || fail "tracepoint pipe: $(cat o.err)"
+"$asan_cli" data convert -i - --to-ctf o-swpipe <sw.pipe 2>o.err || fail "tracepoint pipe: $(cat o.err)"
 # time, cpu, prev_pid, next_pid of every switch, both sorted
 perf script -i - --ns -F cpu,time,trace <sw.pipe 2>/dev/null |
 	sed -n 's/^ *\[0*\([0-9][0-9]*\)\] *\([0-9]*\)\.\([0-9]*\): *prev_comm=.* prev_pid=\([0-9]*\) .* next_pid=\([0-9]*\) .*/\2\3 \1 \4 \5/p' |
@@ -154,7 +155,7 @@ echo "pipe: -g as perf's CTF and JSON of the file; $(wc -l <o.sw) switches as pe
 PERFRING_RING_SIZE=4M PERFRING_MODE=block "$cli" record -q -e cpu-clock -o bytes.data -- "$apptrace" 1 500 >/dev/null 2>rec.err ||
 	fail "perfring record of apptrace: $(cat rec.err)"
 rm -rf o-bytes
-"$cli" data convert -i bytes.data --to-ctf o-bytes 2>o.err || fail "bytes: $(cat o.err)"
+"$asan_cli" data convert -i bytes.data --to-ctf o-bytes 2>o.err || fail "bytes: $(cat o.err)"
 babeltrace2 o-bytes >o.txt 2>o.err || fail "bytes: babeltrace2: $(tail -3 o.err)"
 perf script -i bytes.data 2>/dev/null | sed -n 's/.*apptest:msg: seq=\([0-9]*\) text=\([^ ]*\) blob=\(.*\)$/\1 \2 \3/p' |
 	awk '{ b = ""; for (i = 3; i <= NF; i++) b = b "\\\\x" $i; print $1, $2, b }' >p.msg
@@ -195,7 +196,7 @@ echo "options: as perf's; links refused; a directory converted into again holds 
 # (perf's: its attrs are at the start; perfring's are at the end).
 size=$(file_size perf-sw.data)
 head -c $((size / 2)) perf-sw.data >cut.data
-"$cli" data convert -i cut.data --to-ctf o-cut 2>err.txt && fail "a truncated file converted without an error"
+"$asan_cli" data convert -i cut.data --to-ctf o-cut 2>err.txt && fail "a truncated file converted without an error"
 grep -qi 'truncated\|damage' err.txt || fail "truncated: $(cat err.txt)"
 n=$(babeltrace2 o-cut 2>/dev/null | wc -l)
 [ "$n" -gt 0 ] || fail "truncated: nothing of it converted"

@@ -101,6 +101,10 @@ grep -q 'prev_comm = "pingpong", prev_pid = [0-9]*, prev_prio = [0-9]*, prev_sta
 same_ctf ours-sw-all ours-sw.data --all
 same_json perf-sw perf-sw.data
 same_json ours-sw ours-sw.data
+# a tracepoint with an array field (raw_syscalls:sys_enter's args[6])
+perf record -q -e raw_syscalls:sys_enter -o perf-arr.data -- "$hot" 0.05 >/dev/null 2>rec.err || fail "perf record raw_syscalls: $(cat rec.err)"
+same_ctf perf-array perf-arr.data
+grep -q 'args = \[ \[0\] = 0x[0-9A-F]*, \[1\]' o.txt || fail "no args array: $(head -1 o.txt)"
 
 # 3. Application events (examples/app_trace.c: u64, u32, string fields)
 # beside the kernel's, on one timeline.

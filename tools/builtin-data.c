@@ -139,6 +139,11 @@ static int cmd_data_convert(int argc, char **argv)
 			strerror(-err));
 		return 1;
 	}
+	if (st.dropped)
+		fprintf(stderr,
+			"%s: warning: %" PRIu64
+			" events left out (a value the CTF writer refused)\n",
+			prog, st.dropped);
 	if (st.lost_records)
 		fprintf(stderr,
 			"%s: warning: the recording lost %" PRIu64

@@ -708,6 +708,9 @@ struct perfring_convert_stats {
 	uint64_t lost_records; /* PERF_RECORD_LOST records read */
 	uint64_t lost; /* the events they count */
 	uint32_t streams; /* CTF: per-CPU streams written */
+	/* CTF: events left out because the writer refused a field's value
+	 * (perf's conversion stops at the first) */
+	uint64_t dropped;
 };
 
 typedef void (*perfring_convert_progress_fn)(

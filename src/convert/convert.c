@@ -48,6 +48,7 @@ static void fill_stats(struct conv *c)
 		c->st.non_samples = n->non_samples;
 		c->st.bytes = n->bytes;
 		c->st.streams = n->streams;
+		c->st.dropped = n->dropped;
 	}
 	if (c->json)
 		c->st.output_bytes = json_conv_bytes(c->json);

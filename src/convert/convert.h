@@ -31,6 +31,7 @@ struct conv_sample {
 /* Figures the writers keep (perfring_convert_stats' counters). */
 struct conv_counts {
 	uint64_t samples, non_samples, bytes;
+	uint64_t dropped; /* events the writer refused */
 	uint32_t streams;
 };
 

@@ -129,7 +129,7 @@ struct ctf_conv {
 	uint32_t nr_cpus;
 	uint32_t pending; /* events held by all streams */
 	struct tpfmt *tp;
-	bool tp_tried, warned_cpu, warned_append, warned_late;
+	bool tp_tried, warned_cpu, warned_late;
 	uint32_t ev_bytes; /* the event being made, in CTF */
 	struct conv_counts n;
 	char *esc; /* conv_escape()'s buffer */
@@ -380,9 +380,18 @@ static int add_generic(struct ctf_conv *c, struct ev_class *k)
 }
 
 /* get_tracepoint_field_type(): unsigned longs and pointers in hex. */
+/* get_tracepoint_field_type(): unsigned longs and pointers in hex; the
+ * items of an array of 8-byte numbers 64-bit too (perf sizes them by the
+ * whole array, and then fails on a value past 32 bits). */
 static int tp_type(const struct tep_format_field *tf)
 {
 	unsigned long fl = tf->flags;
+	bool wide = tf->size == 8 ||
+		    ((fl & TEP_FIELD_IS_ARRAY) &&
+		     !(fl & TEP_FIELD_IS_DYNAMIC) && tf->arraylen &&
+		     tf->size / (int)tf->arraylen == 8) ||
+		    ((fl & TEP_FIELD_IS_ARRAY) && (fl & TEP_FIELD_IS_DYNAMIC) &&
+		     tf->elementsize == 8);
 
 	if (fl & TEP_FIELD_IS_STRING)
 		return T_STRING;
@@ -390,8 +399,8 @@ static int tp_type(const struct tep_format_field *tf)
 	    (fl & (TEP_FIELD_IS_LONG | TEP_FIELD_IS_POINTER)))
 		return T_U64_HEX;
 	if (fl & TEP_FIELD_IS_SIGNED)
-		return tf->size == 8 ? T_S64 : T_S32;
-	return tf->size == 8 ? T_U64 : T_U32;
+		return wide ? T_S64 : T_S32;
+	return wide ? T_U64 : T_U32;
 }
 
 static bool class_has(struct bt_ctf_event_class *ec, const char *name)
@@ -781,10 +790,9 @@ static int append(struct ctf_conv *c, uint32_t cpu, struct bt_ctf_event *ev)
 		return err;
 	if (bt_ctf_stream_append_event(cs->s, ev)) {
 		/* perf ignores it; the event is not in the trace */
-		if (!c->warned_append)
-			pr_warn("data convert: an event could not be added to the CTF stream of CPU %u",
+		if (!c->n.dropped++)
+			pr_warn("data convert: the CTF writer refused an event of CPU %u: left out (the others are counted)",
 				cpu);
-		c->warned_append = true;
 		return 0;
 	}
 	cs->pending++;
@@ -1056,6 +1064,15 @@ static int fill_sample(struct ctf_conv *c, const struct ev_class *k,
 	return err;
 }
 
+/* An event the writer refused a field of (a value its type cannot
+ * hold): left out, counted, said once. */
+static void drop(struct ctf_conv *c, const char *what, uint64_t offset)
+{
+	if (!c->n.dropped++)
+		pr_warn("data convert: %s at offset %#llx: a field the CTF writer refuses: the event is left out (the others are counted)",
+			what ? what : "?", (unsigned long long)offset);
+}
+
 static struct ev_class *class_of(struct ctf_conv *c, const struct prd_attr *a)
 {
 	struct ev_class *k = a->index < c->nr_cls ? c->cls[a->index] : NULL;
@@ -1094,22 +1111,20 @@ int ctf_conv_sample(struct ctf_conv *c, const struct conv_sample *cs)
 	k = class_of(c, cs->attr);
 	if (!k)
 		return 0;
-	c->n.samples++;
-	c->n.bytes += cs->ev->hdr->size;
 	ev = bt_ctf_event_create(k->ec);
 	if (!ev)
 		return -ENOMEM;
 	c->ev_bytes = EVENT_HEADER_BYTES;
 	if (k->sample_type & PERF_SAMPLE_TIME)
 		set_clock(c, s->time);
-	err = fill_sample(c, k, ev, cs);
-	if (err) {
-		pr_err("data convert: %s: a field of the sample at offset %#llx cannot be set",
-		       cs->attr->name ? cs->attr->name : "?",
-		       (unsigned long long)cs->ev->offset);
+	if (fill_sample(c, k, ev, cs)) {
+		/* perf stops there; one event is left out here */
+		drop(c, cs->attr->name, cs->ev->offset);
 		bt_ctf_event_put(ev);
-		return err;
+		return 0;
 	}
+	c->n.samples++;
+	c->n.bytes += cs->ev->hdr->size;
 	if (k->sample_type & PERF_SAMPLE_CPU)
 		cpu = s->cpu;
 	if (cpu >= c->nr_cpus) {
@@ -1181,8 +1196,6 @@ int ctf_conv_side(struct ctf_conv *c, const struct prd_event *pe)
 	if (!ev)
 		return -ENOMEM;
 	c->ev_bytes = EVENT_HEADER_BYTES;
-	c->n.non_samples++;
-	c->n.bytes += h->size;
 	/* perf's sample->time: the sample_id_all trailer's, if any */
 	if (pe->sample &&
 	    (pe->sample->attr ?
@@ -1229,8 +1242,14 @@ int ctf_conv_side(struct ctf_conv *c, const struct prd_event *pe)
 				payload > name_at ? payload - name_at : 0);
 		break;
 	}
-	if (!err)
+	if (err) {
+		drop(c, prd_type_name(h->type), pe->offset);
+		err = 0;
+	} else {
+		c->n.non_samples++;
+		c->n.bytes += h->size;
 		err = append(c, 0, ev);
+	}
 	bt_ctf_event_put(ev);
 	return err;
 }

@@ -730,7 +730,8 @@ struct perfring_convert_opts {
 	bool tod; /* --tod: times as wall-clock (CTF; needs the file's
 		     CLOCK_DATA: record -k) */
 	bool force; /* -f: an input of another user, an existing JSON file */
-	/* called about every 64 Ki records read (then once at the end) */
+	/* called about ten times a second while the input is read, then
+	 * once at the end */
 	perfring_convert_progress_fn progress;
 	void *progress_ctx;
 };

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include "perfring/tools.h"
 #include "../common/log.h"
@@ -22,7 +23,10 @@
 #include "../report/threads.h"
 #include "convert.h"
 
-#define PROGRESS_RECORDS 65536 /* records between progress calls */
+/* The progress callback: time looked at every PROGRESS_RECORDS records,
+ * a call every PROGRESS_NS. */
+#define PROGRESS_RECORDS 1024
+#define PROGRESS_NS 100000000ull
 
 struct conv {
 	struct perfring_convert_opts o;
@@ -34,6 +38,7 @@ struct conv {
 	struct sread rd;
 	struct perfring_convert_stats st;
 	uint64_t records;
+	uint64_t progress_at; /* when the callback was called last (ns) */
 };
 
 static void fill_stats(struct conv *c)
@@ -91,8 +96,17 @@ static int on_event(struct prd_file *f, const struct prd_event *ev, void *ctx)
 	const struct prd_sample *s = ev->sample;
 
 	if (++c->records % PROGRESS_RECORDS == 0 && c->o.progress) {
-		fill_stats(c);
-		c->o.progress(&c->st, c->o.progress_ctx);
+		struct timespec ts;
+		uint64_t now;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		now = (uint64_t)ts.tv_sec * 1000000000ull +
+		      (uint64_t)ts.tv_nsec;
+		if (now - c->progress_at >= PROGRESS_NS) {
+			c->progress_at = now;
+			fill_stats(c);
+			c->o.progress(&c->st, c->o.progress_ctx);
+		}
 	}
 	if (ev->hdr->type != PERF_RECORD_SAMPLE) {
 		if (c->json)

@@ -11,6 +11,9 @@
 # memory on a large file; progress on a terminal only.
 # perf and babeltrace2 are oracles scripts/deps.sh installs: missing is a
 # failure.  Skips (77) only if the kernel refuses perf_event_open.
+# About a minute here; 2.5 minutes at load average 11 (two `yes` loops
+# and other builds beside it):
+# test-timeout: 600
 set -u
 . "$(dirname "$0")/lib.sh"
 cli=${PERFRING_CLI:-build/perfring}

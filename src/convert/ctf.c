@@ -1139,22 +1139,13 @@ int ctf_conv_sample(struct ctf_conv *c, const struct conv_sample *cs)
 	return err;
 }
 
-/* A record's fixed fields: @n u32s then, for FORK/EXIT, a u64. */
-static bool rec_u32(const struct perf_event_header *h, uint32_t payload,
-		    uint32_t at, uint32_t *v)
+/* @size bytes at @at of a record whose own fields end at @payload. */
+static bool rec_get(const struct perf_event_header *h, uint32_t payload,
+		    uint32_t at, void *v, size_t size)
 {
-	if (at + 4 > payload)
+	if (at + size > payload)
 		return false;
-	memcpy(v, (const unsigned char *)h + at, 4);
-	return true;
-}
-
-static bool rec_u64(const struct perf_event_header *h, uint32_t payload,
-		    uint32_t at, uint64_t *v)
-{
-	if (at + 8 > payload)
-		return false;
-	memcpy(v, (const unsigned char *)h + at, 8);
+	memcpy(v, (const unsigned char *)h + at, size);
 	return true;
 }
 
@@ -1190,7 +1181,8 @@ int ctf_conv_side(struct ctf_conv *c, const struct prd_event *pe)
 		return 0;
 	if (!c->started && (err = start(c)))
 		return err;
-	if (!rec_u32(h, payload, 8, &pid) || !rec_u32(h, payload, 12, &tid))
+	if (!rec_get(h, payload, 8, &pid, 4) ||
+	    !rec_get(h, payload, 12, &tid, 4))
 		return 0; /* too short: the reader has said so */
 	ev = bt_ctf_event_create(c->side[kind]);
 	if (!ev)
@@ -1215,9 +1207,9 @@ int ctf_conv_side(struct ctf_conv *c, const struct prd_event *pe)
 	case SIDE_FORK:
 		/* pid, ppid, tid, ptid, time */
 		ppid = tid;
-		if (!rec_u32(h, payload, 16, &tid) ||
-		    !rec_u32(h, payload, 20, &ptid) ||
-		    !rec_u64(h, payload, 24, &t))
+		if (!rec_get(h, payload, 16, &tid, 4) ||
+		    !rec_get(h, payload, 20, &ptid, 4) ||
+		    !rec_get(h, payload, 24, &t, 8))
 			tid = ptid = 0, t = 0;
 		if (!err)
 			err = set_u(c, ev, "ppid", T_U32, ppid);
@@ -1230,7 +1222,7 @@ int ctf_conv_side(struct ctf_conv *c, const struct prd_event *pe)
 		break;
 	default:
 		name_at = kind == SIDE_MMAP ? 40 : 72;
-		if (!rec_u64(h, payload, 16, &start_addr))
+		if (!rec_get(h, payload, 16, &start_addr, 8))
 			start_addr = 0;
 		if (!err)
 			err = set_u(c, ev, "tid", T_U32, tid);

@@ -138,6 +138,9 @@ int cmd_script(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_top(int argc, char **argv);
+int cmd_data(int argc, char **argv);
+/* A command's -v: the library's log down to debug messages. */
+void cli_verbose(void);
 /* perfring export of @eo into @outpath ("-": standard output), as export
  * does it; returns its exit status (record --pprof uses it too). */
 int export_to(const struct perfring_export_opts *eo, const char *outpath);

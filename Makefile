@@ -39,21 +39,22 @@ LDLIBS := -pthread
 # libperfring-tools: libtraceevent, libelf, libzstd, zlib (pprof's gzip); CoreSight decoding
 # with OpenCSD's C API (its .pc names only the C++ library) and capstone
 # for disassembly; libunwind (remote, x86_64) unwinds --call-graph dwarf
-# samples' user stacks as perf does; libdw reads source lines (srcline).
-TOOLS_CFLAGS := $(shell pkg-config --cflags libtraceevent libelf libdw libzstd zlib capstone libunwind-generic)
+# samples' user stacks as perf does; libdw reads source lines (srcline);
+# libbabeltrace-ctf (babeltrace 1.5's CTF writer, perf's) writes CTF.
+TOOLS_CFLAGS := $(shell pkg-config --cflags libtraceevent libelf libdw libzstd zlib capstone libunwind-generic babeltrace-ctf)
 TOOLS_LDLIBS := $(shell pkg-config --libs libtraceevent libelf libdw libzstd zlib) \
 	-lopencsd_c_api $(shell pkg-config --libs libopencsd capstone) \
-	$(shell pkg-config --libs libunwind-generic)
+	$(shell pkg-config --libs libunwind-generic babeltrace-ctf)
 
 # Layers: libperfring (src/ring, src/app: libc only) -> libperfring-tools
 # (src/sources, src/format -> src/machine, src/tracepoint -> src/coresight
-# -> src/fleet -> src/record, src/report) -> tools/ (the CLI, public
-# headers only);
+# -> src/fleet -> src/record, src/report, src/convert) -> tools/ (the CLI,
+# public headers only);
 # docs/design.md section 1 draws them.  Stateless pieces both libraries need are
 # built into both (SHARED_SRC: each library keeps its own hidden copy).
 LIB_SRC := $(sort $(wildcard src/ring/*.c src/app/*.c))
 SHARED_SRC := src/ring/subbuf_page.c src/app/app_format.c
-TOOLS_LAYERS := sources format machine tracepoint coresight fleet record report
+TOOLS_LAYERS := sources format machine tracepoint coresight fleet record report convert
 TOOLS_SRC := $(sort $(wildcard $(TOOLS_LAYERS:%=src/%/*.c)) $(SHARED_SRC))
 INTERNAL_SRC := $(sort $(LIB_SRC) $(TOOLS_SRC))
 HDRS := include/perfring.h include/perfring/abi.h include/perfring/tools.h $(wildcard src/*/*.h)
@@ -201,6 +202,7 @@ SHELL_TESTS := \
 	test/switch_app.sh \
 	test/export.sh \
 	test/export_tdat.sh \
+	test/convert.sh \
 	test/pprof.sh \
 	test/viewer.sh \
 	test/script.sh \

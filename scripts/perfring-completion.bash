@@ -23,7 +23,7 @@ _perfring()
 		esac
 	done
 	if [ -z "$cmd" ]; then
-		COMPREPLY=($(compgen -W "record list demo ring-stat script report dump stats export decode inject push version help" -- "$cur"))
+		COMPREPLY=($(compgen -W "record list demo ring-stat script report dump stats export data decode inject push version help" -- "$cur"))
 		return
 	fi
 	case $prev in
@@ -34,8 +34,12 @@ _perfring()
 		COMPREPLY=($(for ev in $(_perfring_events); do [[ $ev == "$tail"* ]] && echo "$head$ev"; done))
 		compopt -o nospace 2>/dev/null
 		return ;;
-	-i | --input | -o | --output | --tracefs-output | --trace-dat | --replay-cs | --snapshot | --symdir | --pprof)
+	-i | --input | -o | --output | --tracefs-output | --trace-dat | --replay-cs | --snapshot | --symdir | --pprof | --to-json)
 		COMPREPLY=($(compgen -f -- "$cur"))
+		compopt -o filenames 2>/dev/null
+		return ;;
+	--to-ctf)
+		COMPREPLY=($(compgen -d -- "$cur"))
 		compopt -o filenames 2>/dev/null
 		return ;;
 	-f)
@@ -70,6 +74,10 @@ _perfring()
 	dump) opts="-i --hex -D --aux --decode --elements --symdir --help" ;;
 	stats) opts="-i --help" ;;
 	export) opts="-i -f -o --title --width --from --where --help" ;;
+	data)
+		# perf data's one subcommand first, then its options
+		[ "$prev" = data ] && opts=convert ||
+			opts="-i --input --to-ctf --to-json --all --tod -f --force -v --verbose --help" ;;
 	demo) opts="-n -s -m --drop --help" ;;
 	decode) opts="--snapshot --pkts --decode --elements --buffer -i --help" ;;
 	inject) opts="-i -o --symdir --help" ;;

@@ -150,6 +150,9 @@ int cmd_top(int argc, char **argv);
 /* perfring push --spool (builtin-push.c); record's push summary. */
 int cmd_push(int argc, char **argv);
 void push_summary(const struct perfring_push_stats *ps);
+int cmd_data(int argc, char **argv);
+/* A command's -v: the library's log down to debug messages. */
+void cli_verbose(void);
 /* perfring export of @eo into @outpath ("-": standard output), as export
  * does it; returns its exit status (record --pprof uses it too). */
 int export_to(const struct perfring_export_opts *eo, const char *outpath);

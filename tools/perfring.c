@@ -44,6 +44,7 @@ static const struct command {
 	{ "export", NULL, cmd_export },
 	{ "top", NULL, cmd_top },
 	{ "push", NULL, cmd_push },
+	{ "data", NULL, cmd_data },
 };
 
 static void usage(FILE *f)
@@ -70,6 +71,8 @@ static void usage(FILE *f)
 		"  stats [-i FILE|-]                  record counts (perf report --stats)\n"
 		"  export [-i FILE|-] -f chrome|folded|svg [-o OUT]\n"
 		"                                     Chrome trace JSON, folded stacks, flame graph\n"
+		"  data convert [-i FILE|-] --to-ctf DIR | --to-json FILE [--all] [--tod]\n"
+		"                                     CTF (babeltrace2, Trace Compass) or perf's JSON\n"
 		"  decode --snapshot DIR [--decode]   CoreSight packets/elements of an OpenCSD snapshot\n"
 		"  dump --aux [-i FILE] [--decode]    CoreSight packets/elements of the AUX data\n"
 		"  script --itrace [-i FILE]          executed instruction ranges, disassembled\n"
@@ -82,6 +85,11 @@ static void usage(FILE *f)
 		"Options: -v (before the command) prints the library's log.\n"
 		"See perfring(1).\n",
 		prog);
+}
+
+void cli_verbose(void)
+{
+	perfring_set_log(log_to_stderr, NULL, PERFRING_LOG_DEBUG);
 }
 
 int main(int argc, char **argv)

@@ -2,9 +2,10 @@
 /*
  * perfring tools: recording (kernel perf events, application sessions,
  * tracefs, AUX trace), the perf.data and trace.dat readers, reports,
- * exports and CoreSight decoding -- libperfring-tools
- * (`pkg-config --cflags --libs perfring-tools`), which links libperfring
- * and libtraceevent, libelf, libzstd, OpenCSD and capstone.
+ * exports, the CTF/JSON conversion and CoreSight decoding --
+ * libperfring-tools (`pkg-config --cflags --libs perfring-tools`), which
+ * links libperfring and libtraceevent, libelf, libzstd, OpenCSD, capstone
+ * and libbabeltrace-ctf.
  *
  * Same conventions as <perfring.h> (int returns >= 0 or -errno, opaque
  * handles, messages only through perfring_set_log()); a program that only
@@ -789,6 +790,65 @@ struct perfring_export_opts {
  */
 PERFRING_API int perfring_export(const struct perfring_export_opts *opts,
 				 FILE *out);
+
+/* ---- data convert: CTF and JSON (perf data convert) -------------------- */
+
+/* What a conversion did (perfring_data_convert()), also while it runs. */
+struct perfring_convert_stats {
+	size_t sz;
+	uint64_t samples; /* samples written (one per value of a
+			     PERF_SAMPLE_READ group sample, as perf) */
+	uint64_t non_samples; /* side-band records written (all) */
+	uint64_t bytes; /* the input records' bytes converted */
+	uint64_t output_bytes; /* JSON: bytes written */
+	uint64_t input_done; /* data bytes read so far */
+	uint64_t input_total; /* the data section's size (0: a pipe) */
+	uint64_t lost_records; /* PERF_RECORD_LOST records read */
+	uint64_t lost; /* the events they count */
+	uint32_t streams; /* CTF: per-CPU streams written */
+	/* CTF: events left out because the writer refused a field's value
+	 * (perf's conversion stops at the first) */
+	uint64_t dropped;
+};
+
+typedef void (*perfring_convert_progress_fn)(
+	const struct perfring_convert_stats *st, void *ctx);
+
+struct perfring_convert_opts {
+	size_t sz;
+	const char *input; /* -i: default "perf.data"; "-": pipe format, stdin */
+	/* --to-ctf: a CTF 1.8 trace in this directory (made if missing;
+	 * an existing one keeps its other files, its "metadata" and
+	 * "perf_stream_*" are replaced) */
+	const char *to_ctf;
+	/* --to-json: perf's linux-perf-json-version 1 file ("-": stdout);
+	 * an existing file only with force */
+	const char *to_json;
+	bool all; /* --all: COMM, FORK, EXIT, MMAP, MMAP2 as events (CTF) */
+	bool tod; /* --tod: times as wall-clock (CTF; needs the file's
+		     CLOCK_DATA: record -k) */
+	bool force; /* -f: an input of another user, an existing JSON file */
+	/* called about ten times a second while the input is read, then
+	 * once at the end */
+	perfring_convert_progress_fn progress;
+	void *progress_ctx;
+};
+
+/*
+ * perf data convert: the perf.data at opts->input as CTF 1.8 (exactly one
+ * of to_ctf, to_json) -- metadata and one stream per CPU as perf 6.1 writes
+ * them through libbabeltrace-ctf, one event class per event, perf's field
+ * names (perf_ip, perf_tid, perf_callchain, ...), tracepoint and
+ * application event fields with their declared types -- or as perf's JSON
+ * (headers, then the samples with their resolved call chains).  Records
+ * are read in time order with bounded memory.  Returns 0 or -errno
+ * (-EINVAL: bad options; -EEXIST: the JSON file exists and not force;
+ * -EPERM: the input is another user's and not force; -EBADMSG: the input
+ * is damaged, what came before the damage was written out); the log says
+ * why.  @st (st->sz set, may be NULL) gets the figures either way.
+ */
+PERFRING_API int perfring_data_convert(const struct perfring_convert_opts *opts,
+				       struct perfring_convert_stats *st);
 
 /* ---- CoreSight trace decoding (OpenCSD) -------------------------------- */
 

@@ -46,7 +46,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/utsname.h>
 #include "perfring/tools.h"
 #include "../common/log.h"
 #include "../common/opts.h"
@@ -163,85 +162,7 @@ struct exp {
 
 /* ---- text ------------------------------------------------------------ */
 
-/* Length of the valid UTF-8 sequence at @p (at most @n bytes), 0 if the
- * bytes there are not one (overlong forms and surrogates included). */
-static size_t utf8_seq(const unsigned char *p, size_t n)
-{
-	unsigned char c = p[0];
-	size_t len;
-	uint32_t cp, min;
-
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf) {
-		len = 2;
-		cp = c & 0x1f;
-		min = 0x80;
-	} else if (c >= 0xe0 && c <= 0xef) {
-		len = 3;
-		cp = c & 0x0f;
-		min = 0x800;
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		len = 4;
-		cp = c & 0x07;
-		min = 0x10000;
-	} else {
-		return 0;
-	}
-	if (n < len)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (p[i] & 0x3f);
-	}
-	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	if (cp == 0xfffe || cp == 0xffff)
-		return 0; /* not XML characters */
-	return len;
-}
-
 static const char hexd[] = "0123456789abcdef";
-
-/* A JSON string: quotes, backslashes and control characters escaped,
- * bytes that are not UTF-8 as the Latin-1 characters they would be. */
-static void ob_json_str(struct outbuf *ob, const char *s, size_t n)
-{
-	const unsigned char *p = (const unsigned char *)s;
-
-	ob_putc(ob, '"');
-	for (size_t i = 0; i < n;) {
-		unsigned char c = p[i];
-		size_t k;
-
-		if (c == '"' || c == '\\') {
-			ob_room(ob, 2);
-			ob->p[ob->len++] = '\\';
-			ob->p[ob->len++] = (char)c;
-			i++;
-			continue;
-		}
-		if (c >= 0x20 && c < 0x7f) {
-			ob_putc(ob, (char)c);
-			i++;
-			continue;
-		}
-		k = c == 0x7f ? 1 : utf8_seq(p + i, n - i);
-		if (k > 1) {
-			ob_write(ob, p + i, k);
-			i += k;
-			continue;
-		}
-		ob_room(ob, 6);
-		memcpy(ob->p + ob->len, "\\u00", 4);
-		ob->p[ob->len + 4] = hexd[c >> 4];
-		ob->p[ob->len + 5] = hexd[c & 15];
-		ob->len += 6;
-		i++;
-	}
-	ob_putc(ob, '"');
-}
 
 static void ob_json_cstr(struct outbuf *ob, const char *s)
 {
@@ -293,7 +214,7 @@ static void ob_xml_str(struct outbuf *ob, const char *s, size_t n)
 			i++;
 			continue;
 		}
-		k = utf8_seq(p + i, n - i);
+		k = ob_utf8_seq(p + i, n - i);
 		if (k) {
 			ob_write(ob, p + i, k);
 			i += k;
@@ -2099,26 +2020,12 @@ out:
 
 /* ---- driver ---------------------------------------------------------- */
 
-/* Whether the file was recorded on this machine (kallsyms apply). */
-static bool recorded_here(struct prd_file *f)
-{
-	const char *h = prd_feature_string(f, PRD_FEAT_HOSTNAME);
-	const char *r = prd_feature_string(f, PRD_FEAT_OSRELEASE);
-	struct utsname u;
-
-	if (uname(&u))
-		return false;
-	if ((h && strcmp(h, u.nodename)) || (r && strcmp(r, u.release)))
-		return false;
-	return true;
-}
-
 static void first_sample(struct exp *e)
 {
 	const void *td;
 	size_t len;
 
-	machine_set_host(&e->m, recorded_here(e->f));
+	machine_set_host(&e->m, file_recorded_here(e->f));
 	td = prd_feature(e->f, PRD_FEAT_TRACING_DATA, &len);
 	if (td)
 		parse_sched_switch(&e->ss, td, len);

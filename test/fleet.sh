@@ -85,6 +85,12 @@ if ! diff <(report_rows "$tmp/ten.local") <(report_rows "$tmp/ten.fleet") >"$tmp
 	head "$tmp/diff" >&2
 	fail "report --from differs from report -i of the same recording"
 fi
+# --where on the labels and the time (the README's forms): the same table
+"$cli" report --from "clickhouse=$CH_URL" -n --sort comm,dso,sym \
+	--where "has(labels.value, 'S') AND time_ns > toUInt64(now() - 3600) * 1000000000" >"$tmp/ten.fleet2" ||
+	fail "report --from --where labels and time"
+diff <(report_rows "$tmp/ten.local") <(report_rows "$tmp/ten.fleet2") >/dev/null ||
+	fail "report --from with a label and a time range differs"
 n=$(requests "$tmp/pyro")
 [ "$n" -ge $((secs - 1)) ] && [ "$n" -ge 2 ] || fail "$n /ingest requests in $secs s"
 python3 - "$tmp/pyro" <<'PY' || exit 1

@@ -84,7 +84,7 @@ int cmd_push(int argc, char **argv)
 	po.sinks = (const char *const *)&argv[optind];
 	po.nr_sinks = argc - optind;
 	err = perfring_push(&po, &ps);
-	for (uint32_t i = 0; i < ps.nr_sinks; i++) {
+	for (uint32_t i = 0; (!err || err == -EAGAIN) && i < ps.nr_sinks; i++) {
 		const struct perfring_push_sink_stats *k = &ps.sink[i];
 
 		fprintf(stderr,

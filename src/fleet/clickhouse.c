@@ -369,7 +369,7 @@ int ch_read(const char *from, const char *where, struct fleet_profile *p)
 		http_error_text(err, &rs, why, sizeof(why));
 		pr_err("--from %s: %s", from, why);
 		if (!err)
-			err = rs.status == 404 ? -ENOENT : -EIO;
+			err = -EIO; /* the server refused the query: said above */
 	}
 	ch_rows_free(&rows);
 	free(q);

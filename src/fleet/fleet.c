@@ -556,8 +556,10 @@ PERFRING_API int perfring_push(const struct perfring_push_opts *o,
 		while (k->ph && !k->failing)
 			deliver_head(k);
 		left += k->pn;
-		st.sink[i] = k->st;
-		st.sink[i].pending = k->pn;
+	}
+	for (int i = 0; i < f->nr; i++) {
+		st.sink[i] = f->sinks[i].st;
+		st.sink[i].pending = f->sinks[i].pn;
 	}
 	st.nr_sinks = (uint32_t)f->nr;
 	if (st_out)

@@ -194,6 +194,7 @@ SHELL_TESTS := \
 	test/cli.sh \
 	test/install.sh \
 	test/record.sh \
+	test/nonroot.sh \
 	test/record_opts.sh \
 	test/switch_app.sh \
 	test/export.sh \

@@ -304,6 +304,39 @@ static bool cycles_fallback(struct pe_event *ev, int err)
 	return true;
 }
 
+/*
+ * perf's evsel__fallback() for an unprivileged user: at
+ * perf_event_paranoid 2 or more the kernel refuses kernel samples
+ * (EACCES), so an event that did not exclude the kernel is opened again
+ * for user space only and named "NAME:u" ("NAME" + "u" when the name has
+ * modifiers or PMU terms already), with perf's message.  Not for an event
+ * that excludes user space (it would count nothing), nor tracepoints
+ * (the kernel's own code: nothing left to sample).
+ */
+static bool paranoid_fallback(struct pe_event *ev, int err)
+{
+	char buf[16] = "";
+	long paranoid;
+	size_t len = strlen(ev->name);
+
+	if ((err != EACCES && err != EPERM) || ev->attr.exclude_kernel ||
+	    ev->attr.exclude_user || ev->tracepoint)
+		return false;
+	if (read_small("/proc/sys/kernel/perf_event_paranoid", buf,
+		       sizeof(buf)) <= 0)
+		return false;
+	paranoid = strtol(buf, NULL, 10);
+	if (paranoid < 2 || len + 3 > sizeof(ev->name))
+		return false;
+	pr_warn("kernel.perf_event_paranoid=%ld, trying to fall back to excluding kernel and hypervisor  samples",
+		paranoid);
+	snprintf(ev->name + len, sizeof(ev->name) - len, "%su",
+		 strchr(ev->name, '/') || strchr(ev->name, ':') ? "" : ":");
+	ev->attr.exclude_kernel = 1;
+	ev->attr.exclude_hv = 1;
+	return true;
+}
+
 void pe_group_attr(struct pe_event *ev, int index)
 {
 	struct perf_event_attr *a = &ev->attr;
@@ -435,6 +468,9 @@ int pe_evlist_open(struct pe_evlist *el, const int *cpus, int nr_cpus,
 				fd = perf_open(&ev->attr, tids[t], cpus[c],
 					       group_fd);
 				if (fd < 0 && cycles_fallback(ev, -fd))
+					fd = perf_open(&ev->attr, tids[t],
+						       cpus[c], group_fd);
+				if (fd < 0 && paranoid_fallback(ev, -fd))
 					fd = perf_open(&ev->attr, tids[t],
 						       cpus[c], group_fd);
 				if (fd == -ESRCH) {

@@ -45,8 +45,9 @@ report_like_perf() {
 	perf report --stdio -i "$f" "$@" 2>/dev/null | sed 1d |
 		awk '{ l[NR] = $0 } END { n = NR; if (l[n - 1] ~ /^# \(Tip:/) n -= 3; for (i = 1; i <= n; i++) print l[i] }' \
 			>"$tmp/perf.txt" || fail "$(basename "$f") $*: perf report failed"
-	"$cli" report -i "$f" "$@" 2>"$tmp/ours.err" | sed 1d >"$tmp/ours.txt" ||
-		fail "$(basename "$f") $*: perfring report failed: $(cat "$tmp/ours.err")"
+	"$cli" report -i "$f" "$@" >"$tmp/ours.full" 2>"$tmp/ours.err" ||
+		fail "$(basename "$f") $*: perfring report failed (exit $?): $(cat "$tmp/ours.err")"
+	sed 1d "$tmp/ours.full" >"$tmp/ours.txt"
 	grep -q '%' "$tmp/perf.txt" || fail "$(basename "$f") $*: perf report shows no entries"
 	if ! cmp -s "$tmp/perf.txt" "$tmp/ours.txt"; then
 		diff "$tmp/perf.txt" "$tmp/ours.txt" | head -10 >&2

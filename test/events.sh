@@ -138,7 +138,14 @@ if [ ! -e /sys/bus/event_source/devices/cpu ]; then
 		grep -q "The $e event is not supported" "$tmp/err" || fail "$e: $(cat "$tmp/err")"
 	done
 	"$cli" list | grep -q '^ *instructions ' && fail "list shows hardware events this machine does not have"
-	echo "ok: hardware events refused as perf refuses them"
+	# asked for, they are listed as perf names them, marked refused
+	"$cli" list hw >"$tmp/hw"
+	grep -q '^  instructions  *\[Hardware event, not supported here\]$' "$tmp/hw" &&
+		grep -q '^  cpu-cycles OR cycles  *\[Hardware event, not supported here\]$' "$tmp/hw" ||
+		fail "list hw does not show the hardware events this machine refuses: $(cat "$tmp/hw")"
+	"$cli" list cache | grep -q '^  L1-dcache-load-misses  *\[Hardware cache event, not supported here\]$' ||
+		fail "list cache does not show the cache events this machine refuses"
+	echo "ok: hardware events refused as perf refuses them, listed as refused"
 fi
 
 # 7. Errors point at the wrong part of the string.

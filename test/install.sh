@@ -105,9 +105,12 @@ man -l "$tmp/usr/share/man/man1/perfring.1" 2>/dev/null | grep -q 'perfring' || 
 comp=$(PATH="$tmp/usr/bin:$PATH" bash -c '. "$1/usr/share/bash-completion/completions/perfring"
 	COMP_WORDS=(perfring rec); COMP_CWORD=1; _perfring; echo "${COMPREPLY[@]}"
 	COMP_WORDS=(perfring record --filt); COMP_CWORD=2; _perfring; echo "${COMPREPLY[@]}"
-	COMP_WORDS=(perfring record -e cpu-cl); COMP_CWORD=3; _perfring; echo "${COMPREPLY[@]}"' _ "$tmp") ||
+	COMP_WORDS=(perfring record -e cpu-cl); COMP_CWORD=3; _perfring; echo "${COMPREPLY[@]}"
+	COMP_WORDS=(perfring to); COMP_CWORD=1; _perfring; echo "${COMPREPLY[@]}"
+	COMP_WORDS=(perfring top --iter); COMP_CWORD=2; _perfring; echo "${COMPREPLY[@]}"
+	COMP_WORDS=(perfring record --compression-l); COMP_CWORD=2; _perfring; echo "${COMPREPLY[@]}"' _ "$tmp") ||
 	fail "completion script: $comp"
-[ "$comp" = "$(printf 'record\n--filter\ncpu-clock')" ] || fail "completion gives: $comp"
+[ "$comp" = "$(printf 'record\n--filter\ncpu-clock\ntop\n--iterations\n--compression-level')" ] || fail "completion gives: $comp"
 echo "bash completion: ok"
 
 make -s uninstall PREFIX="$tmp/usr" >"$tmp/log" 2>&1 || { cat "$tmp/log"; fail "make uninstall"; }

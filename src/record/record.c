@@ -687,8 +687,9 @@ static int pd_pass(void *ctx)
 	    pd_writer_data_bytes(s->w) >= s->max_size) {
 		/* perf's --max-size: stop once the file holds that much */
 		s->max_size_hit = true;
-		pr_info("--max-size: %llu bytes reached, recording stopped",
-			(unsigned long long)s->max_size);
+		pr_warn("--max-size %llu: size limit reached (%llu KB), stopping session",
+			(unsigned long long)s->max_size,
+			(unsigned long long)(pd_writer_data_bytes(s->w) >> 10));
 		return 1;
 	}
 	if (!err &&
@@ -897,11 +898,9 @@ static int session_targets(struct session *s)
 	s->cpus = s->cpus_buf;
 	s->tids = s->tids_buf;
 	if (s->cpu_list) {
-		s->nr_cpus = pe_parse_cpus(s->cpu_list, s->cpus_buf, MAX_CPUS);
-		if (s->nr_cpus < 0) {
-			pr_err("-C: bad CPU list '%s'", s->cpu_list);
-			return -EINVAL;
-		}
+		s->nr_cpus = pe_user_cpus(s->cpu_list, s->cpus_buf, MAX_CPUS);
+		if (s->nr_cpus < 0)
+			return s->nr_cpus;
 	} else {
 		s->nr_cpus = pe_online_cpus(s->cpus_buf, MAX_CPUS);
 		if (s->nr_cpus < 0)
@@ -1590,19 +1589,24 @@ struct list_ctx {
 	int n;
 };
 
-/* A hardware event is listed only if this machine opens it (as perf
- * list's is_event_supported()). */
+/* Every hardware event, those this machine refuses (perf list's
+ * is_event_supported()) marked as such. */
 static void list_hw(const char *name, uint32_t type, uint64_t config, void *ctx)
 {
 	struct list_ctx *lc = ctx;
+	bool ok = pe_event_supported(type, config);
 
-	if (!pe_event_supported(type, config))
-		return;
-	lc->fn(name,
-	       type == PERF_TYPE_HARDWARE ? "Hardware event" :
-					    "Hardware cache event",
-	       lc->ctx);
-	lc->n++;
+	if (type == PERF_TYPE_HARDWARE)
+		lc->fn(name,
+		       ok ? "Hardware event" :
+			    "Hardware event" PERFRING_KIND_REFUSED,
+		       lc->ctx);
+	else
+		lc->fn(name,
+		       ok ? "Hardware cache event" :
+			    "Hardware cache event" PERFRING_KIND_REFUSED,
+		       lc->ctx);
+	lc->n += ok;
 }
 
 PERFRING_API int perfring_event_list(perfring_event_fn fn, void *ctx)

@@ -486,6 +486,35 @@ static void refresh_meta(struct tfs_source *s, struct metabuf *mb)
 	read_cpustat(s, mb);
 }
 
+/*
+ * Whether the trace needs /proc/kallsyms (5 MB here, most of a trace.dat
+ * of a few events): trace-cmd report names kernel addresses with it, which
+ * ftrace's own events carry (function tracer, stacks, trace_marker's ip)
+ * and an event that prints a pointer as a symbol (%pS, %ps, %pF, %pf,
+ * %pB).  Other events print without it: their file gets an empty
+ * kallsyms section, as trace-cmd writes where it cannot read the file.
+ */
+static bool needs_kallsyms(const struct metabuf *mb, const char *const *ev,
+			   int nr)
+{
+	static const char *const sym_fmts[] = { "%ps", "%pS", "%pF", "%pf",
+						"%pB" };
+	char sys[128], name[128];
+
+	for (int i = 0; i < nr; i++)
+		if (!split_event(ev[i], sys, sizeof(sys), name, sizeof(name)) &&
+		    !strcmp(sys, "ftrace"))
+			return true;
+	for (size_t i = 0; i < mb->nr_sys; i++)
+		for (size_t j = 0; j < mb->sys[i].nr_events; j++)
+			for (size_t k = 0; k < 5; k++)
+				if (memmem(mb->sys[i].events[j].data,
+					   mb->sys[i].events[j].len,
+					   sym_fmts[k], 3))
+					return true;
+	return false;
+}
+
 static int build_meta(struct tfs_source *s, struct metabuf *mb)
 {
 	const char *const *ev = OPTS_GET(s->o, events, NULL);
@@ -539,7 +568,9 @@ static int build_meta(struct tfs_source *s, struct metabuf *mb)
 			goto missing;
 		}
 	}
-	read_opt("/proc/kallsyms", &mb->kall, &len, TABLE_MAX);
+	len = 0;
+	if (needs_kallsyms(mb, ev, nr))
+		read_opt("/proc/kallsyms", &mb->kall, &len, TABLE_MAX);
 	mb->m.kallsyms = (struct tdat_blob){ NULL, mb->kall, len };
 	snprintf(path, sizeof(path), "%s/printk_formats", s->root);
 	read_opt(path, &mb->printk, &len, TABLE_MAX);

@@ -250,6 +250,48 @@ int pe_online_cpus(int *cpus, int max)
 	return pe_parse_cpus(buf, cpus, max);
 }
 
+int pe_user_cpus(const char *list, int *cpus, int max)
+{
+	int online[4096], nr_online, n, m = 0, j = 0;
+	char have[256] = "", *h = have;
+
+	n = pe_parse_cpus(list, cpus, max);
+	if (n < 0) {
+		pr_err("-C: bad CPU list '%s'", list);
+		return -EINVAL;
+	}
+	nr_online = pe_online_cpus(online, 4096);
+	if (nr_online <= 0)
+		return n; /* cannot tell: the kernel will */
+	/* "0-1,3" for the messages */
+	for (int i = 0; i < nr_online; i++) {
+		int a = online[i];
+
+		while (i + 1 < nr_online && online[i + 1] == online[i] + 1)
+			i++;
+		h += snprintf(h, (size_t)(have + sizeof(have) - h),
+			      a == online[i] ? "%s%d" : "%s%d-%d",
+			      h == have ? "" : ",", a, online[i]);
+		if (h >= have + sizeof(have) - 1)
+			break;
+	}
+	for (int i = 0; i < n; i++) {
+		while (j < nr_online && online[j] < cpus[i])
+			j++;
+		if (j < nr_online && online[j] == cpus[i])
+			cpus[m++] = cpus[i];
+		else
+			pr_warn("-C %s: CPU %d is not online on this machine (CPUs %s): left out",
+				list, cpus[i], have);
+	}
+	if (!m) {
+		pr_err("-C %s: no CPU of the list is online on this machine (CPUs %s)",
+		       list, have);
+		return -ENODEV;
+	}
+	return m;
+}
+
 void pe_explain_open_error(int err, const struct pe_event *ev)
 {
 	char buf[16] = "?";

@@ -235,6 +235,7 @@ SHELL_TESTS := \
 	test/events.sh \
 	test/outputs.sh \
 	test/top.sh \
+	test/readme_tour.sh \
 	test/kill_matrix.sh \
 	test/soak.sh
 

@@ -6,7 +6,8 @@
 # user-space-only events (":u", exclude_kernel and exclude_hv), perfring
 # with perf's message, and give the same attrs (perf evlist -v), samples
 # perf script reads without a word, none of them in the kernel.  What
-# cannot fall back (an event of the kernel only) fails on both sides.
+# cannot fall back (an event of the kernel only) fails on both sides.  A
+# program's own events recorded as that user decode in perf script.
 # Skips (77) only if the kernel refuses perf_event_open to the user.
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -87,6 +88,21 @@ user "$cli" record -o default.data -- ./hot 0.2 >/dev/null 2>"$tmp/err" ||
 chown "$(id -u)" "$tmp/default.data"
 perf script -i "$tmp/default.data" -F ip,sym 2>/dev/null | grep -q hot_loop || fail "default event: no sample in hot_loop"
 echo "ok: the default event as nobody"
+
+# A program's own events (libperfring) as nobody, who cannot read
+# tracefs: the file's TRACING_DATA has the kernel's headers built in, so
+# perf script decodes the fields; the default block mode loses nothing.
+example=$(realpath "${EXAMPLES:-$(dirname "$wl")/examples}/app_trace")
+cp "$example" "$tmp/app_trace" && chmod 0755 "$tmp/app_trace"
+user "$cli" record -o app.data -- ./app_trace >"$tmp/app.out" 2>"$tmp/app.err" ||
+	fail "perfring record -- app_trace as nobody: $(cat "$tmp/app.err")"
+grep -q '^app_trace: 90000 events written, 0 lost (recorded)$' "$tmp/app.out" || fail "app_trace as nobody: $(cat "$tmp/app.out")"
+grep -qi 'warning' "$tmp/app.err" && ! grep -q 'perf_event_paranoid' "$tmp/app.err" && fail "app_trace as nobody: $(cat "$tmp/app.err")"
+chown "$(id -u)" "$tmp/app.data"
+perf script -i "$tmp/app.data" >"$tmp/app.txt" 2>"$tmp/app.perr" || fail "perf script of the app's file: $(cat "$tmp/app.perr")"
+[ "$(grep -c ' webapp:[a-z_]*:' "$tmp/app.txt")" = 90000 ] || fail "perf script shows $(grep -c ' webapp:' "$tmp/app.txt") application events, not 90000"
+grep -q 'webapp:request: id=7 bytes=700 path=/style.css' "$tmp/app.txt" || fail "perf script does not decode the fields: $(grep -m1 webapp:request "$tmp/app.txt")"
+echo "ok: application events as nobody: all 90000, fields decoded by perf script"
 
 # A kernel-only event cannot fall back: both refuse it, perfring saying why.
 if [ "$paranoid" -ge 2 ]; then

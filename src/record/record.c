@@ -567,6 +567,15 @@ static int app_write(void *ctx, const void *buf, size_t len)
  * system) when application events may come: their formats are added to it
  * as they appear (pd_writer_add_format()).
  */
+/* Whether this user can read tracefs's event headers. */
+static bool tracefs_readable(const char *tracefs)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/events/header_page", tracefs);
+	return !access(path, R_OK);
+}
+
 static int add_tracing_data(struct session *s, bool app_possible)
 {
 	const char *names[PE_MAX_EVENTS];
@@ -581,8 +590,13 @@ static int add_tracing_data(struct session *s, bool app_possible)
 	if (!n && !app_possible)
 		return 0;
 	tracefs = pe_tracefs();
-	err = tracefs ? tracing_data_build(tracefs, names, n, &blob, &len) :
-			-ENOENT;
+	/* Application events only and tracefs out of reach (not root):
+	 * built-in headers, so that perf decodes them all the same. */
+	if (!n && tracefs && !tracefs_readable(tracefs))
+		tracefs = NULL;
+	err = tracefs || !n ?
+		      tracing_data_build(tracefs, names, n, &blob, &len) :
+		      -ENOENT;
 	if (err && !n)
 		return 0; /* app_new_event() warns if events come */
 	if (err)

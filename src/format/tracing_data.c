@@ -411,12 +411,26 @@ static int append_text(struct td_buf *b, const char *text)
 	return err ? err : buf_put(b, text, n);
 }
 
+PR_HIDDEN const char td_header_page_fmt[] =
+	"\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n"
+	"\tfield: local_t commit;\toffset:8;\tsize:8;\tsigned:1;\n"
+	"\tfield: int overwrite;\toffset:8;\tsize:1;\tsigned:1;\n"
+	"\tfield: char data;\toffset:16;\tsize:%u;\tsigned:0;\n";
+PR_HIDDEN const char td_header_event[] = "# compressed entry header\n"
+					 "\ttype_len    :    5 bits\n"
+					 "\ttime_delta  :   27 bits\n"
+					 "\tarray       :   32 bits\n"
+					 "\n"
+					 "\tpadding     : type == 29\n"
+					 "\ttime_extend : type == 30\n"
+					 "\ttime_stamp : type == 31\n"
+					 "\tdata max type_len  == 28\n";
+
 /*
- * The kernel's events/header_page and header_event as every 64-bit kernel
- * since 2.6.31 prints them (the data size: a page less the 16-byte
- * header), for a blob built without tracefs (application events only,
+ * The headers for a blob built without tracefs (application events only,
  * recorded by a user who cannot read tracefs): libtraceevent reads the
- * field sizes from them, which is all the application formats need.
+ * field sizes from them, which is all the application formats need; the
+ * data size is a page less its 16-byte header, as the kernel's.
  */
 static int append_builtin_headers(struct td_buf *b)
 {
@@ -424,27 +438,15 @@ static int append_builtin_headers(struct td_buf *b)
 	long ps = sysconf(_SC_PAGESIZE);
 	int err;
 
-	snprintf(page, sizeof(page),
-		 "\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n"
-		 "\tfield: local_t commit;\toffset:8;\tsize:8;\tsigned:1;\n"
-		 "\tfield: int overwrite;\toffset:8;\tsize:1;\tsigned:1;\n"
-		 "\tfield: char data;\toffset:16;\tsize:%ld;\tsigned:0;\n",
-		 (ps > 16 ? ps : 4096) - 16);
+	snprintf(page, sizeof(page), td_header_page_fmt,
+		 (unsigned int)((ps > 16 ? ps : 4096) - 16));
 	err = buf_put(b, "header_page", sizeof("header_page"));
 	if (!err)
 		err = append_text(b, page);
 	if (!err)
 		err = buf_put(b, "header_event", sizeof("header_event"));
 	if (!err)
-		err = append_text(b, "# compressed entry header\n"
-				     "\ttype_len    :    5 bits\n"
-				     "\ttime_delta  :   27 bits\n"
-				     "\tarray       :   32 bits\n"
-				     "\n"
-				     "\tpadding     : type == 29\n"
-				     "\ttime_extend : type == 30\n"
-				     "\ttime_stamp : type == 31\n"
-				     "\tdata max type_len  == 28\n");
+		err = append_text(b, td_header_event);
 	return err;
 }
 

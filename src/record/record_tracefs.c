@@ -28,6 +28,7 @@
 #include "perfring/tools.h"
 #include "../format/out_file.h"
 #include "../format/trace_dat.h"
+#include "../format/tracing_data.h"
 #include "../sources/stale.h"
 #include "../sources/tracefs.h"
 #include "child.h"
@@ -1216,22 +1217,6 @@ int perfring_record_tracefs(const struct perfring_tracefs_opts *o,
 
 /* ---- user-space sub-buffer rings into trace.dat ------------------------- */
 
-/* The texts tracefs gives for the page and event headers (events/
- * header_page, events/header_event), the data size following the page. */
-static const char ring_header_page[] =
-	"\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n"
-	"\tfield: local_t commit;\toffset:8;\tsize:8;\tsigned:1;\n"
-	"\tfield: int overwrite;\toffset:8;\tsize:1;\tsigned:1;\n"
-	"\tfield: char data;\toffset:16;\tsize:%u;\tsigned:0;\n";
-static const char ring_header_event[] = "# compressed entry header\n"
-					"\ttype_len    :    5 bits\n"
-					"\ttime_delta  :   27 bits\n"
-					"\tarray       :   32 bits\n"
-					"\n"
-					"\tpadding     : type == 29\n"
-					"\ttime_extend : type == 30\n"
-					"\ttime_stamp : type == 31\n"
-					"\tdata max type_len  == 28\n";
 static const char ring_message_format[] =
 	"name: message\n"
 	"ID: %d\n"
@@ -1272,12 +1257,12 @@ int perfring_subbuf_save(struct perfring_subbuf *const *rings, int nr,
 	for (int i = 1; i < nr; i++)
 		if (perfring_subbuf_meta(rings[i])->subbuf_size != sbs)
 			return -EINVAL;
-	snprintf(hp, sizeof(hp), ring_header_page, sbs - SUBBUF_HDR_SIZE);
+	snprintf(hp, sizeof(hp), td_header_page_fmt, sbs - SUBBUF_HDR_SIZE);
 	snprintf(fmt, sizeof(fmt), ring_message_format,
 		 PERFRING_SUBBUF_MESSAGE_ID);
 	m.header_page = (struct tdat_blob){ NULL, hp, strlen(hp) };
-	m.header_event = (struct tdat_blob){ NULL, ring_header_event,
-					     sizeof(ring_header_event) - 1 };
+	m.header_event = (struct tdat_blob){ NULL, td_header_event,
+					     strlen(td_header_event) };
 	ev = (struct tdat_blob){ "perfring", fmt, strlen(fmt) };
 	/* A program's own file: replaced, not kept as .old. */
 	err = tdat_writer_open(path, sbs, nr, 0, &w);

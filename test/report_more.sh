@@ -79,14 +79,15 @@ compare "$ties" -s sym,comm
 # there by its build-id).
 mkdir -p "$tmp/home"
 strip -o "$tmp/hot-stripped" "$wl/hot" || fail "strip hot"
-(cd "$tmp" && HOME=$tmp/home perf record -q -N -o stripped.data -- ./hot-stripped 0.2 2>/dev/null) ||
+(cd "$tmp" && HOME=$tmp/home perf record -q -N -o stripped.data -- ./hot-stripped 0.3 2>/dev/null) ||
 	fail "perf record of the stripped hot"
 plt=$(objdump -d "$tmp/hot-stripped" | awk '/<clock_gettime@plt>:/ { print "0x" $1; exit }')
 [ -n "$plt" ] || fail "no clock_gettime@plt in hot"
 python3 - "$tmp/stripped.data" "$tmp/stripped-plt.data" hot-stripped "$plt" 20 <<'PY' || fail "moving samples into the PLT"
 import struct, sys
 # perf record's file of one event (sample_type IP|TID|TIME|PERIOD): the IPs
-# of the first N user samples in PROG's code move to PROG's file offset OFF
+# of the first N user samples in PROG's code (at least one; a loaded
+# machine leaves the program few) move to PROG's file offset OFF
 src, dst, prog, off, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4], 16), int(sys.argv[5])
 d = bytearray(open(src, 'rb').read())
 assert d[:8] == b'PERFILE2'
@@ -108,7 +109,7 @@ while pos + 8 <= end:
             struct.pack_into('<Q', d, pos + 8, text[0] + off)
             moved += 1
     pos += size
-assert moved == n, 'moved %d samples' % moved
+assert moved > 0, 'no sample in %s' % prog
 open(dst, 'wb').write(d)
 PY
 for o in "" "--no-children" "-F overhead,dso,sym" "--sort dso,sym -q"; do

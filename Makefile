@@ -82,8 +82,13 @@ CLI_LIBS = $(B)/libperfring-tools.a $(B)/libperfring.a
 CLI_LDLIBS := $(TOOLS_LDLIBS) $(LDLIBS)
 
 .PHONY: all check soak soak-fleet bench demo install uninstall clean fuzz format format-check check-abi
+# Everything README.md runs: the libraries, build/perfring, the examples,
+# the workloads its tour records (build/workloads/hot, ...) and .pc files
+# that work from this tree (build/*-uninstalled.pc).
 all: $(B)/libperfring.a $(SHLIB) $(B)/libperfring-tools.a $(TOOLS_SHLIB) $(B)/perfring \
-	$(EXAMPLES:%=$(B)/examples/%) $(B)/perfring.pc $(B)/perfring-tools.pc
+	$(EXAMPLES:%=$(B)/examples/%) $(B)/perfring.pc $(B)/perfring-tools.pc \
+	$(B)/perfring-uninstalled.pc $(B)/perfring-tools-uninstalled.pc \
+	$(WORKLOADS:%=$(B)/workloads/%)
 
 # One set of rules per build variant: build/ (release), build/asan, build/tsan.
 define variant
@@ -186,6 +191,11 @@ $(B)/bench_lttng_emit: bench/lttng_emit.c bench/lttng_tp.h
 	$(CC) -std=gnu11 $(WARN) -O2 -g -Ibench $(CFLAGS) -o $@ $< $$(pkg-config --libs lttng-ust)
 
 PC_SED = sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCLUDEDIR@|$(INCLUDEDIR)|; s|@VERSION@|$(VERSION)|'
+# The -uninstalled.pc files name this tree by absolute paths.
+PC_UNINSTALLED_SED = sed -e 's|@BUILDDIR@|$(abspath $(B))|; s|@SRCDIR@|$(CURDIR)|g; s|@VERSION@|$(VERSION)|'
+$(B)/%-uninstalled.pc: %-uninstalled.pc.in Makefile
+	@mkdir -p $(@D)
+	$(PC_UNINSTALLED_SED) $< > $@
 $(B)/%.pc: %.pc.in Makefile
 	$(PC_SED) $< > $@
 
@@ -198,6 +208,7 @@ SHELL_TESTS := \
 	test/cli.sh \
 	test/install.sh \
 	test/record.sh \
+	test/nonroot.sh \
 	test/record_opts.sh \
 	test/switch_app.sh \
 	test/export.sh \
@@ -232,6 +243,7 @@ SHELL_TESTS := \
 	test/top.sh \
 	test/fleet.sh \
 	test/soak_fleet.sh \
+	test/readme_tour.sh \
 	test/kill_matrix.sh \
 	test/soak.sh
 

@@ -219,7 +219,7 @@ int cmd_report(int argc, char **argv)
 			ro.fields = optarg;
 			break;
 		case OPT_SYMFS:
-			ro.symfs = optarg;
+			ro.symfs = symfs_dir(optarg);
 			break;
 		case OPT_INLINE:
 		case OPT_NO_INLINE:

@@ -37,6 +37,9 @@ bool has_arg(int argc, char **argv, const char *a);
 /* Whether -i/--input was given: perf reads a pipe on stdin otherwise. */
 bool input_given(int argc, char **argv);
 bool stdin_is_fifo(void);
+/* --symfs DIR as given, with a warning if it is no directory (perf's
+ * --symfs takes any path and then finds nothing). */
+const char *symfs_dir(const char *dir);
 
 /*
  * The recorders' control pipe: SIGINT/SIGTERM/SIGHUP write 'q', SIGUSR2

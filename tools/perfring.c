@@ -69,8 +69,9 @@ static void usage(FILE *f)
 		"  report [-i FILE|-] [--sort KEYS]   overhead table (perf report --stdio)\n"
 		"  dump [-i FILE|-]                   every record of a perf.data (perf report -D)\n"
 		"  stats [-i FILE|-]                  record counts (perf report --stats)\n"
-		"  export [-i FILE|-] -f chrome|folded|svg [-o OUT]\n"
-		"                                     Chrome trace JSON, folded stacks, flame graph\n"
+		"  export [-i FILE|-] -f chrome|folded|svg|pprof [-o OUT]\n"
+		"                                     Chrome trace JSON, folded stacks, flame graph,\n"
+		"                                     pprof profile (go tool pprof)\n"
 		"  data convert [-i FILE|-] --to-ctf DIR | --to-json FILE [--all] [--tod]\n"
 		"                                     CTF (babeltrace2, Trace Compass) or perf's JSON\n"
 		"  decode --snapshot DIR [--decode]   CoreSight packets/elements of an OpenCSD snapshot\n"
@@ -83,7 +84,8 @@ static void usage(FILE *f)
 		"  help                               this text\n"
 		"\n"
 		"Options: -v (before the command) prints the library's log.\n"
-		"See perfring(1).\n",
+		"Each command's options: perfring COMMAND --help.  See perfring(1)\n"
+		"(man -l docs/perfring.1 in the source tree).\n",
 		prog);
 }
 

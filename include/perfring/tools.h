@@ -446,8 +446,12 @@ perfring_record_aux(const struct perfring_record_aux_opts *opts,
 typedef void (*perfring_event_fn)(const char *name, const char *kind,
 				  void *ctx);
 
-/* Calls @fn for every event perfring record accepts ("software event",
- * "tracepoint").  Returns the count or -errno. */
+/* Calls @fn for every event perfring record knows, with its kind as
+ * perf list names it ("Software event", "Tracepoint event", ...); a
+ * hardware event this machine refuses has the kind PERFRING_KIND_REFUSED
+ * appended ("Hardware event, not supported here").  Returns the count of
+ * the events the machine opens, or -errno. */
+#define PERFRING_KIND_REFUSED ", not supported here"
 PERFRING_API int perfring_event_list(perfring_event_fn fn, void *ctx);
 
 /* ---- reading ----------------------------------------------------------- */

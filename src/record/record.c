@@ -653,6 +653,15 @@ static int app_write(void *ctx, const void *buf, size_t len)
  * system) when application events may come: their formats are added to it
  * as they appear (pd_writer_add_format()).
  */
+/* Whether this user can read tracefs's event headers. */
+static bool tracefs_readable(const char *tracefs)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/events/header_page", tracefs);
+	return !access(path, R_OK);
+}
+
 static int add_tracing_data(struct session *s, bool app_possible)
 {
 	const char *names[PE_MAX_EVENTS];
@@ -667,8 +676,13 @@ static int add_tracing_data(struct session *s, bool app_possible)
 	if (!n && !app_possible)
 		return 0;
 	tracefs = pe_tracefs();
-	err = tracefs ? tracing_data_build(tracefs, names, n, &blob, &len) :
-			-ENOENT;
+	/* Application events only and tracefs out of reach (not root):
+	 * built-in headers, so that perf decodes them all the same. */
+	if (!n && tracefs && !tracefs_readable(tracefs))
+		tracefs = NULL;
+	err = tracefs || !n ?
+		      tracing_data_build(tracefs, names, n, &blob, &len) :
+		      -ENOENT;
 	if (err && !n)
 		return 0; /* app_new_event() warns if events come */
 	if (err)
@@ -775,6 +789,9 @@ static int pd_pass(void *ctx)
 		 * records that did not fit are counted in the stats) */
 		s->max_size_hit = true;
 		s->st.max_size_hit = true;
+		pr_warn("--max-size %llu: size limit reached (%llu KB), stopping session",
+			(unsigned long long)s->max_size,
+			(unsigned long long)(pd_writer_data_bytes(s->w) >> 10));
 		return 1;
 	}
 	if (!err &&
@@ -994,11 +1011,9 @@ static int session_targets(struct session *s)
 	s->cpus = s->cpus_buf;
 	s->tids = s->tids_buf;
 	if (s->cpu_list) {
-		s->nr_cpus = pe_parse_cpus(s->cpu_list, s->cpus_buf, MAX_CPUS);
-		if (s->nr_cpus < 0) {
-			pr_err("-C: bad CPU list '%s'", s->cpu_list);
-			return -EINVAL;
-		}
+		s->nr_cpus = pe_user_cpus(s->cpu_list, s->cpus_buf, MAX_CPUS);
+		if (s->nr_cpus < 0)
+			return s->nr_cpus;
 	} else {
 		s->nr_cpus = pe_online_cpus(s->cpus_buf, MAX_CPUS);
 		if (s->nr_cpus < 0)
@@ -1720,19 +1735,24 @@ struct list_ctx {
 	int n;
 };
 
-/* A hardware event is listed only if this machine opens it (as perf
- * list's is_event_supported()). */
+/* Every hardware event, those this machine refuses (perf list's
+ * is_event_supported()) marked as such. */
 static void list_hw(const char *name, uint32_t type, uint64_t config, void *ctx)
 {
 	struct list_ctx *lc = ctx;
+	bool ok = pe_event_supported(type, config);
 
-	if (!pe_event_supported(type, config))
-		return;
-	lc->fn(name,
-	       type == PERF_TYPE_HARDWARE ? "Hardware event" :
-					    "Hardware cache event",
-	       lc->ctx);
-	lc->n++;
+	if (type == PERF_TYPE_HARDWARE)
+		lc->fn(name,
+		       ok ? "Hardware event" :
+			    "Hardware event" PERFRING_KIND_REFUSED,
+		       lc->ctx);
+	else
+		lc->fn(name,
+		       ok ? "Hardware cache event" :
+			    "Hardware cache event" PERFRING_KIND_REFUSED,
+		       lc->ctx);
+	lc->n += ok;
 }
 
 PERFRING_API int perfring_event_list(perfring_event_fn fn, void *ctx)

@@ -53,7 +53,13 @@ PERFRING_RING_SIZE=$whole PERFRING_MODE=block "$cli" record -a -e sched:sched_sw
 read -r _ emitted _ lost _ <app.out
 [ "$lost" = 0 ] || fail "block mode lost $lost events"
 perf script -i app.data >perf.txt 2>perf.err || fail "perf script: $(cat perf.err)"
-grep -qi 'warning\|error' perf.err && fail "perf script complained: $(head -3 perf.err)"
+# (a machine loaded enough can make the kernel drop sched_switch records:
+# perf's "lost N chunks" is then right, if the recorder said so too)
+if grep -q 'lost [0-9]* chunks' perf.err; then
+	grep -q 'the kernel dropped' rec.err || fail "perf script counts lost chunks the recorder did not report: $(cat perf.err)"
+fi
+grep -Ev '^Warning:$|^Processed [0-9]+ events and lost [0-9]+ chunks!$|^Check IO/CPU overload!$|^ *$' perf.err |
+	grep -qi 'warning\|error' && fail "perf script complained: $(head -3 perf.err)"
 "$cli" script -i app.data >ours.txt 2>ours.err || fail "perfring script: $(cat ours.err)"
 cmp -s perf.txt ours.txt || { diff perf.txt ours.txt | head -5 >&2; fail "perfring script differs from perf script"; }
 ticks perf.txt >ticks.txt

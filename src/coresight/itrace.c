@@ -325,22 +325,6 @@ struct itr {
 	bool damaged; /* the perf.data is: -EBADMSG after decoding */
 };
 
-static uint32_t ld32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, 4);
-	return v;
-}
-
-static uint64_t ld64(const uint8_t *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, 8);
-	return v;
-}
-
 static struct bin *bin_get(struct itr *it, const char *name, size_t len)
 {
 	struct bin *b;
@@ -720,43 +704,37 @@ static size_t read_code(struct itr *it, uint8_t id, uint64_t addr, uint8_t *buf,
 static int scan_event(struct prd_file *f, const struct prd_event *ev, void *ctx)
 {
 	struct itr *it = ctx;
-	const uint8_t *r = (const uint8_t *)ev->hdr;
-	uint32_t size = prd_payload_size(f, ev);
-	const char *name;
-	size_t nlen;
+	const union prd_record *v = ev->rec;
+	const struct prd_record_mmap *mm = &v->mmap;
 
-	switch (ev->hdr->type) {
+	(void)f;
+	switch (v->header.type) {
 	case PERF_RECORD_MMAP2:
-		if (size <= 72)
-			return 0;
-		name = (const char *)r + 72;
-		nlen = strnlen(name, size - 72);
-		if (ev->hdr->misc & PERF_RECORD_MISC_MMAP_BUILD_ID)
-			return add_map(it, ld32(r + 8), ld64(r + 16),
-				       ld64(r + 24), ld64(r + 32), name, nlen,
-				       r + 44, r[40]);
-		return add_map(it, ld32(r + 8), ld64(r + 16), ld64(r + 24),
-			       ld64(r + 32), name, nlen, NULL, 0);
 	case PERF_RECORD_MMAP:
-		if (size <= 40)
+		if (!mm->filename)
 			return 0;
-		name = (const char *)r + 40;
-		nlen = strnlen(name, size - 40);
-		return add_map(it, ld32(r + 8), ld64(r + 16), ld64(r + 24),
-			       ld64(r + 32), name, nlen, NULL, 0);
+		if (v->header.type == PERF_RECORD_MMAP2 &&
+		    (v->header.misc & PERF_RECORD_MISC_MMAP_BUILD_ID))
+			return add_map(it, mm->pid, mm->start, mm->len,
+				       mm->pgoff, mm->filename,
+				       mm->filename_len, mm->build_id,
+				       mm->build_id_size);
+		return add_map(it, mm->pid, mm->start, mm->len, mm->pgoff,
+			       mm->filename, mm->filename_len, NULL, 0);
 	case PERF_RECORD_AUX:
-		/* {aux_offset, aux_size, flags}: raw (TRBE) trace? */
-		if (size >= 32 && (ld64(r + 24) & 0x100) && ev->sample &&
+		/* raw (TRBE) trace? */
+		if ((v->aux.flags & 0x100) && ev->sample &&
 		    ev->sample->cpu < 1024)
 			it->raw_cpu[ev->sample->cpu] = true;
 		return 0;
 	case PERF_RECORD_AUX_OUTPUT_HW_ID:
 		/* Header version 2: the CPU's trace ID (bits 7:0 of hw_id,
 		 * format version 0 in bits 63:56). */
-		if (size >= 16 && ev->sample && ev->sample->cpu < 1024 &&
-		    !(ld64(r + 8) >> 56))
+		if (ev->sample && ev->sample->cpu < 1024 &&
+		    !(v->aux_output_hw_id.hw_id >> 56))
 			it->hw_id[ev->sample->cpu] =
-				(int16_t)((ld64(r + 8) & 0x7f) + 1);
+				(int16_t)((v->aux_output_hw_id.hw_id & 0x7f) +
+					  1);
 		return 0;
 	default:
 		return 0;
@@ -768,24 +746,18 @@ static void read_build_ids(struct itr *it)
 {
 	size_t len = 0, off = 0;
 	const uint8_t *p = prd_feature(it->pf, PRD_FEAT_BUILD_ID, &len);
+	struct prd_record_header_build_id e;
+	uint32_t rsz;
 
-	while (p && off + 36 <= len) {
-		uint16_t misc, rsz;
-		const char *name;
-		struct bin *b;
-		size_t n;
+	while (p && (rsz = prd_build_id_entry(p + off, len - off, &e))) {
+		struct bin *b = bin_get(it, e.filename ? e.filename : "",
+					e.filename_len);
+		size_t n = prd_build_id_size(&e);
 
-		memcpy(&misc, p + off + 4, 2);
-		memcpy(&rsz, p + off + 6, 2);
-		if (rsz < 36 || rsz > len - off)
-			break;
-		name = (const char *)p + off + 36;
-		b = bin_get(it, name, strnlen(name, rsz - 36));
-		n = misc & (1 << 15) ? p[off + 32] : 20;
 		if (b && !b->build_id_size && n) {
 			if (n > 20)
 				n = 20;
-			memcpy(b->build_id, p + off + 12, n);
+			memcpy(b->build_id, e.build_id, n);
 			b->build_id_size = (uint8_t)n;
 		}
 		off += rsz;

@@ -60,7 +60,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "../common/log.h"
-#include "load.h"
+#include "../common/load.h"
 #include "perf_reader.h"
 
 #define PRD_MAGIC 0x32454c4946524550ull /* "PERFILE2" */
@@ -182,6 +182,7 @@ struct prd_file {
 
 	unsigned char *scratch; /* aligned copy of a misaligned record */
 	struct prd_sample sample;
+	union prd_record view; /* of the record being delivered */
 
 	/* PERF_RECORD_COMPRESSED: one zstd stream across all of them */
 	ZSTD_DStream *zstream;
@@ -316,7 +317,7 @@ static const char *const type_names[128] = {
 	[PERF_RECORD_BPF_EVENT] = "BPF_EVENT",
 	[PERF_RECORD_CGROUP] = "CGROUP",
 	[PERF_RECORD_TEXT_POKE] = "TEXT_POKE",
-	[21] = "AUX_OUTPUT_HW_ID",
+	[PERF_RECORD_AUX_OUTPUT_HW_ID] = "AUX_OUTPUT_HW_ID",
 	[PRD_REC_HEADER_ATTR] = "ATTR",
 	[PRD_REC_HEADER_EVENT_TYPE] = "EVENT_TYPE",
 	[PRD_REC_HEADER_TRACING_DATA] = "TRACING_DATA",
@@ -336,45 +337,6 @@ static const char *const type_names[128] = {
 	[PRD_REC_HEADER_FEATURE] = "FEATURE",
 	[PRD_REC_COMPRESSED] = "COMPRESSED",
 	[PRD_REC_FINISHED_INIT] = "FINISHED_INIT",
-};
-
-/* The fixed fields of each type after the header (sample_id excluded). */
-static const uint8_t min_body[128] = {
-	[PERF_RECORD_MMAP] = 32,
-	[PERF_RECORD_LOST] = 16,
-	[PERF_RECORD_COMM] = 8,
-	[PERF_RECORD_EXIT] = 24,
-	[PERF_RECORD_THROTTLE] = 24,
-	[PERF_RECORD_UNTHROTTLE] = 24,
-	[PERF_RECORD_FORK] = 24,
-	[PERF_RECORD_READ] = 16,
-	[PERF_RECORD_MMAP2] = 64,
-	[PERF_RECORD_AUX] = 24,
-	[PERF_RECORD_ITRACE_START] = 8,
-	[PERF_RECORD_LOST_SAMPLES] = 8,
-	[PERF_RECORD_SWITCH_CPU_WIDE] = 8,
-	[PERF_RECORD_NAMESPACES] = 16,
-	[PERF_RECORD_KSYMBOL] = 16,
-	[PERF_RECORD_BPF_EVENT] = 16,
-	[PERF_RECORD_CGROUP] = 8,
-	[PERF_RECORD_TEXT_POKE] = 12,
-	[21] = 8,
-	[PRD_REC_HEADER_ATTR] = PRD_ATTR_VER0,
-	[PRD_REC_HEADER_EVENT_TYPE] = 72,
-	[PRD_REC_HEADER_TRACING_DATA] = 4,
-	[PRD_REC_HEADER_BUILD_ID] = 28,
-	[PRD_REC_ID_INDEX] = 8,
-	[PRD_REC_AUXTRACE_INFO] = 8,
-	[PRD_REC_AUXTRACE] = 40,
-	[PRD_REC_AUXTRACE_ERROR] = 96,
-	[PRD_REC_THREAD_MAP] = 8,
-	[PRD_REC_CPU_MAP] = 2,
-	[PRD_REC_STAT_CONFIG] = 8,
-	[PRD_REC_STAT] = 40,
-	[PRD_REC_STAT_ROUND] = 16,
-	[PRD_REC_EVENT_UPDATE] = 16,
-	[PRD_REC_TIME_CONV] = 24,
-	[PRD_REC_HEADER_FEATURE] = 8,
 };
 
 PR_HIDDEN const char *prd_type_name(uint32_t type)
@@ -1495,8 +1457,8 @@ static int describe(struct prd_file *f, const unsigned char *rec, uint32_t size,
 		return 0;
 	st = a->pub.attr.sample_type;
 	if (trailer_words(st) > (size - 8) / 8 ||
-	    (size - 8) / 8 * 8 - trailer_words(st) * 8 <
-		    (type < 128 ? min_body[type] : 0)) {
+	    (size - 8) / 8 * 8 - trailer_words(st) * 8 + 8 <
+		    prd_record_min_size(type)) {
 		*why = "sample_id_all trailer";
 		return -EBADMSG;
 	}
@@ -1506,23 +1468,32 @@ static int describe(struct prd_file *f, const unsigned char *rec, uint32_t size,
 	return 1;
 }
 
-PR_HIDDEN uint32_t prd_payload_size(const struct prd_file *f,
-				    const struct prd_event *ev)
+/* The bytes of a record's own fields: without the sample_id_all trailer
+ * that @s (NULL: none) was read from. */
+static uint32_t own_size(const struct prd_file *f, const unsigned char *rec,
+			 uint32_t size, const struct prd_sample *s)
 {
-	uint32_t size = ev->hdr->size, type = ev->hdr->type;
+	uint32_t type = ld32(rec);
 	const struct prd_attr *a;
 	unsigned int w;
 
-	if (!ev->sample || type == PERF_RECORD_SAMPLE || !kernel_type(type) ||
+	if (!s || type == PERF_RECORD_SAMPLE || !kernel_type(type) ||
 	    !f->nr_attrs)
 		return size;
-	a = ev->sample->attr ? ev->sample->attr : &f->attrs[0]->pub;
+	a = s->attr ? s->attr : &f->attrs[0]->pub;
 	if (!a->attr.sample_id_all)
 		return size;
 	w = trailer_words(a->attr.sample_type);
 	if (w > (size - 8) / 8)
 		return size;
 	return 8 + ((size - 8) / 8 - w) * 8;
+}
+
+PR_HIDDEN uint32_t prd_payload_size(const struct prd_file *f,
+				    const struct prd_event *ev)
+{
+	return own_size(f, (const unsigned char *)ev->hdr, ev->hdr->size,
+			ev->sample);
 }
 
 /* ---- ordered queue ---- */
@@ -1634,6 +1605,8 @@ static void sort_queue(struct prd_file *f)
 		memcpy(f->q, src, n * sizeof(*src));
 }
 
+/* Hands @rec to the callback with its view (decoded here: a queued
+ * record's view is decoded when it leaves the queue). */
 static int deliver(struct prd_file *f, struct proc *pc,
 		   const unsigned char *rec, uint64_t off, bool has_sample)
 {
@@ -1641,8 +1614,18 @@ static int deliver(struct prd_file *f, struct proc *pc,
 		.hdr = (const struct perf_event_header *)(const void *)rec,
 		.offset = off,
 		.sample = has_sample ? &f->sample : NULL,
+		.rec = &f->view,
 	};
-	int ret = pc->fn(f, &ev, pc->ctx);
+	uint32_t type = ev.hdr->type;
+	int ret;
+
+	if (type == PERF_RECORD_SAMPLE || type >= 128 || !type_names[type])
+		f->view.header = *ev.hdr;
+	else
+		prd_record_decode(rec,
+				  own_size(f, rec, ev.hdr->size, ev.sample),
+				  &f->view);
+	ret = pc->fn(f, &ev, pc->ctx);
 
 	return ret < 0 ? ret : 0;
 }
@@ -1831,43 +1814,6 @@ static int apply_feature_record(struct prd_file *f, const unsigned char *rec,
 	return store_feature(f, (int)feat, p, len);
 }
 
-/* Extra checks for records whose fixed part announces variable parts. */
-static const char *check_variable(uint32_t type, const unsigned char *rec,
-				  uint32_t body)
-{
-	uint64_t n;
-
-	switch (type) {
-	case PERF_RECORD_NAMESPACES:
-		n = ld64(rec + 16);
-		if (n > (body - 16) / 16)
-			return "nr_namespaces";
-		break;
-	case PERF_RECORD_TEXT_POKE:
-		if (12u + ld16(rec + 16) + ld16(rec + 18) > body)
-			return "old_len/new_len";
-		break;
-	case PRD_REC_ID_INDEX:
-		n = ld64(rec + 8);
-		if (n > (body - 8) / 32)
-			return "nr";
-		break;
-	case PRD_REC_THREAD_MAP:
-		n = ld64(rec + 8);
-		if (n > (body - 8) / 24)
-			return "nr";
-		break;
-	case PRD_REC_STAT_CONFIG:
-		n = ld64(rec + 8);
-		if (n > (body - 8) / 16)
-			return "nr";
-		break;
-	default:
-		break;
-	}
-	return NULL;
-}
-
 /*
  * One record: counts it, checks it, applies what it says about the file,
  * and delivers or queues it.  *payload: bytes that follow it outside
@@ -1977,12 +1923,12 @@ static int handle(struct prd_file *f, struct proc *pc, const unsigned char *rec,
 		return pc->fn ? deliver(f, pc, rec, off, false) : 0;
 	}
 	f->counts[type]++;
-	if (body < min_body[type])
+	if (size < prd_record_min_size(type))
 		return damage(
 			f, off,
 			"PERF_RECORD_%s of %u bytes is shorter than its fixed fields (%u bytes)",
-			type_names[type], size, 8u + min_body[type]);
-	why = check_variable(type, rec, body);
+			type_names[type], size, prd_record_min_size(type));
+	why = prd_record_check(rec, size);
 	if (why)
 		return damage(f, off,
 			      "PERF_RECORD_%s of %u bytes: its %s does not fit",

@@ -36,6 +36,7 @@
 #include <unistd.h>
 #include "../common/log.h"
 #include "../format/buildid.h"
+#include "../format/perf_record.h"
 #include "../format/safe_open.h"
 #include "perfmap.h"
 #include "symbols.h"
@@ -1389,33 +1390,22 @@ static int dsos_grow(struct dsos *d)
 	return 0;
 }
 
-/* perf's HEADER_BUILD_ID entry: header (8), pid (4), build-id (20),
- * its size (1; with PERF_RECORD_MISC_BUILD_ID_SIZE), 3 reserved, name. */
-#define BID_ENTRY_NAME 36
-#define BID_MISC_SIZE (1u << 15)
-
 /* @x's build-id from the file's table, if it names @x. */
 static void recorded_build_id(struct dsos *d, struct dso *x)
 {
 	size_t off = 0, len = d->bid_len;
 	const unsigned char *p = d->bid_table;
+	struct prd_record_header_build_id e;
+	uint32_t rsz;
 
-	while (p && off + BID_ENTRY_NAME <= len) {
-		uint16_t misc, rsz;
-		size_t nl;
-
-		memcpy(&misc, p + off + 4, 2);
-		memcpy(&rsz, p + off + 6, 2);
-		if (rsz < BID_ENTRY_NAME || rsz > len - off)
-			return;
-		nl = strnlen((const char *)p + off + BID_ENTRY_NAME,
-			     rsz - BID_ENTRY_NAME);
-		if (nl == strlen(x->name) &&
-		    !memcmp(p + off + BID_ENTRY_NAME, x->name, nl)) {
-			size_t n = misc & BID_MISC_SIZE ? p[off + 32] : 20;
+	while (p && (rsz = prd_build_id_entry(p + off, len - off, &e))) {
+		if (e.filename_len == strlen(x->name) &&
+		    !memcmp(e.filename ? e.filename : "", x->name,
+			    e.filename_len)) {
+			size_t n = prd_build_id_size(&e);
 
 			if (n && n <= 20) {
-				dso_set_build_id(x, p + off + 12, n);
+				dso_set_build_id(x, e.build_id, n);
 				x->build_id_recorded = true;
 			}
 			return;

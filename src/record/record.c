@@ -34,6 +34,7 @@
 #include "../format/compress.h"
 #include "../format/out_file.h"
 #include "../format/perf_data.h"
+#include "../format/perf_record.h"
 #include "../format/tracing_data.h"
 #include "../sources/app_session.h"
 #include "../sources/evparse.h"
@@ -223,9 +224,16 @@ static void scan(struct session *s, const void *const ptr[2],
 		 const size_t len[2], int pieces)
 {
 	size_t total = len[0] + (pieces > 1 ? len[1] : 0), off = 0;
+	struct prd_sample_pos pos;
 
+	/* every event samples the same fields */
+	prd_sample_positions(
+		s->el.nr_events ? s->events[0].attr.sample_type : 0, &pos);
 	while (off + sizeof(struct perf_event_header) <= total) {
+		/* a LOST record with the longest sample_id_all trailer */
+		unsigned char rec[72];
 		struct perf_event_header h;
+		union prd_record lost;
 		uint64_t v;
 
 		piece_read(ptr, len, pieces, off, &h, sizeof(h));
@@ -238,9 +246,9 @@ static void scan(struct session *s, const void *const ptr[2],
 		switch (h.type) {
 		case PERF_RECORD_SAMPLE:
 			s->st.samples++;
-			if (h.size >= 40) {
-				/* IDENTIFIER, IP, TID come first, then TIME. */
-				piece_read(ptr, len, pieces, off + 32, &v, 8);
+			if (pos.time && h.size >= pos.time + 8u) {
+				piece_read(ptr, len, pieces, off + pos.time, &v,
+					   8);
 				if (!s->first_time || v < s->first_time)
 					s->first_time = v;
 				if (v > s->last_time)
@@ -249,16 +257,18 @@ static void scan(struct session *s, const void *const ptr[2],
 			break;
 		case PERF_RECORD_LOST:
 			s->st.lost_records++;
-			if (h.size >= 24) {
-				piece_read(ptr, len, pieces, off + 16, &v, 8);
-				s->st.lost += v;
-			}
+			if (h.size > sizeof(rec))
+				break;
+			piece_read(ptr, len, pieces, off, rec, h.size);
+			if (prd_record_view(rec, h.size, &lost))
+				s->st.lost += lost.lost.lost;
 			break;
 		case PERF_RECORD_LOST_SAMPLES:
-			if (h.size >= 16) {
-				piece_read(ptr, len, pieces, off + 8, &v, 8);
-				s->st.lost_samples += v;
-			}
+			if (h.size > sizeof(rec))
+				break;
+			piece_read(ptr, len, pieces, off, rec, h.size);
+			if (prd_record_view(rec, h.size, &lost))
+				s->st.lost_samples += lost.lost_samples.lost;
 			break;
 		default:
 			break;

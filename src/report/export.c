@@ -2134,7 +2134,7 @@ static int on_event(struct prd_file *f, const struct prd_event *ev, void *ctx)
 			e->last_time = ev->sample->time;
 	}
 	if (ev->hdr->type != PERF_RECORD_SAMPLE)
-		return machine_process(&e->m, ev->hdr);
+		return machine_process(&e->m, ev->rec);
 	if (!ev->sample)
 		return 0;
 	if (!e->machine_ok) {

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include "../common/load.h"
 #include "../common/log.h"
 #include "../format/perf_reader.h"
 #include "header_print.h"
@@ -212,34 +213,17 @@ static const char *const flag_names[] = {
 	"sigtrap",
 };
 
-static uint64_t a64(const unsigned char *a, size_t o)
-{
-	uint64_t v;
-
-	memcpy(&v, a + o, 8);
-	return v;
-}
-
-static uint32_t a32(const unsigned char *a, size_t o)
-{
-	uint32_t v;
-
-	memcpy(&v, a + o, 4);
-	return v;
-}
-
 /* @a: ATTR_SIZE_61 bytes (the file's attr, zero-extended or cut). */
 static void put_attr(FILE *out, const unsigned char *a)
 {
-	uint64_t flags = a64(a, 40);
-	uint16_t max_stack;
+	uint64_t flags = ld64(a + 40);
 
-	put_u(out, "type", a32(a, 0));
-	put_u(out, "size", a32(a, 4));
-	put_x(out, "config", a64(a, 8));
-	put_u(out, "{ sample_period, sample_freq }", a64(a, 16));
-	put_bits(out, "sample_type", a64(a, 24), sample_type_names);
-	put_bits(out, "read_format", a64(a, 32), read_format_names);
+	put_u(out, "type", ld32(a + 0));
+	put_u(out, "size", ld32(a + 4));
+	put_x(out, "config", ld64(a + 8));
+	put_u(out, "{ sample_period, sample_freq }", ld64(a + 16));
+	put_bits(out, "sample_type", ld64(a + 24), sample_type_names);
+	put_bits(out, "read_format", ld64(a + 32), read_format_names);
 	for (int b = 0; b < 38; b++) {
 		if (!flag_names[b])
 			continue;
@@ -248,37 +232,34 @@ static void put_attr(FILE *out, const unsigned char *a)
 		else
 			put_u(out, flag_names[b], (flags >> b) & 1);
 	}
-	put_u(out, "{ wakeup_events, wakeup_watermark }", a32(a, 48));
-	put_u(out, "bp_type", a32(a, 52));
-	put_x(out, "{ bp_addr, config1 }", a64(a, 56));
-	put_x(out, "{ bp_len, config2 }", a64(a, 64));
-	put_bits(out, "branch_sample_type", a64(a, 72), branch_type_names);
-	put_x(out, "sample_regs_user", a64(a, 80));
-	put_u(out, "sample_stack_user", a32(a, 88));
-	if (a32(a, 92))
-		fprintf(out, ", clockid = %" PRId32, (int32_t)a32(a, 92));
-	put_x(out, "sample_regs_intr", a64(a, 96));
-	put_u(out, "aux_watermark", a32(a, 104));
-	memcpy(&max_stack, a + 108, 2);
-	put_u(out, "sample_max_stack", max_stack);
-	put_u(out, "aux_sample_size", a32(a, 112));
-	put_u(out, "sig_data", a64(a, 120));
+	put_u(out, "{ wakeup_events, wakeup_watermark }", ld32(a + 48));
+	put_u(out, "bp_type", ld32(a + 52));
+	put_x(out, "{ bp_addr, config1 }", ld64(a + 56));
+	put_x(out, "{ bp_len, config2 }", ld64(a + 64));
+	put_bits(out, "branch_sample_type", ld64(a + 72), branch_type_names);
+	put_x(out, "sample_regs_user", ld64(a + 80));
+	put_u(out, "sample_stack_user", ld32(a + 88));
+	if (ld32(a + 92))
+		fprintf(out, ", clockid = %" PRId32, (int32_t)ld32(a + 92));
+	put_x(out, "sample_regs_intr", ld64(a + 96));
+	put_u(out, "aux_watermark", ld32(a + 104));
+	put_u(out, "sample_max_stack", ld16(a + 108));
+	put_u(out, "aux_sample_size", ld32(a + 112));
+	put_u(out, "sig_data", ld64(a + 120));
 }
 
 /* perf_attr_check(): what perf 6.1 refuses in an EVENT_DESC attr. */
 static bool attr_known(const unsigned char *a)
 {
-	uint64_t st = a64(a, 24);
-	uint16_t res2;
+	uint64_t st = ld64(a + 24);
 
-	memcpy(&res2, a + 110, 2);
-	if ((a64(a, 40) >> 38) || res2 || a32(a, 116))
+	if ((ld64(a + 40) >> 38) || ld16(a + 110) || ld32(a + 116))
 		return false;
 	if (st & ~(SAMPLE_MAX_61 - 1))
 		return false;
-	if (a64(a, 32) & ~(FORMAT_MAX_61 - 1))
+	if (ld64(a + 32) & ~(FORMAT_MAX_61 - 1))
 		return false;
-	if ((st & (1u << 11)) && (a64(a, 72) & ~(BRANCH_MAX_61 - 1)))
+	if ((st & (1u << 11)) && (ld64(a + 72) & ~(BRANCH_MAX_61 - 1)))
 		return false;
 	return true;
 }
@@ -328,7 +309,7 @@ static void print_event_desc(struct cur *c, FILE *out)
 		c->off += sz;
 		rd32(c, &nr);
 		name = rdstr(c, &slen);
-		if (!a32(a, 4))
+		if (!ld32(a + 4))
 			break;
 		fprintf(out, "# event : name = %.*s, ", (int)slen, name);
 		if (nr) {
@@ -1308,15 +1289,12 @@ void header_print_feature_record(const struct prd_file *f,
 				 const struct prd_event *ev, bool full,
 				 FILE *out)
 {
-	const unsigned char *rec = (const void *)ev->hdr;
-	uint64_t feat;
+	const struct prd_record_header_feature *r = &ev->rec->feat;
 
-	if (ev->hdr->type != PRD_REC_HEADER_FEATURE || ev->hdr->size < 16)
+	if (ev->hdr->type != PRD_REC_HEADER_FEATURE || !r->feat_id ||
+	    r->feat_id >= PRD_FEAT_LAST)
 		return;
-	memcpy(&feat, rec + 8, 8);
-	if (!feat || feat >= PRD_FEAT_LAST)
-		return;
-	header_print_section(f, (int)feat, rec + 16, ev->hdr->size - 16u, full,
+	header_print_section(f, (int)r->feat_id, r->data, r->data_size, full,
 			     out);
 }
 
@@ -1458,37 +1436,23 @@ static int ts_grow(struct thread_stats *ts, uint32_t threads, uint32_t counters)
 int thread_stats_add(struct thread_stats *ts, const struct prd_file *f,
 		     const struct prd_event *ev)
 {
-	const unsigned char *rec = (const void *)ev->hdr;
+	const struct prd_record_read *r = &ev->rec->read;
 	const struct prd_attr *a;
 	uint32_t pid, tid, t, c;
 	uint64_t value, id = 0;
-	uint64_t rf;
-	size_t off;
 	int ret;
 
 	if (ev->hdr->type != PERF_RECORD_READ)
 		return 0;
-	/* {header; u32 pid, tid; read_format values} */
-	if (prd_payload_size(f, ev) < 24) {
-		ts->dropped++;
-		return 0;
-	}
-	memcpy(&pid, rec + 8, 4);
-	memcpy(&tid, rec + 12, 4);
-	memcpy(&value, rec + 16, 8);
+	pid = r->pid;
+	tid = r->tid;
+	value = r->value;
 	/* The event: by the id in the values (PERF_FORMAT_ID), else by
 	 * the sample_id_all trailer's id. */
 	a = ev->sample ? prd_attr_by_id(f, ev->sample->id) : NULL;
-	if (!a && prd_nr_attrs(f)) {
-		rf = prd_attr(f, 0)->attr.read_format;
-		off = 24 + (rf & PERF_FORMAT_TOTAL_TIME_ENABLED ? 8 : 0) +
-		      (rf & PERF_FORMAT_TOTAL_TIME_RUNNING ? 8 : 0);
-		if ((rf & PERF_FORMAT_ID) && !(rf & PERF_FORMAT_GROUP) &&
-		    off + 8 <= prd_payload_size(f, ev)) {
-			memcpy(&id, rec + off, 8);
-			a = prd_attr_by_id(f, id);
-		}
-	}
+	if (!a && prd_nr_attrs(f) &&
+	    prd_record_read_id(r, prd_attr(f, 0)->attr.read_format, &id))
+		a = prd_attr_by_id(f, id);
 	if (!a) {
 		ts->dropped++;
 		return 0;

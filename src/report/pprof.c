@@ -405,25 +405,20 @@ static void apply_build_ids(struct pprof *p, struct machine *m)
 {
 	size_t len = 0, off = 0;
 	const uint8_t *b = prd_feature(p->f, PRD_FEAT_BUILD_ID, &len);
+	struct prd_record_header_build_id e;
+	uint32_t rsz;
 
-	while (b && len - off >= 36) {
-		uint16_t misc, rsz;
+	while (b && (rsz = prd_build_id_entry(b + off, len - off, &e))) {
+		size_t n = prd_build_id_size(&e);
 		struct dso *d;
-		size_t n, nl;
 
-		memcpy(&misc, b + off + 4, 2);
-		memcpy(&rsz, b + off + 6, 2);
-		if (rsz < 36 || rsz > len - off)
-			break;
-		nl = strnlen((const char *)b + off + 36, rsz - 36u);
-		n = misc & (1u << 15) ? b[off + 32] : 20;
 		if (n > 20)
 			n = 20;
-		d = nl ? dsos_findnew(&m->dsos, (const char *)b + off + 36,
-				      nl) :
-			 NULL;
+		d = e.filename_len ?
+			    dsos_findnew(&m->dsos, e.filename, e.filename_len) :
+			    NULL;
 		if (d && !d->build_id_size && n)
-			dso_set_build_id(d, b + off + 12, n);
+			dso_set_build_id(d, e.build_id, n);
 		off += rsz;
 	}
 }

@@ -1222,21 +1222,17 @@ static bool buildid_names(const struct dso *dso, const char *name, size_t n)
  * creation order. */
 static uint32_t dso_order(const struct report *r, struct dso *d)
 {
+	struct prd_record_header_build_id e;
 	size_t len = 0, off = 0;
 	const uint8_t *p;
-	uint32_t i = 0;
+	uint32_t i = 0, rsz;
 
 	if (!d || d->order)
 		return d ? d->order : 0;
 	p = prd_feature(r->f, PRD_FEAT_BUILD_ID, &len);
-	while (p && off + 36 <= len) {
-		uint16_t rsz;
-		const char *name = (const char *)p + off + 36;
-
-		memcpy(&rsz, p + off + 6, 2);
-		if (rsz < 36 || rsz > len - off)
-			break;
-		if (buildid_names(d, name, strnlen(name, rsz - 36)))
+	while (p && (rsz = prd_build_id_entry(p + off, len - off, &e))) {
+		if (buildid_names(d, e.filename ? e.filename : "",
+				  e.filename_len))
 			return d->order = 1 + i;
 		off += rsz;
 		i++;
@@ -1256,15 +1252,12 @@ static int on_event(struct prd_file *f, const struct prd_event *ev, void *ctx)
 		return thread_stats_add(r->tstats, f, ev);
 	if (r->o.header_only)
 		return 0;
-	if (h->type == PERF_RECORD_LOST_SAMPLES && h->size >= 16) {
-		uint64_t lost;
-
-		memcpy(&lost, (const char *)h + 8, 8);
-		r->lost_samples += lost;
+	if (h->type == PERF_RECORD_LOST_SAMPLES) {
+		r->lost_samples += ev->rec->lost_samples.lost;
 		return 0;
 	}
 	if (h->type != PERF_RECORD_SAMPLE)
-		return machine_process(&r->m, h) == -ENOMEM ? -ENOMEM : 0;
+		return machine_process(&r->m, ev->rec) == -ENOMEM ? -ENOMEM : 0;
 	if (!ev->sample || !ev->sample->attr)
 		return 0;
 	if (r->o.tasks || r->o.mmaps)

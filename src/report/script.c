@@ -883,9 +883,9 @@ static void print_one(struct script *sc, const struct psample *ps)
 		sc->stop = sc->ob.err;
 }
 
-static void side_one(struct script *sc, const struct perf_event_header *h)
+static void side_one(struct script *sc, const union prd_record *v)
 {
-	if (machine_process(&sc->m, h) == -ENOMEM && !sc->stop)
+	if (machine_process(&sc->m, v) == -ENOMEM && !sc->stop)
 		sc->stop = -ENOMEM;
 }
 
@@ -930,30 +930,6 @@ static void put_start(struct script *sc, const struct attr_info *ai,
 		put_time(sc, time);
 }
 
-static uint64_t rd64(const unsigned char *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, 8);
-	return v;
-}
-
-static uint32_t rd32(const unsigned char *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, 4);
-	return v;
-}
-
-static uint16_t rd16(const unsigned char *p)
-{
-	uint16_t v;
-
-	memcpy(&v, p, 2);
-	return v;
-}
-
 /* A formatted piece of a side-band line (short: numbers and words). */
 __attribute__((format(printf, 2, 3))) static void
 ob_printf(struct outbuf *ob, const char *fmt, ...)
@@ -969,13 +945,11 @@ ob_printf(struct outbuf *ob, const char *fmt, ...)
 		ob->len += n < 256 ? (size_t)n : 255;
 }
 
-/* A string field of a record up to its NUL or @end. */
-static void put_rec_str(struct outbuf *ob, const unsigned char *r, uint32_t at,
-			uint32_t end)
+/* A string field of a record (NULL: the record ends before it). */
+static void put_rec_str(struct outbuf *ob, const char *str, uint32_t len)
 {
-	if (at < end)
-		ob_write(ob, r + at,
-			 ob_strnlen((const char *)r + at, end - at));
+	if (str)
+		ob_write(ob, str, len);
 }
 
 /* perf 6.1's perf_ns__name() */
@@ -995,23 +969,64 @@ static void put_poke_bytes(struct outbuf *ob, const unsigned char *b,
 	}
 }
 
+static void side_namespaces(struct outbuf *ob,
+			    const struct prd_record_namespaces *r)
+{
+	uint64_t nr = r->nr_namespaces;
+
+	ob_printf(ob, " %d/%d - nr_namespaces: %u\n\t\t[", (int)r->pid,
+		  (int)r->tid, (unsigned)nr);
+	for (uint64_t i = 0; i < r->nr_link_info; i++) {
+		struct prd_ns_link_info e = prd_ns_link_info(r, i);
+
+		if (i && !(i % 4))
+			ob_write(ob, "\n\t\t ", 4);
+		ob_printf(ob, "%u/%s: %llu/%#llx%s", (unsigned)i,
+			  i < 7 ? ns_names[i] : "UNKNOWN",
+			  (unsigned long long)e.dev, (unsigned long long)e.ino,
+			  i + 1 != nr ? ", " : "]\n");
+	}
+}
+
+static void side_text_poke(struct script *sc, struct thread *t,
+			   const struct prd_record_text_poke *r)
+{
+	struct outbuf *ob = &sc->ob;
+	uint32_t old_len = r->old_len, new_len = r->new_len;
+	struct addr_loc al;
+
+	ob_printf(ob, " %llx ", (unsigned long long)r->addr);
+	/* the kernel symbol at the address, when known */
+	machine_resolve(&sc->m, t, PERF_RECORD_MISC_KERNEL, r->addr, true, &al);
+	if (al.kernel && al.sym) {
+		ob_puts(ob, al.sym->name);
+		ob_printf(ob, "+0x%llx", (unsigned long long)al.sym_off);
+	}
+	ob_printf(ob, " old len %u new len %u\n", old_len, new_len);
+	if (old_len > r->bytes_size)
+		old_len = r->bytes_size;
+	if (new_len > r->bytes_size - old_len)
+		new_len = r->bytes_size - old_len;
+	put_poke_bytes(ob, r->bytes, old_len, "Old");
+	put_poke_bytes(ob, r->bytes + old_len, new_len, "New");
+}
+
 /*
  * perf_event__fprintf() of the records the --show-*-events options added
- * here print (the others go through report_record_text()); @end is where
- * the record's fields stop (its sample_id trailer excluded).  Fields a
+ * here print (the others go through report_record_text()).  Fields a
  * record is too short for are left out, never read.
  */
 static void side_text(struct script *sc, struct thread *t,
-		      const unsigned char *r, uint32_t type, uint16_t misc,
-		      uint32_t end)
+		      const union prd_record *v)
 {
 	struct outbuf *ob = &sc->ob;
+	uint32_t type = v->header.type;
+	uint16_t misc = v->header.misc;
 
 	ob_printf(ob, "PERF_RECORD_%s", prd_type_name(type));
 	switch (type) {
 	case PERF_RECORD_LOST:
-		ob_printf(ob, " lost %llu\n",
-			  end >= 24 ? (unsigned long long)rd64(r + 16) : 0ULL);
+		ob_printf(ob, " lost %llu\n", (unsigned long long)v->lost.lost);
 		return;
 	case PERF_RECORD_SWITCH:
 	case PERF_RECORD_SWITCH_CPU_WIDE: {
@@ -1021,73 +1036,38 @@ static void side_text(struct script *sc, struct thread *t,
 					"OUT        " :
 					"OUT preempt";
 
-		if (type == PERF_RECORD_SWITCH || end < 16)
+		if (type == PERF_RECORD_SWITCH)
 			ob_printf(ob, " %s\n", io);
 		else
 			ob_printf(ob, " %s  %s pid/tid: %5d/%-5d\n", io,
-				  out ? "next" : "prev", (int)rd32(r + 8),
-				  (int)rd32(r + 12));
+				  out ? "next" : "prev",
+				  (int)v->context_switch.next_prev_pid,
+				  (int)v->context_switch.next_prev_tid);
 		return;
 	}
-	case PERF_RECORD_NAMESPACES: {
-		uint64_t nr = rd64(r + 16);
-		uint64_t fits = end >= 24 ? (end - 24) / 16 : 0;
-
-		ob_printf(ob, " %d/%d - nr_namespaces: %u\n\t\t[",
-			  (int)rd32(r + 8), (int)rd32(r + 12), (unsigned)nr);
-		for (uint64_t i = 0; i < nr && i < fits; i++) {
-			const unsigned char *e = r + 24 + 16 * i;
-
-			if (i && !(i % 4))
-				ob_write(ob, "\n\t\t ", 4);
-			ob_printf(ob, "%u/%s: %llu/%#llx%s", (unsigned)i,
-				  i < 7 ? ns_names[i] : "UNKNOWN",
-				  (unsigned long long)rd64(e),
-				  (unsigned long long)rd64(e + 8),
-				  i + 1 != nr ? ", " : "]\n");
-		}
+	case PERF_RECORD_NAMESPACES:
+		side_namespaces(ob, &v->namespaces);
 		return;
-	}
 	case PERF_RECORD_CGROUP:
 		ob_printf(ob, " cgroup: %llu ",
-			  (unsigned long long)rd64(r + 8));
-		put_rec_str(ob, r, 16, end);
+			  (unsigned long long)v->cgroup.id);
+		put_rec_str(ob, v->cgroup.path, v->cgroup.path_len);
 		ob_putc(ob, '\n');
 		return;
 	case PERF_RECORD_KSYMBOL:
 		ob_printf(ob, " addr %llx len %u type %u flags 0x%x name ",
-			  (unsigned long long)rd64(r + 8), rd32(r + 16),
-			  rd16(r + 20), rd16(r + 22));
-		put_rec_str(ob, r, 24, end);
+			  (unsigned long long)v->ksymbol.addr, v->ksymbol.len,
+			  v->ksymbol.ksym_type, v->ksymbol.flags);
+		put_rec_str(ob, v->ksymbol.name, v->ksymbol.name_len);
 		ob_putc(ob, '\n');
 		return;
 	case PERF_RECORD_BPF_EVENT:
-		ob_printf(ob, " type %u, flags %u, id %u\n", rd16(r + 8),
-			  rd16(r + 10), rd32(r + 12));
+		ob_printf(ob, " type %u, flags %u, id %u\n", v->bpf.type,
+			  v->bpf.flags, v->bpf.id);
 		return;
-	case PERF_RECORD_TEXT_POKE: {
-		uint64_t addr = rd64(r + 8);
-		uint32_t old_len = rd16(r + 16), new_len = rd16(r + 18);
-		struct addr_loc al;
-
-		ob_printf(ob, " %llx ", (unsigned long long)addr);
-		/* the kernel symbol at the address, when known */
-		machine_resolve(&sc->m, t, PERF_RECORD_MISC_KERNEL, addr, true,
-				&al);
-		if (al.kernel && al.sym) {
-			ob_puts(ob, al.sym->name);
-			ob_printf(ob, "+0x%llx",
-				  (unsigned long long)al.sym_off);
-		}
-		ob_printf(ob, " old len %u new len %u\n", old_len, new_len);
-		if (20 + (uint64_t)old_len > end)
-			old_len = end > 20 ? end - 20 : 0;
-		if (20 + (uint64_t)old_len + new_len > end)
-			new_len = end - 20 - old_len;
-		put_poke_bytes(ob, r + 20, old_len, "Old");
-		put_poke_bytes(ob, r + 20 + old_len, new_len, "New");
+	case PERF_RECORD_TEXT_POKE:
+		side_text_poke(sc, t, &v->text_poke);
 		return;
-	}
 	default:
 		ob_putc(ob, '\n');
 		return;
@@ -1123,7 +1103,7 @@ static bool side_new_kind(uint32_t type)
 static void side_print(struct script *sc, struct prd_file *f,
 		       const struct prd_event *ev)
 {
-	const unsigned char *r = (const unsigned char *)ev->hdr;
+	const union prd_record *v = ev->rec;
 	uint32_t type = ev->hdr->type, size = ev->hdr->size;
 	const struct prd_sample *s = ev->sample;
 	const struct prd_attr *a = s ? s->attr : prd_attr(f, 0);
@@ -1137,14 +1117,18 @@ static void side_print(struct script *sc, struct prd_file *f,
 	if (!a || size < 16)
 		return;
 	if (type == PERF_RECORD_FORK || type == PERF_RECORD_EXIT) {
-		if (size < 24)
-			return;
-		memcpy(&pid, r + 8, 4);
-		memcpy(&tid, r + 16, 4);
-		memcpy(&time, r + 24, size >= 32 ? 8 : 0);
-	} else if (!side_new_kind(type) || type == PERF_RECORD_NAMESPACES) {
-		memcpy(&pid, r + 8, 4);
-		memcpy(&tid, r + 12, 4);
+		pid = (int32_t)v->fork.pid;
+		tid = (int32_t)v->fork.tid;
+		time = v->fork.time;
+	} else if (type == PERF_RECORD_COMM) {
+		pid = (int32_t)v->comm.pid;
+		tid = (int32_t)v->comm.tid;
+	} else if (type == PERF_RECORD_MMAP || type == PERF_RECORD_MMAP2) {
+		pid = (int32_t)v->mmap.pid;
+		tid = (int32_t)v->mmap.tid;
+	} else if (type == PERF_RECORD_NAMESPACES) {
+		pid = (int32_t)v->namespaces.pid;
+		tid = (int32_t)v->namespaces.tid;
 	} else if (s_tid) {
 		pid = (int32_t)s->pid;
 		tid = (int32_t)s->tid;
@@ -1172,13 +1156,12 @@ static void side_print(struct script *sc, struct prd_file *f,
 	put_start(sc, ai, t, s ? (s_tid ? (int32_t)s->pid : -1) : pid,
 		  s ? (s_tid ? (int32_t)s->tid : -1) : tid, cpu, time);
 	if (side_new_kind(type)) {
-		side_text(sc, t, r, type, ev->hdr->misc,
-			  prd_payload_size(f, ev));
+		side_text(sc, t, v);
 		ob_line_done(&sc->ob);
 	} else {
 		/* perf_event__fprintf(): the text perf report -D shows too. */
 		ob_flush(&sc->ob);
-		if (!sc->ob.err && report_record_text(sc->out, f, ev) < 0 &&
+		if (!sc->ob.err && report_record_text(sc->out, ev) < 0 &&
 		    !sc->stop)
 			sc->stop = -EIO;
 	}
@@ -1392,7 +1375,7 @@ static int on_event(struct prd_file *f, const struct prd_event *ev, void *ctx)
 		/* perf prints an EXIT before the thread goes. */
 		if (show && h->type == PERF_RECORD_EXIT)
 			side_print(sc, f, ev);
-		side_one(sc, h);
+		side_one(sc, ev->rec);
 		if (show && h->type != PERF_RECORD_EXIT)
 			side_print(sc, f, ev);
 		return sc->stop;

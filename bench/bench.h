@@ -174,6 +174,8 @@ int naive_pipe_run(unsigned int threads, uint64_t events, uint64_t size,
 const char *cli_path(void);
 char *workload(const char *name, char *buf, size_t len);
 int run_measured(char *const argv[], double *cpu_s, double *wall_s);
+int run_measured_rss(char *const argv[], double *cpu_s, double *wall_s,
+		     long *maxrss_kib);
 void perf_counts(const char *file, uint64_t *samples, uint64_t *lost);
 
 /* The cases, by area: one line each, "bench <case> key=value ...". */
@@ -195,6 +197,10 @@ void case_record_startup(void);
 /* script.c */
 void case_stats_throughput(void);
 void case_script_vs_perf(void);
+int record_sched_switch(char *f);
+unsigned long long sample_count(const char *f);
+/* convert.c */
+void case_ctf_vs_perf(void);
 /* app.c */
 void case_emit_vs_lttng(void);
 void case_app_sustained(void);
@@ -207,5 +213,6 @@ void case_tracefs_capture(void);
 void case_tracefs_get_reader(void);
 /* top.c */
 void case_top_overhead(void);
+void case_record_push(void); /* push.c */
 
 #endif

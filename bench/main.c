@@ -5,8 +5,8 @@
  *
  * This file holds the case table and the settings; the cases are grouped
  * by area: ring.c (cross-core throughput), emit.c (single-thread costs and
- * wake-ups), record.c, script.c, app.c, cs.c, tracefs.c, top.c; bench.h and
- * util.c hold what they share.
+ * wake-ups), record.c, script.c, convert.c, app.c, cs.c, tracefs.c, top.c,
+ * push.c; bench.h and util.c hold what they share.
  *
  *   spsc-32, spsc-256  one writer thread (CPU 0), one reader thread (CPU 1);
  *                      32/256-byte records with a perfring_clock_fast_ns()
@@ -37,10 +37,21 @@
  *                      process writing 80-byte samples to /dev/shm, none
  *                      of the protocol: the floor under app-sustained and
  *                      emit-vs-lttng (threads=, app_events=, app_ring=MiB).
+ *   ctf-vs-perf        `perfring data convert --to-ctf` and `perf data
+ *                      convert --to-ctf` of one recording of >= 400,000
+ *                      sched_switch samples made in the same run: wall and
+ *                      CPU seconds (best of 3 each), ratio = ours / perf,
+ *                      peak RSS of each; the same for --to-json (convert.c).
  *   top-overhead       `perfring top -F 1000 -a` and `perf top --stdio -F
  *                      1000 -a`, each for BENCH_TOP_SECS (10): CPU % of
  *                      one core after a BENCH_TOP_WARMUP (2 s) start-up,
  *                      and over the whole run (top.c).
+ *   record-push        `perfring record -a -F 99 -g -o /dev/null --push`
+ *                      (ClickHouse and Pyroscope formats, every second, to
+ *                      a receiver in the bench) against `perf record -a -F
+ *                      99 -g`, each for BENCH_PUSH_SECS (10), processes
+ *                      coming and going: CPU seconds, bytes per interval
+ *                      (push.c).
  *
  * Each case runs 3 times.  Single-thread figures are medians
  * (stat=median).  Cross-core ones report the best run (stat=best) with the
@@ -93,6 +104,7 @@ static const struct {
 	{ "record-startup", case_record_startup },
 	{ "stats-throughput", case_stats_throughput },
 	{ "script-vs-perf", case_script_vs_perf },
+	{ "ctf-vs-perf", case_ctf_vs_perf },
 	{ "cs-decode", case_cs_decode },
 	{ "aux-replay", case_aux_replay },
 	{ "tracefs-capture", case_tracefs_capture },
@@ -101,6 +113,7 @@ static const struct {
 	{ "app-sustained", case_app_sustained },
 	{ "naive-pipe", case_naive_pipe },
 	{ "top-overhead", case_top_overhead },
+	{ "record-push", case_record_push },
 };
 
 int main(int argc, char **argv)

@@ -14,9 +14,10 @@
 #include <unistd.h>
 #include "bench.h"
 
-/* The file both cases read: >= 400,000 sched:sched_switch samples of a
- * pipe ping-pong, recorded system wide into @f.  0 or the exit status. */
-static int record_sched_switch(char *f)
+/* The file both cases (and ctf-vs-perf) read: >= 400,000
+ * sched:sched_switch samples of a pipe ping-pong, recorded system wide
+ * into @f.  0 or the exit status. */
+int record_sched_switch(char *f)
 {
 	char pp[PATH_MAX];
 	char *rec[] = { (char *)cli_path(),
@@ -35,6 +36,26 @@ static int record_sched_switch(char *f)
 			NULL };
 
 	return run_measured(rec, NULL, NULL);
+}
+
+/* The samples of @f as perfring stats counts them (0 if it cannot). */
+unsigned long long sample_count(const char *f)
+{
+	unsigned long long samples = 0;
+	char *text = NULL, *l;
+	size_t tlen = 0;
+	FILE *out = open_memstream(&text, &tlen);
+
+	if (out && perfring_stats(f, out) == 0) {
+		fflush(out);
+		l = strstr(text, "SAMPLE events:");
+		if (l)
+			samples = strtoull(l + 14, NULL, 10);
+	}
+	if (out)
+		fclose(out);
+	free(text);
+	return samples;
 }
 
 /*
@@ -113,26 +134,14 @@ void case_script_vs_perf(void)
 	char *ours[] = { (char *)cli_path(), "script", "-i", f, NULL };
 	char *perf[] = { "perf", "script", "-i", f, NULL };
 	double o = 1e9, p = 1e9, w;
-	unsigned long long samples = 0;
-	char *text = NULL, *l;
-	size_t tlen = 0;
-	FILE *out;
+	unsigned long long samples;
 
 	if (record_sched_switch(f) != 0) {
 		printf("bench script-vs-perf error=record-failed\n");
 		unlink(f);
 		return;
 	}
-	out = open_memstream(&text, &tlen);
-	if (out && perfring_stats(f, out) == 0) {
-		fflush(out);
-		l = strstr(text, "SAMPLE events:");
-		if (l)
-			samples = strtoull(l + 14, NULL, 10);
-	}
-	if (out)
-		fclose(out);
-	free(text);
+	samples = sample_count(f);
 	for (int i = 0; i < 3; i++) {
 		if (run_measured(ours, NULL, &w) == 0 && w < o)
 			o = w;

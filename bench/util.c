@@ -190,6 +190,13 @@ char *workload(const char *name, char *buf, size_t len)
 /* Runs argv quietly; returns its CPU seconds (user+sys) and wall seconds. */
 int run_measured(char *const argv[], double *cpu_s, double *wall_s)
 {
+	return run_measured_rss(argv, cpu_s, wall_s, NULL);
+}
+
+/* run_measured(), and its peak RSS in KiB (may be NULL). */
+int run_measured_rss(char *const argv[], double *cpu_s, double *wall_s,
+		     long *maxrss_kib)
+{
 	posix_spawn_file_actions_t fa;
 	struct rusage ru;
 	uint64_t t0 = now_ns();
@@ -206,6 +213,8 @@ int run_measured(char *const argv[], double *cpu_s, double *wall_s)
 		return -1;
 	if (wall_s)
 		*wall_s = (double)(now_ns() - t0) / 1e9;
+	if (maxrss_kib)
+		*maxrss_kib = ru.ru_maxrss;
 	if (cpu_s)
 		*cpu_s = (double)ru.ru_utime.tv_sec +
 			 (double)ru.ru_utime.tv_usec / 1e6 +

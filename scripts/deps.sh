@@ -6,17 +6,19 @@
 #   PERFRING_NO_INSTALL=1   only check and print, never install
 #
 # The list is what the build links (libelf, libtraceevent, libzstd,
-# OpenCSD, capstone), what the tests use as oracles (perf, trace-cmd,
-# OpenCSD's trc_pkt_lister, python3, xmllint, man, go tool pprof, chromium
-# and npm for the speedscope viewer test) and what the benchmarks compare
-# with (LTTng-UST); libc6-dbg gives libc its DWARF (test/inline.sh: libc's
+# OpenCSD, capstone, libbabeltrace-ctf: its pkg-config file needs popt's
+# and uuid's), what the tests use as oracles (perf, trace-cmd, OpenCSD's
+# trc_pkt_lister, python3, xmllint, man, go tool pprof, chromium and npm
+# for the speedscope viewer test, babeltrace2 for the CTF, clickhouse-server
+# for the fleet's store in test/fleet.sh) and what the
+# benchmarks compare with (LTTng-UST); libc6-dbg gives libc its DWARF (test/inline.sh: libc's
 # inlined frames and source lines).
 set -u
 
 PACKAGES="build-essential pkg-config linux-libc-dev man-db linux-perf util-linux
 libelf-dev libdw-dev libtraceevent-dev trace-cmd libzstd-dev libopencsd-dev libopencsd-bin
 libcapstone-dev libunwind-dev python3 libxml2-utils lttng-tools liblttng-ust-dev zlib1g-dev
-golang-go chromium npm libc6-dbg"
+golang-go chromium npm libc6-dbg libbabeltrace-dev libpopt-dev uuid-dev babeltrace2 clickhouse-server"
 # Packages a program of another origin may stand in for (nodesource's
 # nodejs brings its own npm and conflicts with Debian's): PACKAGE:COMMAND.
 BY_COMMAND="npm:npm golang-go:go chromium:chromium"
@@ -25,12 +27,12 @@ if ! command -v dpkg-query >/dev/null 2>&1; then
 	# Not Debian: check the headers the build needs and say what is missing.
 	missing=""
 	for h in libelf.h elfutils/libdwfl.h zstd.h zlib.h traceevent/event-parse.h capstone/capstone.h libunwind.h \
-		opencsd/c_api/opencsd_c_api.h; do
+		opencsd/c_api/opencsd_c_api.h babeltrace/ctf-writer/writer.h; do
 		[ -e "/usr/include/$h" ] || missing="$missing $h"
 	done
 	if [ -n "$missing" ]; then
 		echo "deps: missing headers:$missing" >&2
-		echo "deps: install the development packages of libelf, libtraceevent, libzstd, capstone and OpenCSD, and perf and trace-cmd" >&2
+		echo "deps: install the development packages of libelf, libtraceevent, libzstd, capstone, OpenCSD and babeltrace 1.5 (libbabeltrace-ctf), and perf, trace-cmd and babeltrace2" >&2
 		exit 1
 	fi
 	exit 0

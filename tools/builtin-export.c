@@ -12,7 +12,14 @@
 
 int cmd_export(int argc, char **argv)
 {
-	enum { OPT_TITLE = 256, OPT_WIDTH, OPT_TRACE_DAT, OPT_NO_TRACE_DAT };
+	enum {
+		OPT_TITLE = 256,
+		OPT_WIDTH,
+		OPT_TRACE_DAT,
+		OPT_NO_TRACE_DAT,
+		OPT_FROM,
+		OPT_WHERE
+	};
 	static const struct option opts[] = {
 		{ "input", required_argument, NULL, 'i' },
 		{ "format", required_argument, NULL, 'f' },
@@ -21,6 +28,8 @@ int cmd_export(int argc, char **argv)
 		{ "width", required_argument, NULL, OPT_WIDTH },
 		{ "trace-dat", required_argument, NULL, OPT_TRACE_DAT },
 		{ "no-trace-dat", no_argument, NULL, OPT_NO_TRACE_DAT },
+		{ "from", required_argument, NULL, OPT_FROM },
+		{ "where", required_argument, NULL, OPT_WHERE },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -53,6 +62,12 @@ int cmd_export(int argc, char **argv)
 		case OPT_NO_TRACE_DAT:
 			no_trace_dat = true;
 			break;
+		case OPT_FROM: /* a fleet's samples in a store */
+			eo.from = optarg;
+			break;
+		case OPT_WHERE:
+			eo.where = optarg;
+			break;
 		case OPT_WIDTH:
 			errno = 0;
 			w = strtoul(optarg, &end, 10);
@@ -71,7 +86,9 @@ int cmd_export(int argc, char **argv)
 			       "          --tracefs-event) on the same timeline, fields as args; -i a trace.dat:\n"
 			       "          its events alone\n"
 			       "  folded: collapsed stacks for flame graph tools; svg: an interactive flame graph\n"
-			       "  pprof: gzipped pprof profile (go tool pprof, Pyroscope, Parca)\n",
+			       "  pprof: gzipped pprof profile (go tool pprof, Pyroscope, Parca)\n"
+			       "  --from clickhouse=URL [--where SQL]: a fleet's samples (record --push) instead\n"
+			       "          of a file: folded, svg or pprof\n",
 			       prog);
 			return 0;
 		default:
@@ -80,6 +97,12 @@ int cmd_export(int argc, char **argv)
 	}
 	if (optind < argc)
 		die_usage("unexpected argument '%s'", argv[optind]);
+	if (eo.where && !eo.from)
+		die_usage("--where needs --from: %s", eo.where);
+	if (eo.from) {
+		eo.input = eo.from; /* for the messages */
+		return export_to(&eo, outpath);
+	}
 	/* As script: the trace.dat record --tracefs-event wrote beside the
 	 * perf.data joins the timeline (chrome; the others have no use for
 	 * events without call stacks). */

@@ -2,9 +2,10 @@
 /*
  * perfring tools: recording (kernel perf events, application sessions,
  * tracefs, AUX trace), the perf.data and trace.dat readers, reports,
- * exports and CoreSight decoding -- libperfring-tools
- * (`pkg-config --cflags --libs perfring-tools`), which links libperfring
- * and libtraceevent, libelf, libzstd, OpenCSD and capstone.
+ * exports, the CTF/JSON conversion and CoreSight decoding --
+ * libperfring-tools (`pkg-config --cflags --libs perfring-tools`), which
+ * links libperfring and libtraceevent, libelf, libzstd, OpenCSD, capstone
+ * and libbabeltrace-ctf.
  *
  * Same conventions as <perfring.h> (int returns >= 0 or -errno, opaque
  * handles, messages only through perfring_set_log()); a program that only
@@ -95,6 +96,8 @@ typedef void (*perfring_progress_fn)(const struct perfring_record_stats *st,
 
 struct perfring_record_aux_opts;
 struct perfring_record_aux_stats;
+struct perfring_push_opts;
+struct perfring_push_stats;
 
 struct perfring_record_opts {
 	size_t sz;
@@ -236,6 +239,15 @@ struct perfring_record_opts {
 	 * With delay_ms -1 the events wait for "enable". */
 	bool has_control;
 	int ctl_fd, ack_fd;
+	/*
+	 * --push: every push->every seconds the samples of the interval,
+	 * symbolized here, go to the stores push->sinks name (see
+	 * perfring_push_opts), beside the output (which may be /dev/null:
+	 * nothing kept locally).  A store that is down or slow never holds
+	 * the recording up.  NULL: none.
+	 */
+	const struct perfring_push_opts *push;
+	struct perfring_push_stats *push_stats; /* its figures (sz set) */
 };
 
 /*
@@ -251,6 +263,72 @@ struct perfring_record_opts {
  */
 PERFRING_API int perfring_record(const struct perfring_record_opts *opts,
 				 struct perfring_record_stats *st);
+
+/* ---- push: continuous profiling into stores ---------------------------- */
+
+#define PERFRING_PUSH_MAX_SINKS 8
+
+struct perfring_push_opts {
+	size_t sz;
+	/*
+	 * "clickhouse=http://HOST:PORT" (rows into perfring.samples, created
+	 * if missing), "pyroscope=http://HOST:PORT" (POST /ingest, pprof),
+	 * "parca=http://HOST:PORT" (ProfileStoreService/WriteRaw over the
+	 * Connect protocol, pprof); http only, user:password@ for basic
+	 * authentication.  At most PERFRING_PUSH_MAX_SINKS.
+	 */
+	const char *const *sinks;
+	int nr_sinks;
+	double every; /* seconds per interval (0: 10) */
+	/* "KEY=VALUE" on every interval; host=NAME names the host (default
+	 * the machine's name), service=NAME the application (Pyroscope's
+	 * name) */
+	const char *const *labels;
+	int nr_labels;
+	/* Intervals wait here (one directory per sink) until delivered;
+	 * perfring_push() delivers what a recording left.  NULL: in
+	 * memory. */
+	const char *spool;
+	/* What waits per sink at most, on disk or in memory; the oldest
+	 * interval is dropped (and counted) past it (0: 256 MiB on disk,
+	 * 64 MiB in memory). */
+	uint64_t spool_bytes;
+	double timeout; /* seconds per request (0: 10) */
+};
+
+struct perfring_push_sink_stats {
+	char name[128]; /* "clickhouse=http://127.0.0.1:8123" */
+	uint64_t intervals; /* queued for this sink */
+	uint64_t sent; /* requests delivered */
+	uint64_t sent_bytes; /* their bodies' bytes */
+	uint64_t failures; /* attempts that failed (retried) */
+	uint64_t dropped; /* intervals dropped: the spool full, or (no
+			     spool) undelivered at the end */
+	uint64_t pending; /* left in the spool at the end */
+	int last_status; /* the last HTTP status (0: none) */
+	char last_error[160]; /* the last failure, "" if none */
+};
+
+struct perfring_push_stats {
+	size_t sz;
+	uint64_t intervals; /* intervals ended */
+	uint64_t samples; /* samples in them */
+	uint64_t bad_samples; /* not decodable, skipped */
+	uint64_t resets; /* thread and object tables rebuilt (-a, days) */
+	uint32_t nr_sinks;
+	struct perfring_push_sink_stats sink[PERFRING_PUSH_MAX_SINKS];
+};
+
+/*
+ * perfring push --spool DIR SINK=URL: delivers what recordings left in
+ * opts->spool for the sinks' kinds (every directory of that kind: a
+ * recording's clickhouse spool goes to any clickhouse), oldest first, each
+ * file removed once its store took it.  Stops at a sink's first failure
+ * (the rest stays).  Returns 0 when nothing is left, -EAGAIN when
+ * something is (@st says what), or -errno.
+ */
+PERFRING_API int perfring_push(const struct perfring_push_opts *opts,
+			       struct perfring_push_stats *st);
 
 /* ---- top: a live hot-symbol table ------------------------------------ */
 
@@ -368,8 +446,12 @@ perfring_record_aux(const struct perfring_record_aux_opts *opts,
 typedef void (*perfring_event_fn)(const char *name, const char *kind,
 				  void *ctx);
 
-/* Calls @fn for every event perfring record accepts ("software event",
- * "tracepoint").  Returns the count or -errno. */
+/* Calls @fn for every event perfring record knows, with its kind as
+ * perf list names it ("Software event", "Tracepoint event", ...); a
+ * hardware event this machine refuses has the kind PERFRING_KIND_REFUSED
+ * appended ("Hardware event, not supported here").  Returns the count of
+ * the events the machine opens, or -errno. */
+#define PERFRING_KIND_REFUSED ", not supported here"
 PERFRING_API int perfring_event_list(perfring_event_fn fn, void *ctx);
 
 /* ---- reading ----------------------------------------------------------- */
@@ -649,6 +731,16 @@ struct perfring_report_opts {
 	/* -F: "overhead[,sample][,period][,keys]": the Overhead (Self)
 	 * column with these beside it and the keys as sort order */
 	const char *fields;
+	/*
+	 * --from clickhouse=URL: the samples a fleet pushed (record --push),
+	 * read from the store instead of a file, those of --where's SQL
+	 * condition on perfring.samples (time_ns, host, pid, comm, event,
+	 * labels...; NULL: all).  The table is the self overhead of the
+	 * leaf frames, keyed by sort (comm, pid, dso, sym, host); -n,
+	 * -q, percent_limit and field_sep apply.
+	 */
+	const char *from;
+	const char *where;
 };
 
 /*
@@ -683,6 +775,10 @@ struct perfring_export_opts {
 	 * is exported alone.  Other formats refuse a trace.dat (-EINVAL).
 	 */
 	const char *trace_dat;
+	/* --from clickhouse=URL, --where SQL: as perfring_report_opts';
+	 * folded, svg and pprof (chrome: -EINVAL). */
+	const char *from;
+	const char *where;
 };
 
 /*
@@ -698,6 +794,65 @@ struct perfring_export_opts {
  */
 PERFRING_API int perfring_export(const struct perfring_export_opts *opts,
 				 FILE *out);
+
+/* ---- data convert: CTF and JSON (perf data convert) -------------------- */
+
+/* What a conversion did (perfring_data_convert()), also while it runs. */
+struct perfring_convert_stats {
+	size_t sz;
+	uint64_t samples; /* samples written (one per value of a
+			     PERF_SAMPLE_READ group sample, as perf) */
+	uint64_t non_samples; /* side-band records written (all) */
+	uint64_t bytes; /* the input records' bytes converted */
+	uint64_t output_bytes; /* JSON: bytes written */
+	uint64_t input_done; /* data bytes read so far */
+	uint64_t input_total; /* the data section's size (0: a pipe) */
+	uint64_t lost_records; /* PERF_RECORD_LOST records read */
+	uint64_t lost; /* the events they count */
+	uint32_t streams; /* CTF: per-CPU streams written */
+	/* CTF: events left out because the writer refused a field's value
+	 * (perf's conversion stops at the first) */
+	uint64_t dropped;
+};
+
+typedef void (*perfring_convert_progress_fn)(
+	const struct perfring_convert_stats *st, void *ctx);
+
+struct perfring_convert_opts {
+	size_t sz;
+	const char *input; /* -i: default "perf.data"; "-": pipe format, stdin */
+	/* --to-ctf: a CTF 1.8 trace in this directory (made if missing;
+	 * an existing one keeps its other files, its "metadata" and
+	 * "perf_stream_*" are replaced) */
+	const char *to_ctf;
+	/* --to-json: perf's linux-perf-json-version 1 file ("-": stdout);
+	 * an existing file only with force */
+	const char *to_json;
+	bool all; /* --all: COMM, FORK, EXIT, MMAP, MMAP2 as events (CTF) */
+	bool tod; /* --tod: times as wall-clock (CTF; needs the file's
+		     CLOCK_DATA: record -k) */
+	bool force; /* -f: an input of another user, an existing JSON file */
+	/* called about ten times a second while the input is read, then
+	 * once at the end */
+	perfring_convert_progress_fn progress;
+	void *progress_ctx;
+};
+
+/*
+ * perf data convert: the perf.data at opts->input as CTF 1.8 (exactly one
+ * of to_ctf, to_json) -- metadata and one stream per CPU as perf 6.1 writes
+ * them through libbabeltrace-ctf, one event class per event, perf's field
+ * names (perf_ip, perf_tid, perf_callchain, ...), tracepoint and
+ * application event fields with their declared types -- or as perf's JSON
+ * (headers, then the samples with their resolved call chains).  Records
+ * are read in time order with bounded memory.  Returns 0 or -errno
+ * (-EINVAL: bad options; -EEXIST: the JSON file exists and not force;
+ * -EPERM: the input is another user's and not force; -EBADMSG: the input
+ * is damaged, what came before the damage was written out); the log says
+ * why.  @st (st->sz set, may be NULL) gets the figures either way.
+ */
+PERFRING_API int perfring_data_convert(const struct perfring_convert_opts *opts,
+				       struct perfring_convert_stats *st);
 
 /* ---- CoreSight trace decoding (OpenCSD) -------------------------------- */
 

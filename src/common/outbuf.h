@@ -23,6 +23,7 @@ struct outbuf {
 	size_t cap; /* OB_SIZE + OB_SLACK */
 	FILE *f;
 	int err; /* sticky -errno of the first failed write */
+	uint64_t flushed; /* bytes handed to @f so far */
 };
 
 /* Allocates the buffer for @f (NULL: a scratch buffer never flushed to a
@@ -32,6 +33,7 @@ static inline int ob_init(struct outbuf *ob, FILE *f)
 	ob->cap = OB_SIZE + OB_SLACK;
 	ob->p = malloc(ob->cap);
 	ob->f = f;
+	ob->flushed = 0;
 	return ob->p ? 0 : -ENOMEM;
 }
 
@@ -43,6 +45,7 @@ static inline void ob_flush(struct outbuf *ob)
 	} else if (ob->len && !ob->err) {
 		if (fwrite(ob->p, 1, ob->len, ob->f) != ob->len)
 			ob->err = errno ? -errno : -EIO;
+		ob->flushed += ob->len;
 	}
 	ob->len = 0;
 }
@@ -314,6 +317,99 @@ static inline void ob_str_w(struct outbuf *ob, const char *s, size_t n,
 	ob_write(ob, s, n);
 	if (left)
 		ob_spaces(ob, pad);
+}
+
+/* Length of the valid UTF-8 sequence at @p (at most @n bytes), 0 if the
+ * bytes there are not one (overlong forms and surrogates included). */
+static inline size_t ob_utf8_seq(const unsigned char *p, size_t n)
+{
+	unsigned char c = p[0];
+	size_t len;
+	uint32_t cp, min;
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf) {
+		len = 2;
+		cp = c & 0x1f;
+		min = 0x80;
+	} else if (c >= 0xe0 && c <= 0xef) {
+		len = 3;
+		cp = c & 0x0f;
+		min = 0x800;
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		len = 4;
+		cp = c & 0x07;
+		min = 0x10000;
+	} else {
+		return 0;
+	}
+	if (n < len)
+		return 0;
+	for (size_t i = 1; i < len; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (p[i] & 0x3f);
+	}
+	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	if (cp == 0xfffe || cp == 0xffff)
+		return 0; /* not XML characters */
+	return len;
+}
+
+/*
+ * A JSON string of @n bytes: quotes, backslashes and control characters
+ * escaped (\u00XX; with @perf_escapes as perf's JSON writes them: \b \f
+ * \n \r \t, DEL as it is), bytes that are not UTF-8 as the Latin-1
+ * characters they would be.
+ */
+static inline void ob_json_str_as(struct outbuf *ob, const char *s, size_t n,
+				  bool perf_escapes)
+{
+	static const char hex[] = "0123456789abcdef";
+	static const char short_esc[32] = {
+		['\b'] = 'b', ['\f'] = 'f', ['\n'] = 'n', ['\r'] = 'r', ['\t'] = 't'
+	};
+	const unsigned char *p = (const unsigned char *)s;
+
+	ob_putc(ob, '"');
+	for (size_t i = 0; i < n;) {
+		unsigned char c = p[i];
+		size_t k;
+
+		if (c == '"' || c == '\\' ||
+		    (perf_escapes && c < 32 && short_esc[c])) {
+			ob_room(ob, 2);
+			ob->p[ob->len++] = '\\';
+			ob->p[ob->len++] = c < 32 ? short_esc[c] : (char)c;
+			i++;
+			continue;
+		}
+		if (c >= 0x20 && (c < 0x7f || (c == 0x7f && perf_escapes))) {
+			ob_putc(ob, (char)c);
+			i++;
+			continue;
+		}
+		k = c < 0x80 ? 1 : ob_utf8_seq(p + i, n - i);
+		if (k > 1) {
+			ob_write(ob, p + i, k);
+			i += k;
+			continue;
+		}
+		ob_room(ob, 6);
+		memcpy(ob->p + ob->len, "\\u00", 4);
+		ob->p[ob->len + 4] = hex[c >> 4];
+		ob->p[ob->len + 5] = hex[c & 15];
+		ob->len += 6;
+		i++;
+	}
+	ob_putc(ob, '"');
+}
+
+static inline void ob_json_str(struct outbuf *ob, const char *s, size_t n)
+{
+	ob_json_str_as(ob, s, n, false);
 }
 
 #endif

@@ -317,6 +317,14 @@ static const char *decode_sample(const struct prd_attr *a,
 	return NULL;
 }
 
+PR_HIDDEN int prd_decode_sample(const struct prd_attr *a, const void *rec,
+				uint32_t size, struct prd_sample *s)
+{
+	if (size < sizeof(struct perf_event_header))
+		return -EBADMSG;
+	return decode_sample(a, rec, size, s) ? -EBADMSG : 0;
+}
+
 static unsigned int trailer_words(uint64_t st)
 {
 	return popcount64(st & PRD_ID_BITS);

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/utsname.h>
 #include "../common/log.h"
 #include "../format/perf_reader.h"
 #include "threads.h"
@@ -230,6 +231,19 @@ void machine_exit(struct machine *m)
 		m->unwinder_free(m);
 	dsos_exit(&m->dsos);
 	memset(m, 0, sizeof(*m));
+}
+
+bool file_recorded_here(struct prd_file *f)
+{
+	const char *h = prd_feature_string(f, PRD_FEAT_HOSTNAME);
+	const char *r = prd_feature_string(f, PRD_FEAT_OSRELEASE);
+	struct utsname u;
+
+	if (uname(&u))
+		return false;
+	if ((h && strcmp(h, u.nodename)) || (r && strcmp(r, u.release)))
+		return false;
+	return true;
 }
 
 void machine_set_host(struct machine *m, bool host)

@@ -90,6 +90,9 @@ void machine_exit(struct machine *m);
 /* Whether the file was recorded on this machine (kallsyms and the vDSO
  * apply); decided once, before the first kernel lookup. */
 void machine_set_host(struct machine *m, bool host);
+/* Whether @f was recorded on this machine: its HOSTNAME and OSRELEASE
+ * (those it has) are this machine's. */
+bool file_recorded_here(struct prd_file *f);
 
 /*
  * Updates the state from a side-band record's view (COMM, MMAP, MMAP2,

@@ -46,7 +46,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/utsname.h>
 #include "perfring/tools.h"
 #include "../common/log.h"
 #include "../common/opts.h"
@@ -57,6 +56,7 @@
 #include "../machine/threads.h"
 #include "../machine/unwind.h"
 #include "../tracepoint/tracedat_lines.h"
+#include "fleet_report.h"
 #include "pprof.h"
 
 #define MAX_CPUS 65536 /* sched_switch CPUs tracked (more: ignored) */
@@ -162,85 +162,7 @@ struct exp {
 
 /* ---- text ------------------------------------------------------------ */
 
-/* Length of the valid UTF-8 sequence at @p (at most @n bytes), 0 if the
- * bytes there are not one (overlong forms and surrogates included). */
-static size_t utf8_seq(const unsigned char *p, size_t n)
-{
-	unsigned char c = p[0];
-	size_t len;
-	uint32_t cp, min;
-
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf) {
-		len = 2;
-		cp = c & 0x1f;
-		min = 0x80;
-	} else if (c >= 0xe0 && c <= 0xef) {
-		len = 3;
-		cp = c & 0x0f;
-		min = 0x800;
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		len = 4;
-		cp = c & 0x07;
-		min = 0x10000;
-	} else {
-		return 0;
-	}
-	if (n < len)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (p[i] & 0x3f);
-	}
-	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	if (cp == 0xfffe || cp == 0xffff)
-		return 0; /* not XML characters */
-	return len;
-}
-
 static const char hexd[] = "0123456789abcdef";
-
-/* A JSON string: quotes, backslashes and control characters escaped,
- * bytes that are not UTF-8 as the Latin-1 characters they would be. */
-static void ob_json_str(struct outbuf *ob, const char *s, size_t n)
-{
-	const unsigned char *p = (const unsigned char *)s;
-
-	ob_putc(ob, '"');
-	for (size_t i = 0; i < n;) {
-		unsigned char c = p[i];
-		size_t k;
-
-		if (c == '"' || c == '\\') {
-			ob_room(ob, 2);
-			ob->p[ob->len++] = '\\';
-			ob->p[ob->len++] = (char)c;
-			i++;
-			continue;
-		}
-		if (c >= 0x20 && c < 0x7f) {
-			ob_putc(ob, (char)c);
-			i++;
-			continue;
-		}
-		k = c == 0x7f ? 1 : utf8_seq(p + i, n - i);
-		if (k > 1) {
-			ob_write(ob, p + i, k);
-			i += k;
-			continue;
-		}
-		ob_room(ob, 6);
-		memcpy(ob->p + ob->len, "\\u00", 4);
-		ob->p[ob->len + 4] = hexd[c >> 4];
-		ob->p[ob->len + 5] = hexd[c & 15];
-		ob->len += 6;
-		i++;
-	}
-	ob_putc(ob, '"');
-}
 
 static void ob_json_cstr(struct outbuf *ob, const char *s)
 {
@@ -292,7 +214,7 @@ static void ob_xml_str(struct outbuf *ob, const char *s, size_t n)
 			i++;
 			continue;
 		}
-		k = utf8_seq(p + i, n - i);
+		k = ob_utf8_seq(p + i, n - i);
 		if (k) {
 			ob_write(ob, p + i, k);
 			i += k;
@@ -1574,7 +1496,8 @@ static int tab_grow(struct exp *e)
 	return 0;
 }
 
-static int tab_add(struct exp *e, const char *key, size_t len, bool force)
+static int tab_add_n(struct exp *e, const char *key, size_t len, bool force,
+		     uint64_t count)
 {
 	uint64_t h;
 	size_t j;
@@ -1591,7 +1514,7 @@ static int tab_add(struct exp *e, const char *key, size_t len, bool force)
 		s = &e->tab[j];
 		if (s->hash == h && s->len == len &&
 		    !memcmp(s->key, key, len)) {
-			s->count++;
+			s->count += count;
 			return 0;
 		}
 	}
@@ -1604,7 +1527,7 @@ static int tab_add(struct exp *e, const char *key, size_t len, bool force)
 			pr_warn("export: over %u distinct stacks or %u MiB of them: the rest are counted as \"%s\"",
 				MAX_STACKS, MAX_STACK_BYTES >> 20, other);
 		}
-		return tab_add(e, other, sizeof(other) - 1, true);
+		return tab_add_n(e, other, sizeof(other) - 1, true, count);
 	}
 	s = &e->tab[j];
 	s->key = malloc(len + 1);
@@ -1614,10 +1537,15 @@ static int tab_add(struct exp *e, const char *key, size_t len, bool force)
 	s->key[len] = 0;
 	s->len = (uint32_t)len;
 	s->hash = h;
-	s->count = 1;
+	s->count = count;
 	e->tab_nr++;
 	e->tab_bytes += len;
 	return 0;
+}
+
+static int tab_add(struct exp *e, const char *key, size_t len, bool force)
+{
+	return tab_add_n(e, key, len, force, 1);
 }
 
 /* Appends @n bytes of a name to the key: ';' (the separator) becomes ':',
@@ -2092,26 +2020,12 @@ out:
 
 /* ---- driver ---------------------------------------------------------- */
 
-/* Whether the file was recorded on this machine (kallsyms apply). */
-static bool recorded_here(struct prd_file *f)
-{
-	const char *h = prd_feature_string(f, PRD_FEAT_HOSTNAME);
-	const char *r = prd_feature_string(f, PRD_FEAT_OSRELEASE);
-	struct utsname u;
-
-	if (uname(&u))
-		return false;
-	if ((h && strcmp(h, u.nodename)) || (r && strcmp(r, u.release)))
-		return false;
-	return true;
-}
-
 static void first_sample(struct exp *e)
 {
 	const void *td;
 	size_t len;
 
-	machine_set_host(&e->m, recorded_here(e->f));
+	machine_set_host(&e->m, file_recorded_here(e->f));
 	td = prd_feature(e->f, PRD_FEAT_TRACING_DATA, &len);
 	if (td)
 		parse_sched_switch(&e->ss, td, len);
@@ -2234,6 +2148,39 @@ static int export_run(struct exp *e, const char *in, FILE *out)
 	return err;
 }
 
+/* --from clickhouse=URL: a fleet's stacks (fleet_report.c) as folded
+ * stacks or a flame graph, the samples as pprof. */
+static int stack_in(void *ctx, const char *key, size_t len, uint64_t count)
+{
+	return tab_add_n(ctx, key, len, false, count);
+}
+
+static int export_from(struct exp *e, const struct perfring_export_opts *o,
+		       FILE *out)
+{
+	const char *from = OPTS_GET(o, from, NULL),
+		   *where = OPTS_GET(o, where, NULL);
+	int err;
+
+	if (e->fmt == FMT_CHROME) {
+		pr_err("export --from %s: folded, svg or pprof (a store keeps no timeline)",
+		       from);
+		return -EINVAL;
+	}
+	if (e->fmt == FMT_PPROF)
+		return fleet_export_pprof(from, where, out);
+	if (ob_init(&e->ob, out))
+		return -ENOMEM;
+	err = fleet_export_stacks(from, where, stack_in, e);
+	if (!err)
+		err = e->fmt == FMT_FOLDED ? folded_out(e) : svg_out(e);
+	ob_flush(&e->ob);
+	if (!err && e->ob.err)
+		err = e->ob.err;
+	exp_free(e);
+	return err;
+}
+
 PERFRING_API int perfring_export(const struct perfring_export_opts *opts,
 				 FILE *out)
 {
@@ -2270,6 +2217,8 @@ PERFRING_API int perfring_export(const struct perfring_export_opts *opts,
 		       e.width);
 		return -EINVAL;
 	}
+	if (OPTS_GET(opts, from, NULL))
+		return export_from(&e, opts, out);
 	/* A trace.dat as the input: its events alone. */
 	in_tdat = strcmp(in, "-") && tdat_probe(in) == 1;
 	if (in_tdat) {

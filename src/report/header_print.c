@@ -856,7 +856,7 @@ static void print_mem_topology(struct cur *c, FILE *out)
 }
 
 /* perf's clockid names (util/clockid.c), first match. */
-static const char *clockid_name(uint32_t id)
+const char *clockid_name(uint32_t id)
 {
 	switch (id) {
 	case 1:

@@ -42,6 +42,9 @@ void header_print_section(const struct prd_file *f, int feat,
 			  const unsigned char *p, size_t len, bool full,
 			  FILE *out);
 
+/* perf's name of a clock id ("monotonic", "(not found)"). */
+const char *clockid_name(uint32_t id);
+
 /* perf report -T: PERF_RECORD_READ values summed per thread and event. */
 struct thread_stats;
 int thread_stats_new(struct thread_stats **out);

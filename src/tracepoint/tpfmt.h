@@ -54,4 +54,9 @@ void tpfmt_print(struct tpfmt *t, const void *raw, uint32_t size, int cpu,
 int tpfmt_field(struct tpfmt *t, const void *raw, uint32_t size,
 		const char *name, uint64_t *num, char *buf, size_t len);
 
+/* The libtraceevent format of tracepoint @id, or NULL (the conversion
+ * to CTF reads its fields' layout and types). */
+struct tep_event;
+struct tep_event *tpfmt_event(struct tpfmt *t, int id);
+
 #endif

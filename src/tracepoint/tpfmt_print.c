@@ -458,6 +458,11 @@ void tpfmt_set_resolver(struct tpfmt *t, tpfmt_resolve_fn fn, void *ctx)
 		tep_reset_function_resolver(t->tep);
 }
 
+struct tep_event *tpfmt_event(struct tpfmt *t, int id)
+{
+	return t ? tep_find_event(t->tep, id) : NULL;
+}
+
 void tpfmt_set_slow(struct tpfmt *t, bool slow)
 {
 	if (t)

@@ -55,6 +55,7 @@
 #include "header_print.h"
 #include "stats.h"
 #include "sample_read.h"
+#include "thread_stats.h"
 #include "report_internal.h"
 
 static void ensure_tp(struct report *r)

@@ -42,6 +42,7 @@
 #include "header_print.h"
 #include "dump.h"
 #include "sample_read.h"
+#include "reader_machine.h"
 
 enum {
 	F_COMM = 1 << 0,
@@ -1705,6 +1706,11 @@ PERFRING_API int perfring_reader_field(struct perfring_reader *r,
 	if (!sc->tp)
 		return -ENOENT;
 	return tpfmt_field(sc->tp, s->raw, s->raw_size, name, num, buf, len);
+}
+
+struct machine *reader_machine(struct perfring_reader *r)
+{
+	return &r->sc->m;
 }
 
 PERFRING_API void perfring_reader_close(struct perfring_reader *r)

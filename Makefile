@@ -79,7 +79,9 @@ TOOLS_SONAME := libperfring-tools.so.$(TOOLS_SOVERSION)
 TOOLS_SHLIB := $(B)/libperfring-tools.so.$(VERSION)
 # What the CLI, bench and tools programs link (static: one binary).
 CLI_LIBS = $(B)/libperfring-tools.a $(B)/libperfring.a
-CLI_LDLIBS := $(TOOLS_LDLIBS) $(LDLIBS)
+# The CLI's browser (tools/browser.c: report and annotate on a terminal)
+# is ncurses'.
+CLI_LDLIBS := $(TOOLS_LDLIBS) $(shell pkg-config --libs ncursesw) $(LDLIBS)
 
 .PHONY: all check soak soak-fleet bench demo install uninstall clean fuzz format format-check check-abi
 # Everything README.md runs: the libraries, build/perfring, the examples,

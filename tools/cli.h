@@ -179,10 +179,15 @@ bool pager_start(bool no_pager);
 bool no_pager_arg(int *argc, char **argv);
 extern bool cli_no_pager; /* --no-pager was given */
 
+/* progress.c: the readers' progress bar on stderr when it is a terminal. */
+void progress_setup(void);
+
 /*
  * The terminal browser (browser.c, ncurses): perf report's and perf
  * annotate's TUI.  0 when the user quit, or -errno.
  */
 int browse_annotate(const struct perfring_annotate_opts *ao);
+/* @ro's entries (its input and filters), self or with a Children column. */
+int browse_report(const struct perfring_report_opts *ro, bool children);
 
 #endif

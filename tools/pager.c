@@ -80,6 +80,8 @@ bool pager_start(bool no_pager)
 	close(fds[1]);
 	pager_pid = pid;
 	atexit(pager_wait);
+	/* the pager owns the terminal: no progress line over it */
+	perfring_set_read_progress(NULL, NULL);
 	return true;
 }
 

@@ -127,8 +127,10 @@ int main(int argc, char **argv)
 	argv++;
 	cli_cmdline_argc = argc + 1;
 	cli_cmdline_argv = argv - 1;
-	if (strcmp(cmd, "record") && strcmp(cmd, "top"))
+	if (strcmp(cmd, "record") && strcmp(cmd, "top")) {
 		cli_no_pager = no_pager_arg(&argc, argv);
+		progress_setup();
+	}
 	for (size_t i = 0; i < sizeof(paged) / sizeof(paged[0]); i++)
 		if (!strcmp(cmd, paged[i]) && !has_arg(argc, argv, "--aux"))
 			pager_start(cli_no_pager);

@@ -804,6 +804,18 @@ struct perfring_diff_opts {
 PERFRING_API int perfring_diff(const struct perfring_diff_opts *opts,
 			       FILE *out);
 
+/*
+ * Progress of the readers (report, script, annotate, diff, ...): @fn is
+ * called while a perf.data's records are read, at most every 100 ms and
+ * once when they are all read (@done == @total), with the bytes of the
+ * data section read so far; not for a pipe.  Process-wide, as
+ * perfring_set_log(); NULL turns it off.  @fn must not call the library.
+ */
+typedef void (*perfring_read_progress_fn)(const char *path, uint64_t done,
+					  uint64_t total, void *ctx);
+PERFRING_API void perfring_set_read_progress(perfring_read_progress_fn fn,
+					     void *ctx);
+
 /* ---- export ------------------------------------------------------------ */
 
 struct perfring_export_opts {

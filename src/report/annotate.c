@@ -277,7 +277,7 @@ static int annotate_one(struct annotate *a, struct asym *as, csh cs,
 {
 	char path[PATH_MAX], head[512], last[PATH_MAX + 16] = "";
 	unsigned char *code = NULL;
-	size_t len = 0, h = 0, count;
+	size_t len = 0, h = 0;
 	cs_insn *insn;
 	int n, err;
 
@@ -304,29 +304,46 @@ static int annotate_one(struct annotate *a, struct asym *as, csh cs,
 	fputs("\n         :\n", out);
 	fprintf(out, "         : %016" PRIx64 " <%s>:\n", as->sym->start,
 		as->sym->name);
-	count = cs_disasm(cs, code, len, as->sym->start, 0, &insn);
-	for (size_t i = 0; i < count; i++) {
-		uint64_t period = 0, next = insn[i].address + insn[i].size;
+	insn = cs_malloc(cs);
+	if (!insn) {
+		free(code);
+		return -ENOMEM;
+	}
+	for (const uint8_t *p = code; p < code + len;) {
+		uint64_t at = as->sym->start + (uint64_t)(p - code), period = 0;
+		size_t left = len - (size_t)(p - code);
+		const uint8_t *was = p;
 		char text[256];
+		size_t isz;
 
-		while (h < as->nr_hits && as->hits[h].addr < insn[i].address)
+		if (cs_disasm_iter(cs, &p, &left, &at, insn)) {
+			at = insn->address;
+			annotate_insn_text(cs, insn, as->dso, text,
+					   sizeof(text));
+			isz = insn->size;
+		} else {
+			/* what capstone 4 does not know (AVX-512 mask
+			 * instructions): its bytes, as objdump's .byte */
+			isz = annotate_unknown_len(was,
+						   len - (size_t)(was - code));
+			annotate_bytes_text(at, was, isz, text, sizeof(text));
+			p = was + isz;
+		}
+		while (h < as->nr_hits && as->hits[h].addr < at)
 			h++;
 		/* a sample inside an instruction (not on its first byte)
 		 * counts for the instruction, as perf's offsets do */
-		while (h < as->nr_hits && as->hits[h].addr < next)
+		while (h < as->nr_hits && as->hits[h].addr < at + isz)
 			period += as->hits[h++].period;
 		if (!a->o.no_source)
-			put_source(out, src, sf, as->dso, insn[i].address, last,
+			put_source(out, src, sf, as->dso, at, last,
 				   sizeof(last));
-		annotate_insn_text(cs, &insn[i], as->dso, text, sizeof(text));
 		fprintf(out, " %7.2f :   %s\n",
-			as->period ?
-				100.0 * (double)period / (double)as->period :
-				0.0,
+			as->period ? 100.0 * (double)period / (double)as->period :
+				     0.0,
 			text);
 	}
-	if (count)
-		cs_free(insn, count);
+	cs_free(insn, 1);
 	free(code);
 	return 0;
 }

@@ -5,6 +5,7 @@
 #define PERFRING_REPORT_ANNOTATE_TEXT_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <capstone/capstone.h>
 #include "../machine/symbols.h"
 
@@ -13,5 +14,13 @@
  * RIP-relative targets.  @insn was decoded by @cs with CS_OPT_DETAIL. */
 void annotate_insn_text(csh cs, const cs_insn *insn, struct dso *dso, char *buf,
 			size_t len);
+
+/* The length of the instruction at @p that capstone could not decode: a
+ * VEX- or EVEX-encoded one (c4/c5/62 prefix, ModRM, SIB, displacement) as x86 encodes
+ * it, else 1 byte. */
+size_t annotate_unknown_len(const unsigned char *p, size_t len);
+/* "16e09e: .byte 0xc4,0xe1,0xfb,0x92,0xc9" */
+void annotate_bytes_text(uint64_t addr, const unsigned char *p, size_t n,
+			 char *buf, size_t len);
 
 #endif

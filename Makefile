@@ -225,6 +225,11 @@ SHELL_TESTS := \
 	test/report_opts.sh \
 	test/report_srcline.sh \
 	test/report_more.sh \
+	test/annotate.sh \
+	test/diff.sh \
+	test/pager.sh \
+	test/tui.sh \
+	test/progress.sh \
 	test/groups.sh \
 	test/header.sh \
 	test/app.sh \

@@ -139,9 +139,7 @@ static void put_value(FILE *out, const struct diff *d, const struct row *r)
 		switch (d->c) {
 		case C_DELTA_ABS:
 		case C_DELTA:
-			/* perf leaves a delta that rounds to zero blank */
-			if (fabs(r->value) >= 0.005)
-				snprintf(buf, sizeof(buf), "%+.2f%%", r->value);
+			snprintf(buf, sizeof(buf), "%+.2f%%", r->value);
 			break;
 		case C_RATIO:
 			snprintf(buf, sizeof(buf), "%.6f", r->value);
@@ -205,7 +203,11 @@ static int print_event(struct diff *d, const struct dhist_event *eo,
 	for (size_t i = 0; en && i < en->nr; i++) {
 		rows[nr].new = &en->v[i];
 		rows[nr].old = eo ? dhist_find(eo, en->v[i].key) : NULL;
-		rows[nr].keys = (const char *const *)en->v[i].keys;
+		/* a pair shows the baseline's texts, as perf's leader */
+		rows[nr].keys =
+			(const char *const *)(rows[nr].old ?
+						      rows[nr].old->keys :
+						      en->v[i].keys);
 		nr++;
 	}
 	for (size_t i = 0; eo && i < eo->nr; i++) {

@@ -178,6 +178,11 @@ static int on_sample(struct perfring_reader *r, const struct perfring_sample *s,
 
 		key_text(s, rd->keys[k], rd->text[k], sizeof(rd->text[k]));
 		l = strlen(rd->text[k]);
+		/* perf's entries without a symbol are one per object (its
+		 * sym comparison finds two NULL symbols equal), shown with
+		 * the first sample's address: keyed without it */
+		if (rd->keys[k] == DK_SYM && !s->ip.sym)
+			l = 4;
 		memcpy(key + kl, rd->text[k], l);
 		kl += l;
 		key[kl++] = '\x01';

@@ -550,6 +550,24 @@ static void draw(struct browser *b)
 	refresh();
 }
 
+/* A key; an escape sequence ncurses does not know (a terminal's key
+ * unknown to its terminfo) is dropped whole, not taken for Esc. */
+static int read_key(void)
+{
+	int c = getch();
+
+	if (c != 27)
+		return c;
+	nodelay(stdscr, TRUE);
+	if (getch() != ERR) {
+		while (getch() != ERR)
+			;
+		c = 0;
+	}
+	nodelay(stdscr, FALSE);
+	return c;
+}
+
 static void show_help(void)
 {
 	static const char *const help[] = {
@@ -572,7 +590,7 @@ static void show_help(void)
 	for (size_t i = 0; i < sizeof(help) / sizeof(help[0]); i++)
 		mvaddnstr((int)i, 0, help[i], COLS);
 	refresh();
-	while (getch() == KEY_RESIZE)
+	while (read_key() == KEY_RESIZE)
 		;
 }
 
@@ -620,7 +638,7 @@ static void text_view(const char *title, char *text, long hot)
 			 " annotate: %zu/%zu lines  q/Esc: back", top + 1, nr);
 		draw_status(status, LINES, COLS);
 		refresh();
-		c = getch();
+		c = read_key();
 		if (c == 'q' || c == 27 || c == KEY_LEFT || c == ERR)
 			break;
 		if ((c == KEY_DOWN || c == 'j') && top + 1 < nr)
@@ -709,7 +727,7 @@ static int browse_loop(struct browser *b)
 
 		rows_build(b);
 		draw(b);
-		c = getch();
+		c = read_key();
 		r = b->nr_rows ? &b->rows[b->sel] : NULL;
 		switch (c) {
 		case KEY_DOWN:
@@ -821,8 +839,9 @@ static void screen_start(void)
 	noecho();
 	keypad(stdscr, TRUE);
 	curs_set(0);
-	/* Esc alone: back, without waiting a second for a sequence */
-	set_escdelay(25);
+	/* Esc alone: back without waiting ncurses' second for the rest of
+	 * a sequence; long enough for a loaded machine's arrow keys */
+	set_escdelay(150);
 }
 
 static void browser_free(struct browser *b)

@@ -197,6 +197,7 @@ void case_record_startup(void);
 /* script.c */
 void case_stats_throughput(void);
 void case_script_vs_perf(void);
+void case_annotate_vs_perf(void);
 int record_sched_switch(char *f);
 unsigned long long sample_count(const char *f);
 /* convert.c */

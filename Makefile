@@ -307,6 +307,7 @@ install: all
 	$(PC_SED) perfring-tools.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/perfring-tools.pc
 	install -m 755 $(B)/perfring $(DESTDIR)$(BINDIR)/
 	install -m 644 docs/perfring.1 $(DESTDIR)$(MANDIR)/man1/
+	install -m 644 docs/perfring-annotate.1 docs/perfring-diff.1 $(DESTDIR)$(MANDIR)/man1/
 	install -m 644 docs/libperfring.3 $(DESTDIR)$(MANDIR)/man3/
 	install -d $(DESTDIR)$(BASHCOMPDIR)
 	install -m 644 scripts/perfring-completion.bash $(DESTDIR)$(BASHCOMPDIR)/perfring
@@ -319,6 +320,7 @@ uninstall:
 		$(DESTDIR)$(LIBDIR)/libperfring.* $(DESTDIR)$(LIBDIR)/libperfring-tools.* \
 		$(DESTDIR)$(LIBDIR)/pkgconfig/perfring.pc $(DESTDIR)$(LIBDIR)/pkgconfig/perfring-tools.pc \
 		$(DESTDIR)$(BINDIR)/perfring $(DESTDIR)$(MANDIR)/man1/perfring.1 $(DESTDIR)$(MANDIR)/man3/libperfring.3 \
+		$(DESTDIR)$(MANDIR)/man1/perfring-annotate.1 $(DESTDIR)$(MANDIR)/man1/perfring-diff.1 \
 		$(DESTDIR)$(BASHCOMPDIR)/perfring $(DESTDIR)$(PYTHONDIR)/perfring.py \
 		$(DESTDIR)$(PYTHONDIR)/__pycache__/perfring.*
 	-rmdir $(DESTDIR)$(INCLUDEDIR)/perfring

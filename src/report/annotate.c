@@ -339,8 +339,9 @@ static int annotate_one(struct annotate *a, struct asym *as, csh cs,
 			put_source(out, src, sf, as->dso, at, last,
 				   sizeof(last));
 		fprintf(out, " %7.2f :   %s\n",
-			as->period ? 100.0 * (double)period / (double)as->period :
-				     0.0,
+			as->period ?
+				100.0 * (double)period / (double)as->period :
+				0.0,
 			text);
 	}
 	cs_free(insn, 1);

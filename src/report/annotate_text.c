@@ -70,10 +70,10 @@ static bool string_op(const char *m)
 static void mnemonic(const cs_insn *insn, const char *name, char *out,
 		     size_t len, bool *cs_nop, bool *strop)
 {
-	static const char *const prefixes[] = { "rep ", "repe ", "repne ",
+	static const char *const prefixes[] = { "rep ",	 "repe ",    "repne ",
 						"lock ", "notrack ", "bnd " };
-	static const char *const no_q[] = { "callq", "retq",  "pushq", "popq",
-					    "jmpq",  "leaveq" };
+	static const char *const no_q[] = { "callq", "retq", "pushq",
+					    "popq",  "jmpq", "leaveq" };
 	const char *m = insn->mnemonic;
 	char base[32];
 	size_t o = 0, n, nl = name ? strlen(name) : 0;
@@ -116,8 +116,7 @@ static void mnemonic(const cs_insn *insn, const char *name, char *out,
 }
 
 /* @ops with every @from replaced by @to (in place, @len bytes). */
-static void replace_all(char *ops, size_t len, const char *from,
-			const char *to)
+static void replace_all(char *ops, size_t len, const char *from, const char *to)
 {
 	char tmp[256];
 	size_t o = 0, fl = strlen(from), tl = strlen(to);
@@ -189,8 +188,8 @@ static void objdump_memory(const cs_insn *insn, char *out, size_t len)
 			zero_disp = true;
 	for (const char *p = out; *p && o + 8 < sizeof(tmp); p++) {
 		if (*p == '(' && zero_disp &&
-		    (p == out || p[-1] == ',' || p[-1] == ' ' ||
-		     p[-1] == ':' || p[-1] == '*')) {
+		    (p == out || p[-1] == ',' || p[-1] == ' ' || p[-1] == ':' ||
+		     p[-1] == '*')) {
 			memcpy(tmp + o, "0x0", 3);
 			o += 3;
 			zero_disp = false;

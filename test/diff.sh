@@ -90,6 +90,15 @@ grep -v '^#' "$tmp/limit.txt" | grep -q '%' || fail "--percent-limit 5 left no r
 "$cli" diff "$tmp/perf-a.data" "$tmp/perf-b.data" | grep -v '^#' | grep -c '%' >"$tmp/all.n"
 [ "$(grep -v '^#' "$tmp/limit.txt" | grep -c '%')" -lt "$(cat "$tmp/all.n")" ] ||
 	fail "--percent-limit 5 hid no row"
+# the differential flame graph: b spends less in hot_loop than a, more in
+# memset/memcpy: hot_loop's frame blue (shrank), a libc mem* frame red
+"$cli" export -f svg --diff "$tmp/perf-a.data" "$tmp/perf-b.data" -o "$tmp/diff.svg" || fail "export -f svg --diff"
+if command -v xmllint >/dev/null; then xmllint --noout "$tmp/diff.svg" || fail "diff.svg is not XML"; fi
+frame() { grep -o "<title>$1 ([^<]*</title><rect [^>]*fill=\"rgb([0-9,]*)\"" "$tmp/diff.svg" | head -n 1; }
+frame hot_loop | grep -q 'points).*rgb([0-9]*,[0-9]*,255)' && ! frame hot_loop | grep -q 'rgb(255,' ||
+	fail "hot_loop shrank but its frame is not blue: $(frame hot_loop)"
+frame '__mem[a-z0-9_]*' | grep -q 'rgb(255,' || fail "libc's mem* grew but its frame is not red: $(frame '__mem[a-z0-9_]*')"
+echo "export -f svg --diff: hot_loop blue, $(frame '__mem[a-z0-9_]*' | sed 's/<title>\([^ ]*\).*/\1/') red"
 # a bad -c and a missing file: errors, exit 1
 if "$cli" diff -c bogus "$tmp/perf-a.data" "$tmp/perf-b.data" >/dev/null 2>&1; then fail "-c bogus accepted"; fi
 if "$cli" diff "$tmp/missing.data" "$tmp/perf-b.data" >/dev/null 2>&1; then fail "a missing file accepted"; fi

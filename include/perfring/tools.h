@@ -805,6 +805,16 @@ PERFRING_API int perfring_diff(const struct perfring_diff_opts *opts,
 			       FILE *out);
 
 /*
+ * A differential flame graph as SVG (export -f svg --diff OLD NEW): the
+ * stacks of @opts->input drawn as a flame graph, each frame coloured by
+ * the change of its share from @opts->baseline's (red grew, blue shrank,
+ * white the same; full colour at 5 points), its tooltip both shares.  Of
+ * the opts, baseline and input are used.  Returns 0 or -errno.
+ */
+PERFRING_API int perfring_diff_svg(const struct perfring_diff_opts *opts,
+				   FILE *out);
+
+/*
  * Progress of the readers (report, script, annotate, diff, ...): @fn is
  * called while a perf.data's records are read, at most every 100 ms and
  * once when they are all read (@done == @total), with the bytes of the

@@ -41,12 +41,7 @@ void case_annotate_vs_perf(void)
 		return;
 	}
 	samples = sample_count(f);
-	for (int i = 0; i < 3; i++) {
-		if (run_measured(ours, NULL, &w) == 0 && w < o)
-			o = w;
-		if (run_measured(perf, NULL, &w) == 0 && w < p)
-			p = w;
-	}
+	best_of_3_walls(ours, perf, &o, &p);
 	unlink(f);
 	if (o >= 1e9 || p >= 1e9) {
 		printf("bench annotate-vs-perf error=%s samples=%llu\n",

@@ -67,21 +67,21 @@ compare() {
 	echo "$what: hottest $oa $op% as perf, $(wc -l <"$tmp/ours.shares") sampled instructions as perf"
 }
 
-perf record -q -g -e cpu-clock -F 2000 -o "$tmp/perf-fp.data" -- "$wl/hot" 0.4 2>/dev/null || fail "perf record -g"
+perf record -q -g -e cpu-clock -F 2000 -o "$tmp/perf-fp.data" -- "$wl/hot" 0.3 2>/dev/null || fail "perf record -g"
 compare "$tmp/perf-fp.data" hot_loop text
-"$cli" record -q -g -e cpu-clock -F 2000 -o "$tmp/ours-fp.data" -- "$wl/hot" 0.4 || fail "perfring record -g"
+"$cli" record -q -g -e cpu-clock -F 2000 -o "$tmp/ours-fp.data" -- "$wl/hot" 0.3 || fail "perfring record -g"
 compare "$tmp/ours-fp.data" hot_loop text
-perf record -q --call-graph dwarf -e cpu-clock -F 1000 -o "$tmp/perf-dw.data" -- "$wl/nofp" 0.4 2>/dev/null ||
+perf record -q --call-graph dwarf -e cpu-clock -F 1000 -o "$tmp/perf-dw.data" -- "$wl/nofp" 0.3 2>/dev/null ||
 	fail "perf record --call-graph dwarf"
 compare "$tmp/perf-dw.data" chain_inner text
-"$cli" record -q --call-graph dwarf -e cpu-clock -F 1000 -o "$tmp/ours-dw.data" -- "$wl/nofp" 0.4 ||
+"$cli" record -q --call-graph dwarf -e cpu-clock -F 1000 -o "$tmp/ours-dw.data" -- "$wl/nofp" 0.3 ||
 	fail "perfring record --call-graph dwarf"
 compare "$tmp/ours-dw.data" chain_inner text
 
 # libc: the two hottest symbols of each recording (their names differ by
 # CPU: __memset_avx2_unaligned_erms, __memset_evex_unaligned_erms, ...)
-perf record -q -g -e cpu-clock -F 2000 -o "$tmp/perf-libc.data" -- "$wl/memloop" 0.5 2>/dev/null || fail "perf record memloop"
-"$cli" record -q -g -e cpu-clock -F 2000 -o "$tmp/ours-libc.data" -- "$wl/memloop" 0.5 || fail "perfring record memloop"
+perf record -q -g -e cpu-clock -F 2000 -o "$tmp/perf-libc.data" -- "$wl/memloop" 0.3 2>/dev/null || fail "perf record memloop"
+"$cli" record -q -g -e cpu-clock -F 2000 -o "$tmp/ours-libc.data" -- "$wl/memloop" 0.3 || fail "perfring record memloop"
 for f in "$tmp/perf-libc.data" "$tmp/ours-libc.data"; do
 	syms=$(perf report --stdio -q --no-children -g none -i "$f" --dsos libc.so.6 2>/dev/null |
 		awk '$1 + 0 >= 5 { print $NF }' | head -n 2)

@@ -53,9 +53,9 @@ compare() {
 	echo "diff $* $(basename "$old") $(basename "$new"): $(grep -vc '^#' "$tmp/ours.txt") rows of 1% or more as perf diff"
 }
 
-# pairs: perf record, perf record -g, perfring record -g; every -c and -s
+# pairs: perf record, perfring record -g; every -c and -s
 # on the first, the default and -c ratio on the others
-for pair in perf: perf:-g cli:-g; do
+for pair in perf: cli:-g; do
 	rec=${pair%%:*} g=${pair#*:}
 	for run in a b; do
 		if [ $run = a ]; then args="$wl/hot 0.25; $wl/memloop 0.1"; else args="$wl/hot 0.1; $wl/memloop 0.25"; fi

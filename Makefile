@@ -79,7 +79,9 @@ TOOLS_SONAME := libperfring-tools.so.$(TOOLS_SOVERSION)
 TOOLS_SHLIB := $(B)/libperfring-tools.so.$(VERSION)
 # What the CLI, bench and tools programs link (static: one binary).
 CLI_LIBS = $(B)/libperfring-tools.a $(B)/libperfring.a
-CLI_LDLIBS := $(TOOLS_LDLIBS) $(LDLIBS)
+# The CLI's browser (tools/browser.c: report and annotate on a terminal)
+# is ncurses'.
+CLI_LDLIBS := $(TOOLS_LDLIBS) $(shell pkg-config --libs ncursesw) $(LDLIBS)
 
 .PHONY: all check soak soak-fleet bench demo install uninstall clean fuzz format format-check check-abi
 # Everything README.md runs: the libraries, build/perfring, the examples,
@@ -223,6 +225,11 @@ SHELL_TESTS := \
 	test/report_opts.sh \
 	test/report_srcline.sh \
 	test/report_more.sh \
+	test/annotate.sh \
+	test/diff.sh \
+	test/pager.sh \
+	test/tui.sh \
+	test/progress.sh \
 	test/groups.sh \
 	test/header.sh \
 	test/app.sh \
@@ -300,6 +307,7 @@ install: all
 	$(PC_SED) perfring-tools.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/perfring-tools.pc
 	install -m 755 $(B)/perfring $(DESTDIR)$(BINDIR)/
 	install -m 644 docs/perfring.1 $(DESTDIR)$(MANDIR)/man1/
+	install -m 644 docs/perfring-annotate.1 docs/perfring-diff.1 $(DESTDIR)$(MANDIR)/man1/
 	install -m 644 docs/libperfring.3 $(DESTDIR)$(MANDIR)/man3/
 	install -d $(DESTDIR)$(BASHCOMPDIR)
 	install -m 644 scripts/perfring-completion.bash $(DESTDIR)$(BASHCOMPDIR)/perfring
@@ -312,6 +320,7 @@ uninstall:
 		$(DESTDIR)$(LIBDIR)/libperfring.* $(DESTDIR)$(LIBDIR)/libperfring-tools.* \
 		$(DESTDIR)$(LIBDIR)/pkgconfig/perfring.pc $(DESTDIR)$(LIBDIR)/pkgconfig/perfring-tools.pc \
 		$(DESTDIR)$(BINDIR)/perfring $(DESTDIR)$(MANDIR)/man1/perfring.1 $(DESTDIR)$(MANDIR)/man3/libperfring.3 \
+		$(DESTDIR)$(MANDIR)/man1/perfring-annotate.1 $(DESTDIR)$(MANDIR)/man1/perfring-diff.1 \
 		$(DESTDIR)$(BASHCOMPDIR)/perfring $(DESTDIR)$(PYTHONDIR)/perfring.py \
 		$(DESTDIR)$(PYTHONDIR)/__pycache__/perfring.*
 	-rmdir $(DESTDIR)$(INCLUDEDIR)/perfring

@@ -114,6 +114,7 @@ static const struct {
 	{ "naive-pipe", case_naive_pipe },
 	{ "top-overhead", case_top_overhead },
 	{ "record-push", case_record_push },
+	{ "annotate-vs-perf", case_annotate_vs_perf },
 };
 
 int main(int argc, char **argv)

@@ -23,7 +23,7 @@ _perfring()
 		esac
 	done
 	if [ -z "$cmd" ]; then
-		COMPREPLY=($(compgen -W "record top list demo ring-stat script report dump stats export data decode inject push version help" -- "$cur"))
+		COMPREPLY=($(compgen -W "record top list demo ring-stat script report annotate diff dump stats export data decode inject push version help" -- "$cur"))
 		return
 	fi
 	case $prev in

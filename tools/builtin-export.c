@@ -10,6 +10,44 @@
 #include <unistd.h>
 #include "cli.h"
 
+/* export -f svg --diff [OLD [NEW]]: NEW's flame graph coloured by the
+ * change from OLD (defaults perf.data.old and perf.data, as diff). */
+static int export_diff(int argc, char **argv, const char *format,
+		       const char *outpath)
+{
+	PERFRING_OPTS(perfring_diff_opts, dopt, .baseline = "perf.data.old",
+		      .input = "perf.data");
+	FILE *out = stdout;
+	int err, fd;
+
+	if (!format || strcmp(format, "svg"))
+		die_usage("--diff draws -f svg only%s", "");
+	if (argc > 0)
+		dopt.baseline = argv[0];
+	if (argc > 1)
+		dopt.input = argv[1];
+	if (argc > 2)
+		die_usage("unexpected argument '%s'", argv[2]);
+	if (strcmp(outpath, "-")) {
+		fd = perfring_file_create(outpath, 0);
+		out = fd >= 0 ? fdopen(fd, "w") : NULL;
+		if (!out) {
+			if (fd >= 0)
+				close(fd);
+			return 1;
+		}
+	}
+	err = perfring_diff_svg(&dopt, out);
+	if (out != stdout && fclose(out) && !err)
+		err = -errno;
+	if (err) {
+		fprintf(stderr, "%s: export --diff %s %s: %s\n", prog,
+			dopt.baseline, dopt.input, strerror(-err));
+		return 1;
+	}
+	return 0;
+}
+
 int cmd_export(int argc, char **argv)
 {
 	enum {
@@ -18,7 +56,8 @@ int cmd_export(int argc, char **argv)
 		OPT_TRACE_DAT,
 		OPT_NO_TRACE_DAT,
 		OPT_FROM,
-		OPT_WHERE
+		OPT_WHERE,
+		OPT_DIFF
 	};
 	static const struct option opts[] = {
 		{ "input", required_argument, NULL, 'i' },
@@ -30,13 +69,14 @@ int cmd_export(int argc, char **argv)
 		{ "no-trace-dat", no_argument, NULL, OPT_NO_TRACE_DAT },
 		{ "from", required_argument, NULL, OPT_FROM },
 		{ "where", required_argument, NULL, OPT_WHERE },
+		{ "diff", no_argument, NULL, OPT_DIFF },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	PERFRING_OPTS(perfring_export_opts, eo, .input = "perf.data",
 		      .format = "chrome");
 	const char *outpath = "-";
-	bool no_trace_dat = false;
+	bool no_trace_dat = false, diff = false;
 	char beside[4096];
 	char *end;
 	unsigned long w;
@@ -68,6 +108,9 @@ int cmd_export(int argc, char **argv)
 		case OPT_WHERE:
 			eo.where = optarg;
 			break;
+		case OPT_DIFF:
+			diff = true;
+			break;
 		case OPT_WIDTH:
 			errno = 0;
 			w = strtoul(optarg, &end, 10);
@@ -80,6 +123,7 @@ int cmd_export(int argc, char **argv)
 		case 'h':
 			printf("usage: %s export [-i FILE|-] [-f chrome|folded|svg|pprof] [-o OUT|-] [--title TEXT] [--width PX]\n"
 			       "                [--trace-dat FILE | --no-trace-dat]\n"
+			       "       %s export -f svg --diff [OLD [NEW]] [-o OUT]   differential flame graph\n"
 			       "  chrome: trace-event JSON (Perfetto UI, chrome://tracing, speedscope): samples with\n"
 			       "          call stacks, sched_switch slices per thread and per CPU, counters;\n"
 			       "          ftrace events of FILE.trace.dat beside the perf.data (record\n"
@@ -89,12 +133,15 @@ int cmd_export(int argc, char **argv)
 			       "  pprof: gzipped pprof profile (go tool pprof, Pyroscope, Parca)\n"
 			       "  --from clickhouse=URL [--where SQL]: a fleet's samples (record --push) instead\n"
 			       "          of a file: folded, svg or pprof\n",
-			       prog);
+			       prog, prog);
 			return 0;
 		default:
 			return 2;
 		}
 	}
+	if (diff)
+		return export_diff(argc - optind, argv + optind, eo.format,
+				   outpath);
 	if (optind < argc)
 		die_usage("unexpected argument '%s'", argv[optind]);
 	if (eo.where && !eo.from)

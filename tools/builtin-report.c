@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "cli.h"
 
 /* -g as perf takes it: comma-separated none|graph, a minimum percentage,
@@ -63,6 +64,7 @@ int cmd_report(int argc, char **argv)
 		OPT_MMAPS,
 		OPT_FROM,
 		OPT_WHERE,
+		OPT_TUI,
 	};
 	static const struct option opts[] = {
 		{ "input", required_argument, NULL, 'i' },
@@ -72,6 +74,7 @@ int cmd_report(int argc, char **argv)
 		{ "call-graph", required_argument, NULL, 'g' },
 		{ "show-nr-samples", no_argument, NULL, 'n' },
 		{ "stdio", no_argument, NULL, OPT_STDIO },
+		{ "tui", no_argument, NULL, OPT_TUI },
 		{ "percent-limit", required_argument, NULL, OPT_PLIMIT },
 		{ "symfs", required_argument, NULL, OPT_SYMFS },
 		{ "comm", required_argument, NULL, OPT_COMM },
@@ -107,7 +110,7 @@ int cmd_report(int argc, char **argv)
 	};
 	PERFRING_OPTS(perfring_report_opts, ro, .input = "perf.data");
 	char *end;
-	int c, err;
+	int c, err, tui = -1;
 
 	while ((c = getopt_long(argc, argv, "i:s:g:nS:d:ITC:qUt:GF:h", opts,
 				NULL)) != -1) {
@@ -149,7 +152,11 @@ int cmd_report(int argc, char **argv)
 			ro.group = -1;
 			break;
 		case OPT_STDIO:
-			break; /* the only output there is */
+			tui = 0;
+			break;
+		case OPT_TUI:
+			tui = 1;
+			break;
 		case OPT_HEADER:
 			ro.header = true;
 			break;
@@ -234,7 +241,7 @@ int cmd_report(int argc, char **argv)
 			break;
 		case 'h':
 			printf("usage: %s report [-i FILE|-] [--sort comm,pid,dso,symbol,cpu,trace,srcline,srcfile] [--children|--no-children]\n"
-			       "                [-g none] [-n] [--percent-limit PCT] [--stdio] [--group|--no-group]\n"
+			       "                [-g none] [-n] [--percent-limit PCT] [--stdio|--tui] [--no-pager] [--group|--no-group]\n"
 			       "                [--comm COMMS] [-d|--dsos DSOS] [-S|--symbols SYMS] [--symfs DIR]\n"
 			       "                [--header | --header-only] [-I|--show-info] [-T|--threads]\n"
 			       "                [--pid PIDS] [--tid TIDS] [-C|--cpu CPUS] [--time START,END|PCT]\n"
@@ -256,7 +263,17 @@ int cmd_report(int argc, char **argv)
 		ro.input = ro.from;
 	else if (!input_given(argc, argv) && stdin_is_fifo())
 		ro.input = "-";
-	err = perfring_report(&ro, stdout);
+	if (tui < 0) /* perf's: the browser on a terminal, for the table */
+		tui = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO) &&
+		      !ro.from && !ro.header_only && !ro.stats && !ro.tasks &&
+		      !ro.mmaps && !ro.field_sep && strcmp(ro.input, "-");
+	if (tui) {
+		/* Children as perf: by default when the samples have chains */
+		err = browse_report(&ro, !ro.no_children);
+	} else {
+		pager_start(cli_no_pager);
+		err = perfring_report(&ro, stdout);
+	}
 	if (err == -EPIPE)
 		return 0;
 	if (err) {

@@ -752,6 +752,80 @@ struct perfring_report_opts {
 PERFRING_API int perfring_report(const struct perfring_report_opts *opts,
 				 FILE *out);
 
+/* ---- annotate, diff, the report browser ------------------------------ */
+
+struct perfring_annotate_opts {
+	size_t sz;
+	const char *input; /* -i: default "perf.data" */
+	/* the symbol to annotate (its name as report shows it); NULL: every
+	 * symbol with samples, hottest first */
+	const char *symbol;
+	const char *symfs; /* --symfs, as perfring_script_opts' */
+	bool no_source; /* --no-source: instructions only */
+	/* only the samples of this event (its name); NULL: every event */
+	const char *event;
+};
+
+/*
+ * perf annotate --stdio: per event and symbol with samples, a header
+ * ("Percent | Source code & Disassembly of OBJ for EVENT (N samples,
+ * percent: local period)"), then each instruction of the symbol as
+ * "PERCENT : ADDRESS:   INSTRUCTION" (its share of the symbol's period,
+ * AT&T syntax as objdump prints it, branch targets as "ADDR <sym+0xOFF>")
+ * with the source lines (libdw) interleaved as "         : LINE   TEXT".
+ * The code is read from the object with the recorded build-id, or
+ * perf's build-id cache copy; symbols from its debug file when it is
+ * stripped.  Returns 0, -ENOENT (no samples in @opts->symbol, or no
+ * object code for it: logged) or -errno.
+ */
+PERFRING_API int perfring_annotate(const struct perfring_annotate_opts *opts,
+				   FILE *out);
+
+struct perfring_diff_opts {
+	size_t sz;
+	const char *baseline; /* default "perf.data.old" */
+	const char *input; /* default "perf.data" */
+	/* -c: "delta-abs" (default, perf 6.1's), "delta", "ratio",
+	 * "wdiff:W1,W2" */
+	const char *compute;
+	const char *sort; /* -s: "dso,sym" (default); also comm, pid, sym */
+	const char *symfs;
+	double percent_limit; /* rows whose baseline and new shares are both
+				 below this percentage hidden */
+};
+
+/*
+ * perf diff: per event (matched by name), the entries of @opts->baseline
+ * and @opts->input grouped by the sort keys, as "Baseline" (the share of
+ * the baseline's period) and "Delta" (new share minus baseline share;
+ * "Ratio", "Weighted diff" with -c), perf diff's rows, order and format.
+ * Returns 0 or -errno.
+ */
+PERFRING_API int perfring_diff(const struct perfring_diff_opts *opts,
+			       FILE *out);
+
+/*
+ * A differential flame graph as SVG (export -f svg --diff OLD NEW): the
+ * stacks of @opts->input drawn as a flame graph, each frame coloured by
+ * the change of its share from @opts->baseline's (red grew, blue shrank,
+ * white the same; full colour at 5 points), its tooltip both shares.  Of
+ * the opts, baseline and input are used.  Returns 0 or -errno.
+ */
+PERFRING_API int perfring_diff_svg(const struct perfring_diff_opts *opts,
+				   FILE *out);
+
+/*
+ * Progress of the readers (report, script, annotate, diff, ...): @fn is
+ * called while a perf.data's records are read, at most every 100 ms and
+ * once when they are all read (@done == @total), with the bytes of the
+ * data section read so far; not for a pipe.  Process-wide, as
+ * perfring_set_log(); NULL turns it off.  @fn must not call the library.
+ */
+typedef void (*perfring_read_progress_fn)(const char *path, uint64_t done,
+					  uint64_t total, void *ctx);
+PERFRING_API void perfring_set_read_progress(perfring_read_progress_fn fn,
+					     void *ctx);
+
 /* ---- export ------------------------------------------------------------ */
 
 struct perfring_export_opts {

@@ -59,6 +59,7 @@
 #include <zstd.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "read_progress.h"
 #include "../common/log.h"
 #include "../common/load.h"
 #include "perf_reader.h"
@@ -217,8 +218,11 @@ int prd_fill(struct prd_file *f, size_t need)
 			return 1;
 		}
 		f->end += (size_t)n;
-		if (!f->stream)
+		if (!f->stream) {
 			f->rd_off += (uint64_t)n;
+			prd_read_progress(f->name, f->rd_off - f->start_off,
+					  f->limit - f->start_off);
+		}
 	}
 	return 0;
 }

@@ -718,6 +718,15 @@ void dso_load_file(struct dso *dso)
 	elf_file_close(&ef);
 }
 
+bool dso_code_path(struct dso *dso, char *path)
+{
+	if (dso->kind != DSO_FILE || !symfs_path(dso->owner, dso->name, path))
+		return false;
+	if (dso->build_id_recorded)
+		return recorded_object(dso, path);
+	return is_regular(path);
+}
+
 /* The vDSO of this process: the kernel maps the same image everywhere. */
 void dso_load_vdso(struct dso *dso)
 {

@@ -44,6 +44,7 @@
 #include "dump.h"
 #include "sample_read.h"
 #include "script_internal.h"
+#include "reader_machine.h"
 
 struct perfring_reader {
 	struct script *sc;
@@ -583,6 +584,11 @@ PERFRING_API int perfring_reader_field(struct perfring_reader *r,
 	if (!sc->tp)
 		return -ENOENT;
 	return tpfmt_field(sc->tp, s->raw, s->raw_size, name, num, buf, len);
+}
+
+struct machine *reader_machine(struct perfring_reader *r)
+{
+	return &r->sc->m;
 }
 
 PERFRING_API void perfring_reader_close(struct perfring_reader *r)

@@ -262,4 +262,22 @@ read -r _ emitted _ lost _ <stall.out
 grep -q "application: $emitted events of 4 types from 1 rings, $lost lost" stall.err ||
 	fail "stall: the recorder says $(grep application: stall.err), the app $emitted written, $lost lost"
 echo "11: block mode, recorder stopped: the app went on ($emitted written, $lost dropped and counted)"
+# 12. Block mode with the program and the recorder on one CPU (taskset
+# -c 0), beside two busy loops: 3,036,000 events (3,000,000 ticks), none
+# lost.  The program, blocked on a full ring, waits for the round holding
+# its records to be written; a recorder that then slept its whole poll
+# interval (100 ms) instead of until that round was due let the program's
+# quiet period (250 ms) run out on a loaded CPU: 65 lost in 3,000,000.
+yes >/dev/null &
+bg+=("$!")
+yes >/dev/null &
+bg+=("$!")
+env -u PERFRING_MODE -u PERFRING_RING_SIZE -u PERFRING_SESSION \
+	timeout $((WAIT_S * 5)) taskset -c 0 "$cli" record -o cpu0.data -- "$app" 1 3000000 \
+	>cpu0.out 2>cpu0.err || fail "one CPU: record failed or took over $((WAIT_S * 5)) s: $(cat cpu0.err)"
+kill "${bg[@]: -2}" 2>/dev/null
+grep -q '^emitted 3036000 lost 0' cpu0.out || fail "one CPU, block mode: the program says $(cat cpu0.out)"
+grep -q 'application: 3036000 events of 4 types from 1 rings, 0 lost' cpu0.err ||
+	fail "one CPU, block mode: the recorder says $(grep application: cpu0.err)"
+echo "12: block mode, program and recorder on one CPU beside two busy loops: 3036000 events, none lost"
 echo "app: ok"

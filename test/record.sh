@@ -191,4 +191,16 @@ if command -v setpriv >/dev/null && [ "$(id -u)" = 0 ]; then
 	fi
 	rm -rf "$nob"
 fi
+# 11. A small recording pays for no reserved room: record -- ls (where
+# application events are possible, so room for their descriptions was
+# kept ahead of the data) within a small factor of perf record -- ls.
+perf record -q -o "$tmp/ls-perf.data" -- ls / >/dev/null 2>&1 || fail "perf record -- ls"
+"$cli" record -q -o "$tmp/ls.data" -- ls / >/dev/null 2>"$tmp/ls.err" || fail "record -- ls: $(cat "$tmp/ls.err")"
+ours=$(file_size "$tmp/ls.data")
+theirs=$(file_size "$tmp/ls-perf.data")
+[ "$ours" -gt 0 ] && [ "$ours" -le $((theirs * 4)) ] || fail "record -- ls wrote $ours bytes, perf record -- ls $theirs"
+perf report --stdio -i "$tmp/ls.data" >/dev/null 2>"$tmp/ls.perr" || fail "record -- ls: perf report: $(cat "$tmp/ls.perr")"
+[ -s "$tmp/ls.perr" ] && fail "record -- ls: perf report says $(cat "$tmp/ls.perr")"
+"$cli" script -i "$tmp/ls.data" >/dev/null 2>"$tmp/ls.serr" || fail "record -- ls: perfring script: $(cat "$tmp/ls.serr")"
+echo "11: record -- ls: $ours bytes (perf record: $theirs)"
 echo "record: ok"

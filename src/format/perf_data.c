@@ -857,11 +857,103 @@ static void punch_front(struct pd_writer *w)
 #endif
 }
 
+/*
+ * What follows the data at close, perf's layout: the feature table and
+ * sections at @data_end, then, when events were added while recording
+ * (application events), all attrs again with their ids (the header points
+ * there and the start's section stays unused; perf reads the attrs
+ * wherever the header says).  With @write false only *end is computed.
+ * On success the header for it is in @h and *end is the file's end.
+ */
+static int write_tail(struct pd_writer *w, uint64_t data_end, bool write,
+		      unsigned char *h, uint64_t *end)
+{
+	uint64_t bits[4], attrs_off = pd_start_attrs_offset(w);
+	uint32_t nr_attrs = w->nr_start_attrs;
+	int ret;
+
+	ret = pd_write_features(w, data_end, write, bits, end);
+	if (!ret && w->nr_attrs > w->nr_start_attrs) {
+		uint64_t at = align_up(*end, 8),
+			 len = pd_attrs_blob_size(w, w->nr_attrs);
+		unsigned char *blob = malloc((size_t)len);
+
+		if (!blob) {
+			ret = -ENOMEM;
+		} else {
+			attrs_off = pd_attrs_blob(w, w->nr_attrs, at, blob);
+			nr_attrs = w->nr_attrs;
+			if (write)
+				ret = pd_pwrite_all(w->fd, blob, (size_t)len,
+						    at);
+			*end = at + len;
+			free(blob);
+		}
+	}
+	if (!ret)
+		pd_file_header(w, h, data_end - w->data_offset, bits, attrs_off,
+			       nr_attrs);
+	return ret;
+}
+
+/* Copies @len bytes of the file from @from down to @to (@to + @len <=
+ * @from) through the writer's buffer, empty at close. */
+static int copy_down(struct pd_writer *w, uint64_t from, uint64_t to,
+		     uint64_t len)
+{
+	while (len) {
+		size_t n = len < PD_BUF_SIZE ? (size_t)len : PD_BUF_SIZE;
+		ssize_t got = pread(w->fd, w->buf, n, (off_t)from);
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			return got < 0 ? -errno : -EIO;
+		if (pd_pwrite_all(w->fd, w->buf, (size_t)got, to))
+			return -EIO;
+		from += (uint64_t)got;
+		to += (uint64_t)got;
+		len -= (uint64_t)got;
+	}
+	return 0;
+}
+
+/*
+ * A small recording does not keep the room reserved ahead of its data
+ * (the start's sections, dead once the final header points after the
+ * data, and the slots for descriptions that might have outgrown a record:
+ * ~600 KB of apparent size when application events were possible).  Once
+ * the final header is on disk, the data and what follows it are written
+ * again right after the start's attrs, entirely below the data the header
+ * on disk points to, then a header naming the new place, then the file is
+ * cut there: a recorder killed at any instant leaves one of the two
+ * complete files.  Not when the data is too big for the room, or when a
+ * feature names file offsets of records (AUXTRACE's index).
+ */
+static void move_data_down(struct pd_writer *w, uint64_t data_end)
+{
+	unsigned char h[PD_FILE_HEADER_SIZE];
+	uint64_t old = w->data_offset, len = data_end - old, end;
+	uint64_t to = align_up(w->front_off, 8);
+
+	if (w->nr_aux_idx || to >= old || len > old - to)
+		return;
+	w->data_offset = to;
+	if (write_tail(w, to + len, false, h, &end) || end > old ||
+	    copy_down(w, old, to, len) ||
+	    write_tail(w, to + len, true, h, &end) ||
+	    pd_pwrite_all(w->fd, h, sizeof(h), 0)) {
+		/* the header on disk still names the data where it was */
+		w->data_offset = old;
+		return;
+	}
+	pd_truncate_to(w, end);
+}
+
 static int close_file(struct pd_writer *w)
 {
 	unsigned char h[PD_FILE_HEADER_SIZE];
-	uint64_t bits[4], data_end, end, attrs_off = pd_start_attrs_offset(w);
-	uint32_t nr_attrs = w->nr_start_attrs;
+	uint64_t data_end, end;
 	int ret;
 
 	if (!w->err && pd_mid_record(w)) {
@@ -875,33 +967,10 @@ static int close_file(struct pd_writer *w)
 		return pd_cut_back(w);
 
 	data_end = w->off;
-	ret = pd_write_features(w, data_end, bits, &end);
-	/*
-	 * Events added while recording (application events): all attrs
-	 * again after the features, with their ids; the header points there
-	 * and the start's section stays unused.  perf reads the attrs
-	 * wherever the header says.
-	 */
-	if (!ret && w->nr_attrs > w->nr_start_attrs) {
-		uint64_t at = align_up(end, 8),
-			 len = pd_attrs_blob_size(w, w->nr_attrs);
-		unsigned char *blob = malloc((size_t)len);
-
-		if (!blob) {
-			ret = -ENOMEM;
-		} else {
-			attrs_off = pd_attrs_blob(w, w->nr_attrs, at, blob);
-			nr_attrs = w->nr_attrs;
-			ret = pd_pwrite_all(w->fd, blob, (size_t)len, at);
-			end = at + len;
-			free(blob);
-		}
-	}
+	ret = write_tail(w, data_end, true, h, &end);
 	if (!ret) {
 		/* Drop whatever the file held past our end. */
 		pd_truncate_to(w, end);
-		pd_file_header(w, h, data_end - w->data_offset, bits, attrs_off,
-			       nr_attrs);
 		ret = pd_pwrite_all(w->fd, h, sizeof(h), 0);
 	}
 	if (ret) {
@@ -911,6 +980,7 @@ static int close_file(struct pd_writer *w)
 		return pd_cut_back(w);
 	}
 	w->kept_data_size = data_end - w->data_offset;
+	move_data_down(w, data_end);
 	punch_front(w);
 	return 0;
 }

@@ -811,14 +811,17 @@ int pd_start_pipe(struct pd_writer *w)
  * table, then the sections.  Sets the bits of what was written in @bits and
  * the end in *end.
  */
-int pd_write_features(struct pd_writer *w, uint64_t at, uint64_t bits[4],
-		      uint64_t *end)
+int pd_write_features(struct pd_writer *w, uint64_t at, bool write,
+		      uint64_t bits[4], uint64_t *end)
 {
 	struct pd_feat f[PD_FEAT_MAX];
 	const unsigned char *td;
 	unsigned char *table;
 	size_t td_len;
 	uint64_t pos;
+	/* no tracepoint in the file (a command that emitted no application
+	 * event): no tracing data, as perf */
+	bool tdata = w->has_tdata && pd_has_tracepoints(w);
 	int n, nsec, k, ret;
 
 	memset(bits, 0, 4 * sizeof(uint64_t));
@@ -827,7 +830,7 @@ int pd_write_features(struct pd_writer *w, uint64_t at, uint64_t bits[4],
 	if (ret)
 		return ret;
 	n = pd_build_features(w, f, false, FEATS_ALL);
-	nsec = n + (w->has_tdata ? 1 : 0);
+	nsec = n + (tdata ? 1 : 0);
 	if (!nsec) {
 		pd_free_features(f, n);
 		return 0;
@@ -839,7 +842,7 @@ int pd_write_features(struct pd_writer *w, uint64_t at, uint64_t bits[4],
 	}
 	pos = at + (uint64_t)nsec * 16;
 	k = 0;
-	if (w->has_tdata) {
+	if (tdata) {
 		put_u64(table, pos);
 		put_u64(table + 8, td_len);
 		pos += td_len;
@@ -853,13 +856,17 @@ int pd_write_features(struct pd_writer *w, uint64_t at, uint64_t bits[4],
 		bits[f[i].id / 64] |= 1ull << (f[i].id % 64);
 	}
 
-	ret = pd_pwrite_all(w->fd, table, (size_t)nsec * 16, at);
+	ret = write ? pd_pwrite_all(w->fd, table, (size_t)nsec * 16, at) : 0;
 	pos = at + (uint64_t)nsec * 16;
-	if (!ret && w->has_tdata) {
+	if (!write) {
+		pos += tdata ? td_len : 0;
+		for (int i = 0; i < n; i++)
+			pos += f[i].b.len;
+	} else if (!ret && tdata) {
 		ret = pd_pwrite_all(w->fd, td, td_len, pos);
 		pos += td_len;
 	}
-	for (int i = 0; !ret && i < n; i++) {
+	for (int i = 0; write && !ret && i < n; i++) {
 		ret = pd_pwrite_all(w->fd, f[i].b.p, f[i].b.len, pos);
 		pos += f[i].b.len;
 	}

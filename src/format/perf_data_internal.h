@@ -303,7 +303,7 @@ int pd_checkpoint(struct pd_writer *w);
  * table, then the sections.  Sets the bits of what was written in @bits and
  * the end in *end.
  */
-int pd_write_features(struct pd_writer *w, uint64_t at, uint64_t bits[4],
-		      uint64_t *end);
+int pd_write_features(struct pd_writer *w, uint64_t at, bool write,
+		      uint64_t bits[4], uint64_t *end);
 
 #endif

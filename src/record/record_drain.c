@@ -293,6 +293,20 @@ int record_drain_all(struct session *s, bool snapshot, bool final)
 				app_session_release(s->app);
 		}
 	}
+	/*
+	 * A ring a quarter full of records waiting for their round: its
+	 * program may be blocked on it (PERFRING_MODE=block) and wakes us
+	 * no more.  Sleep only until that round is due, not POLL_MS: on a
+	 * CPU shared with the program the wait would be the program's.
+	 */
+	if (s->app) {
+		uint64_t since = now - s->last_round_ms;
+
+		s->rs.poll_ms = POLL_MS;
+		if (!err && s->round_open && since < APP_ROUND_MIN_MS &&
+		    app_session_pressed(s->app))
+			s->rs.poll_ms = (int)(APP_ROUND_MIN_MS - since);
+	}
 	if (err && !s->err)
 		s->err = err;
 	return err;

@@ -551,18 +551,23 @@ static void draw(struct browser *b)
 }
 
 /* A key; an escape sequence ncurses does not know (a terminal's key
- * unknown to its terminfo) is dropped whole, not taken for Esc. */
+ * unknown to its terminfo: ESC [ or ESC O and more) is dropped whole,
+ * not taken for Esc.  Anything else behind an Esc (a resize the kernel
+ * signalled late, a key typed after it) stays for the next read. */
 static int read_key(void)
 {
-	int c = getch();
+	int c = getch(), next;
 
 	if (c != 27)
 		return c;
 	nodelay(stdscr, TRUE);
-	if (getch() != ERR) {
+	next = getch();
+	if (next == '[' || next == 'O') {
 		while (getch() != ERR)
 			;
 		c = 0;
+	} else if (next != ERR) {
+		ungetch(next);
 	}
 	nodelay(stdscr, FALSE);
 	return c;

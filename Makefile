@@ -207,6 +207,7 @@ CHECK_BINS := $(UNIT_TESTS:%=$(B)/asan/test/%) $(STRESS_TESTS:%=$(B)/asan/test/%
 SHELL_TESTS := \
 	test/cli.sh \
 	test/install.sh \
+	test/man.sh \
 	test/record.sh \
 	test/nonroot.sh \
 	test/record_opts.sh \
@@ -285,6 +286,11 @@ fuzz:
 	@mkdir -p $(B)/libfuzzer/corpus_$(T)
 	$(B)/libfuzzer/fuzz_$(T) -max_total_time=$(or $(SECS),60) $(B)/libfuzzer/corpus_$(T) fuzz/corpus/$(T)
 
+# The manual: perfring(1) and a page per command, libperfring(3) and a page
+# per object (a new page is a new file here; test/man.sh checks them).
+MAN1 := $(wildcard docs/*.1)
+MAN3 := $(wildcard docs/*.3)
+
 install: all
 	install -d $(DESTDIR)$(INCLUDEDIR)/perfring $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(BINDIR) \
 		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3
@@ -299,8 +305,8 @@ install: all
 	$(PC_SED) perfring.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/perfring.pc
 	$(PC_SED) perfring-tools.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/perfring-tools.pc
 	install -m 755 $(B)/perfring $(DESTDIR)$(BINDIR)/
-	install -m 644 docs/perfring.1 $(DESTDIR)$(MANDIR)/man1/
-	install -m 644 docs/libperfring.3 $(DESTDIR)$(MANDIR)/man3/
+	install -m 644 $(MAN1) $(DESTDIR)$(MANDIR)/man1/
+	install -m 644 $(MAN3) $(DESTDIR)$(MANDIR)/man3/
 	install -d $(DESTDIR)$(BASHCOMPDIR)
 	install -m 644 scripts/perfring-completion.bash $(DESTDIR)$(BASHCOMPDIR)/perfring
 	install -d $(DESTDIR)$(PYTHONDIR)
@@ -311,7 +317,7 @@ uninstall:
 		$(DESTDIR)$(INCLUDEDIR)/perfring/tools.h \
 		$(DESTDIR)$(LIBDIR)/libperfring.* $(DESTDIR)$(LIBDIR)/libperfring-tools.* \
 		$(DESTDIR)$(LIBDIR)/pkgconfig/perfring.pc $(DESTDIR)$(LIBDIR)/pkgconfig/perfring-tools.pc \
-		$(DESTDIR)$(BINDIR)/perfring $(DESTDIR)$(MANDIR)/man1/perfring.1 $(DESTDIR)$(MANDIR)/man3/libperfring.3 \
+		$(DESTDIR)$(BINDIR)/perfring $(MAN1:docs/%=$(DESTDIR)$(MANDIR)/man1/%) $(MAN3:docs/%=$(DESTDIR)$(MANDIR)/man3/%) \
 		$(DESTDIR)$(BASHCOMPDIR)/perfring $(DESTDIR)$(PYTHONDIR)/perfring.py \
 		$(DESTDIR)$(PYTHONDIR)/__pycache__/perfring.*
 	-rmdir $(DESTDIR)$(INCLUDEDIR)/perfring

@@ -42,17 +42,18 @@ need_cmd() {
 }
 
 # need_perf_events [RECORDER]: RECORDER (perf, the default, or a perfring
-# CLI) records an empty command.  Skips (77) when the kernel refuses
-# perf_event_open; any other failure of the probe fails the test.
+# CLI) records an empty command into $tmp/probe.data (kept: a first file
+# to check).  Skips (77) when the kernel refuses perf_event_open; any
+# other failure of the probe fails the test.
 need_perf_events() {
-	local rec=${1:-perf} probe=${tmp:?make_tmp before need_perf_events}/perf-probe
+	local rec=${1:-perf} probe=${tmp:?make_tmp before need_perf_events}/probe
 	[ "$rec" = perf ] && need_cmd perf linux-perf
 	if ! "$rec" record -q -e dummy -o "$probe.data" -- true 2>"$probe.err"; then
 		grep -qi 'permission\|not permitted\|is limited\|not supported\|not implemented' "$probe.err" &&
 			skip "kernel refuses perf_event_open: $(cat "$probe.err")"
 		fail "$(basename "$rec") record -e dummy -- true: $(cat "$probe.err")"
 	fi
-	rm -f "$probe.data" "$probe.err"
+	rm -f "$probe.err"
 }
 
 # Bound of every wait_until in the tests: generous, far below the runner's

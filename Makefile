@@ -290,6 +290,10 @@ fuzz:
 # per object (a new page is a new file here; test/man.sh checks them).
 MAN1 := $(wildcard docs/*.1)
 MAN3 := $(wildcard docs/*.3)
+# man 3 FUNCTION: each name on a library page's NAME line gets a ".so" link
+# to its page ("page:name" pairs).
+MAN3_LINKS := $(shell for p in $(MAN3); do for f in $$(sed -n '/^\.SH NAME/{n;s/ \\-.*//;s/,//g;p;}' $$p); do \
+	[ "docs/$$f.3" = "$$p" ] || echo "$${p#docs/}:$$f"; done; done)
 
 install: all
 	install -d $(DESTDIR)$(INCLUDEDIR)/perfring $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(BINDIR) \
@@ -307,6 +311,7 @@ install: all
 	install -m 755 $(B)/perfring $(DESTDIR)$(BINDIR)/
 	install -m 644 $(MAN1) $(DESTDIR)$(MANDIR)/man1/
 	install -m 644 $(MAN3) $(DESTDIR)$(MANDIR)/man3/
+	for l in $(MAN3_LINKS); do echo ".so man3/$${l%%:*}" > $(DESTDIR)$(MANDIR)/man3/$${l#*:}.3; done
 	install -d $(DESTDIR)$(BASHCOMPDIR)
 	install -m 644 scripts/perfring-completion.bash $(DESTDIR)$(BASHCOMPDIR)/perfring
 	install -d $(DESTDIR)$(PYTHONDIR)
@@ -318,6 +323,7 @@ uninstall:
 		$(DESTDIR)$(LIBDIR)/libperfring.* $(DESTDIR)$(LIBDIR)/libperfring-tools.* \
 		$(DESTDIR)$(LIBDIR)/pkgconfig/perfring.pc $(DESTDIR)$(LIBDIR)/pkgconfig/perfring-tools.pc \
 		$(DESTDIR)$(BINDIR)/perfring $(MAN1:docs/%=$(DESTDIR)$(MANDIR)/man1/%) $(MAN3:docs/%=$(DESTDIR)$(MANDIR)/man3/%) \
+		$(foreach l,$(MAN3_LINKS),$(DESTDIR)$(MANDIR)/man3/$(lastword $(subst :, ,$(l))).3) \
 		$(DESTDIR)$(BASHCOMPDIR)/perfring $(DESTDIR)$(PYTHONDIR)/perfring.py \
 		$(DESTDIR)$(PYTHONDIR)/__pycache__/perfring.*
 	-rmdir $(DESTDIR)$(INCLUDEDIR)/perfring

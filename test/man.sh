@@ -43,5 +43,9 @@ for p in perfring_*.3; do
 	name=${p%.3}
 	grep -q "^\.BR $name (3)" libperfring.3 || fail "libperfring(3) does not name $name(3)"
 done
+# man 3 FUNCTION links each name of a NAME line to its page (make
+# install): a name on two pages would lead to one of them only.
+for p in *.3; do sed -n '/^\.SH NAME/{n;s/ \\-.*//;s/,//g;p;}' "$p"; done | tr ' ' '\n' | grep . | sort | uniq -d >"$tmp/dup"
+[ -s "$tmp/dup" ] && fail "named on two library pages: $(tr '\n' ' ' <"$tmp/dup")"
 echo "perfring(1) names the $(ls perfring-*.1 | wc -l) command pages, libperfring(3) the $(ls perfring_*.3 | wc -l) object pages"
 echo "man: ok"

@@ -209,6 +209,7 @@ CHECK_BINS := $(UNIT_TESTS:%=$(B)/asan/test/%) $(STRESS_TESTS:%=$(B)/asan/test/%
 SHELL_TESTS := \
 	test/cli.sh \
 	test/install.sh \
+	test/man.sh \
 	test/record.sh \
 	test/nonroot.sh \
 	test/record_opts.sh \
@@ -292,6 +293,15 @@ fuzz:
 	@mkdir -p $(B)/libfuzzer/corpus_$(T)
 	$(B)/libfuzzer/fuzz_$(T) -max_total_time=$(or $(SECS),60) $(B)/libfuzzer/corpus_$(T) fuzz/corpus/$(T)
 
+# The manual: perfring(1) and a page per command, libperfring(3) and a page
+# per object (a new page is a new file here; test/man.sh checks them).
+MAN1 := $(wildcard docs/*.1)
+MAN3 := $(wildcard docs/*.3)
+# man 3 FUNCTION: each name on a library page's NAME line gets a ".so" link
+# to its page ("page:name" pairs).
+MAN3_LINKS := $(shell for p in $(MAN3); do for f in $$(sed -n '/^\.SH NAME/{n;s/ \\-.*//;s/,//g;p;}' $$p); do \
+	[ "docs/$$f.3" = "$$p" ] || echo "$${p#docs/}:$$f"; done; done)
+
 install: all
 	install -d $(DESTDIR)$(INCLUDEDIR)/perfring $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(BINDIR) \
 		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3
@@ -306,9 +316,9 @@ install: all
 	$(PC_SED) perfring.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/perfring.pc
 	$(PC_SED) perfring-tools.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/perfring-tools.pc
 	install -m 755 $(B)/perfring $(DESTDIR)$(BINDIR)/
-	install -m 644 docs/perfring.1 $(DESTDIR)$(MANDIR)/man1/
-	install -m 644 docs/perfring-annotate.1 docs/perfring-diff.1 $(DESTDIR)$(MANDIR)/man1/
-	install -m 644 docs/libperfring.3 $(DESTDIR)$(MANDIR)/man3/
+	install -m 644 $(MAN1) $(DESTDIR)$(MANDIR)/man1/
+	install -m 644 $(MAN3) $(DESTDIR)$(MANDIR)/man3/
+	for l in $(MAN3_LINKS); do echo ".so man3/$${l%%:*}" > $(DESTDIR)$(MANDIR)/man3/$${l#*:}.3; done
 	install -d $(DESTDIR)$(BASHCOMPDIR)
 	install -m 644 scripts/perfring-completion.bash $(DESTDIR)$(BASHCOMPDIR)/perfring
 	install -d $(DESTDIR)$(PYTHONDIR)
@@ -319,8 +329,8 @@ uninstall:
 		$(DESTDIR)$(INCLUDEDIR)/perfring/tools.h \
 		$(DESTDIR)$(LIBDIR)/libperfring.* $(DESTDIR)$(LIBDIR)/libperfring-tools.* \
 		$(DESTDIR)$(LIBDIR)/pkgconfig/perfring.pc $(DESTDIR)$(LIBDIR)/pkgconfig/perfring-tools.pc \
-		$(DESTDIR)$(BINDIR)/perfring $(DESTDIR)$(MANDIR)/man1/perfring.1 $(DESTDIR)$(MANDIR)/man3/libperfring.3 \
-		$(DESTDIR)$(MANDIR)/man1/perfring-annotate.1 $(DESTDIR)$(MANDIR)/man1/perfring-diff.1 \
+		$(DESTDIR)$(BINDIR)/perfring $(MAN1:docs/%=$(DESTDIR)$(MANDIR)/man1/%) $(MAN3:docs/%=$(DESTDIR)$(MANDIR)/man3/%) \
+		$(foreach l,$(MAN3_LINKS),$(DESTDIR)$(MANDIR)/man3/$(lastword $(subst :, ,$(l))).3) \
 		$(DESTDIR)$(BASHCOMPDIR)/perfring $(DESTDIR)$(PYTHONDIR)/perfring.py \
 		$(DESTDIR)$(PYTHONDIR)/__pycache__/perfring.*
 	-rmdir $(DESTDIR)$(INCLUDEDIR)/perfring

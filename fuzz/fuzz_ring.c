@@ -19,12 +19,12 @@
  *      accept is read (and written); multi-producer files also go through
  *      perfring_ring_skip_dead() (hostile commit slots).
  *  (c) As the commit slots and data of a gathered multi-producer ring
- *      (docs/design.md, section 4b): each 8 bytes from 16 on become a slot,
+ *      (docs/design.md, section 3 ("Gathered commits")): each 8 bytes from 16 on become a slot,
  *      either as they are or as an end near the consumer (so that chains
  *      of "commits" form), and the same bytes are the data; the consumer
  *      gathers and reads.
  *  (d) As in (a), read by a consumer with copied reads
- *      (perfring__ring_copy_reads(), docs/design.md section 4c): records
+ *      (perfring__ring_copy_reads(), docs/design.md section 6): records
  *      come from its private chunk, with the same oracles but the mapping
  *      check, and reader_range hands the batch out one piece per call.
  *

@@ -16,7 +16,7 @@
 # inlined frames and source lines).
 set -u
 
-PACKAGES="build-essential pkg-config linux-libc-dev man-db linux-perf util-linux
+PACKAGES="build-essential pkg-config linux-libc-dev man-db groff-base linux-perf util-linux
 libelf-dev libdw-dev libtraceevent-dev trace-cmd libzstd-dev libopencsd-dev libopencsd-bin
 libcapstone-dev libunwind-dev python3 libxml2-utils lttng-tools liblttng-ust-dev zlib1g-dev
 golang-go chromium npm libc6-dbg libbabeltrace-dev libpopt-dev uuid-dev babeltrace2 clickhouse-server

@@ -11,24 +11,19 @@ set -u
 . "$(dirname "$0")/lib.sh"
 cli=${PERFRING_CLI:-build/perfring}
 apps=${TEST_APPS:-build/apps}
-fail() { echo "FAILED: $*" >&2; exit 1; }
-skip() { echo "SKIP: $*" >&2; exit 77; }
-tmp=$(mktemp -d)
+make_tmp
 bg=()
 cleanup() {
 	for p in "${bg[@]}"; do kill -9 "$p" 2>/dev/null; done
-	rm -rf "$tmp" "/dev/shm/perfring-$(id -u)/$app_pid" "/tmp/perfring-$(id -u)/$app_pid" 2>/dev/null
+	rm -rf "/dev/shm/perfring-$(id -u)/$app_pid" "/tmp/perfring-$(id -u)/$app_pid" 2>/dev/null
 }
 app_pid=none
-trap cleanup EXIT
-command -v perf >/dev/null || fail "perf is not installed (.ci/run installs linux-perf)"
+need_cmd perf linux-perf
 cli=$(realpath "$cli")
 app=$(realpath "$apps/apptrace")
 example=$(realpath "${EXAMPLES:-$(dirname "$apps")/examples}/app_trace")
 [ -x "$app" ] || fail "$app is missing (make check builds it)"
-if ! perf record -q -e dummy -o "$tmp/probe.data" -- true 2>"$tmp/probe.err"; then
-	skip "kernel refuses perf_event_open: $(cat "$tmp/probe.err")"
-fi
+need_perf_events
 cd "$tmp" || exit 1
 
 # tick lines of a script output -> "thread seq value" per line

@@ -2,10 +2,9 @@
 # The perfring CLI from a user's point of view: the two-process demo, with
 # and without drops, ring-stat, and clear errors on bad input.
 set -u
+. "$(dirname "$0")/lib.sh"
 cli=${PERFRING_CLI:-build/perfring}
-fail() { echo "FAILED: $*" >&2; exit 1; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+make_tmp
 
 out=$("$cli" demo -n 2000000) || fail "demo exited $?: $out"
 echo "$out"

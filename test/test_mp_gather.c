@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Gathered multi-producer rings (docs/design.md, section 4b): producers
+ * Gathered multi-producer rings (docs/design.md, section 3 ("Gathered commits")): producers
  * commit by storing their slot and the consumer finds the committed prefix.
  *
  *  - out of order: a later reservation committed first is not read until

@@ -57,6 +57,13 @@ static bool is_option(const struct cli_option *o)
 	return o->kind != CLI_OPT_GROUP && o->kind != CLI_OPT_END;
 }
 
+/* Whether --help and --list-opts show @o. */
+static bool shown(const struct cli_command *cmd, const struct cli_option *o)
+{
+	return !o->hidden && (!cmd->help_flags || o == &help_row ||
+			      (o->flags & cmd->help_flags));
+}
+
 /* "-e, --event EVENT", "--user-regs[=REGS]", "-S[SIZE]" into @buf. */
 static int option_left(const struct cli_option *o, char *buf, size_t size)
 {
@@ -94,7 +101,7 @@ static void print_option(const struct cli_option *o)
 	printf("%s\n", h);
 }
 
-void cli_help(const struct cli_command *cmd, unsigned flags)
+void cli_help(const struct cli_command *cmd)
 {
 	const char *heading = NULL;
 	bool headed = false;
@@ -107,7 +114,7 @@ void cli_help(const struct cli_command *cmd, unsigned flags)
 			heading = o->help; /* printed above its first row */
 			continue;
 		}
-		if (o->hidden || (flags && !(o->flags & flags)))
+		if (!shown(cmd, o))
 			continue;
 		if (heading || !headed)
 			printf("\n%s%s", heading ? heading : "",
@@ -133,7 +140,7 @@ static void list_opts(const struct cli_command *cmd)
 			o = &help_row;
 			own = true;
 		}
-		if (!is_option(o) || o->hidden)
+		if (!is_option(o) || !shown(cmd, o))
 			continue;
 		if (o->short_name)
 			printf("-%c\n", o->short_name);
@@ -245,7 +252,7 @@ int cli_parse(const struct cli_command *cmd, int argc, char **argv, void *args,
 			if (c == VAL_LIST_OPTS)
 				list_opts(cmd);
 			else
-				cli_help(cmd, 0);
+				cli_help(cmd);
 			exit(0);
 		}
 		o = row_of(cmd, c, nr);

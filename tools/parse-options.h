@@ -54,6 +54,9 @@ struct cli_command {
 	const char *const *usage;
 	const struct cli_option *options;
 	const char *notes; /* printed after the options */
+	/* Not 0: --help and --list-opts show only the rows with one of
+	 * these flags (the others are still taken). */
+	unsigned help_flags;
 	/* Options stop at the first other argument (a COMMAND follows, as
 	 * record's); otherwise they may come anywhere, as getopt permutes. */
 	bool in_order;
@@ -149,9 +152,9 @@ struct cli_command {
 int cli_parse(const struct cli_command *cmd, int argc, char **argv, void *args,
 	      bool *seen);
 
-/* The help of @cmd: its usage lines, then the rows (those with a flag of
- * @flags only, if not 0) under their headings, then the notes. */
-void cli_help(const struct cli_command *cmd, unsigned flags);
+/* The help of @cmd: its usage lines, then the rows under their headings,
+ * then the notes. */
+void cli_help(const struct cli_command *cmd);
 
 /* The rows of @cmd, counted up to OPT_END(). */
 size_t cli_nr_options(const struct cli_command *cmd);

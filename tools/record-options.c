@@ -824,9 +824,10 @@ void record_help(enum record_mode mode)
 		c.usage = usage_tracefs;
 	else if (mode == RECORD_AUX)
 		c.usage = usage_aux;
-	cli_help(&c, mode == RECORD_TRACEFS ? M_TRACEFS :
-		     mode == RECORD_AUX	    ? M_AUX :
-					      0);
+	c.help_flags = mode == RECORD_TRACEFS ? M_TRACEFS :
+		       mode == RECORD_AUX     ? M_AUX :
+						0;
+	cli_help(&c);
 }
 
 /* --replay-cs with anything else to record (a command, perf events,

@@ -13,6 +13,8 @@ cli=${PERFRING_CLI:-build/perfring}
 fail() { echo "FAILED: $*" >&2; exit 1; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+cli=$(realpath "$cli")
+cd "$tmp" || fail "cd $tmp" # nothing an option might write lands elsewhere
 
 # getopt's own refusals: the option is not in the table (or its argument
 # is not as the table says).
@@ -84,7 +86,7 @@ done
 takes() {
 	out=$("$cli" "$@" --help 2>&1 >/dev/null) || fail "$*: exit $?: $out"
 }
-takes record -z3 --switch-output=1s -F max --call-graph dwarf,8192 --user-regs -e cpu-clock -e task-clock -- true
+takes record -z3 --switch-output=1s -F max --call-graph dwarf,8192 --user-regs -e cpu-clock -e task-clock
 takes record -z --switch-output --call-graph=fp,32 --user-regs=AX,BX -ecpu-clock --event=task-clock
 takes record --comp=5 --dur 1 -m 8 -c 1000 -g -a
 takes script -F comm,tid -F trace:comm --show-m --max-stack=3 -C0

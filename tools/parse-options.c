@@ -211,6 +211,9 @@ static void apply(const struct cli_option *o, void *args, char *arg)
 	case CLI_OPT_INT:
 		*(int *)field = o->value;
 		break;
+	case CLI_OPT_BIT:
+		*(uint64_t *)field |= (unsigned int)o->value;
+		break;
 	case CLI_OPT_STRING:
 		*(const char **)field = arg;
 		break;

@@ -25,6 +25,7 @@ enum cli_opt_kind {
 	CLI_OPT_GROUP, /* a heading in --help */
 	CLI_OPT_BOOL, /* a bool field = .value */
 	CLI_OPT_INT, /* an int field = .value */
+	CLI_OPT_BIT, /* a uint64_t field |= .value */
 	CLI_OPT_STRING, /* a const char * field = the argument */
 	CLI_OPT_SIZE, /* a uint64_t field = parse_size(the argument) */
 	CLI_OPT_SECONDS, /* a double field = parse_seconds(the argument) */
@@ -42,7 +43,7 @@ struct cli_option {
 	const char *argh; /* the argument's name in --help */
 	const char *help; /* '\n' starts a further line, aligned */
 	size_t offset; /* of the field in the arguments struct */
-	int value; /* what BOOL and INT store */
+	int value; /* what BOOL and INT store, the bits BIT sets */
 	void (*fn)(void *args, const char *arg);
 	unsigned flags; /* the command's own (record: the modes) */
 	bool hidden; /* internal: neither in --help nor in --list-opts */
@@ -94,6 +95,12 @@ struct cli_command {
 		.kind = CLI_OPT_INT, .short_name = (s), .long_name = (l),   \
 		.offset = CLI_FIELD(int, field), .value = (v), .help = (h), \
 		__VA_ARGS__                                                 \
+	}
+#define OPT_BIT(s, l, field, v, h, ...)                                   \
+	{                                                                 \
+		.kind = CLI_OPT_BIT, .short_name = (s), .long_name = (l), \
+		.offset = CLI_FIELD(uint64_t, field), .value = (int)(v),  \
+		.help = (h), __VA_ARGS__                                  \
 	}
 #define OPT_STRING(s, l, field, a, h, ...)                                   \
 	{                                                                    \

@@ -428,13 +428,19 @@ static void parse_user_regs(void *args, const char *arg)
 }
 
 /* The rows' callbacks: options with more to do than store a value. */
+static void add_event(const char **list, int *nr, const char *arg,
+		      const char *fmt)
+{
+	if (*nr == RECORD_MAX_EVENTS)
+		die_usage(fmt, arg);
+	list[(*nr)++] = arg;
+}
+
 static void opt_event(void *args, const char *arg)
 {
 	struct record_args *ra = args;
 
-	if (ra->nr_events == RECORD_MAX_EVENTS)
-		die_usage("at most 64 events (%s)", arg);
-	ra->events[ra->nr_events++] = arg;
+	add_event(ra->events, &ra->nr_events, arg, "at most 64 events (%s)");
 }
 
 /* perf: the filter of the -e before it */
@@ -453,9 +459,8 @@ static void opt_tracefs_event(void *args, const char *arg)
 {
 	struct record_args *ra = args;
 
-	if (ra->nr_tracefs_events == RECORD_MAX_EVENTS)
-		die_usage("at most 64 tracefs events (%s)", arg);
-	ra->tracefs_events[ra->nr_tracefs_events++] = arg;
+	add_event(ra->tracefs_events, &ra->nr_tracefs_events, arg,
+		  "at most 64 tracefs events (%s)");
 }
 
 static void opt_freq(void *args, const char *arg)
@@ -481,37 +486,6 @@ static void opt_snapshot(void *args, const char *arg)
 	}
 	if (arg && *arg)
 		ra->snapshot_size = parse_size(arg, "-S");
-}
-
-/* -R, -W, --phys-data, --data-page-size, --code-page-size: sample bits */
-static void opt_raw(void *args, const char *arg)
-{
-	(void)arg;
-	((struct record_args *)args)->sample_bits |= PERF_SAMPLE_RAW;
-}
-
-static void opt_weight(void *args, const char *arg)
-{
-	(void)arg; /* as perf 6.1 sets it */
-	((struct record_args *)args)->sample_bits |= PERF_SAMPLE_WEIGHT_STRUCT;
-}
-
-static void opt_phys_data(void *args, const char *arg)
-{
-	(void)arg;
-	((struct record_args *)args)->sample_bits |= PERF_SAMPLE_PHYS_ADDR;
-}
-
-static void opt_data_page_size(void *args, const char *arg)
-{
-	(void)arg;
-	((struct record_args *)args)->sample_bits |= PERF_SAMPLE_DATA_PAGE_SIZE;
-}
-
-static void opt_code_page_size(void *args, const char *arg)
-{
-	(void)arg;
-	((struct record_args *)args)->sample_bits |= PERF_SAMPLE_CODE_PAGE_SIZE;
 }
 
 static void opt_clockid(void *args, const char *arg)
@@ -648,16 +622,17 @@ static const struct cli_option record_options[] = {
 		    "kernel call chains only", .flags = M_PERF),
 	OPT_BOOLEAN('d', "data", sample_addr, "sample addresses",
 		    .flags = M_PERF),
-	OPT_CALLBACK_NOARG('R', "raw-samples", opt_raw, "raw data",
-			   .flags = M_PERF),
-	OPT_CALLBACK_NOARG('W', "weight", opt_weight, "the sample weight",
-			   .flags = M_PERF),
-	OPT_CALLBACK_NOARG(0, "phys-data", opt_phys_data,
-			   "physical data addresses", .flags = M_PERF),
-	OPT_CALLBACK_NOARG(0, "data-page-size", opt_data_page_size,
-			   "the data addresses' page sizes", .flags = M_PERF),
-	OPT_CALLBACK_NOARG(0, "code-page-size", opt_code_page_size,
-			   "the code addresses' page sizes", .flags = M_PERF),
+	OPT_BIT('R', "raw-samples", sample_bits, PERF_SAMPLE_RAW, "raw data",
+		.flags = M_PERF),
+	/* as perf 6.1 sets it */
+	OPT_BIT('W', "weight", sample_bits, PERF_SAMPLE_WEIGHT_STRUCT,
+		"the sample weight", .flags = M_PERF),
+	OPT_BIT(0, "phys-data", sample_bits, PERF_SAMPLE_PHYS_ADDR,
+		"physical data addresses", .flags = M_PERF),
+	OPT_BIT(0, "data-page-size", sample_bits, PERF_SAMPLE_DATA_PAGE_SIZE,
+		"the data addresses' page sizes", .flags = M_PERF),
+	OPT_BIT(0, "code-page-size", sample_bits, PERF_SAMPLE_CODE_PAGE_SIZE,
+		"the code addresses' page sizes", .flags = M_PERF),
 	OPT_NOOP('T', "timestamp", "accepted: every sample has its time",
 		 .flags = M_PERF),
 	OPT_NOOP('P', "period", "accepted: every sample has its period",

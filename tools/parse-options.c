@@ -9,15 +9,17 @@
 #include "cli.h"
 #include "parse-options.h"
 
-/* More rows than any command has; a longer table is a build-time bug. */
+/* More rows than any command has; a longer table is refused when it is
+ * parsed (test/options.sh parses every table). */
 #define CLI_MAX_ROWS 128
 /* getopt values: a row's short name, or VAL_ROW + its index. */
 #define VAL_ROW 256
 #define VAL_LIST_OPTS (VAL_ROW + CLI_MAX_ROWS)
 #define VAL_HELP (VAL_LIST_OPTS + 1)
-/* --help and its short -h, unless the table has its own. */
+/* Where --help's text starts beside the options. */
 #define HELP_COLUMN 28
 
+/* --help and its short -h, unless the table has its own. */
 static const struct cli_option help_row = {
 	.kind = CLI_OPT_NOOP,
 	.short_name = 'h',
@@ -25,7 +27,7 @@ static const struct cli_option help_row = {
 	.help = "this text",
 };
 
-size_t cli_nr_options(const struct cli_command *cmd)
+static size_t nr_options(const struct cli_command *cmd)
 {
 	size_t n = 0;
 
@@ -235,7 +237,7 @@ static void apply(const struct cli_option *o, void *args, char *arg)
 int cli_parse(const struct cli_command *cmd, int argc, char **argv, void *args,
 	      bool *seen)
 {
-	size_t nr = cli_nr_options(cmd);
+	size_t nr = nr_options(cmd);
 	char shorts[3 * CLI_MAX_ROWS + 4];
 	struct option longs[CLI_MAX_ROWS + 3];
 	int c;

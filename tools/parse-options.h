@@ -163,9 +163,6 @@ int cli_parse(const struct cli_command *cmd, int argc, char **argv, void *args,
  * then the notes. */
 void cli_help(const struct cli_command *cmd);
 
-/* The rows of @cmd, counted up to OPT_END(). */
-size_t cli_nr_options(const struct cli_command *cmd);
-
 /* A row's name in messages: its long name, or its short one. */
 const char *cli_option_name(const struct cli_option *opt);
 

@@ -158,8 +158,8 @@ struct script {
 	bool stop_chain; /* the callchain reached a --stop-bt name */
 	uint64_t initial_time, previous_time; /* --reltime, --deltatime */
 	FILE *out;
-	/* perfring_reader_run(): samples go to @fn instead of the text. */
-	struct perfring_reader *reader;
+	/* perfring_data_run(): samples go to @fn instead of the text. */
+	struct perfring_data *reader;
 	perfring_sample_fn fn;
 	void *fn_ctx;
 	int fn_ret;
@@ -168,7 +168,7 @@ struct script {
 	struct sread rd; /* PERF_SAMPLE_READ: each id's last value */
 };
 
-struct perfring_reader {
+struct perfring_data {
 	struct script *sc;
 	bool ran;
 };
@@ -1219,7 +1219,7 @@ static bool side_shown(const struct script *sc, uint32_t type)
 	}
 }
 
-/* The sample for perfring_reader_run()'s callback. */
+/* The sample for perfring_data_run()'s callback. */
 static void fill_frame(struct perfring_frame *fr, const struct addr_loc *al,
 		       uint64_t ip)
 {
@@ -1638,10 +1638,10 @@ PERFRING_API int perfring_script(const struct perfring_script_opts *opts,
 
 /* ---- the reader API --------------------------------------------------- */
 
-PERFRING_API int perfring_reader_open(const struct perfring_script_opts *opts,
-				      struct perfring_reader **out)
+PERFRING_API int perfring_data_open(const struct perfring_script_opts *opts,
+				    struct perfring_data **out)
 {
-	struct perfring_reader *r;
+	struct perfring_data *r;
 	struct perfring_script_opts o;
 	int err;
 
@@ -1666,8 +1666,8 @@ PERFRING_API int perfring_reader_open(const struct perfring_script_opts *opts,
 	return 0;
 }
 
-PERFRING_API int perfring_reader_run(struct perfring_reader *r,
-				     perfring_sample_fn fn, void *ctx)
+PERFRING_API int perfring_data_run(struct perfring_data *r,
+				   perfring_sample_fn fn, void *ctx)
 {
 	struct script *sc;
 	int err;
@@ -1688,10 +1688,10 @@ PERFRING_API int perfring_reader_run(struct perfring_reader *r,
 	return err;
 }
 
-PERFRING_API int perfring_reader_field(struct perfring_reader *r,
-				       const struct perfring_sample *s,
-				       const char *name, uint64_t *num,
-				       char *buf, size_t len)
+PERFRING_API int perfring_data_field(struct perfring_data *r,
+				     const struct perfring_sample *s,
+				     const char *name, uint64_t *num, char *buf,
+				     size_t len)
 {
 	struct script *sc;
 
@@ -1707,7 +1707,7 @@ PERFRING_API int perfring_reader_field(struct perfring_reader *r,
 	return tpfmt_field(sc->tp, s->raw, s->raw_size, name, num, buf, len);
 }
 
-PERFRING_API void perfring_reader_close(struct perfring_reader *r)
+PERFRING_API void perfring_data_close(struct perfring_data *r)
 {
 	if (!r)
 		return;

@@ -208,6 +208,7 @@ CHECK_BINS := $(UNIT_TESTS:%=$(B)/asan/test/%) $(STRESS_TESTS:%=$(B)/asan/test/%
 # the soak last: they are the longest).
 SHELL_TESTS := \
 	test/cli.sh \
+	test/options.sh \
 	test/install.sh \
 	test/man.sh \
 	test/record.sh \

@@ -31,16 +31,15 @@ grep -q 'No such file' <<<"$err" || fail "missing file error unclear: $err"
 "$cli" version | grep -q '^perfring [0-9]' || fail "version"
 
 # Help as a newcomer reads it: record --help names every option record
-# takes (its table in tools/record-options.c), perfring --help every
-# export format, inject --help inject's own usage.
-src=$(dirname "$0")/../tools/record-options.c
+# takes (its table in tools/record-options.c, listed by --list-opts),
+# perfring --help every export format, inject --help inject's own usage.
 "$cli" record --help >"$tmp/help" || fail "record --help: exit $?"
 n=0
-for o in $(sed -n '/record_longopts\[\] = {/,/^};/p' "$src" | grep -o '{ "[a-z-]*"' | cut -d'"' -f2); do
+for o in $("$cli" record --list-opts | sed -n 's/^--//p'); do
 	grep -q -- "--$o\b" "$tmp/help" || fail "record --help does not name --$o"
 	n=$((n + 1))
 done
-[ "$n" -gt 50 ] || fail "only $n long options found in $src"
+[ "$n" -gt 50 ] || fail "only $n long options listed by record --list-opts"
 "$cli" --help | grep -q 'export .*pprof' || fail "perfring --help lists no pprof export"
 "$cli" inject --help | head -1 | grep -q '^usage: perfring inject ' || fail "inject --help: $("$cli" inject --help | head -1)"
 echo "help: record --help names all $n options; export formats; inject's usage"

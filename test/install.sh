@@ -135,7 +135,7 @@ for name in perfring-record perfring-report perfring-script perfring-export perf
 	man -M "$tmp/usr/share/man" "$name" 2>/dev/null | grep -q "^NAME" || fail "man $name after make install"
 done
 # and each function of a library page by its own name (a .so link)
-for name in perfring_ring_create perfring_reader_next perfring_consumer_poll perfring_emit perfring_reader_open; do
+for name in perfring_ring_create perfring_read_next perfring_consumer_poll perfring_emit perfring_data_open; do
 	man -M "$tmp/usr/share/man" 3 "$name" 2>/dev/null | grep -q "$name" || fail "man 3 $name after make install"
 done
 echo "man: $n pages installed, each found by man -M PREFIX/share/man, and the functions by name"

@@ -209,7 +209,7 @@ static void chain_add(struct entry *e, const struct perfring_frame *chain,
 	}
 }
 
-static int on_sample(struct perfring_reader *r, const struct perfring_sample *s,
+static int on_sample(struct perfring_data *r, const struct perfring_sample *s,
 		     void *ctx)
 {
 	struct browser *b = ctx;
@@ -359,15 +359,15 @@ static int browser_load(struct browser *b)
 		      .pid_list = b->ro->pid_list, .tid_list = b->ro->tid_list,
 		      .cpu_list = b->ro->cpu_list,
 		      .time_range = b->ro->time_range);
-	struct perfring_reader *r;
+	struct perfring_data *r;
 	int err;
 
 	so.hide_callchain = b->ro->no_callgraph;
-	err = perfring_reader_open(&so, &r);
+	err = perfring_data_open(&so, &r);
 	if (err)
 		return err;
-	err = perfring_reader_run(r, on_sample, b);
-	perfring_reader_close(r);
+	err = perfring_data_run(r, on_sample, b);
+	perfring_data_close(r);
 	if (err && err != -EBADMSG)
 		return err;
 	/* perf's Children column only when the samples have chains */

@@ -129,6 +129,8 @@ struct record_args {
 /* Returns -1 to go on (ra->help: print the mode's usage), or the exit
  * status of a bad option; usage errors exit(2). */
 int record_parse_args(int argc, char **argv, struct record_args *ra);
+/* record --help: @mode's usage and the options it takes. */
+void record_help(enum record_mode mode);
 bool record_aux_event(const char *event);
 
 /* The commands (tools/builtin-*.c); argv[0] is the command's name. */

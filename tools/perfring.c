@@ -95,7 +95,8 @@ static void usage(FILE *f)
 		"  help                               this text\n"
 		"\n"
 		"Options: -v (before the command) prints the library's log.\n"
-		"Each command's options: perfring COMMAND --help.  See perfring(1)\n"
+		"Each command's options: perfring COMMAND --help (--list-opts: their\n"
+		"names).  See perfring(1)\n"
 		"(man -l docs/perfring.1 in the source tree).\n",
 		prog);
 }

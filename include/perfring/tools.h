@@ -620,23 +620,24 @@ struct perfring_sample {
 	uint16_t misc; /* header misc: cpumode */
 };
 
-struct perfring_reader;
+/* A perf.data read sample by sample (perf script -s for C and Python). */
+struct perfring_data;
 
 /*
- * Returns 0 to go on, or a nonzero value that stops perfring_reader_run()
+ * Returns 0 to go on, or a nonzero value that stops perfring_data_run()
  * and is returned by it.
  */
-typedef int (*perfring_sample_fn)(struct perfring_reader *r,
+typedef int (*perfring_sample_fn)(struct perfring_data *r,
 				  const struct perfring_sample *s, void *ctx);
 
 /*
- * Opens opts->input for perfring_reader_run().  Of the script opts,
+ * Opens opts->input for perfring_data_run().  Of the script opts,
  * input, hide_callchain (no callchain resolved) and the filters
  * (pid_list, tid_list, comm_list, cpu_list, time_range, symbols) are
  * used.  Returns 0 and *@out, or -errno (logged).
  */
-PERFRING_API int perfring_reader_open(const struct perfring_script_opts *opts,
-				      struct perfring_reader **out);
+PERFRING_API int perfring_data_open(const struct perfring_script_opts *opts,
+				    struct perfring_data **out);
 
 /*
  * Reads the file in time order (as perf script does: the same decoder and
@@ -644,8 +645,8 @@ PERFRING_API int perfring_reader_open(const struct perfring_script_opts *opts,
  * passes the filters.  Once per reader.  Returns 0, @fn's nonzero value,
  * or -errno (-EBADMSG: damaged; the samples before it were handed over).
  */
-PERFRING_API int perfring_reader_run(struct perfring_reader *r,
-				     perfring_sample_fn fn, void *ctx);
+PERFRING_API int perfring_data_run(struct perfring_data *r,
+				   perfring_sample_fn fn, void *ctx);
 
 /*
  * The tracepoint field @name of @s (inside its callback) as a number
@@ -654,12 +655,12 @@ PERFRING_API int perfring_reader_run(struct perfring_reader *r,
  * no such field or not a tracepoint; -EBADMSG: the record is too short
  * for it.
  */
-PERFRING_API int perfring_reader_field(struct perfring_reader *r,
-				       const struct perfring_sample *s,
-				       const char *name, uint64_t *num,
-				       char *buf, size_t len);
+PERFRING_API int perfring_data_field(struct perfring_data *r,
+				     const struct perfring_sample *s,
+				     const char *name, uint64_t *num, char *buf,
+				     size_t len);
 
-PERFRING_API void perfring_reader_close(struct perfring_reader *r);
+PERFRING_API void perfring_data_close(struct perfring_data *r);
 
 struct perfring_report_opts {
 	size_t sz;
@@ -1119,6 +1120,23 @@ PERFRING_API int perfring_trace_dat_dump(const char *path, FILE *out);
  */
 PERFRING_API int perfring_subbuf_save(struct perfring_subbuf *const *rings,
 				      int nr, const char *path);
+
+/*
+ * Names of 0.2, kept for one release (0.3) as aliases of the new ones
+ * (NEWS.md): the perf.data reader was struct perfring_reader and
+ * perfring_reader_open/run/field/close (now struct perfring_data and
+ * perfring_data_*, apart from the ring's read cycle perfring_read_*).
+ */
+#define perfring_reader perfring_data
+PERFRING_API int perfring_reader_open(const struct perfring_script_opts *opts,
+				      struct perfring_data **out);
+PERFRING_API int perfring_reader_run(struct perfring_data *r,
+				     perfring_sample_fn fn, void *ctx);
+PERFRING_API int perfring_reader_field(struct perfring_data *r,
+				       const struct perfring_sample *s,
+				       const char *name, uint64_t *num,
+				       char *buf, size_t len);
+PERFRING_API void perfring_reader_close(struct perfring_data *r);
 
 #ifdef __cplusplus
 }

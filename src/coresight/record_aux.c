@@ -655,13 +655,13 @@ static int drain_ring(struct aux_source *R, struct rbuf *b, bool *any)
 	int64_t n;
 	int ret = 0, k;
 
-	n = perfring_reader_begin(b->sb.ring);
+	n = perfring_read_begin(b->sb.ring);
 	if (n <= 0)
 		return n < 0 && n != -EBADMSG ? (int)n : 0;
-	k = perfring_reader_range(b->sb.ring, p, l);
+	k = perfring_read_range(b->sb.ring, p, l);
 	for (int i = 0; i < k && !ret; i++)
 		ret = pd_writer_write(R->w, p[i], l[i]);
-	perfring_reader_end(b->sb.ring);
+	perfring_read_end(b->sb.ring);
 	*any = true;
 	return ret;
 }

@@ -187,10 +187,10 @@ static int drain(struct session *s, struct pe_buffer *b)
 	int64_t avail;
 	int pieces, err = 0;
 
-	avail = perfring_reader_begin(b->ring);
+	avail = perfring_read_begin(b->ring);
 	if (avail <= 0)
 		return avail == -EBADMSG ? 0 : (int)avail;
-	pieces = perfring_reader_range(b->ring, ptr, len);
+	pieces = perfring_read_range(b->ring, ptr, len);
 	if (pieces > 0 && (uint64_t)avail > record_max_size_room(s))
 		record_max_size_cut(s, ptr, len, pieces,
 				    record_max_size_room(s));
@@ -206,7 +206,7 @@ static int drain(struct session *s, struct pe_buffer *b)
 			s->st.bytes += (uint64_t)avail;
 		}
 	}
-	perfring_reader_end(b->ring);
+	perfring_read_end(b->ring);
 	return err;
 }
 

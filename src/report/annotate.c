@@ -44,7 +44,7 @@ struct asym {
 
 struct annotate {
 	struct perfring_annotate_opts o;
-	struct perfring_reader *r;
+	struct perfring_data *r;
 	struct asym *v;
 	size_t nr, cap;
 	size_t last; /* index of the last symbol hit: samples repeat */
@@ -83,7 +83,7 @@ static struct asym *asym_find(struct annotate *a, const struct symbol *sym,
 	return s;
 }
 
-static int on_sample(struct perfring_reader *r, const struct perfring_sample *s,
+static int on_sample(struct perfring_data *r, const struct perfring_sample *s,
 		     void *ctx)
 {
 	struct annotate *a = ctx;
@@ -365,10 +365,10 @@ PERFRING_API int perfring_annotate(const struct perfring_annotate_opts *opts,
 	OPTS_COPY(&a.o, opts);
 	so.input = a.o.input ? a.o.input : "perf.data";
 	so.symfs = a.o.symfs;
-	err = perfring_reader_open(&so, &a.r);
+	err = perfring_data_open(&so, &a.r);
 	if (err)
 		return err;
-	err = perfring_reader_run(a.r, on_sample, &a);
+	err = perfring_data_run(a.r, on_sample, &a);
 	if (err && err != -EBADMSG)
 		goto out;
 	if (!a.nr) {
@@ -410,6 +410,6 @@ out:
 		srclines_free(src);
 	if (cs)
 		cs_close(&cs);
-	perfring_reader_close(a.r);
+	perfring_data_close(a.r);
 	return err;
 }

@@ -156,7 +156,7 @@ static void key_text(const struct perfring_sample *s, unsigned key, char *buf,
 	}
 }
 
-static int on_sample(struct perfring_reader *r, const struct perfring_sample *s,
+static int on_sample(struct perfring_data *r, const struct perfring_sample *s,
 		     void *ctx)
 {
 	struct reading *rd = ctx;
@@ -219,16 +219,16 @@ int dhist_read(struct dhist *h, const char *path, const char *symfs,
 {
 	PERFRING_OPTS(perfring_script_opts, so, .input = path, .symfs = symfs);
 	struct reading rd = { .h = h, .keys = keys, .nr_keys = nr_keys };
-	struct perfring_reader *r;
+	struct perfring_data *r;
 	int err;
 
 	/* no callchain unless a key needs it: the ip alone is keyed */
 	so.hide_callchain = true;
-	err = perfring_reader_open(&so, &r);
+	err = perfring_data_open(&so, &r);
 	if (err)
 		return err;
-	err = perfring_reader_run(r, on_sample, &rd);
-	perfring_reader_close(r);
+	err = perfring_data_run(r, on_sample, &rd);
+	perfring_data_close(r);
 	if (err == -EBADMSG) {
 		pr_warn("diff: %s is damaged: its samples up to the damage are compared",
 			path);

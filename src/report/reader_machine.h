@@ -10,7 +10,7 @@
 #include "perfring/tools.h"
 #include "../machine/threads.h"
 
-/* Valid until perfring_reader_close(). */
-struct machine *reader_machine(struct perfring_reader *r);
+/* Valid until perfring_data_close(). */
+struct machine *reader_machine(struct perfring_data *r);
 
 #endif

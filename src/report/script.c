@@ -46,7 +46,7 @@
 #include "script_internal.h"
 #include "reader_machine.h"
 
-struct perfring_reader {
+struct perfring_data {
 	struct script *sc;
 	bool ran;
 };
@@ -98,7 +98,7 @@ static void merged_free(struct merged *m)
 	free(m);
 }
 
-/* The sample for perfring_reader_run()'s callback. */
+/* The sample for perfring_data_run()'s callback. */
 static void fill_frame(struct perfring_frame *fr, const struct addr_loc *al,
 		       uint64_t ip)
 {
@@ -517,10 +517,10 @@ PERFRING_API int perfring_script(const struct perfring_script_opts *opts,
 
 /* ---- the reader API --------------------------------------------------- */
 
-PERFRING_API int perfring_reader_open(const struct perfring_script_opts *opts,
-				      struct perfring_reader **out)
+PERFRING_API int perfring_data_open(const struct perfring_script_opts *opts,
+				    struct perfring_data **out)
 {
-	struct perfring_reader *r;
+	struct perfring_data *r;
 	struct perfring_script_opts o;
 	int err;
 
@@ -545,8 +545,8 @@ PERFRING_API int perfring_reader_open(const struct perfring_script_opts *opts,
 	return 0;
 }
 
-PERFRING_API int perfring_reader_run(struct perfring_reader *r,
-				     perfring_sample_fn fn, void *ctx)
+PERFRING_API int perfring_data_run(struct perfring_data *r,
+				   perfring_sample_fn fn, void *ctx)
 {
 	struct script *sc;
 	int err;
@@ -567,10 +567,10 @@ PERFRING_API int perfring_reader_run(struct perfring_reader *r,
 	return err;
 }
 
-PERFRING_API int perfring_reader_field(struct perfring_reader *r,
-				       const struct perfring_sample *s,
-				       const char *name, uint64_t *num,
-				       char *buf, size_t len)
+PERFRING_API int perfring_data_field(struct perfring_data *r,
+				     const struct perfring_sample *s,
+				     const char *name, uint64_t *num, char *buf,
+				     size_t len)
 {
 	struct script *sc;
 
@@ -586,12 +586,12 @@ PERFRING_API int perfring_reader_field(struct perfring_reader *r,
 	return tpfmt_field(sc->tp, s->raw, s->raw_size, name, num, buf, len);
 }
 
-struct machine *reader_machine(struct perfring_reader *r)
+struct machine *reader_machine(struct perfring_data *r)
 {
 	return &r->sc->m;
 }
 
-PERFRING_API void perfring_reader_close(struct perfring_reader *r)
+PERFRING_API void perfring_data_close(struct perfring_data *r)
 {
 	if (!r)
 		return;

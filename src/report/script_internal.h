@@ -116,8 +116,8 @@ struct script {
 	bool stop_chain; /* the callchain reached a --stop-bt name */
 	uint64_t initial_time, previous_time; /* --reltime, --deltatime */
 	FILE *out;
-	/* perfring_reader_run(): samples go to @fn instead of the text. */
-	struct perfring_reader *reader;
+	/* perfring_data_run(): samples go to @fn instead of the text. */
+	struct perfring_data *reader;
 	perfring_sample_fn fn;
 	void *fn_ctx;
 	int fn_ret;

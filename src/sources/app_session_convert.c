@@ -255,13 +255,13 @@ int app_drain_ring(struct app_session *s, struct app_ring *r)
 
 	note_too_large(s, r);
 	r->batch_done = 0;
-	avail = perfring_reader_begin(r->ring);
+	avail = perfring_read_begin(r->ring);
 	if (avail <= 0) {
 		if (avail == -EBADMSG)
 			s->st.corrupt++; /* the ring core logged it */
 		return avail == -EFAULT ? -EFAULT : 0;
 	}
-	while ((n = perfring_reader_next(r->ring, &rec)) != 0) {
+	while ((n = perfring_read_next(r->ring, &rec)) != 0) {
 		struct perf_event_header hdr;
 
 		if (n < 0) {
@@ -294,12 +294,11 @@ int app_drain_ring(struct app_session *s, struct app_ring *r)
 		r->batch_done += (uint64_t)n;
 	}
 	if (err == -EFAULT) {
-		perfring_reader_end(
-			r->ring); /* batch_done stays for drop_ring */
+		perfring_read_end(r->ring); /* batch_done stays for drop_ring */
 		return err;
 	}
 	if (r->overwrite) {
-		perfring_reader_end(r->ring);
+		perfring_read_end(r->ring);
 	} else {
 		perfring__ring_reader_end_hold(r->ring);
 		r->held += r->batch_done;

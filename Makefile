@@ -300,7 +300,7 @@ MAN1 := $(wildcard docs/*.1)
 MAN3 := $(wildcard docs/*.3)
 # man 3 FUNCTION: each name on a library page's NAME line gets a ".so" link
 # to its page ("page:name" pairs).
-MAN3_LINKS := $(shell for p in $(MAN3); do for f in $$(sed -n '/^\.SH NAME/{n;s/ \\-.*//;s/,//g;p;}' $$p); do \
+MAN3_LINKS := $(shell for p in $(MAN3); do for f in $$(sed -n '/^\.SH NAME$$/{n;s/ \\-.*//;s/,//g;p;}' $$p); do \
 	[ "docs/$$f.3" = "$$p" ] || echo "$${p#docs/}:$$f"; done; done)
 
 install: all

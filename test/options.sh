@@ -75,7 +75,7 @@ check_command() {
 	echo "$name: $(wc -l <"$tmp/list") option names in --help and --list-opts, each taken"
 }
 
-for c in record top list demo ring-stat script report export dump stats push "data convert" \
+for c in record top list demo ring-stat script report annotate diff export dump stats push "data convert" \
 	decode inject "dump --aux" "script --itrace" "report --itrace"; do
 	check_command "$c"
 done

@@ -1,66 +1,62 @@
 // SPDX-License-Identifier: MIT
 /* perfring diff: perf diff's Baseline/Delta table of two profiles. */
-#define _GNU_SOURCE
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
+#include "parse-options.h"
+
+static void opt_symfs(void *args, const char *arg)
+{
+	((struct perfring_diff_opts *)args)->symfs = symfs_dir(arg);
+}
+
+static void opt_percent_limit(void *args, const char *arg)
+{
+	struct perfring_diff_opts *d = args;
+	char *end;
+
+	d->percent_limit = strtod(arg, &end);
+	if (*end || end == arg || d->percent_limit < 0)
+		die_usage("--percent-limit takes a percentage: %s", arg);
+}
+
+#define CLI_ARGS struct perfring_diff_opts
+static const struct cli_option diff_options[] = {
+	OPT_STRING('c', "compute", compute, "delta|delta-abs|ratio|wdiff:W1,W2",
+		   "the Delta column (default delta-abs, as perf 6.1)"),
+	OPT_STRING('s', "sort", sort, "dso,sym,comm,pid",
+		   "the keys of a row (default dso,sym)"),
+	OPT_CALLBACK(0, "percent-limit", "PCT", opt_percent_limit,
+		     "hide rows under PCT"),
+	OPT_CALLBACK(0, "symfs", "DIR", opt_symfs,
+		     "objects and debug files under DIR"),
+	OPT_NOOP(0, "stdio", "accepted: the only output there is"),
+	OPT_END(),
+};
+#undef CLI_ARGS
+
+static const struct cli_command diff_command = {
+	.name = "diff",
+	.usage = (const char *const[]){ "[OLD [NEW]] [OPTIONS]", NULL },
+	.options = diff_options,
+	.notes = "OLD defaults to perf.data.old, NEW to perf.data.\n",
+};
 
 int cmd_diff(int argc, char **argv)
 {
-	enum { OPT_SYMFS = 256, OPT_PLIMIT };
-	static const struct option opts[] = {
-		{ "compute", required_argument, NULL, 'c' },
-		{ "sort", required_argument, NULL, 's' },
-		{ "symfs", required_argument, NULL, OPT_SYMFS },
-		{ "percent-limit", required_argument, NULL, OPT_PLIMIT },
-		{ "stdio", no_argument, NULL, 'S' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	PERFRING_OPTS(perfring_diff_opts, dopt, .baseline = "perf.data.old",
 		      .input = "perf.data");
-	char *end;
-	int c, err;
+	int first = cli_parse(&diff_command, argc, argv, &dopt, NULL);
+	int err;
 
-	while ((c = getopt_long(argc, argv, "c:s:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'c':
-			dopt.compute = optarg;
-			break;
-		case 's':
-			dopt.sort = optarg;
-			break;
-		case OPT_SYMFS:
-			dopt.symfs = symfs_dir(optarg);
-			break;
-		case OPT_PLIMIT:
-			dopt.percent_limit = strtod(optarg, &end);
-			if (*end || dopt.percent_limit < 0)
-				die_usage(
-					"--percent-limit takes a percentage: %s",
-					optarg);
-			break;
-		case 'S':
-			break; /* the only output there is */
-		case 'h':
-			printf("usage: %s diff [OLD [NEW]] [-c delta|delta-abs|ratio|wdiff:W1,W2]\n"
-			       "              [-s dso,sym,comm,pid] [--percent-limit PCT] [--symfs DIR] [--no-pager]\n"
-			       "OLD defaults to perf.data.old, NEW to perf.data.\n",
-			       prog);
-			return 0;
-		default:
-			return 2;
-		}
-	}
-	if (optind < argc)
-		dopt.baseline = argv[optind++];
-	if (optind < argc)
-		dopt.input = argv[optind++];
-	if (optind < argc)
-		die_usage("unexpected argument '%s'", argv[optind]);
+	if (first < argc)
+		dopt.baseline = argv[first++];
+	if (first < argc)
+		dopt.input = argv[first++];
+	if (first < argc)
+		die_usage("unexpected argument '%s'", argv[first]);
 	err = perfring_diff(&dopt, stdout);
 	if (err == -EPIPE)
 		return 0;

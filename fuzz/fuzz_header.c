@@ -21,7 +21,7 @@
 #include <unistd.h>
 #include "perfring/tools.h"
 #include "format/perf_reader.h"
-#include "report/header_print.h"
+#include "format/header_print.h"
 #include "report/thread_stats.h"
 #include "fuzz_file.h"
 

@@ -59,7 +59,7 @@
 #include <babeltrace/ctf-writer/writer.h>
 #include <traceevent/event-parse.h>
 #include "../common/log.h"
-#include "../report/header_print.h"
+#include "../format/header_print.h"
 #include "../tracepoint/tpfmt.h"
 #include "convert.h"
 

@@ -27,7 +27,7 @@
 #include "../machine/threads.h"
 #include "../machine/unwind.h"
 #include "../tracepoint/tracedat_lines.h"
-#include "fleet_report.h"
+#include "../fleet/fleet_report.h"
 #include "pprof.h"
 
 #define MAX_CPUS 65536 /* sched_switch CPUs tracked (more: ignored) */

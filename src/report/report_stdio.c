@@ -27,7 +27,7 @@
 #include "../tracepoint/tpfmt.h"
 #include "../tracepoint/tracedat_lines.h"
 #include "filter.h"
-#include "header_print.h"
+#include "../format/header_print.h"
 #include "stats.h"
 #include "sample_read.h"
 #include "report_internal.h"

@@ -25,7 +25,7 @@
 #include "../tracepoint/tpfmt.h"
 #include "../tracepoint/tracedat_lines.h"
 #include "filter.h"
-#include "header_print.h"
+#include "../format/header_print.h"
 #include "dump.h"
 #include "sample_read.h"
 #include "script_internal.h"

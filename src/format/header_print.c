@@ -21,7 +21,7 @@
 #include <time.h>
 #include "../common/load.h"
 #include "../common/log.h"
-#include "../format/perf_reader.h"
+#include "perf_reader.h"
 #include "header_print.h"
 
 /* ---- a bounded cursor over one section ---- */

@@ -15,8 +15,8 @@
 #include <string.h>
 #include "../common/log.h"
 #include "../common/opts.h"
-#include "../fleet/clickhouse.h"
-#include "../fleet/profile.h"
+#include "clickhouse.h"
+#include "profile.h"
 #include "../machine/intern.h"
 #include "fleet_report.h"
 

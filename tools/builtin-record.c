@@ -188,7 +188,9 @@ static void record_usage(void)
 	       "                [--buffer-size SIZE] [--subbuf-size SIZE] [--buffer-percent N]\n"
 	       "                [--replay-cs DIR|PERF_DATA [--rate BYTES/S] [--loops N] [--chunk SIZE]\n"
 	       "                [--replay-cpu CPU] [--cs-header-version 1|2] [-m DATA,AUX]]\n"
-	       "                [--pprof PROFILE.pb.gz] [-- COMMAND [ARGS]]\n"
+	       "                [--off-cpu [--off-cpu-thresh MSEC]] [--pprof PROFILE.pb.gz] [-- COMMAND [ARGS]]\n"
+	       "  --off-cpu: where threads wait: offcpu-time samples (period: ns off the CPU) at\n"
+	       "  the stacks where they blocked, offcpu-preempted, offcpu-waker (who woke them)\n"
 	       "  --pprof: also write a pprof profile of the recording at the end\n"
 	       "  --tracefs-event: ftrace events of the same run, from the tracefs per-CPU\n"
 	       "  buffers into OUTPUT.trace.dat (perfring script merges the two files)\n"
@@ -291,6 +293,9 @@ static void record_opts_from(const struct record_args *ra,
 	ro->clockid = ra->clockid;
 	ro->compression_level = ra->compression_level;
 	ro->max_size = ra->max_size;
+	ro->off_cpu = ra->off_cpu;
+	ro->off_cpu_thresh_set = ra->off_cpu_thresh_set;
+	ro->off_cpu_thresh_ms = ra->off_cpu_thresh_ms;
 	if (ra->switch_output)
 		parse_switch_output(ra->switch_output, ro);
 }
@@ -380,6 +385,13 @@ static void record_summary(const struct perfring_record_opts *ro,
 			" events in %" PRIu64
 			" chunks: use a larger -m or fewer events.\n",
 			st->lost, st->lost_records);
+	if (ro->off_cpu)
+		fprintf(stderr,
+			"[ perfring record: off-CPU: %" PRIu64
+			" blocks in %" PRIu64 " samples, %" PRIu64
+			" sched events lost, %" PRIu64 " blocks left out ]\n",
+			st->offcpu_blocks, st->offcpu_samples, st->offcpu_lost,
+			st->offcpu_dropped);
 	app_summary(st);
 }
 

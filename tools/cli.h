@@ -113,6 +113,9 @@ struct record_args {
 	bool user_callchains, kernel_callchains;
 	bool no_buildid; /* -B/--no-buildid */
 	bool timestamp_filename; /* --timestamp-filename */
+	bool off_cpu; /* --off-cpu */
+	bool off_cpu_thresh_set; /* --off-cpu-thresh MSEC */
+	uint64_t off_cpu_thresh_ms;
 };
 /* Returns -1 to go on (ra->help: print the mode's usage), or the exit
  * status of a bad option; usage errors exit(2). */

@@ -63,6 +63,8 @@ enum {
 	OPT_KERNEL_CALLCHAINS,
 	OPT_TIMESTAMP_FILENAME,
 	OPT_CONTROL,
+	OPT_OFF_CPU,
+	OPT_OFF_CPU_THRESH,
 	OPT_MAX
 };
 
@@ -125,6 +127,8 @@ static const struct option record_longopts[] = {
 	{ "no-buildid", no_argument, NULL, 'B' },
 	{ "timestamp-filename", no_argument, NULL, OPT_TIMESTAMP_FILENAME },
 	{ "control", required_argument, NULL, OPT_CONTROL },
+	{ "off-cpu", no_argument, NULL, OPT_OFF_CPU },
+	{ "off-cpu-thresh", required_argument, NULL, OPT_OFF_CPU_THRESH },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -179,6 +183,8 @@ static const int perf_takes[] = { 'e',
 				  'B',
 				  OPT_TIMESTAMP_FILENAME,
 				  OPT_CONTROL,
+				  OPT_OFF_CPU,
+				  OPT_OFF_CPU_THRESH,
 				  0 };
 static const int tracefs_takes[] = { OPT_TRACEFS,
 				     'e',
@@ -816,6 +822,17 @@ static bool record_option(struct record_args *ra, int c, char *arg)
 	case OPT_PPROF:
 		ra->pprof = arg;
 		break;
+	case OPT_OFF_CPU:
+		ra->off_cpu = true;
+		break;
+	case OPT_OFF_CPU_THRESH: /* perf: milliseconds */
+		v = strtoull(arg, &end, 10);
+		if (end == arg || *end || v > UINT64_MAX / 1000000)
+			die_usage("--off-cpu-thresh takes milliseconds: %s",
+				  arg);
+		ra->off_cpu_thresh_ms = v;
+		ra->off_cpu_thresh_set = true;
+		break;
 	default:
 		return false;
 	}
@@ -903,6 +920,8 @@ int record_parse_args(int argc, char **argv, struct record_args *ra)
 			"-m DATA,AUX: the AUX size is for AUX area recording: %s",
 			"-m");
 	ra->argv = optind < argc ? &argv[optind] : NULL;
+	if (ra->off_cpu_thresh_set && !ra->off_cpu)
+		die_usage("--off-cpu-thresh needs --off-cpu%s", "");
 	if (ra->pprof && ra->output && !strcmp(ra->output, "-"))
 		die_usage("--pprof reads the recording back: not with -o %s",
 			  ra->output);

@@ -86,6 +86,11 @@ struct perfring_record_stats {
 	 * the rings that did not fit, and their bytes. */
 	bool max_size_hit;
 	uint64_t max_size_dropped, max_size_dropped_bytes;
+	/* --off-cpu: blocks measured (switch-out to switch-in), samples
+	 * written for them (offcpu-time, -preempted, -waker), sched events
+	 * the kernel dropped, and blocks left out because an event of
+	 * theirs was among them. */
+	uint64_t offcpu_blocks, offcpu_samples, offcpu_lost, offcpu_dropped;
 };
 
 struct perfring_tracefs_opts;
@@ -237,6 +242,20 @@ struct perfring_record_opts {
 	 * With delay_ms -1 the events wait for "enable". */
 	bool has_control;
 	int ctl_fd, ack_fd;
+	/*
+	 * perf's --off-cpu: every switch-out of a traced thread until it runs
+	 * again, with the call chain where it blocked (frame pointers, or as
+	 * callchain_dwarf_size says), as samples of "offcpu-time" whose
+	 * period is the time off the CPU in ns (perf's bpf-output event);
+	 * preemptions (still runnable) as "offcpu-preempted", and the thread
+	 * that woke each block, with its call chain, as "offcpu-waker".
+	 * Blocks up to off_cpu_thresh_ms (with off_cpu_thresh_set; else
+	 * perf's 500 ms) are summed per thread and stack and written at the
+	 * end; longer ones keep their own time.  Not with overwrite.
+	 */
+	bool off_cpu;
+	bool off_cpu_thresh_set;
+	uint64_t off_cpu_thresh_ms;
 };
 
 /*

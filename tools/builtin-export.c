@@ -12,7 +12,13 @@
 
 int cmd_export(int argc, char **argv)
 {
-	enum { OPT_TITLE = 256, OPT_WIDTH, OPT_TRACE_DAT, OPT_NO_TRACE_DAT };
+	enum {
+		OPT_TITLE = 256,
+		OPT_WIDTH,
+		OPT_TRACE_DAT,
+		OPT_NO_TRACE_DAT,
+		OPT_WAKERS
+	};
 	static const struct option opts[] = {
 		{ "input", required_argument, NULL, 'i' },
 		{ "format", required_argument, NULL, 'f' },
@@ -21,6 +27,8 @@ int cmd_export(int argc, char **argv)
 		{ "width", required_argument, NULL, OPT_WIDTH },
 		{ "trace-dat", required_argument, NULL, OPT_TRACE_DAT },
 		{ "no-trace-dat", no_argument, NULL, OPT_NO_TRACE_DAT },
+		{ "event", required_argument, NULL, 'e' },
+		{ "wakers", no_argument, NULL, OPT_WAKERS },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -33,7 +41,7 @@ int cmd_export(int argc, char **argv)
 	unsigned long w;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "i:f:o:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "i:f:o:e:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
 			eo.input = optarg;
@@ -46,6 +54,12 @@ int cmd_export(int argc, char **argv)
 			break;
 		case OPT_TITLE:
 			eo.title = optarg;
+			break;
+		case 'e':
+			eo.event = optarg;
+			break;
+		case OPT_WAKERS:
+			eo.wakers = true;
 			break;
 		case OPT_TRACE_DAT:
 			eo.trace_dat = optarg;
@@ -64,14 +78,16 @@ int cmd_export(int argc, char **argv)
 			break;
 		case 'h':
 			printf("usage: %s export [-i FILE|-] [-f chrome|folded|svg|pprof] [-o OUT|-] [--title TEXT] [--width PX]\n"
-			       "                [--trace-dat FILE | --no-trace-dat]\n"
+			       "                [--trace-dat FILE | --no-trace-dat] [-e EVENT] [--wakers]\n"
 			       "  chrome: trace-event JSON (Perfetto UI, chrome://tracing, speedscope): samples with\n"
 			       "          call stacks, sched_switch slices per thread and per CPU, counters;\n"
 			       "          ftrace events of FILE.trace.dat beside the perf.data (record\n"
 			       "          --tracefs-event) on the same timeline, fields as args; -i a trace.dat:\n"
 			       "          its events alone\n"
 			       "  folded: collapsed stacks for flame graph tools; svg: an interactive flame graph\n"
-			       "  pprof: gzipped pprof profile (go tool pprof, Pyroscope, Parca)\n",
+			       "  pprof: gzipped pprof profile (go tool pprof, Pyroscope, Parca)\n"
+			       "  -e EVENT: that event's samples only (record --off-cpu's offcpu-time counts ns);\n"
+			       "  --wakers: folded blocked stack;--;waker stack lines (bcc's offwaketime)\n",
 			       prog);
 			return 0;
 		default:

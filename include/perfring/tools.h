@@ -703,6 +703,20 @@ struct perfring_export_opts {
 	 * is exported alone.  Other formats refuse a trace.dat (-EINVAL).
 	 */
 	const char *trace_dat;
+	/*
+	 * -e: the samples of this event (by name) only.  folded and svg count
+	 * an off-CPU event's nanoseconds (record --off-cpu: "offcpu-time",
+	 * "offcpu-preempted", "offcpu-waker"), other events' samples.
+	 * Without it folded leaves the off-CPU events out, and svg draws a
+	 * file that has offcpu-time as one wall-time graph: the clock
+	 * events' and the off-CPU nanoseconds, off-CPU frames in cold
+	 * colours; pprof adds the sample types off_cpu, preempted and wall
+	 * (nanoseconds) beside cpu.
+	 */
+	const char *event;
+	/* folded: bcc offwaketime's lines, "comm;blocked stack;--;waker
+	 * stack;waker comm NS", from the offcpu-waker samples */
+	bool wakers;
 };
 
 /*

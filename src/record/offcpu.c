@@ -105,7 +105,7 @@ struct offcpu {
 	size_t *runs; /* start of each sorted run in ev */
 	size_t nr_runs, cap_runs;
 	uint32_t seq;
-	uint64_t prev_now, max_time;
+	uint64_t prev_now;
 
 	struct oc_thread *thr;
 	uint32_t thr_mask, nr_thr;
@@ -858,8 +858,6 @@ static int process(struct offcpu *oc, struct oc_ev *e, offcpu_emit_fn emit,
 {
 	struct oc_thread *t;
 
-	if (e->time > oc->max_time)
-		oc->max_time = e->time;
 	switch (e->kind) {
 	case EV_OUT:
 		t = thread_get(oc, e->tid, !e->dead);
@@ -925,8 +923,9 @@ static uint64_t clock_now(int clockid)
 
 int offcpu_flush(struct offcpu *oc, offcpu_emit_fn emit, void *ctx)
 {
-	/* After everything else: perf writes its sums at the end too. */
-	uint64_t time = oc->max_time + 1;
+	/* At perf's made-up time, after everything else (perf writes its
+	 * sums at the end too), counted up. */
+	uint64_t time = OFFCPU_SUMMED_TIME;
 	int err = 0;
 
 	for (uint32_t id = 1; !err && id <= oc->agg.nr; id++) {
@@ -938,7 +937,7 @@ int offcpu_flush(struct offcpu *oc, offcpu_emit_fn emit, void *ctx)
 		so.which = (int)k.kind;
 		so.pid = k.pid;
 		so.tid = k.tid;
-		so.time = time;
+		so.time = time++;
 		so.period = oc->agg_sum.v[id - 1];
 		so.stack = k.stack;
 		err = put_sample(oc, &so, emit, ctx);
@@ -953,7 +952,7 @@ int offcpu_flush(struct offcpu *oc, offcpu_emit_fn emit, void *ctx)
 		t.tid = k.tid;
 		t.stack = k.stack;
 		err = put_waker(oc, &t, k.waker_pid, k.waker_tid, 0,
-				k.waker_stack, 0, 0, 0, time,
+				k.waker_stack, 0, 0, 0, time++,
 				oc->wagg_sum.v[id - 1], emit, ctx);
 	}
 	itab_free(&oc->agg);

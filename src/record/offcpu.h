@@ -19,29 +19,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include "../format/offcpu_format.h"
 #include "../format/perf_data.h"
 
-/* The event names the readers know them by. */
-#define OFFCPU_EVENT "offcpu-time"
-#define OFFCPU_PREEMPT_EVENT "offcpu-preempted"
-#define OFFCPU_WAKER_EVENT "offcpu-waker"
 /* perf's --off-cpu-thresh default: 500 ms */
 #define OFFCPU_DEFAULT_THRESH_NS 500000000ull
-
-/*
- * The PERF_SAMPLE_RAW payload of an offcpu-waker sample (version 1, host
- * byte order): the block it ended, then its call chain as recorded
- * (context markers included).  Aggregated blocks have start and end 0.
- */
-struct offcpu_waker_raw {
-	uint32_t version; /* 1 */
-	uint32_t flags;
-	int32_t wakee_pid, wakee_tid;
-	uint64_t block_start, block_end; /* switch-out, switch-in */
-	uint64_t wake_time; /* sched_waking */
-	uint64_t nr; /* then nr u64: the blocked call chain */
-};
-#define OFFCPU_WAKER_RAW_VERSION 1
 
 struct offcpu;
 

@@ -357,9 +357,11 @@ static int offcpu_emit(void *ctx, const void *rec, size_t size)
 	s->st.samples++;
 	if (s->hits)
 		dso_hits_note(s->hits, rec, size);
-	/* IDENTIFIER, IP, TID, then TIME */
-	if (h->size >= 40) {
-		memcpy(&time, (const char *)rec + 32, 8);
+	/* IDENTIFIER, IP, TID, then TIME (not the sums' made-up one) */
+	if (h->size < 40)
+		return 0;
+	memcpy(&time, (const char *)rec + 32, 8);
+	if (!offcpu_summed_time(time)) {
 		if (!s->first_time || time < s->first_time)
 			s->first_time = time;
 		if (time > s->last_time)

@@ -50,6 +50,7 @@
 #include "../common/log.h"
 #include "../common/opts.h"
 #include "../common/outbuf.h"
+#include "../format/offcpu_format.h"
 #include "../format/perf_reader.h"
 #include "../format/trace_dat.h"
 #include "../machine/intern.h"
@@ -104,6 +105,7 @@ struct stk {
 	uint32_t len;
 	uint64_t hash;
 	uint64_t count;
+	uint64_t off, runq; /* of count: blocked, preempted (svg colours) */
 };
 
 struct exp {
@@ -126,6 +128,15 @@ struct exp {
 	struct cpu_run *cpus;
 	uint32_t nr_cpus;
 	uint64_t nr_samples, nr_slices, nr_cpu_slices, nr_counters;
+
+	/* -e: this event only; --wakers: offcpu-waker lines */
+	const char *event;
+	bool wakers;
+	/* svg of a file with off-CPU time and no -e: on- and off-CPU time
+	 * in one graph, in nanoseconds (hot/cold colours) */
+	bool wall;
+	bool ns; /* folded/svg counts are nanoseconds */
+	uint64_t nr_flows;
 
 	/* folded, svg */
 	struct stk *tab;
@@ -1073,6 +1084,119 @@ static int put_counter(struct exp *e, const struct prd_sample *s, int32_t pid,
 	return 0;
 }
 
+static enum offcpu_kind sample_offcpu(const struct prd_sample *s);
+
+/* A wake-up (offcpu-waker): an instant slice on the waker's track with
+ * its stack, a flow from there to the end of the block it ended. */
+static int chrome_wakeup(struct exp *e, const struct prd_sample *s, int32_t pid,
+			 uint32_t sf)
+{
+	struct outbuf *ob = &e->ob;
+	struct offcpu_waker_raw w;
+	struct thread *wakee;
+	const void *chain;
+	char name[64];
+	int32_t wpid;
+
+	if (offcpu_waker_parse(s->raw, s->raw_size, &w, &chain) ||
+	    !w.block_end || w.wake_time > w.block_end)
+		return 0;
+	wakee = machine_findnew_thread(&e->m, w.wakee_pid, w.wakee_tid);
+	if (!wakee)
+		return -ENOMEM;
+	wpid = track_pid(wakee);
+	ensure_named(e, wakee, wpid);
+	snprintf(name, sizeof(name), "wakes %s", thread_name(wakee));
+	ev_begin(e);
+	ob_puts(ob, "\"name\":");
+	ob_json_cstr(ob, name);
+	ob_puts(ob, ",\"cat\":\"offcpu\",\"ph\":\"X\",\"ts\":");
+	ob_us(ob, w.wake_time);
+	ob_puts(ob, ",\"dur\":0,\"pid\":");
+	ob_s64(ob, pid, 0);
+	ob_puts(ob, ",\"tid\":");
+	ob_s64(ob, (int32_t)s->tid, 0);
+	if (sf) {
+		ob_puts(ob, ",\"sf\":\"");
+		ob_u64(ob, sf, 0, ' ');
+		ob_putc(ob, '"');
+	}
+	ob_puts(ob, ",\"args\":{\"wakee_tid\":");
+	ob_s64(ob, w.wakee_tid, 0);
+	ob_puts(ob, ",\"blocked_ns\":");
+	ob_u64(ob, w.block_end - w.block_start, 0, ' ');
+	ob_puts(ob, "}}");
+	/* the flow: from the waker, into the blocked slice at its end */
+	e->nr_flows++;
+	ev_begin(e);
+	ob_puts(ob,
+		"\"name\":\"wakeup\",\"cat\":\"offcpu\",\"ph\":\"s\",\"id\":");
+	ob_u64(ob, e->nr_flows, 0, ' ');
+	ob_puts(ob, ",\"ts\":");
+	ob_us(ob, w.wake_time);
+	ob_puts(ob, ",\"pid\":");
+	ob_s64(ob, pid, 0);
+	ob_puts(ob, ",\"tid\":");
+	ob_s64(ob, (int32_t)s->tid, 0);
+	ob_puts(ob, "}");
+	ev_begin(e);
+	ob_puts(ob,
+		"\"name\":\"wakeup\",\"cat\":\"offcpu\",\"ph\":\"f\",\"bp\":\"e\",\"id\":");
+	ob_u64(ob, e->nr_flows, 0, ' ');
+	ob_puts(ob, ",\"ts\":");
+	ob_us(ob, w.block_end > w.block_start ? w.block_end - 1 : w.block_end);
+	ob_puts(ob, ",\"pid\":");
+	ob_s64(ob, wpid, 0);
+	ob_puts(ob, ",\"tid\":");
+	ob_s64(ob, w.wakee_tid, 0);
+	ob_puts(ob, "}");
+	return 0;
+}
+
+/* An off-CPU sample: a block as a slice on its thread's track, from its
+ * switch-out to its switch-in, with the stack where it blocked; a waker
+ * as above.  Summed blocks have no time of their own: left out. */
+static int chrome_offcpu(struct exp *e, const struct prd_event *ev,
+			 struct thread *t, int32_t pid, enum offcpu_kind kind)
+{
+	const struct prd_sample *s = ev->sample;
+	struct outbuf *ob = &e->ob;
+	uint32_t sf = 0;
+	int err;
+
+	if (offcpu_summed_time(s->time) || s->period > s->time)
+		return 0;
+	err = chrome_stack(e, ev, t, &sf);
+	if (err)
+		return err;
+	if (kind == OFFCPU_WAKER)
+		return chrome_wakeup(e, s, pid, sf);
+	ev_begin(e);
+	ob_puts(ob, kind == OFFCPU_BLOCKED ?
+			    "\"name\":\"off-CPU (blocked)\"" :
+			    "\"name\":\"off-CPU (preempted)\"");
+	ob_puts(ob, ",\"cat\":\"offcpu\",\"ph\":\"X\",\"ts\":");
+	ob_us(ob, s->time - s->period);
+	ob_puts(ob, ",\"dur\":");
+	ob_us(ob, s->period);
+	ob_puts(ob, ",\"pid\":");
+	ob_s64(ob, pid, 0);
+	ob_puts(ob, ",\"tid\":");
+	ob_s64(ob, (int32_t)s->tid, 0);
+	if (sf) {
+		ob_puts(ob, ",\"sf\":\"");
+		ob_u64(ob, sf, 0, ' ');
+		ob_putc(ob, '"');
+	}
+	ob_puts(ob, ",\"args\":{\"ns\":");
+	ob_u64(ob, s->period, 0, ' ');
+	ob_puts(ob, ",\"cpu\":");
+	ob_u64(ob, s->cpu, 0, ' ');
+	ob_puts(ob, "}}");
+	e->nr_slices++;
+	return 0;
+}
+
 static int chrome_sample(struct exp *e, const struct prd_event *ev)
 {
 	const struct prd_sample *s = ev->sample;
@@ -1096,6 +1220,8 @@ static int chrome_sample(struct exp *e, const struct prd_event *ev)
 	if (pid < 0)
 		pid = track_pid(t);
 	ensure_named(e, t, pid);
+	if (sample_offcpu(s))
+		return chrome_offcpu(e, ev, t, pid, sample_offcpu(s));
 	evname = s->attr && s->attr->name ? s->attr->name : "sample";
 	{
 		size_t stem;
@@ -1495,7 +1621,8 @@ static int tab_grow(struct exp *e)
 	return 0;
 }
 
-static int tab_add(struct exp *e, const char *key, size_t len, bool force)
+static int tab_add(struct exp *e, const char *key, size_t len, bool force,
+		   uint64_t weight, enum offcpu_kind kind)
 {
 	uint64_t h;
 	size_t j;
@@ -1512,7 +1639,9 @@ static int tab_add(struct exp *e, const char *key, size_t len, bool force)
 		s = &e->tab[j];
 		if (s->hash == h && s->len == len &&
 		    !memcmp(s->key, key, len)) {
-			s->count++;
+			s->count += weight;
+			s->off += kind == OFFCPU_BLOCKED ? weight : 0;
+			s->runq += kind == OFFCPU_PREEMPTED ? weight : 0;
 			return 0;
 		}
 	}
@@ -1525,7 +1654,7 @@ static int tab_add(struct exp *e, const char *key, size_t len, bool force)
 			pr_warn("export: over %u distinct stacks or %u MiB of them: the rest are counted as \"%s\"",
 				MAX_STACKS, MAX_STACK_BYTES >> 20, other);
 		}
-		return tab_add(e, other, sizeof(other) - 1, true);
+		return tab_add(e, other, sizeof(other) - 1, true, weight, kind);
 	}
 	s = &e->tab[j];
 	s->key = malloc(len + 1);
@@ -1535,7 +1664,9 @@ static int tab_add(struct exp *e, const char *key, size_t len, bool force)
 	s->key[len] = 0;
 	s->len = (uint32_t)len;
 	s->hash = h;
-	s->count = 1;
+	s->count = weight;
+	s->off = kind == OFFCPU_BLOCKED ? weight : 0;
+	s->runq = kind == OFFCPU_PREEMPTED ? weight : 0;
 	e->tab_nr++;
 	e->tab_bytes += len;
 	return 0;
@@ -1592,6 +1723,38 @@ static void key_frame(struct exp *e, const struct addr_loc *al)
 		key_puts(e, "_[k]");
 }
 
+static int locs_room(struct exp *e, uint64_t need)
+{
+	if (need > e->nr_locs_cap) {
+		struct addr_loc *v =
+			realloc(e->locs, (size_t)need * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		e->locs = v;
+		e->nr_locs_cap = (size_t)need;
+	}
+	return 0;
+}
+
+/* The entries of a callchain (@nr u64 at @chain, maybe unaligned: an
+ * offcpu-waker's payload) resolved in the mode of each context marker,
+ * leaf first, into e->locs from *@n on. */
+static void resolve_chain(struct exp *e, struct thread *t, const void *chain,
+			  uint64_t nr, size_t *n)
+{
+	uint8_t mode = 0; /* before a context marker: guess */
+
+	for (uint64_t i = 0; i < nr; i++) {
+		uint64_t ip;
+
+		memcpy(&ip, (const char *)chain + i * sizeof(ip), sizeof(ip));
+		if (callchain_marker(ip, &mode))
+			continue;
+		machine_resolve(&e->m, t, mode, ip, true, &e->locs[(*n)++]);
+	}
+}
+
 /* The frames of a sample, leaf first, into e->locs[0..*n): its callchain
  * resolved in the mode of each context marker, then (--call-graph dwarf)
  * the user frames unwound below it, or its ip alone. */
@@ -1602,32 +1765,15 @@ static int resolve_stack(struct exp *e, const struct prd_event *ev,
 	uint8_t cpumode = ev->hdr->misc & PERF_RECORD_MISC_CPUMODE_MASK;
 	uint64_t user[UNWIND_MAX_FRAMES];
 	unsigned nr_user;
-	uint64_t need;
+	int err;
 
 	*n = 0;
 	nr_user = unwind_user_stack(&e->m, t, s, user, UNWIND_MAX_FRAMES);
-	need = s->nr_callchain + nr_user ? s->nr_callchain + nr_user : 1;
-	if (need > e->nr_locs_cap) {
-		struct addr_loc *v =
-			realloc(e->locs, (size_t)need * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		e->locs = v;
-		e->nr_locs_cap = (size_t)need;
-	}
-	if (s->nr_callchain) {
-		uint8_t mode = 0; /* before a context marker: guess */
-
-		for (uint64_t i = 0; i < s->nr_callchain; i++) {
-			uint64_t ip = s->callchain[i];
-
-			if (callchain_marker(ip, &mode))
-				continue;
-			machine_resolve(&e->m, t, mode, ip, true,
-					&e->locs[(*n)++]);
-		}
-	}
+	err = locs_room(
+		e, s->nr_callchain + nr_user ? s->nr_callchain + nr_user : 1);
+	if (err)
+		return err;
+	resolve_chain(e, t, s->callchain, s->nr_callchain, n);
 	for (unsigned i = 0; i < nr_user; i++)
 		machine_resolve(&e->m, t, PERF_RECORD_MISC_USER, user[i], true,
 				&e->locs[(*n)++]);
@@ -1637,22 +1783,107 @@ static int resolve_stack(struct exp *e, const struct prd_event *ev,
 	return 0;
 }
 
+static bool clock_event(const struct prd_attr *a)
+{
+	return a && a->attr.type == PERF_TYPE_SOFTWARE &&
+	       (a->attr.config == PERF_COUNT_SW_CPU_CLOCK ||
+		a->attr.config == PERF_COUNT_SW_TASK_CLOCK);
+}
+
+static enum offcpu_kind sample_offcpu(const struct prd_sample *s)
+{
+	const struct prd_attr *a = s->attr;
+
+	return a ? offcpu_kind_of(a->attr.type, a->attr.config, a->name) :
+		   OFFCPU_NONE;
+}
+
+/* What a sample adds to its stack's count, 0 to leave it out: -e's event
+ * only (an off-CPU event's ns, else 1 a sample); in the wall-time svg the
+ * ns of the clock events and the blocked and preempted time; otherwise 1
+ * a sample, the off-CPU events left out (their counts are ns). */
+static uint64_t stack_weight(struct exp *e, const struct prd_sample *s,
+			     enum offcpu_kind kind)
+{
+	const struct prd_attr *a = s->attr;
+
+	if (e->event)
+		return a && a->name && !strcmp(a->name, e->event) ?
+			       (kind ? s->period : 1) :
+			       0;
+	if (e->wall)
+		return kind == OFFCPU_BLOCKED || kind == OFFCPU_PREEMPTED ||
+				       clock_event(a) ?
+			       s->period :
+			       0;
+	return kind ? 0 : 1;
+}
+
+/*
+ * --wakers, bcc's offwaketime -f: "comm;blocked stack (root first);--;
+ * waker stack (leaf first);waker comm ns" per offcpu-waker sample: the
+ * blocked chain is in its payload, the waker's is its own.
+ */
+static int waker_sample(struct exp *e, const struct prd_event *ev)
+{
+	const struct prd_sample *s = ev->sample;
+	struct offcpu_waker_raw w;
+	struct thread *wakee, *waker;
+	const void *chain;
+	size_t n = 0;
+	int err;
+
+	if (offcpu_waker_parse(s->raw, s->raw_size, &w, &chain))
+		return 0; /* not ours, or damaged: left out */
+	wakee = machine_findnew_thread(&e->m, w.wakee_pid, w.wakee_tid);
+	waker = machine_findnew_thread(&e->m, (int32_t)s->pid, (int32_t)s->tid);
+	if (!wakee || !waker)
+		return -ENOMEM;
+	e->key_len = 0;
+	key_put(e, wakee->comm, strlen(wakee->comm), true);
+	err = locs_room(e, w.nr ? w.nr : 1);
+	if (err)
+		return err;
+	resolve_chain(e, wakee, chain, w.nr, &n);
+	for (size_t i = n; i-- > 0;)
+		key_frame(e, &e->locs[i]);
+	if (e->key_len < MAX_KEY)
+		e->key[e->key_len++] = ';';
+	key_puts(e, "--");
+	err = resolve_stack(e, ev, waker, &n);
+	if (err)
+		return err;
+	for (size_t i = 0; i < n; i++)
+		key_frame(e, &e->locs[i]);
+	if (e->key_len < MAX_KEY)
+		e->key[e->key_len++] = ';';
+	key_put(e, waker->comm, strlen(waker->comm), true);
+	return tab_add(e, e->key, e->key_len, false, s->period, OFFCPU_WAKER);
+}
+
 static int stack_sample(struct exp *e, const struct prd_event *ev)
 {
 	const struct prd_sample *s = ev->sample;
+	enum offcpu_kind kind = sample_offcpu(s);
+	uint64_t weight;
 	struct thread *t;
 	const char *comm;
 	size_t n;
 	int err;
 
-	t = machine_findnew_thread(&e->m, (int32_t)s->pid, (int32_t)s->tid);
-	if (!t)
-		return -ENOMEM;
 	if (!e->key) {
 		e->key = malloc(MAX_KEY);
 		if (!e->key)
 			return -ENOMEM;
 	}
+	if (e->wakers)
+		return kind == OFFCPU_WAKER ? waker_sample(e, ev) : 0;
+	weight = stack_weight(e, s, kind);
+	if (!weight)
+		return 0;
+	t = machine_findnew_thread(&e->m, (int32_t)s->pid, (int32_t)s->tid);
+	if (!t)
+		return -ENOMEM;
 	e->key_len = 0;
 	comm = t->comm;
 	key_put(e, comm, strlen(comm), true);
@@ -1662,7 +1893,7 @@ static int stack_sample(struct exp *e, const struct prd_event *ev)
 	/* Root first. */
 	for (size_t i = n; i-- > 0;)
 		key_frame(e, &e->locs[i]);
-	return tab_add(e, e->key, e->key_len, false);
+	return tab_add(e, e->key, e->key_len, false, weight, kind);
 }
 
 /*
@@ -1755,10 +1986,17 @@ struct svg {
 	double wpt; /* pixels per sample */
 	uint64_t total;
 	uint32_t height;
+	bool ns; /* counts are nanoseconds (off-CPU time, the wall graph) */
+};
+
+/* Of a frame's width: what was blocked and what waited to run. */
+struct frame_share {
+	uint64_t off, runq;
 };
 
 static void svg_frame(struct svg *g, const char *name, size_t len,
-		      uint32_t depth, uint64_t start, uint64_t end)
+		      uint32_t depth, uint64_t start, uint64_t end,
+		      struct frame_share sh)
 {
 	struct outbuf *ob = &g->e->ob;
 	double x1 = SVG_XPAD + (double)start * g->wpt;
@@ -1773,7 +2011,15 @@ static void svg_frame(struct svg *g, const char *name, size_t len,
 		return;
 	v1 = namehash(name, len, false);
 	v2 = namehash(name, len, true);
-	if (len > 4 && !memcmp(name + len - 4, "_[k]", 4)) {
+	if (2 * sh.off > end - start) {
+		r = 80 + (unsigned int)(60 * v1); /* off-CPU: blue */
+		gr = r;
+		b = 190 + (unsigned int)(55 * v2);
+	} else if (2 * sh.runq > end - start) {
+		r = 50 + (unsigned int)(60 * v1); /* run queue: aqua */
+		gr = 165 + (unsigned int)(55 * v1);
+		b = gr;
+	} else if (len > 4 && !memcmp(name + len - 4, "_[k]", 4)) {
 		r = 190 + (unsigned int)(65 * v1); /* kernel: orange */
 		gr = 90 + (unsigned int)(65 * v1);
 		b = 0;
@@ -1785,8 +2031,24 @@ static void svg_frame(struct svg *g, const char *name, size_t len,
 	ob_puts(ob, "<g><title>");
 	ob_xml_str(ob, name, len);
 	ob_puts(ob, " (");
-	ob_u64(ob, end - start, 0, ' ');
-	ob_puts(ob, end - start == 1 ? " sample, " : " samples, ");
+	if (g->ns) {
+		ob_fixed(ob, (double)(end - start) / 1e6, 3);
+		ob_puts(ob, " ms");
+		if (sh.off) {
+			ob_puts(ob, ", off-CPU ");
+			ob_fixed(ob, (double)sh.off / 1e6, 3);
+			ob_puts(ob, " ms");
+		}
+		if (sh.runq) {
+			ob_puts(ob, ", preempted ");
+			ob_fixed(ob, (double)sh.runq / 1e6, 3);
+			ob_puts(ob, " ms");
+		}
+		ob_puts(ob, ", ");
+	} else {
+		ob_u64(ob, end - start, 0, ' ');
+		ob_puts(ob, end - start == 1 ? " sample, " : " samples, ");
+	}
 	ob_fixed(ob, (double)(end - start) * 100.0 / (double)g->total, 2);
 	ob_puts(ob, "%)</title><rect x=\"");
 	ob_fixed(ob, x1, 2);
@@ -1906,9 +2168,11 @@ static int svg_out(struct exp *e)
 	struct outbuf *ob = &e->ob;
 	struct frame *cur = NULL, *last = NULL;
 	uint64_t *starts = NULL;
+	/* the blocked and preempted time so far, and at each frame's start */
+	struct frame_share done = { 0, 0 }, *sstarts = NULL;
 	uint32_t maxd = 0, nlast = 0;
 	const struct stk *lastk = NULL;
-	struct svg g = { .e = e };
+	struct svg g = { .e = e, .ns = e->ns };
 	unsigned int width = e->width ? e->width : 1200;
 	uint64_t x = 0;
 	int err = -ENOMEM;
@@ -1927,7 +2191,8 @@ static int svg_out(struct exp *e)
 	cur = malloc((size_t)(maxd + 1) * sizeof(*cur));
 	last = malloc((size_t)(maxd + 1) * sizeof(*last));
 	starts = malloc((size_t)(maxd + 1) * sizeof(*starts));
-	if (!cur || !last || !starts)
+	sstarts = malloc((size_t)(maxd + 1) * sizeof(*sstarts));
+	if (!cur || !last || !starts || !sstarts)
 		goto out;
 	g.height = (maxd + 1) * SVG_FRAME_H + SVG_YPAD1 + SVG_YPAD2;
 	g.wpt = g.total ? (double)(width - 2 * SVG_XPAD) / (double)g.total : 0;
@@ -1988,25 +2253,35 @@ static int svg_out(struct exp *e)
 			same++;
 		for (uint32_t d = nlast; d-- > same;)
 			svg_frame(&g, lastk->key + last[d].off, last[d].len,
-				  d + 1, starts[d], x);
-		for (uint32_t d = same; d < n; d++)
+				  d + 1, starts[d], x,
+				  (struct frame_share){
+					  done.off - sstarts[d].off,
+					  done.runq - sstarts[d].runq });
+		for (uint32_t d = same; d < n; d++) {
 			starts[d] = x;
+			sstarts[d] = done;
+		}
 		x += v[i]->count;
+		done.off += v[i]->off;
+		done.runq += v[i]->runq;
 		memcpy(last, cur, (size_t)n * sizeof(*cur));
 		nlast = n;
 		lastk = v[i];
 	}
 	for (uint32_t d = nlast; d-- > 0;)
 		svg_frame(&g, lastk->key + last[d].off, last[d].len, d + 1,
-			  starts[d], x);
+			  starts[d], x,
+			  (struct frame_share){ done.off - sstarts[d].off,
+						done.runq - sstarts[d].runq });
 	if (g.total)
-		svg_frame(&g, "all", 3, 0, 0, g.total);
+		svg_frame(&g, "all", 3, 0, 0, g.total, done);
 	ob_puts(ob, "</g>\n</svg>\n");
 	err = 0;
 out:
 	free(cur);
 	free(last);
 	free(starts);
+	free(sstarts);
 	free(v);
 	return err;
 }
@@ -2032,7 +2307,8 @@ static int on_event(struct prd_file *f, const struct prd_event *ev, void *ctx)
 	int err;
 
 	(void)f;
-	if (ev->sample && ev->sample->time != UINT64_MAX) {
+	if (ev->sample && ev->sample->time != UINT64_MAX &&
+	    !offcpu_summed_time(ev->sample->time)) {
 		/* The trace.dat's events before it go first. */
 		err = td_until(e, ev->sample->time);
 		if (err)
@@ -2048,6 +2324,13 @@ static int on_event(struct prd_file *f, const struct prd_event *ev, void *ctx)
 		e->machine_ok = true;
 		first_sample(e);
 	}
+	if (e->event && e->fmt != FMT_FOLDED && e->fmt != FMT_SVG &&
+	    (!ev->sample->attr || !ev->sample->attr->name ||
+	     strcmp(ev->sample->attr->name, e->event)))
+		return 0; /* -e: that event's samples only */
+	if (e->fmt == FMT_PPROF && !e->event &&
+	    sample_offcpu(ev->sample) == OFFCPU_WAKER)
+		return 0; /* the blocked time again, at the wakers' stacks */
 	if (e->fmt == FMT_PPROF) {
 		struct thread *t =
 			machine_findnew_thread(&e->m, (int32_t)ev->sample->pid,
@@ -2087,6 +2370,28 @@ static void exp_free(struct exp *e)
 	free(e->sob.p);
 	pprof_free(e->pprof);
 	tdat_lines_close(e->td);
+}
+
+/* What the file's off-CPU events change: the wall-time svg, counts in
+ * ns; an -e that names no event of the file is told. */
+static void export_offcpu_setup(struct exp *e)
+{
+	bool offcpu = false, found = !e->event;
+
+	for (uint32_t i = 0; i < prd_nr_attrs(e->f); i++) {
+		const struct prd_attr *a = prd_attr(e->f, i);
+
+		offcpu |= offcpu_kind_of(a->attr.type, a->attr.config,
+					 a->name) == OFFCPU_BLOCKED;
+		found |= e->event && a->name && !strcmp(a->name, e->event);
+	}
+	if (!found)
+		pr_warn("export: -e %s: the file has no such event", e->event);
+	e->wall = e->fmt == FMT_SVG && offcpu && !e->event;
+	e->ns = e->wall || e->wakers ||
+		(e->event &&
+		 offcpu_kind_of(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_BPF_OUTPUT,
+				e->event));
 }
 
 /* The perf.data (e->f, may be NULL) and the trace.dat (e->td, may be
@@ -2157,6 +2462,8 @@ PERFRING_API int perfring_export(const struct perfring_export_opts *opts,
 	tdat = OPTS_GET(opts, trace_dat, NULL);
 	e.title = OPTS_GET(opts, title, NULL);
 	e.width = OPTS_GET(opts, width, 0);
+	e.event = OPTS_GET(opts, event, NULL);
+	e.wakers = OPTS_GET(opts, wakers, false);
 	if (!in || !*in)
 		in = "perf.data";
 	if (!fmt || !strcmp(fmt, "chrome") || !strcmp(fmt, "json")) {
@@ -2170,6 +2477,10 @@ PERFRING_API int perfring_export(const struct perfring_export_opts *opts,
 	} else {
 		pr_err("export: unknown format '%s' (chrome, folded, svg or pprof)",
 		       fmt);
+		return -EINVAL;
+	}
+	if (e.wakers && (e.fmt != FMT_FOLDED || e.event)) {
+		pr_err("export: --wakers is a folded export of its own (not with -e)");
 		return -EINVAL;
 	}
 	if (e.width && (e.width < 100 || e.width > 1000000)) {
@@ -2200,6 +2511,8 @@ PERFRING_API int perfring_export(const struct perfring_export_opts *opts,
 		err = prd_open(in, &e.f);
 	if (in && !err)
 		err = machine_use_build_ids(&e.m, e.f);
+	if (in && !err)
+		export_offcpu_setup(&e);
 	if (!err && tdat)
 		err = td_open(&e, tdat);
 	if (!err)

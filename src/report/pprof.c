@@ -34,6 +34,7 @@
 #include <time.h>
 #include <zlib.h>
 #include "../common/log.h"
+#include "../format/offcpu_format.h"
 #include "../machine/intern.h"
 #include "../machine/srcline.h"
 #include "../machine/unwind.h"
@@ -67,6 +68,7 @@ struct pprof {
 	struct u64v loc_func; /* function id per location (0: none) */
 	struct u64v map_has_func; /* a location of the mapping has one */
 	struct u64v count, period; /* per sample */
+	struct u64v attr_used; /* per attr index: samples added */
 	uint64_t *key; /* sample key being built */
 	size_t key_cap;
 	uint64_t first_time, last_time;
@@ -108,6 +110,7 @@ void pprof_free(struct pprof *p)
 	free(p->map_has_func.v);
 	free(p->count.v);
 	free(p->period.v);
+	free(p->attr_used.v);
 	free(p->key);
 	free(p);
 }
@@ -239,7 +242,7 @@ int pprof_add(struct pprof *p, struct machine *m, struct thread *t,
 	bool added;
 	int err;
 
-	if (s->time != UINT64_MAX && s->time) {
+	if (s->time != UINT64_MAX && s->time && !offcpu_summed_time(s->time)) {
 		if (s->time < p->first_time)
 			p->first_time = s->time;
 		if (s->time > p->last_time)
@@ -310,6 +313,8 @@ int pprof_add(struct pprof *p, struct machine *m, struct thread *t,
 	err = u64v_set(&p->count, id - 1, 1);
 	if (!err)
 		err = u64v_set(&p->period, id - 1, s->period);
+	if (!err)
+		err = u64v_set(&p->attr_used, p->key[SK_ATTR], 1);
 	return err;
 }
 
@@ -397,6 +402,34 @@ static bool is_clock_event(const struct prd_attr *a)
 	return a->attr.type == PERF_TYPE_SOFTWARE &&
 	       (a->attr.config == PERF_COUNT_SW_CPU_CLOCK ||
 		a->attr.config == PERF_COUNT_SW_TASK_CLOCK);
+}
+
+static enum offcpu_kind attr_offcpu(const struct prd_attr *a)
+{
+	return offcpu_kind_of(a->attr.type, a->attr.config, a->name);
+}
+
+/*
+ * With off-CPU time (record --off-cpu) the value types are the ones
+ * Go's and the profilers' wall-clock profiles use: "cpu" (the clock
+ * events), "off_cpu" (offcpu-time), "preempted" (offcpu-preempted), and
+ * after them "wall", the three summed.  Otherwise the events' names.
+ */
+static const char *value_name(const struct prd_attr *a, bool offcpu)
+{
+	if (offcpu && is_clock_event(a))
+		return "cpu";
+	if (offcpu && attr_offcpu(a) == OFFCPU_BLOCKED)
+		return "off_cpu";
+	if (offcpu && attr_offcpu(a) == OFFCPU_PREEMPTED)
+		return "preempted";
+	return a->name ? a->name : "event";
+}
+
+static bool wall_part(const struct prd_attr *a)
+{
+	return is_clock_event(a) || attr_offcpu(a) == OFFCPU_BLOCKED ||
+	       attr_offcpu(a) == OFFCPU_PREEMPTED;
 }
 
 /* The BUILD_ID feature: records {header, pid, build_id[24], filename}
@@ -586,18 +619,23 @@ int pprof_write(struct pprof *p, struct machine *m, const char *input,
 	uint32_t main_map;
 	uint64_t s_samples = 0, s_count = 0, s_pid = 0, s_tid = 0, s_cpu = 0,
 		 s_comm = 0, s_ns = 0;
-	uint32_t nslots = 0, first_attr = UINT32_MAX;
+	uint32_t nslots = 0, first_attr = UINT32_MAX, wall = 0;
 	struct pb b = { 0 }, sub = { 0 }, sub2 = { 0 }, pk = { 0 };
+	bool offcpu = false;
 	int err = -ENOMEM;
 
 	if (!slot)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < nattrs; i++)
-		if (prd_attr(p->f, i)->nr_samples) {
+		if (i < p->attr_used.nr && p->attr_used.v[i]) {
 			slot[i] = ++nslots;
 			if (first_attr == UINT32_MAX)
 				first_attr = i;
+			offcpu |= attr_offcpu(prd_attr(p->f, i)) ==
+				  OFFCPU_BLOCKED;
 		}
+	if (offcpu)
+		wall = ++nslots;
 	tid = calloc(nslots + 1, sizeof(*tid));
 	uid = calloc(nslots + 1, sizeof(*uid));
 	vals = calloc(nslots + 1, sizeof(*vals));
@@ -630,8 +668,13 @@ int pprof_write(struct pprof *p, struct machine *m, const char *input,
 
 		if (!slot[i])
 			continue;
-		err = str_idc(p, a->name ? a->name : "event", &tid[slot[i]]);
-		uid[slot[i]] = is_clock_event(a) ? s_ns : s_count;
+		err = str_idc(p, value_name(a, offcpu), &tid[slot[i]]);
+		uid[slot[i]] = is_clock_event(a) || attr_offcpu(a) ? s_ns :
+								     s_count;
+	}
+	if (!err && wall) {
+		err = str_idc(p, "wall", &tid[wall]);
+		uid[wall] = s_ns;
 	}
 	for (uint32_t id = 1; !err && id <= p->maps.nr; id++) {
 		struct map_key mk;
@@ -679,6 +722,8 @@ int pprof_write(struct pprof *p, struct machine *m, const char *input,
 		vals[0] = p->count.v[id - 1];
 		if (attr < nattrs && slot[attr])
 			vals[slot[attr]] = p->period.v[id - 1];
+		if (wall && attr < nattrs && wall_part(prd_attr(p->f, attr)))
+			vals[wall] = p->period.v[id - 1];
 		for (uint32_t k = 0; k <= nslots; k++)
 			pb_varint(&pk, vals[k]);
 		pb_msg(&sub, 2, &pk);

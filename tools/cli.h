@@ -142,6 +142,7 @@ int cmd_report(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_top(int argc, char **argv);
 int cmd_data(int argc, char **argv);
+int cmd_sched(int argc, char **argv);
 /* A command's -v: the library's log down to debug messages. */
 void cli_verbose(void);
 /* perfring export of @eo into @outpath ("-": standard output), as export

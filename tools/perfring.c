@@ -44,6 +44,7 @@ static const struct command {
 	{ "export", NULL, cmd_export },
 	{ "top", NULL, cmd_top },
 	{ "data", NULL, cmd_data },
+	{ "sched", NULL, cmd_sched },
 };
 
 static void usage(FILE *f)
@@ -68,6 +69,8 @@ static void usage(FILE *f)
 		"  stats [-i FILE|-]                  record counts (perf report --stats)\n"
 		"  export [-i FILE|-] -f chrome|folded|svg [-o OUT]\n"
 		"                                     Chrome trace JSON, folded stacks, flame graph\n"
+		"  sched record [-- COMMAND] | timehist [-s|-S] [-w] [-V] | latency\n"
+		"                                     the scheduler's timeline (perf sched)\n"
 		"  data convert [-i FILE|-] --to-ctf DIR | --to-json FILE [--all] [--tod]\n"
 		"                                     CTF (babeltrace2, Trace Compass) or perf's JSON\n"
 		"  decode --snapshot DIR [--decode]   CoreSight packets/elements of an OpenCSD snapshot\n"

@@ -733,6 +733,33 @@ struct perfring_export_opts {
 PERFRING_API int perfring_export(const struct perfring_export_opts *opts,
 				 FILE *out);
 
+/* ---- sched: perf sched timehist and latency ----------------------------- */
+
+struct perfring_sched_opts {
+	size_t sz;
+	const char *input; /* -i: default "perf.data" */
+	const char *command; /* "timehist" or "latency" */
+	/* timehist: -s the summary alone, -S the lines and the summary,
+	 * -w the wake-ups among them, -V the CPUs as columns */
+	bool summary_only, with_summary, wakeups, cpu_visual;
+	/* latency: -s sort keys ("avg, max, switch, runtime"; also pid),
+	 * -p one line per thread (not merged by comm) */
+	const char *sort;
+	bool per_thread;
+};
+
+/*
+ * perf sched timehist / latency, as perf 6.1 prints them, on a file of
+ * sched tracepoints (perf sched record, perfring sched record): timehist a
+ * line per sched_switch (the task switched out: its wait time, scheduling
+ * delay and run time), latency a line per task (runtime, switches,
+ * average and maximum delay between wake-up and run).  Returns 0 or -errno
+ * (-ENOENT: no sched_switch; -EBADMSG: damaged, what came before was
+ * printed).
+ */
+PERFRING_API int perfring_sched(const struct perfring_sched_opts *opts,
+				FILE *out);
+
 /* ---- data convert: CTF and JSON (perf data convert) -------------------- */
 
 /* What a conversion did (perfring_data_convert()), also while it runs. */

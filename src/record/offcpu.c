@@ -9,10 +9,11 @@
  * nearly sorted: an insertion sort, then the runs merged), and processes
  * the events up to the horizon: a thread switched out on one CPU comes
  * back on another, whose ring may have been read first, so the last
- * couple of milliseconds wait for the next pass.  The horizon never falls
- * behind the previous pass's start, so whatever is written later is newer
- * than every record of the round before: perf's FINISHED_ROUND ordering
- * holds for the samples made here too.
+ * 50 ms wait for a later pass.  The horizon never falls behind the pass
+ * that ended the last round (the recorder ends rounds at most every
+ * 100 ms with --off-cpu), so whatever is written later is newer than
+ * every record of the round before: perf's FINISHED_ROUND ordering holds
+ * for the samples made here too.
  *
  * Switch-ins: with a command, -p or -t the events are the tasks' own
  * (inherited), and a sched_switch sample only ever shows the traced task
@@ -41,8 +42,10 @@ enum { OC_TIME, OC_PREEMPT, OC_WAKER, OC_NR };
 static const char *const oc_names[OC_NR] = { OFFCPU_EVENT, OFFCPU_PREEMPT_EVENT,
 					     OFFCPU_WAKER_EVENT };
 
-/* The newest events wait this long for the other CPUs' rings. */
-#define HORIZON_SLACK_NS 2000000ull
+/* The newest events wait this long for the other CPUs' rings: an event
+ * is visible once its writer commits it, and a virtual CPU can be held by
+ * its host between the event's time stamp and the commit. */
+#define HORIZON_SLACK_NS 50000000ull
 /* prev_state bits (the tracepoint's report values): exiting tasks */
 #define STATE_DEAD (0x10 | 0x20)
 
@@ -105,7 +108,7 @@ struct offcpu {
 	size_t *runs; /* start of each sorted run in ev */
 	size_t nr_runs, cap_runs;
 	uint32_t seq;
-	uint64_t prev_now;
+	uint64_t last_now, floor; /* the last pass's start, the last round's */
 
 	struct oc_thread *thr;
 	uint32_t thr_mask, nr_thr;
@@ -455,6 +458,18 @@ static int parse_record(struct offcpu *oc, const unsigned char *p, size_t size)
 			e->tid = (int32_t)(v[0] >> 32);
 			e->time = v[1];
 			e->cpu = (int32_t)(uint32_t)v[2];
+		}
+		return 0;
+	case PERF_RECORD_THROTTLE:
+		/* sched events dropped until the next tick: as lost */
+		if (size >= 8 + 24) {
+			struct oc_ev *e = ev_add(oc);
+
+			if (!e)
+				return -ENOMEM;
+			memcpy(v, p + 8, 8);
+			e->kind = EV_LOST;
+			e->time = v[0];
 		}
 		return 0;
 	case PERF_RECORD_LOST:
@@ -988,11 +1003,10 @@ int offcpu_drain(struct offcpu *oc, bool final, offcpu_emit_fn emit, void *ctx)
 	if (err)
 		return err;
 	merge_runs(oc);
-	horizon = final ? UINT64_MAX :
-		  now > HORIZON_SLACK_NS + oc->prev_now ?
-			  now - HORIZON_SLACK_NS :
-			  oc->prev_now;
-	oc->prev_now = now;
+	horizon = final				     ? UINT64_MAX :
+		  now > HORIZON_SLACK_NS + oc->floor ? now - HORIZON_SLACK_NS :
+						       oc->floor;
+	oc->last_now = now;
 	for (; !err && done < oc->nr_ev && oc->ev[done].time <= horizon; done++)
 		err = process(oc, &oc->ev[done], emit, ctx);
 	for (size_t i = 0; i < done; i++)
@@ -1002,6 +1016,12 @@ int offcpu_drain(struct offcpu *oc, bool final, offcpu_emit_fn emit, void *ctx)
 	if (!err && final)
 		err = offcpu_flush(oc, emit, ctx);
 	return err;
+}
+
+void offcpu_round_done(struct offcpu *oc)
+{
+	if (oc)
+		oc->floor = oc->last_now;
 }
 
 void offcpu_stats(const struct offcpu *oc, struct offcpu_stats *st)

@@ -60,6 +60,11 @@ int offcpu_fd(const struct offcpu *oc, int i);
  * of them, then the sums of the short ones.  Returns 0 or -errno.
  */
 int offcpu_drain(struct offcpu *oc, bool final, offcpu_emit_fn emit, void *ctx);
+/* The recorder ended a round: what the source writes from now on must be
+ * newer than every record before the round it just ended (perf's
+ * FINISHED_ROUND ordering), so its horizon never falls behind the pass
+ * that ended it. */
+void offcpu_round_done(struct offcpu *oc);
 /* --switch-output: the sums so far go into the file being completed. */
 int offcpu_flush(struct offcpu *oc, offcpu_emit_fn emit, void *ctx);
 

@@ -408,11 +408,14 @@ static int drain_all(struct session *s, bool snapshot, bool final)
 	 * committing its record: with application rings, rounds end at most
 	 * every APP_ROUND_MS so such a late record still lands in time.
 	 */
-	now = s->app ? now_ms() : 0;
+	/* The off-CPU source's samples are made a pass or more after their
+	 * events (it waits for the other CPUs): rounds as long, so that its
+	 * samples are never older than a round perf has flushed. */
+	now = s->app || s->oc ? now_ms() : 0;
 	if (!err && s->round_open &&
-	    (!s->app || final || snapshot ||
+	    ((!s->app && !s->oc) || final || snapshot ||
 	     now - s->last_round_ms >= APP_ROUND_MS ||
-	     (now - s->last_round_ms >= APP_ROUND_MIN_MS &&
+	     (s->app && now - s->last_round_ms >= APP_ROUND_MIN_MS &&
 	      app_session_pressed(s->app)))) {
 		/* SAMPLE_TIME of the checkpoint the round makes */
 		pd_writer_note_time(s->w, s->first_time, s->last_time);
@@ -426,6 +429,7 @@ static int drain_all(struct session *s, bool snapshot, bool final)
 			 * it holds may leave their rings now, not before. */
 			if (s->app)
 				app_session_release(s->app);
+			offcpu_round_done(s->oc);
 		}
 	}
 	if (err && !s->err)

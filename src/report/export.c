@@ -2288,10 +2288,15 @@ out:
 
 /* ---- driver ---------------------------------------------------------- */
 
+static void export_offcpu_setup(struct exp *e);
+
 static void first_sample(struct exp *e)
 {
 	const void *td;
 	size_t len;
+
+	if (prd_is_pipe(e->f))
+		export_offcpu_setup(e); /* its attrs came as records */
 
 	machine_set_host(&e->m, file_recorded_here(e->f));
 	td = prd_feature(e->f, PRD_FEAT_TRACING_DATA, &len);
@@ -2385,7 +2390,7 @@ static void export_offcpu_setup(struct exp *e)
 					 a->name) == OFFCPU_BLOCKED;
 		found |= e->event && a->name && !strcmp(a->name, e->event);
 	}
-	if (!found)
+	if (!found && !prd_is_pipe(e->f))
 		pr_warn("export: -e %s: the file has no such event", e->event);
 	e->wall = e->fmt == FMT_SVG && offcpu && !e->event;
 	e->ns = e->wall || e->wakers ||

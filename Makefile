@@ -49,13 +49,13 @@ TOOLS_LDLIBS := $(shell pkg-config --libs libtraceevent libelf libdw libzstd zli
 
 # Layers: libperfring (src/ring, src/app: libc only) -> libperfring-tools
 # (src/sources, src/format -> src/machine, src/tracepoint -> src/coresight
-# -> src/record, src/report, src/convert) -> tools/ (the CLI, public
-# headers only);
+# -> src/fleet -> src/record, src/report, src/convert) -> tools/ (the CLI,
+# public headers only);
 # docs/design.md section 1 draws them.  Stateless pieces both libraries need are
 # built into both (SHARED_SRC: each library keeps its own hidden copy).
 LIB_SRC := $(sort $(wildcard src/ring/*.c src/app/*.c))
 SHARED_SRC := src/ring/subbuf_page.c src/app/app_format.c
-TOOLS_LAYERS := sources format machine tracepoint coresight record report convert
+TOOLS_LAYERS := sources format machine tracepoint coresight fleet record report convert
 TOOLS_SRC := $(sort $(wildcard $(TOOLS_LAYERS:%=src/%/*.c)) $(SHARED_SRC))
 INTERNAL_SRC := $(sort $(LIB_SRC) $(TOOLS_SRC))
 HDRS := include/perfring.h include/perfring/abi.h include/perfring/tools.h $(wildcard src/*/*.h)
@@ -82,9 +82,14 @@ TOOLS_SHLIB := $(B)/libperfring-tools.so.$(VERSION)
 CLI_LIBS = $(B)/libperfring-tools.a $(B)/libperfring.a
 CLI_LDLIBS := $(TOOLS_LDLIBS) $(LDLIBS)
 
-.PHONY: all check soak bench demo install uninstall clean fuzz format format-check check-abi
+.PHONY: all check soak soak-fleet bench demo install uninstall clean fuzz format format-check check-abi
+# Everything README.md runs: the libraries, build/perfring, the examples,
+# the workloads its tour records (build/workloads/hot, ...) and .pc files
+# that work from this tree (build/*-uninstalled.pc).
 all: $(B)/libperfring.a $(SHLIB) $(B)/libperfring-tools.a $(TOOLS_SHLIB) $(B)/perfring \
-	$(EXAMPLES:%=$(B)/examples/%) $(B)/perfring.pc $(B)/perfring-tools.pc
+	$(EXAMPLES:%=$(B)/examples/%) $(B)/perfring.pc $(B)/perfring-tools.pc \
+	$(B)/perfring-uninstalled.pc $(B)/perfring-tools-uninstalled.pc \
+	$(WORKLOADS:%=$(B)/workloads/%)
 
 # One set of rules per build variant: build/ (release), build/asan, build/tsan.
 define variant
@@ -187,6 +192,11 @@ $(B)/bench_lttng_emit: bench/lttng_emit.c bench/lttng_tp.h
 	$(CC) -std=gnu11 $(WARN) -O2 -g -Ibench $(CFLAGS) -o $@ $< $$(pkg-config --libs lttng-ust)
 
 PC_SED = sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCLUDEDIR@|$(INCLUDEDIR)|; s|@VERSION@|$(VERSION)|'
+# The -uninstalled.pc files name this tree by absolute paths.
+PC_UNINSTALLED_SED = sed -e 's|@BUILDDIR@|$(abspath $(B))|; s|@SRCDIR@|$(CURDIR)|g; s|@VERSION@|$(VERSION)|'
+$(B)/%-uninstalled.pc: %-uninstalled.pc.in Makefile
+	@mkdir -p $(@D)
+	$(PC_UNINSTALLED_SED) $< > $@
 $(B)/%.pc: %.pc.in Makefile
 	$(PC_SED) $< > $@
 
@@ -199,6 +209,7 @@ SHELL_TESTS := \
 	test/cli.sh \
 	test/install.sh \
 	test/record.sh \
+	test/nonroot.sh \
 	test/record_opts.sh \
 	test/switch_app.sh \
 	test/export.sh \
@@ -231,6 +242,9 @@ SHELL_TESTS := \
 	test/events.sh \
 	test/outputs.sh \
 	test/top.sh \
+	test/fleet.sh \
+	test/soak_fleet.sh \
+	test/readme_tour.sh \
 	test/kill_matrix.sh \
 	test/soak.sh
 
@@ -238,9 +252,12 @@ check: $(CHECK_BINS) all $(B)/asan/perfring $(WORKLOADS:%=$(B)/workloads/%) $(B)
 	@FUZZ_CORPUS_DIR=fuzz/corpus PERFRING_CLI=$(B)/perfring PERFRING_ASAN_CLI=$(B)/asan/perfring WORKLOADS=$(B)/workloads TEST_APPS=$(B)/apps \
 		./test/run-tests.sh $(CHECK_BINS) $(SHELL_TESTS)
 
-# The hostile-program soak for longer than make check's 20 s.
-soak: $(B)/asan/perfring $(B)/apps/apphostile
+# The hostile-program soak for longer than make check's 20 s, then the
+# fleet soak (record -a --push, memory over time) for SECS or 10 minutes.
+soak: $(B)/asan/perfring $(B)/apps/apphostile soak-fleet
 	SOAK_SECS=$(or $(SECS),300) PERFRING_ASAN_CLI=$(B)/asan/perfring TEST_APPS=$(B)/apps ./test/soak.sh
+soak-fleet: $(B)/perfring $(B)/workloads/hot
+	SOAK_SECS=$(or $(SECS),600) PERFRING_CLI=$(B)/perfring WORKLOADS=$(B)/workloads ./test/soak_fleet.sh
 
 bench: $(B)/bench $(B)/perfring $(WORKLOADS:%=$(B)/workloads/%) $(B)/bench_app_emit $(B)/bench_lttng_emit
 	$(B)/bench $(CASE) $(ARGS)

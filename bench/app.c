@@ -175,7 +175,7 @@ static double load1(void)
 static double app_out_bytes; /* size of the last app_record()'s file */
 
 /* One `perfring record -o APP_OUT -- app_emit ARGS` with @ring bytes per
- * ring and PERFRING_MODE @mode (NULL: none); the app's line into @out. */
+ * ring and PERFRING_MODE @mode (NULL: drop); the app's line into @out. */
 static int app_record(char *const app_args[], const char *ring,
 		      const char *mode, char *out, size_t len)
 {
@@ -194,10 +194,9 @@ static int app_record(char *const app_args[], const char *ring,
 	argv[n] = NULL;
 	snprintf(rs, sizeof(rs), "PERFRING_RING_SIZE=%s", ring);
 	add[0] = rs;
-	if (mode) {
-		snprintf(md, sizeof(md), "PERFRING_MODE=%s", mode);
-		add[1] = md;
-	}
+	/* (the recorder's default for its command is block) */
+	snprintf(md, sizeof(md), "PERFRING_MODE=%s", mode ? mode : "drop");
+	add[1] = md;
 	ret = run_capture(argv, add, out, len, 120);
 	app_out_bytes = stat(APP_OUT, &st) == 0 ? (double)st.st_size : 0;
 	unlink(APP_OUT);

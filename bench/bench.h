@@ -213,5 +213,6 @@ void case_tracefs_capture(void);
 void case_tracefs_get_reader(void);
 /* top.c */
 void case_top_overhead(void);
+void case_record_push(void); /* push.c */
 
 #endif

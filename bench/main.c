@@ -5,8 +5,8 @@
  *
  * This file holds the case table and the settings; the cases are grouped
  * by area: ring.c (cross-core throughput), emit.c (single-thread costs and
- * wake-ups), record.c, script.c, convert.c, app.c, cs.c, tracefs.c, top.c;
- * bench.h and util.c hold what they share.
+ * wake-ups), record.c, script.c, convert.c, app.c, cs.c, tracefs.c, top.c,
+ * push.c; bench.h and util.c hold what they share.
  *
  *   spsc-32, spsc-256  one writer thread (CPU 0), one reader thread (CPU 1);
  *                      32/256-byte records with a perfring_clock_fast_ns()
@@ -46,6 +46,12 @@
  *                      1000 -a`, each for BENCH_TOP_SECS (10): CPU % of
  *                      one core after a BENCH_TOP_WARMUP (2 s) start-up,
  *                      and over the whole run (top.c).
+ *   record-push        `perfring record -a -F 99 -g -o /dev/null --push`
+ *                      (ClickHouse and Pyroscope formats, every second, to
+ *                      a receiver in the bench) against `perf record -a -F
+ *                      99 -g`, each for BENCH_PUSH_SECS (10), processes
+ *                      coming and going: CPU seconds, bytes per interval
+ *                      (push.c).
  *
  * Each case runs 3 times.  Single-thread figures are medians
  * (stat=median).  Cross-core ones report the best run (stat=best) with the
@@ -107,6 +113,7 @@ static const struct {
 	{ "app-sustained", case_app_sustained },
 	{ "naive-pipe", case_naive_pipe },
 	{ "top-overhead", case_top_overhead },
+	{ "record-push", case_record_push },
 };
 
 int main(int argc, char **argv)

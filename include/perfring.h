@@ -702,10 +702,11 @@ struct perfring_event;
 #define PERFRING_APP_EVENT_MAX (PERFRING_RECORD_MAX - 48u)
 
 /* perfring_app_opts.flags (also $PERFRING_MODE: "shared", "overwrite",
- * "block", comma separated) */
+ * "block", comma separated; "drop" or "" for none).  `perfring record --
+ * COMMAND` runs the command with PERFRING_MODE=block unless it is set. */
 #define PERFRING_APP_SHARED 0x1u /* one multi-producer ring per process */
 #define PERFRING_APP_OVERWRITE 0x2u /* flight recorder: newest events kept */
-#define PERFRING_APP_BLOCK 0x4u /* full ring: wait (block_timeout_ms) */
+#define PERFRING_APP_BLOCK 0x4u /* full ring: wait for the recorder */
 
 struct perfring_app_opts {
 	size_t sz;
@@ -717,7 +718,10 @@ struct perfring_app_opts {
 	 * as bytes or with K/M suffix, else 1 MiB). */
 	uint64_t ring_size;
 	unsigned int flags; /* PERFRING_APP_* */
-	/* PERFRING_APP_BLOCK: longest wait for room, ms (default 10). */
+	/* PERFRING_APP_BLOCK: a full ring waits for the recorder to free
+	 * room for as long as it frees some at least every this many ms
+	 * (default 250); past that the thread drops (counted) on that ring
+	 * without waiting until the recorder frees something again. */
 	int block_timeout_ms;
 };
 

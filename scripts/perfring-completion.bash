@@ -2,7 +2,7 @@
 # $(PREFIX)/share/bash-completion/completions/perfring, where bash-completion
 # loads it on first use; or: source scripts/perfring-completion.bash
 # Event names (-e) come from `perfring list` on this machine, as perf's
-# completion asks perf list.
+# completion asks perf list; each command's options from its --help.
 
 _perfring_events()
 {
@@ -23,7 +23,7 @@ _perfring()
 		esac
 	done
 	if [ -z "$cmd" ]; then
-		COMPREPLY=($(compgen -W "record list demo ring-stat script report dump stats export data decode inject version help" -- "$cur"))
+		COMPREPLY=($(compgen -W "record top list demo ring-stat script report dump stats export sched data decode inject push version help" -- "$cur"))
 		return
 	fi
 	case $prev in
@@ -51,30 +51,45 @@ _perfring()
 	--sort)
 		COMPREPLY=($(compgen -W "comm pid dso sym comm,dso,sym" -- "$cur"))
 		return ;;
+	--push | --from)
+		COMPREPLY=($(compgen -W "clickhouse=http:// pyroscope=http:// parca=http://" -- "$cur"))
+		compopt -o nospace 2>/dev/null
+		return ;;
+	--spool)
+		COMPREPLY=($(compgen -d -- "$cur"))
+		return ;;
 	esac
-	local opts=
+	# A command's options are the ones its --help names (as perf's
+	# completion asks perf CMD --list-opts), so they never fall behind.
 	case $cmd in
-	record) opts="-e --event --filter -a --all-cpus -C --cpu -p --pid -t --tid --per-thread
-		-m --mmap-pages -F --freq -c --count -g --call-graph -o --output --overwrite -S --snapshot
-		-q --quiet -D --duration --no-app --app-max-rings --tracefs --tracefs-event
-		--tracefs-output --buffer-size --subbuf-size --buffer-percent --no-mmap --replay-cs
-		--rate --loops --chunk --replay-cpu --pprof --help" ;;
-	list) opts="hw sw cache pmu tracepoint --help" ;;
-	script) opts="-i -F -G --ns --trace-dat --no-trace-dat --pid --tid --comm --cpu -C --time -S --symbols --reltime --deltatime --show-task-events --show-mmap-events --itrace --symdir --no-disasm --snapshot --help" ;;
-	report) opts="-i --sort --children --no-children -g -n --percent-limit --stdio --group --no-group --comm --dsos -d -S --symbols --itrace --symdir --snapshot --help" ;;
-	dump) opts="-i --hex -D --aux --decode --elements --symdir --help" ;;
-	stats) opts="-i --help" ;;
-	export) opts="-i -f -o --title --width --help" ;;
 	data)
-		# perf data's one subcommand first, then its options
-		[ "$prev" = data ] && opts=convert ||
-			opts="-i --input --to-ctf --to-json --all --tod -f --force -v --verbose --help" ;;
-	demo) opts="-n -s -m --drop --help" ;;
-	decode) opts="--snapshot --pkts --decode --elements --buffer -i --help" ;;
-	inject) opts="-i -o --symdir --help" ;;
+		# perf data's one subcommand first
+		if [ "$prev" = data ]; then
+			COMPREPLY=($(compgen -W convert -- "$cur"))
+			return
+		fi ;;
+	sched)
+		# perf sched's subcommands first
+		if [ "$prev" = sched ]; then
+			COMPREPLY=($(compgen -W "record timehist latency" -- "$cur"))
+			return
+		fi ;;
+	push)
+		if [[ $cur != -* ]]; then
+			COMPREPLY=($(compgen -W "clickhouse=http:// pyroscope=http:// parca=http://" -- "$cur"))
+			compopt -o nospace 2>/dev/null
+			return
+		fi ;;
 	ring-stat) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+	version | help) return ;;
 	esac
-	if [ "$cmd" = record ] && [[ $cur != -* ]]; then
+	local opts
+	[ "$cmd" = data ] && cmd="data convert"
+	[ "$cmd" = sched ] && cmd="sched ${COMP_WORDS[i + 1]}"
+	opts=$(perfring $cmd --help 2>/dev/null | grep -oE -- '(^|[][ ,|])--?[a-zA-Z][a-zA-Z0-9-]*' |
+		sed 's/^[][ ,|]*//' | sort -u)
+	[ "$cmd" = list ] && opts="hw sw cache pmu tracepoint $opts"
+	if [[ $cmd == record || $cmd == "sched record" ]] && [[ $cur != -* ]]; then
 		COMPREPLY=($(compgen -c -- "$cur"))
 		return
 	fi

@@ -124,6 +124,6 @@ run() {
 run per-thread no
 run shared-block no PERFRING_MODE=shared,block
 run overwrite no PERFRING_MODE=overwrite
-run small-rings yes PERFRING_RING_SIZE=8K
+run small-rings yes PERFRING_MODE=drop PERFRING_RING_SIZE=8K
 run shared-small yes PERFRING_MODE=shared PERFRING_RING_SIZE=8K
 echo "app_fork: ok"

@@ -220,17 +220,28 @@ if ! cmp -s "$etm/perf_inject.data" "$tmp/inject"; then
 	fail "inject: counts differ from simpleperf's perf_inject.data"
 fi
 echo "inject: branch and range counts equal to simpleperf's"
-# Without the binary the code is unknown: said so, and no equal counts.
-"$cli" inject -i "$etm/perf_etm.data" --symdir "$tmp/m" -o "$tmp/inject2" 2>"$tmp/err" ||
-	fail "inject without the binary: exit $? (a warning, not an error): $(cat "$tmp/err")"
+# Without the binary the code is unknown: said so, and nothing decoded
+# (an empty file) is a warning and exit 1, not a silent success.
+"$cli" inject -i "$etm/perf_etm.data" --symdir "$tmp/m" -o "$tmp/inject2" 2>"$tmp/err" &&
+	fail "inject without the binary: exit 0 with nothing decoded"
 grep -q 'etm_test_loop not found' "$tmp/err" || fail "inject without the binary: not reported"
+grep -q 'warning: .*perf_etm.data: no instruction was decoded from 384 trace bytes: the traced code is not there; give the binaries with --symdir' "$tmp/err" ||
+	fail "inject without the binary: the empty result is not explained: $(cat "$tmp/err")"
 # A binary with another build-id is refused.
 mkdir -p "$tmp/wrong" && cp /bin/true "$tmp/wrong/etm_test_loop"
-"$cli" inject -i "$etm/perf_etm.data" --symdir "$tmp/wrong" -o "$tmp/inject3" 2>"$tmp/err" ||
-	fail "inject with a wrong binary: exit $? (a warning, not an error): $(cat "$tmp/err")"
+"$cli" inject -i "$etm/perf_etm.data" --symdir "$tmp/wrong" -o "$tmp/inject3" 2>"$tmp/err" &&
+	fail "inject with a wrong binary: exit 0 with nothing decoded"
 grep -q 'etm_test_loop not found' "$tmp/err" || fail "inject with a wrong binary: not refused"
+grep -q 'no instruction was decoded' "$tmp/err" || fail "inject with a wrong binary: the empty result is not said"
 cmp -s "$etm/perf_inject.data" "$tmp/inject3" && fail "inject with a wrong binary: counts still equal"
-echo "inject: a missing or mismatched binary is reported"
+echo "inject: a missing or mismatched binary is reported, nothing decoded is exit 1"
+# script and report --itrace alike: nothing decoded, a warning and exit 1.
+for c in script report; do
+	"$cli" $c --itrace -i "$etm/perf_etm.data" --symdir "$tmp/m" >/dev/null 2>"$tmp/err" &&
+		fail "$c --itrace without the binary: exit 0 with nothing decoded"
+	grep -q 'no instruction was decoded' "$tmp/err" || fail "$c --itrace without the binary: $(cat "$tmp/err")"
+done
+echo "script/report --itrace: nothing decoded is a warning and exit 1"
 # Found by build-id: the id as the file name, or perf's .build-id/ layout.
 mkdir -p "$tmp/bid/.build-id/0c"
 cp "$etm/etm_test_loop" "$tmp/bid/.build-id/0c/9a20bf9c009d0e4e8bbf9fad0300ae"

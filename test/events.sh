@@ -18,40 +18,6 @@ if ! "$cli" record -q -e dummy -o "$tmp/probe.data" -- true 2>"$tmp/probe.err"; 
 	fail "record -- true: $(cat "$tmp/probe.err")"
 fi
 
-# The attr fields an event string decides, one line per event, from
-# perf evlist -v: name, type, config, exclusions, precise_ip, group reads.
-attrs() {
-	perf evlist -v -i "$1" 2>/dev/null | grep -v '^#' | awk '
-	{
-		name = $0; sub(/: type: .*/, "", name)
-		out = name
-		line = $0
-		gsub(/\{ sample_period, sample_freq \}/, "period", line)
-		gsub(/\{ bp_addr, config1 \}/, "bp_addr", line)
-		gsub(/\{ bp_len, config2 \}/, "bp_len", line)
-		n = split(line, f, ", ")
-		split("", v)
-		for (i = 1; i <= n; i++) {
-			k = f[i]; sub(/^.*: type/, "type", k)
-			split(k, kv, ": ")
-			v[kv[1]] = kv[2]
-		}
-		out = out " type=" v["type"] " config=" (("config" in v) ? v["config"] : 0)
-		split("exclude_user exclude_kernel exclude_hv exclude_idle exclude_host exclude_guest precise_ip pinned exclusive freq", keys, " ")
-		for (i = 1; i in keys; i++)
-			out = out " " keys[i] "=" ((keys[i] in v) ? v[keys[i]] : 0)
-		if (!(("freq" in v)))
-			out = out " period=" v["period"]
-		if ("bp_type" in v)
-			out = out " bp_type=" v["bp_type"] " bp_addr=" v["bp_addr"] " bp_len=" v["bp_len"]
-		else if ("bp_addr" in v || "bp_len" in v)
-			out = out " config1=" v["bp_addr"] " config2=" v["bp_len"]
-		out = out " read=" ((v["sample_type"] ~ /READ/) ? 1 : 0)
-		out = out " group=" ((v["read_format"] ~ /GROUP/) ? 1 : 0)
-		print out
-	}'
-}
-
 # perf must read our file without complaint.
 perf_ok() {
 	local out
@@ -73,8 +39,8 @@ both() {
 	# (-F max samples at the kernel's limit: either side may lose some
 	# under load, which perf script reports; the attrs are what count)
 	[ "$tag" = "-F max" ] || perf_ok "$tmp/ours-$n.data"
-	attrs "$tmp/perf-$n.data" >"$tmp/perf-$n.attrs"
-	attrs "$tmp/ours-$n.data" >"$tmp/ours-$n.attrs"
+	evlist_attrs "$tmp/perf-$n.data" >"$tmp/perf-$n.attrs"
+	evlist_attrs "$tmp/ours-$n.data" >"$tmp/ours-$n.attrs"
 	[ -s "$tmp/perf-$n.attrs" ] || fail "$tag: perf evlist shows nothing for perf's file"
 	diff -u "$tmp/perf-$n.attrs" "$tmp/ours-$n.attrs" >"$tmp/diff" ||
 		fail "$tag: attrs differ from perf's (-perf +ours): $(cat "$tmp/diff")"
@@ -172,7 +138,14 @@ if [ ! -e /sys/bus/event_source/devices/cpu ]; then
 		grep -q "The $e event is not supported" "$tmp/err" || fail "$e: $(cat "$tmp/err")"
 	done
 	"$cli" list | grep -q '^ *instructions ' && fail "list shows hardware events this machine does not have"
-	echo "ok: hardware events refused as perf refuses them"
+	# asked for, they are listed as perf names them, marked refused
+	"$cli" list hw >"$tmp/hw"
+	grep -q '^  instructions  *\[Hardware event, not supported here\]$' "$tmp/hw" &&
+		grep -q '^  cpu-cycles OR cycles  *\[Hardware event, not supported here\]$' "$tmp/hw" ||
+		fail "list hw does not show the hardware events this machine refuses: $(cat "$tmp/hw")"
+	"$cli" list cache | grep -q '^  L1-dcache-load-misses  *\[Hardware cache event, not supported here\]$' ||
+		fail "list cache does not show the cache events this machine refuses"
+	echo "ok: hardware events refused as perf refuses them, listed as refused"
 fi
 
 # 7. Errors point at the wrong part of the string.

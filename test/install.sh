@@ -2,7 +2,8 @@
 # `make install PREFIX=...` gives the headers, both libraries, their
 # pkg-config files and man pages, and a program can build and run against
 # them: one that only uses rings and events links libperfring alone and,
-# through it, libc alone; a tools program builds with perfring-tools.
+# through it, libc alone; a tools program builds with perfring-tools.  The
+# same two build from the source tree through build/*-uninstalled.pc.
 set -u
 fail() { echo "FAILED: $*" >&2; exit 1; }
 tmp=$(mktemp -d)
@@ -72,6 +73,22 @@ LD_LIBRARY_PATH="$lib" "$tmp/tool" "$tmp/t.dat" >"$tmp/tool.out" || fail "tools 
 grep -q "^total: 10 events" "$tmp/tool.out" || { cat "$tmp/tool.out"; fail "tools program output: 10 events"; }
 cat "$tmp/tool.out"
 
+# The same programs from the source tree before any install: make's
+# build/*-uninstalled.pc, which pkg-config prefers with build/ on
+# PKG_CONFIG_PATH, link the static archives: they run as they are.
+build=$(realpath build)
+for pc in perfring perfring-tools; do
+	[ -f "$build/$pc-uninstalled.pc" ] || fail "make wrote no build/$pc-uninstalled.pc"
+done
+uflags=$(PKG_CONFIG_PATH=$build pkg-config --cflags --libs perfring) || fail "pkg-config perfring (uninstalled)"
+grep -q -- "-I$(realpath include)" <<<"$uflags" || fail "uninstalled perfring: $uflags"
+cc -std=c11 -Wall -Werror examples/ring_threads.c $uflags -o "$tmp/ex-tree" || fail "build against the tree"
+env -u LD_LIBRARY_PATH "$tmp/ex-tree" | grep -q '^read [0-9]* samples' || fail "example built against the tree"
+uflags=$(PKG_CONFIG_PATH=$build pkg-config --cflags --libs perfring-tools) || fail "pkg-config perfring-tools (uninstalled)"
+cc -std=c11 -Wall -Werror "$tmp/tool.c" $uflags -o "$tmp/tool-tree" || fail "build a tools program against the tree"
+env -u LD_LIBRARY_PATH "$tmp/tool-tree" "$tmp/t2.dat" | grep -q "^total: 10 events" || fail "tools program built against the tree"
+echo "uninstalled: the ring example and a tools program built and run from build/*-uninstalled.pc"
+
 # The Python bindings from the install's site directory (not the source
 # tree), on the installed libperfring-tools (found beside them, no
 # LD_LIBRARY_PATH): a perfring recording's samples, as many as perf script's.
@@ -105,9 +122,12 @@ man -l "$tmp/usr/share/man/man1/perfring.1" 2>/dev/null | grep -q 'perfring' || 
 comp=$(PATH="$tmp/usr/bin:$PATH" bash -c '. "$1/usr/share/bash-completion/completions/perfring"
 	COMP_WORDS=(perfring rec); COMP_CWORD=1; _perfring; echo "${COMPREPLY[@]}"
 	COMP_WORDS=(perfring record --filt); COMP_CWORD=2; _perfring; echo "${COMPREPLY[@]}"
-	COMP_WORDS=(perfring record -e cpu-cl); COMP_CWORD=3; _perfring; echo "${COMPREPLY[@]}"' _ "$tmp") ||
+	COMP_WORDS=(perfring record -e cpu-cl); COMP_CWORD=3; _perfring; echo "${COMPREPLY[@]}"
+	COMP_WORDS=(perfring to); COMP_CWORD=1; _perfring; echo "${COMPREPLY[@]}"
+	COMP_WORDS=(perfring top --iter); COMP_CWORD=2; _perfring; echo "${COMPREPLY[@]}"
+	COMP_WORDS=(perfring record --compression-l); COMP_CWORD=2; _perfring; echo "${COMPREPLY[@]}"' _ "$tmp") ||
 	fail "completion script: $comp"
-[ "$comp" = "$(printf 'record\n--filter\ncpu-clock')" ] || fail "completion gives: $comp"
+[ "$comp" = "$(printf 'record\n--filter\ncpu-clock\ntop\n--iterations\n--compression-level')" ] || fail "completion gives: $comp"
 echo "bash completion: ok"
 
 make -s uninstall PREFIX="$tmp/usr" >"$tmp/log" 2>&1 || { cat "$tmp/log"; fail "make uninstall"; }

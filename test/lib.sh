@@ -45,12 +45,47 @@ report_like_perf() {
 	perf report --stdio -i "$f" "$@" 2>/dev/null | sed 1d |
 		awk '{ l[NR] = $0 } END { n = NR; if (l[n - 1] ~ /^# \(Tip:/) n -= 3; for (i = 1; i <= n; i++) print l[i] }' \
 			>"$tmp/perf.txt" || fail "$(basename "$f") $*: perf report failed"
-	"$cli" report -i "$f" "$@" 2>"$tmp/ours.err" | sed 1d >"$tmp/ours.txt" ||
-		fail "$(basename "$f") $*: perfring report failed: $(cat "$tmp/ours.err")"
+	"$cli" report -i "$f" "$@" >"$tmp/ours.full" 2>"$tmp/ours.err" ||
+		fail "$(basename "$f") $*: perfring report failed (exit $?): $(cat "$tmp/ours.err")"
+	sed 1d "$tmp/ours.full" >"$tmp/ours.txt"
 	grep -q '%' "$tmp/perf.txt" || fail "$(basename "$f") $*: perf report shows no entries"
 	if ! cmp -s "$tmp/perf.txt" "$tmp/ours.txt"; then
 		diff "$tmp/perf.txt" "$tmp/ours.txt" | head -10 >&2
 		fail "$(basename "$f") $*: differs from perf report --stdio"
 	fi
 	echo "$(basename "$f") $*: $(grep -c '%' "$tmp/ours.txt") entries as perf report"
+}
+
+# evlist_attrs FILE: the attr fields an event string decides, one line
+# per event, from perf evlist -v: name, type, config, exclusions, precise_ip, group reads.
+evlist_attrs() {
+	perf evlist -v -i "$1" 2>/dev/null | grep -v '^#' | awk '
+	{
+		name = $0; sub(/: type: .*/, "", name)
+		out = name
+		line = $0
+		gsub(/\{ sample_period, sample_freq \}/, "period", line)
+		gsub(/\{ bp_addr, config1 \}/, "bp_addr", line)
+		gsub(/\{ bp_len, config2 \}/, "bp_len", line)
+		n = split(line, f, ", ")
+		split("", v)
+		for (i = 1; i <= n; i++) {
+			k = f[i]; sub(/^.*: type/, "type", k)
+			split(k, kv, ": ")
+			v[kv[1]] = kv[2]
+		}
+		out = out " type=" v["type"] " config=" (("config" in v) ? v["config"] : 0)
+		split("exclude_user exclude_kernel exclude_hv exclude_idle exclude_host exclude_guest precise_ip pinned exclusive freq", keys, " ")
+		for (i = 1; i in keys; i++)
+			out = out " " keys[i] "=" ((keys[i] in v) ? v[keys[i]] : 0)
+		if (!(("freq" in v)))
+			out = out " period=" v["period"]
+		if ("bp_type" in v)
+			out = out " bp_type=" v["bp_type"] " bp_addr=" v["bp_addr"] " bp_len=" v["bp_len"]
+		else if ("bp_addr" in v || "bp_len" in v)
+			out = out " config1=" v["bp_addr"] " config2=" v["bp_len"]
+		out = out " read=" ((v["sample_type"] ~ /READ/) ? 1 : 0)
+		out = out " group=" ((v["read_format"] ~ /GROUP/) ? 1 : 0)
+		print out
+	}'
 }

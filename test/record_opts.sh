@@ -228,7 +228,10 @@ for who in perf ours; do
 	if [ $who = perf ]; then
 		$T perf record -q -a -F 4000 --max-size 64K -o "$tmp/max.perf" -- sleep 30 >/dev/null 2>&1
 	else
-		$T "$cli" record -q -a -F 4000 --max-size 64K -o "$tmp/max.ours" -- sleep 30 >/dev/null 2>&1
+		$T "$cli" record -q -a -F 4000 --max-size 64K -o "$tmp/max.ours" -- sleep 30 >/dev/null 2>"$tmp/max.err"
+		# it says why it stopped, as perf does
+		grep -q 'warning: --max-size 65536: size limit reached ([0-9]* KB), stopping session' "$tmp/max.err" ||
+			fail "--max-size 64K: no word that it stopped: $(cat "$tmp/max.err")"
 	fi
 	((SECONDS - start < 25)) || fail "--max-size 64K: $who recorded for $((SECONDS - start)) s"
 	size=$(hdr "$tmp/max.$who" | awk '/data size/ {print $NF}')

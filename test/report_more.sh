@@ -67,6 +67,58 @@ compare "$ties" -F overhead,comm,sym
 compare "$ties"
 compare "$ties" -s sym,comm
 
+# A sample in the PLT of a program whose symbol table is empty (stripped,
+# its .dynsym defines nothing): perf synthesizes "name@plt" entries only
+# for an object whose symbol table gave it symbols (dso__load()), so the
+# address stays unresolved, and its Shared Object column is as wide as an
+# address (hists__set_unres_dso_col_len).  System-wide recordings meet
+# such programs now and then (a stripped tool caught in its PLT): the
+# report_more.sh failure of issue 24 was this.  A recording of a stripped
+# hot whose first samples are moved into its clock_gettime@plt stub, read
+# with an empty perf build-id cache (perf would find the unstripped hot
+# there by its build-id).
+mkdir -p "$tmp/home"
+strip -o "$tmp/hot-stripped" "$wl/hot" || fail "strip hot"
+(cd "$tmp" && HOME=$tmp/home perf record -q -N -o stripped.data -- ./hot-stripped 0.3 2>/dev/null) ||
+	fail "perf record of the stripped hot"
+plt=$(objdump -d "$tmp/hot-stripped" | awk '/<clock_gettime@plt>:/ { print "0x" $1; exit }')
+[ -n "$plt" ] || fail "no clock_gettime@plt in hot"
+python3 - "$tmp/stripped.data" "$tmp/stripped-plt.data" hot-stripped "$plt" 20 <<'PY' || fail "moving samples into the PLT"
+import struct, sys
+# perf record's file of one event (sample_type IP|TID|TIME|PERIOD): the IPs
+# of the first N user samples in PROG's code (at least one; a loaded
+# machine leaves the program few) move to PROG's file offset OFF
+src, dst, prog, off, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4], 16), int(sys.argv[5])
+d = bytearray(open(src, 'rb').read())
+assert d[:8] == b'PERFILE2'
+pos, size_ = struct.unpack_from('<QQ', d, 40)
+end, text, moved = pos + size_, None, 0
+while pos + 8 <= end:
+    typ, misc, size = struct.unpack_from('<IHH', d, pos)
+    if size < 8:
+        break
+    if typ == 10:  # MMAP2: pid tid addr len pgoff (24 bytes of ids) prot flags filename
+        addr, length, pgoff = struct.unpack_from('<QQQ', d, pos + 16)
+        prot = struct.unpack_from('<I', d, pos + 64)[0]
+        name = bytes(d[pos + 72:pos + size]).split(b'\0')[0].decode(errors='replace')
+        if name.endswith('/' + prog) and prot & 4:
+            text = (addr - pgoff, addr, addr + length)
+    elif typ == 9 and text and moved < n and (misc & 7) == 2:
+        ip = struct.unpack_from('<Q', d, pos + 8)[0]
+        if text[1] <= ip < text[2]:
+            struct.pack_into('<Q', d, pos + 8, text[0] + off)
+            moved += 1
+    pos += size
+assert moved > 0, 'no sample in %s' % prog
+open(dst, 'wb').write(d)
+PY
+for o in "" "--no-children" "-F overhead,dso,sym" "--sort dso,sym -q"; do
+	HOME=$tmp/home compare "$tmp/stripped-plt.data" $o
+done
+# (the last column is padded to its width)
+grep -q '\[\.\] 0x0*'"${plt#0x}"' *$' "$tmp/ours.txt" ||
+	fail "stripped PLT: the stub is not shown as an address: $(grep -m3 -e plt -e "${plt#0x}" "$tmp/ours.txt")"
+
 # System-wide call graphs (everything running, frame pointers or not):
 # perf's entries tree can miss an equal entry and keep two (an address
 # compared with a wrapping difference); ours walks the same tree.

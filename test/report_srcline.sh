@@ -115,4 +115,41 @@ for f in "$tmp/perf-n.data" "$tmp/ours-n.data"; do
 	fi
 	echo "$(basename "$f"): script -F ip,sym,srcline as perf ($(grep -c 'srclines\.c:0' "$tmp/ours-s.txt") srclines.c:0)"
 done
+# A -g program calling into an object built without -g: DWARF that does
+# not cover the hot local function (as crtstuff's frame_dummy in every
+# -g build), which addr2line names from the symbol table (nodwarf.c:0).
+cat >"$tmp/nodwarf.c" <<'EOF'
+#include <time.h>
+static volatile unsigned long sink;
+static void spin_local(double secs)
+{
+	struct timespec t0, t;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		for (int i = 0; i < 100000; i++)
+			sink += i;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while ((t.tv_sec - t0.tv_sec) + (t.tv_nsec - t0.tv_nsec) / 1e9 < secs);
+}
+void nodwarf_spin(double secs) { spin_local(secs); }
+EOF
+cat >"$tmp/mixed.c" <<'EOF'
+#include <stdlib.h>
+void nodwarf_spin(double secs);
+int main(int argc, char **argv) { nodwarf_spin(argc > 1 ? atof(argv[1]) : 0.3); return 0; }
+EOF
+cc -std=gnu11 -O0 -c -o "$tmp/nodwarf.o" "$tmp/nodwarf.c" || fail "cc nodwarf.c"
+cc -std=gnu11 -O0 -g -o "$tmp/mixed" "$tmp/mixed.c" "$tmp/nodwarf.o" || fail "cc mixed.c"
+perf record -q -e cpu-clock -F 2000 -o "$tmp/perf-m.data" -- "$tmp/mixed" 0.3 2>/dev/null || fail "perf record mixed"
+"$cli" record -q -e cpu-clock -F 2000 -o "$tmp/ours-m.data" -- "$tmp/mixed" 0.3 || fail "perfring record mixed"
+for f in "$tmp/perf-m.data" "$tmp/ours-m.data"; do
+	compare "$f" --sort srcline
+	grep -q '^ *[0-9.]*%  nodwarf\.c:0$' "$tmp/ours.txt" || fail "$f: no nodwarf.c:0 entry"
+	perf script -F ip,sym,srcline -i "$f" >"$tmp/perf-s.txt" 2>/dev/null || fail "perf script"
+	"$cli" script -F ip,sym,srcline -i "$f" >"$tmp/ours-s.txt" 2>"$tmp/ours.err" ||
+		fail "perfring script: $(cat "$tmp/ours.err")"
+	cmp -s "$tmp/perf-s.txt" "$tmp/ours-s.txt" ||
+		fail "$(basename "$f"): script -F ip,sym,srcline differs: $(diff "$tmp/perf-s.txt" "$tmp/ours-s.txt" | head -5)"
+done
+echo "DWARF not covering a function: its file from the symbol table, as perf"
 echo "report --sort srcline/srcfile: identical to perf report"

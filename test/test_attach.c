@@ -7,7 +7,9 @@
  * data_size not a power of two, unknown flags, page size mismatch, commit
  * area or wake-up settings that do not match, missing or wrong wake-up
  * FIFO.  Creation: -EEXIST over an existing path (and over a stale FIFO,
- * leaving nothing behind), mode 0600 whatever the umask.  Roles: a second
+ * leaving nothing behind), mode 0600 whatever the umask; a ring left by a
+ * process that is gone replaced, other leftovers refused with what to
+ * remove.  Roles: a second
  * single producer or a second consumer gets -EBUSY, in this process or
  * another; MP producers share; a destroyed or dead holder frees the role.
  * perfring_ring_attach_fd() on a memfd ring from a forked child.
@@ -391,7 +393,80 @@ static void creation(void)
 	CHECK(access(path, F_OK) == -1,
 	      "ring file left behind after a failed create");
 	CHECK_EQ(access(wake, F_OK), 0); /* not ours to remove */
+	log_expect("remove it", NULL);
 	CHECK_EQ(unlink(wake), 0);
+}
+
+/*
+ * A ring left behind by a process that is gone (never removed) is replaced
+ * by the next create at its path, so a program runs twice; a ring whose
+ * maker lives, a ring with a live handle and a file that is no ring stay,
+ * and the message names what to remove.
+ */
+static void stale_rings(void)
+{
+	char path[512], wake[600];
+	PERFRING_OPTS(perfring_ring_opts, o, .path = path, .data_size = page);
+	struct perfring_ring *r, *r2;
+	pid_t pid;
+	int status, fd;
+
+	new_path(path, sizeof(path), "dead-owner");
+	snprintf(wake, sizeof(wake), "%s.wake", path);
+	pid = fork();
+	CHECK(pid >= 0, "fork");
+	if (pid == 0) {
+		struct perfring_ring *c;
+		struct {
+			struct perf_event_header h;
+			uint64_t v;
+		} rec = { { T_TYPE, 0, sizeof(rec) }, 1 };
+
+		if (perfring_ring_create(&o, &c))
+			_exit(1);
+		perfring_ring_emit(c, &rec, sizeof(rec));
+		_exit(0); /* neither destroyed nor removed */
+	}
+	CHECK_EQ(waitpid(pid, &status, 0), pid);
+	CHECK(WIFEXITED(status) && !WEXITSTATUS(status), "child failed");
+	CHECK_EQ(access(wake, F_OK), 0);
+	logs[0] = 0;
+	CHECK_EQ(perfring_ring_create(&o, &r), 0);
+	log_expect("removed", "which is gone");
+	{
+		/* a new ring: empty, not the dead one's */
+		const struct perf_event_header *h;
+
+		perfring_reader_begin(r);
+		CHECK_EQ(perfring_reader_next(r, &h), 0);
+		perfring_reader_end(r);
+	}
+
+	/* A live handle: untouched. */
+	logs[0] = 0;
+	CHECK_EQ(perfring_ring_create(&o, &r2), -EEXIST);
+	log_expect("it is a ring in use", wake);
+	perfring_ring_destroy(r);
+
+	/* No handle, but its maker (this process) lives: it may come back
+	 * to attach, so it stays. */
+	logs[0] = 0;
+	CHECK_EQ(perfring_ring_create(&o, &r2), -EEXIST);
+	log_expect("the process that made it is alive",
+		   "perfring_ring_remove()");
+	attach_ok(path, PERFRING_ROLE_BOTH);
+	CHECK_EQ(perfring_ring_remove(path), 0);
+
+	/* Not a ring. */
+	fd = open(path, O_RDWR | O_CREAT | O_EXCL, 0600);
+	CHECK(fd >= 0, "create %s", path);
+	CHECK_EQ(write(fd, "not a ring", 10), 10);
+	close(fd);
+	logs[0] = 0;
+	CHECK_EQ(perfring_ring_create(&o, &r2), -EEXIST);
+	log_expect("it is not a ring", path);
+	CHECK_EQ(unlink(path), 0);
+	CHECK(access(wake, F_OK) == -1, "a wake FIFO made for a refused ring");
 }
 
 /* Attaches as @role in a child process; returns the child's result. */
@@ -670,6 +745,7 @@ int main(void)
 
 	bad_files();
 	creation();
+	stale_rings();
 	roles();
 	memfd_fork(0);
 	memfd_fork(PERFRING_MODE_MULTI_PRODUCER);

@@ -182,6 +182,20 @@ check cpu1 "$tmp/a3.dat" 0
 	fail "cpu1: a trace_marker write on CPU 0 was refused while recording -C 1: $(tail -3 "$tmp/rec.err")"
 "$cli" record --tracefs -e sched:sched_switch -C 99 -o "$tmp/bad.dat" -- true 2>/dev/null && fail "-C 99 accepted"
 
+# 1d. Size: kallsyms (megabytes) goes in only for events that print
+# kernel symbols (ftrace's own: a marker's ip); a few exec events make a
+# file of a few pages that trace-cmd reads whole.
+"$cli" record --tracefs -e sched:sched_process_exec -o "$tmp/small.dat" -- \
+	sh -c 'for i in 1 2 3 4 5; do /bin/true; done' 2>"$tmp/rec.err" || fail "small: $(cat "$tmp/rec.err")"
+size=$(stat -c %s "$tmp/small.dat")
+[ "$size" -lt 131072 ] || fail "small: $size bytes for 5 exec events"
+[ "$(trace-cmd report -i "$tmp/small.dat" 2>/dev/null | grep -c 'sched_process_exec:.*filename=/bin/true')" = 5 ] ||
+	fail "small: trace-cmd report does not show the 5 execs"
+trace-cmd dump --summary -i "$tmp/small.dat" 2>&1 | grep -q '\[Kallsyms, 0 bytes\]' || fail "small: kallsyms in the file"
+trace-cmd dump --summary -i "$tmp/a2.dat" 2>&1 | grep -Eq '\[Kallsyms, [1-9][0-9]* bytes\]' ||
+	fail "ftrace:print: no kallsyms for the markers' ip"
+echo "size: 5 execs in $size bytes (no kallsyms); with ftrace:print kallsyms is there"
+
 # 2. 8K sub-buffers: the file's page size follows.
 record subbuf8k -e sched:sched_switch -e ftrace:print -a --subbuf-size 8 -o "$tmp/b.dat" -- python3 -c "$marker_py" 300
 grep -q '8192-byte sub-buffers' "$tmp/rec.err" || fail "subbuf8k: $(head -1 "$tmp/rec.err")"

@@ -28,6 +28,62 @@ static void cs_summary(const char *what, const struct perfring_cs_stats *st)
 		st->nosync, st->resyncs, st->errors, st->nacc);
 }
 
+/* Each command's own usage (perfring decode --help, inject --help, ...). */
+static void cs_usage(enum cs_mode mode)
+{
+	static const char *const text[] = {
+		[CS_DECODE] =
+			"usage: %s decode --snapshot DIR [--pkts|--decode|--elements] [--buffer NAME]\n"
+			"              [--framing auto|frames|tpiu|tpiu-hsync|dstream|raw] [--halt-on-error] [-q]\n"
+			"  the packets (and with --decode the elements) of an OpenCSD snapshot directory,\n"
+			"  lines as OpenCSD's trc_pkt_lister; --halt-on-error stops at the first data\n"
+			"  error and exits 1\n",
+		[CS_DUMP_AUX] =
+			"usage: %s dump --aux [-i FILE] [--decode|--elements] [--symdir DIR] [-q]\n"
+			"  the same listing of a cs_etm perf.data's AUX trace (FILE: perf.data)\n",
+		[CS_SCRIPT] =
+			"usage: %s script --itrace [-i FILE|--snapshot DIR] [--symdir DIR] [--no-disasm]\n"
+			"              [--max-insns N] [-q]\n"
+			"  each executed instruction range of the CoreSight trace, disassembled; the\n"
+			"  code comes from the snapshot's memory images or the binaries under --symdir\n"
+			"  (by path or build-id); nothing decoded is a warning and exit 1\n",
+		[CS_REPORT] =
+			"usage: %s report --itrace [-i FILE|--snapshot DIR] [--symdir DIR] [-q]\n"
+			"  instructions executed per object and symbol, hottest first; nothing\n"
+			"  decoded is a warning and exit 1\n",
+		[CS_INJECT] =
+			"usage: %s inject [-i FILE] [-o OUT|-] [--symdir DIR] [-q]\n"
+			"  AutoFDO range and branch counts of a cs_etm perf.data, as simpleperf\n"
+			"  inject writes them (OUT: perf_inject.data; FILE: perf.data); the traced\n"
+			"  binaries come from --symdir (by path or build-id); nothing decoded\n"
+			"  (an empty OUT) is a warning and exit 1\n",
+	};
+
+	printf(text[mode], prog);
+}
+
+/*
+ * Nothing decoded where instructions were asked for: the output is empty,
+ * which perf and simpleperf do not pass over in silence either.  Says why
+ * as far as the counts tell.
+ */
+static bool nothing_decoded(const char *what, enum cs_mode mode,
+			    const struct perfring_cs_stats *st)
+{
+	if (mode == CS_DECODE || mode == CS_DUMP_AUX || st->ranges)
+		return false;
+	fprintf(stderr,
+		"%s: warning: %s: no instruction was decoded from %" PRIu64
+		" trace bytes%s\n",
+		prog, what, st->trace_bytes,
+		!st->trace_bytes ?
+			" (the file holds no CoreSight trace)" :
+		st->nacc ?
+			": the traced code is not there; give the binaries with --symdir DIR, or decode a snapshot with its memory images (--snapshot DIR)" :
+			"");
+	return true;
+}
+
 static int cs_run(int argc, char **argv, enum cs_mode mode)
 {
 	enum {
@@ -115,13 +171,7 @@ static int cs_run(int argc, char **argv, enum cs_mode mode)
 			quiet = true;
 			break;
 		case 'h':
-			printf("usage: %s decode --snapshot DIR [--pkts|--decode|--elements] [--buffer NAME]\n"
-			       "              [--framing auto|frames|tpiu|tpiu-hsync|dstream|raw] [--halt-on-error]\n"
-			       "       %s dump --aux [-i FILE] [--decode|--elements] [--symdir DIR]\n"
-			       "       %s script --itrace [-i FILE|--snapshot DIR] [--symdir DIR] [--no-disasm]\n"
-			       "       %s report --itrace [-i FILE|--snapshot DIR] [--symdir DIR]\n"
-			       "       %s inject [-i FILE] [-o OUT] [--symdir DIR]\n",
-			       prog, prog, prog, prog, prog);
+			cs_usage(mode);
 			return 0;
 		default:
 			return 2;
@@ -163,6 +213,14 @@ static int cs_run(int argc, char **argv, enum cs_mode mode)
 	if (err) {
 		fprintf(stderr, "%s: %s: %s\n", prog,
 			co.snapshot ? co.snapshot : co.input, strerror(-err));
+		return 1;
+	}
+	if (nothing_decoded(co.snapshot ? co.snapshot : co.input, mode, &st))
+		return 1;
+	if (co.halt_on_error && st.errors) {
+		fprintf(stderr,
+			"%s: %s: stopped at a data error (--halt-on-error)\n",
+			prog, co.snapshot);
 		return 1;
 	}
 	return 0;

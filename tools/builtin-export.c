@@ -17,7 +17,9 @@ int cmd_export(int argc, char **argv)
 		OPT_WIDTH,
 		OPT_TRACE_DAT,
 		OPT_NO_TRACE_DAT,
-		OPT_WAKERS
+		OPT_WAKERS,
+		OPT_FROM,
+		OPT_WHERE
 	};
 	static const struct option opts[] = {
 		{ "input", required_argument, NULL, 'i' },
@@ -29,6 +31,8 @@ int cmd_export(int argc, char **argv)
 		{ "no-trace-dat", no_argument, NULL, OPT_NO_TRACE_DAT },
 		{ "event", required_argument, NULL, 'e' },
 		{ "wakers", no_argument, NULL, OPT_WAKERS },
+		{ "from", required_argument, NULL, OPT_FROM },
+		{ "where", required_argument, NULL, OPT_WHERE },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -67,6 +71,12 @@ int cmd_export(int argc, char **argv)
 		case OPT_NO_TRACE_DAT:
 			no_trace_dat = true;
 			break;
+		case OPT_FROM: /* a fleet's samples in a store */
+			eo.from = optarg;
+			break;
+		case OPT_WHERE:
+			eo.where = optarg;
+			break;
 		case OPT_WIDTH:
 			errno = 0;
 			w = strtoul(optarg, &end, 10);
@@ -87,7 +97,9 @@ int cmd_export(int argc, char **argv)
 			       "  folded: collapsed stacks for flame graph tools; svg: an interactive flame graph\n"
 			       "  pprof: gzipped pprof profile (go tool pprof, Pyroscope, Parca)\n"
 			       "  -e EVENT: that event's samples only (record --off-cpu's offcpu-time counts ns);\n"
-			       "  --wakers: folded blocked stack;--;waker stack lines (bcc's offwaketime)\n",
+			       "  --wakers: folded blocked stack;--;waker stack lines (bcc's offwaketime)\n"
+			       "  --from clickhouse=URL [--where SQL]: a fleet's samples (record --push) instead\n"
+			       "          of a file: folded, svg or pprof\n",
 			       prog);
 			return 0;
 		default:
@@ -96,6 +108,12 @@ int cmd_export(int argc, char **argv)
 	}
 	if (optind < argc)
 		die_usage("unexpected argument '%s'", argv[optind]);
+	if (eo.where && !eo.from)
+		die_usage("--where needs --from: %s", eo.where);
+	if (eo.from) {
+		eo.input = eo.from; /* for the messages */
+		return export_to(&eo, outpath);
+	}
 	/* As script: the trace.dat record --tracefs-event wrote beside the
 	 * perf.data joins the timeline (chrome; the others have no use for
 	 * events without call stacks). */

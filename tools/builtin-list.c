@@ -26,6 +26,15 @@ static const struct {
 	{ "tracepoint", NULL, "Tracepoint event" },
 };
 
+/* @kind is @class, or @class marked refused (PERFRING_KIND_REFUSED). */
+static bool of_class(const char *kind, const char *class)
+{
+	size_t n = strlen(class);
+
+	return !strncmp(kind, class, n) &&
+	       (!kind[n] || !strcmp(kind + n, PERFRING_KIND_REFUSED));
+}
+
 static bool matches(const char *pat, const char *name, const char *kind)
 {
 	const char *colon = strchr(pat, ':');
@@ -35,7 +44,7 @@ static bool matches(const char *pat, const char *name, const char *kind)
 	for (size_t i = 0; i < sizeof(classes) / sizeof(classes[0]); i++)
 		if (!strcmp(pat, classes[i].word) ||
 		    (classes[i].alias && !strcmp(pat, classes[i].alias)))
-			return !strcmp(kind, classes[i].kind);
+			return of_class(kind, classes[i].kind);
 	if (colon) {
 		/* perf list 'sched:*wak*': system and event globs */
 		const char *ncolon = strchr(name, ':');
@@ -55,10 +64,13 @@ static bool matches(const char *pat, const char *name, const char *kind)
 	return !fnmatch(glob, name, 0);
 }
 
+/* The whole list shows what this machine opens; hardware events it
+ * refuses show when asked for (list hw, list cache, a word), marked. */
 static void list_one(const char *name, const char *kind, void *ctx)
 {
 	const struct list_filter *f = ctx;
-	bool show = !f->nr;
+	bool refused = strstr(kind, PERFRING_KIND_REFUSED) != NULL;
+	bool show = !f->nr && !refused;
 
 	for (int i = 0; i < f->nr && !show; i++)
 		show = matches(f->pats[i], name, kind);
@@ -73,9 +85,10 @@ int cmd_list(int argc, char **argv)
 	for (int i = 1; i < argc; i++)
 		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			printf("usage: %s list [hw|sw|cache|pmu|tracepoint|SYS:EVENT|WORD]...\n"
-			       "  the events record -e accepts on this machine (hardware events\n"
-			       "  only if it has a PMU that opens them); SYS:EVENT are globs on\n"
-			       "  tracepoints, a WORD matches names containing it, as perf list\n",
+			       "  the events record -e accepts on this machine; SYS:EVENT are globs\n"
+			       "  on tracepoints, a WORD matches names containing it, as perf list;\n"
+			       "  hw, cache and words also show the hardware events this machine\n"
+			       "  refuses (no PMU), marked \"not supported here\"\n",
 			       prog);
 			return 0;
 		} else if (argv[i][0] == '-') {

@@ -172,32 +172,92 @@ static void app_summary(const struct perfring_record_stats *st)
 			"Warning: application events were lost in rings the recorder could not read (see above).\n");
 }
 
+/* Every option record takes, grouped as perf record -h lists them
+ * (test/cli.sh checks that each long option is here). */
 static void record_usage(void)
 {
-	printf("usage: %s record [-e EVENT [--filter FILTER]]... [-a] [-C CPUS] [-p PID] [-t TID] [--per-thread]\n"
-	       "                [-m PAGES|SIZE] [-F HZ|max | -c PERIOD] [-g] [--call-graph fp|dwarf[,SIZE]]\n"
-	       "                [--user-regs[=REGS]] [-o FILE|-] [--overwrite]\n"
-	       "                [-q] [--duration SECS] [-D MSECS|-1|START-END,...]\n"
-	       "                [--control fifo:CTL[,ACK]|fd:CTL[,ACK]] [-d] [-T] [--no-inherit] [-s]\n"
-	       "                [-R] [-W] [-P] [--sample-cpu] [--phys-data] [--data-page-size]\n"
-	       "                [--code-page-size] [--switch-events] [--user-callchains|--kernel-callchains]\n"
-	       "                [-B] [--timestamp-filename]\n"
-	       "                [-k CLOCK] [-z[N]] [--max-size SIZE] [-N] [--switch-output[=WHEN]]\n"
-	       "                [--no-app] [--app-max-rings N]\n"
-	       "                [--tracefs-event SYS:EVENT]... [--tracefs-output FILE]\n"
-	       "                [--buffer-size SIZE] [--subbuf-size SIZE] [--buffer-percent N]\n"
-	       "                [--replay-cs DIR|PERF_DATA [--rate BYTES/S] [--loops N] [--chunk SIZE]\n"
-	       "                [--replay-cpu CPU] [--cs-header-version 1|2] [-m DATA,AUX]]\n"
-	       "                [--off-cpu [--off-cpu-thresh MSEC]] [--pprof PROFILE.pb.gz] [-- COMMAND [ARGS]]\n"
-	       "  --off-cpu: where threads wait: offcpu-time samples (period: ns off the CPU) at\n"
-	       "  the stacks where they blocked, offcpu-preempted, offcpu-waker (who woke them)\n"
-	       "  --pprof: also write a pprof profile of the recording at the end\n"
-	       "  --tracefs-event: ftrace events of the same run, from the tracefs per-CPU\n"
-	       "  buffers into OUTPUT.trace.dat (perfring script merges the two files)\n"
-	       "  --replay-cs: AUX trace (CoreSight, replayed) of the same run, into the perf.data\n"
-	       "  a COMMAND (or -p PID) that links libperfring records its own events too;\n"
-	       "  at most N of its rings (default 4096) are read at once\n",
-	       prog);
+	printf("usage: %s record [OPTIONS] [-- COMMAND [ARGS]]\n"
+	       "       %s record --tracefs -e SYS:EVENT... [OPTIONS] [-- COMMAND [ARGS]]\n"
+	       "       %s record --replay-cs DIR|PERF_DATA [OPTIONS]\n"
+	       "\n"
+	       "What to record (as perf record):\n"
+	       "  -e, --event EVENT         an event (perfring list), repeatable; default cpu-clock\n"
+	       "      --filter FILTER       kernel filter on the tracepoint -e before it\n"
+	       "  -a, --all-cpus            system wide\n"
+	       "  -C, --cpu CPUS            only these CPUs (0-1,3)\n"
+	       "  -p, --pid PIDS            attach to processes (with a COMMAND: while it runs)\n"
+	       "  -t, --tid TIDS            attach to threads\n"
+	       "      --per-thread          a ring per thread instead of one per CPU\n"
+	       "      --no-inherit          not the command's children\n"
+	       "  -F, --freq HZ|max         sampling frequency (default 4000)\n"
+	       "  -c, --count PERIOD        a sample every PERIOD events\n"
+	       "  -g                        call chains (frame pointers)\n"
+	       "      --call-graph fp|dwarf[,SIZE]  call chains; dwarf copies SIZE bytes of user stack\n"
+	       "      --user-regs[=REGS]    sample user registers (=? lists them)\n"
+	       "      --user-callchains     user call chains only; --kernel-callchains: kernel only\n"
+	       "  -d, --data                sample addresses\n"
+	       "  -R, --raw-samples         raw data; -W, --weight: the weight;\n"
+	       "      --phys-data, --data-page-size, --code-page-size  those sample bits\n"
+	       "  -T, --timestamp, -P, --period, --sample-cpu, --sample-identifier\n"
+	       "                            accepted: every sample has its time, period, CPU, id\n"
+	       "      --switch-events       context switch records\n"
+	       "      --off-cpu             where threads wait: offcpu-time samples (period: ns\n"
+	       "                            off the CPU) at the stacks where they blocked, with\n"
+	       "                            offcpu-preempted and offcpu-waker (who woke them)\n"
+	       "      --off-cpu-thresh MSEC blocks longer keep their own time (default 500);\n"
+	       "                            shorter ones are summed per thread and stack\n"
+	       "  -s, --stat                per-thread counts (report -T)\n"
+	       "  -k, --clockid CLOCK       clock of the perf events (monotonic_raw, ...)\n"
+	       "  -D, --delay MSECS|-1|START-END,...  enable late, only in windows, or on --control\n"
+	       "      --control fifo:CTL[,ACK]|fd:CTL[,ACK]  enable/disable/snapshot commands\n"
+	       "      --duration SECS       stop after SECS (or when the command ends; Ctrl-C)\n"
+	       "\n"
+	       "Output:\n"
+	       "  -o, --output FILE|-       default perf.data (the old one becomes perf.data.old);\n"
+	       "                            -: perf's pipe format on standard output\n"
+	       "  -m, --mmap-pages PAGES|SIZE[,AUX]  ring size per CPU (AUX: the AUX area's)\n"
+	       "      --overwrite           flight recorder: newest kept, SIGUSR2 and exit snapshot\n"
+	       "  -z, --compression-level[=N]  zstd-compressed records (N 1..22, default 1)\n"
+	       "      --max-size SIZE       stop when SIZE of data is written (says so)\n"
+	       "      --switch-output[=signal|SIZE|TIME]  a new perf.data.<time> on SIGUSR2, per SIZE or TIME\n"
+	       "      --timestamp-filename  perf.data.<time> as the output name\n"
+	       "  -N, --no-buildid-cache    accepted (no cache is kept); -B, --no-buildid: no build-ids\n"
+	       "      --pprof FILE.pb.gz    also write a pprof profile of the recording at the end\n"
+	       "  -q, --quiet               no summary\n"
+	       "  -h, --help                this text\n"
+	       "\n"
+	       "Fleet (symbolized samples to profile stores while recording):\n"
+	       "      --push clickhouse|pyroscope|parca=http://HOST:PORT  a store, repeatable\n"
+	       "                            (-o /dev/null: nothing kept locally)\n"
+	       "      --push-every SECS     an interval's samples per push (default 10)\n"
+	       "      --label KEY=VALUE     a label on every pushed profile, repeatable\n"
+	       "      --spool DIR           keep what a store refused, for perfring push\n"
+	       "      --spool-size SIZE     at most SIZE in the spool (oldest dropped first)\n"
+	       "\n"
+	       "Programs that link libperfring (application events, same file):\n"
+	       "      --no-app              do not record them\n"
+	       "      --app-max-rings N     read at most N of their rings at once (default 4096)\n"
+	       "\n"
+	       "ftrace (tracefs per-CPU buffers):\n"
+	       "      --tracefs             record ftrace events only, into a trace.dat (-e names them,\n"
+	       "                            -m is the per-CPU buffer size)\n"
+	       "      --tracefs-event SYS:EVENT  ftrace events beside the perf events, into\n"
+	       "                            OUTPUT.trace.dat (perfring script merges the two)\n"
+	       "      --tracefs-output FILE that file instead\n"
+	       "      --buffer-size SIZE    per-CPU ftrace buffer size\n"
+	       "      --subbuf-size SIZE    ftrace sub-buffer size (4K, 8K, ...)\n"
+	       "      --buffer-percent N    wake when N%% of a buffer is full\n"
+	       "      --no-mmap             read() trace_pipe_raw instead of mapping it\n"
+	       "\n"
+	       "AUX trace (CoreSight, replayed: no machine here has a trace unit):\n"
+	       "      --replay-cs DIR|PERF_DATA  play an OpenCSD snapshot or a cs_etm perf.data\n"
+	       "                            through AUX areas (alone, or beside a COMMAND/-e)\n"
+	       "      --rate BYTES/S, --loops N, --chunk SIZE, --replay-cpu CPU,\n"
+	       "      --cs-header-version 1|2  how it is played\n"
+	       "  -S, --snapshot[=[e]SIZE]  snapshot mode: SIGUSR2 takes one (e: at exit too)\n"
+	       "\n"
+	       "See perfring(1) (man -l docs/perfring.1 in the source tree).\n",
+	       prog, prog, prog);
 }
 
 /* perf's --switch-output[=signal|SIZE|TIME]: SIZE with B/K/M/G, TIME
@@ -395,6 +455,75 @@ static void record_summary(const struct perfring_record_opts *ro,
 	app_summary(st);
 }
 
+/* --push and its options. */
+static void push_opts_from(const struct record_args *ra,
+			   struct perfring_push_opts *po)
+{
+	po->sinks = ra->push;
+	po->nr_sinks = ra->nr_push;
+	po->every = ra->push_every;
+	po->labels = ra->labels;
+	po->nr_labels = ra->nr_labels;
+	po->spool = ra->spool;
+	po->spool_bytes = ra->spool_bytes;
+}
+
+/* Whether the program @cmd (a path, or a name looked up in $PATH as
+ * execvp does) is a position-independent executable (ELF ET_DYN). */
+static bool is_pie(const char *cmd)
+{
+	unsigned char h[18];
+	char path[4096];
+	const char *dirs = getenv("PATH"), *end;
+	FILE *f = NULL;
+	bool pie;
+
+	if (strchr(cmd, '/')) {
+		f = fopen(cmd, "rb");
+	} else {
+		for (; dirs && *dirs && !f; dirs = *end ? end + 1 : end) {
+			end = strchr(dirs, ':');
+			if (!end)
+				end = dirs + strlen(dirs);
+			if (snprintf(path, sizeof(path), "%.*s/%s",
+				     (int)(end - dirs), dirs,
+				     cmd) < (int)sizeof(path))
+				f = fopen(path, "rb");
+		}
+	}
+	if (!f)
+		return false;
+	pie = fread(h, 1, sizeof(h), f) == sizeof(h) &&
+	      !memcmp(h, "\177ELF", 4) && h[5] == 1 /* little endian */ &&
+	      h[16] == 3 && h[17] == 0; /* ET_DYN */
+	fclose(f);
+	return pie;
+}
+
+/*
+ * A data breakpoint (-e mem:ADDR) that nothing hit leaves a file without
+ * samples and the user without a clue (perf says nothing either).  The
+ * usual cause: a position-independent program's variables are not at the
+ * address its link map or `nm` shows, they move with its load address.
+ */
+static void unhit_breakpoints(const struct record_args *ra,
+			      const struct perfring_record_stats *st)
+{
+	for (int i = 0; i < ra->nr_events && !st->samples; i++) {
+		if (strncmp(ra->events[i], "mem:", 4))
+			continue;
+		if (ra->argv && ra->argv[0] && is_pie(ra->argv[0]))
+			fprintf(stderr,
+				"Warning: the breakpoint %s was never hit (0 samples): %s is a position-independent executable, so its variables sit at its load address plus their offset, not at a link-time address; take the address from the running process (/proc/PID/maps, gdb's &var) or build the program with -no-pie.\n",
+				ra->events[i], ra->argv[0]);
+		else
+			fprintf(stderr,
+				"Warning: the breakpoint %s was never hit (0 samples): nothing accessed that address, or this machine's debug registers do not fire (some virtual machines do not pass them through).\n",
+				ra->events[i]);
+		return;
+	}
+}
+
 int cmd_record_perf(const struct record_args *ra)
 {
 	static struct perfring_tracefs_stats ts = { .sz = sizeof(ts) };
@@ -405,6 +534,8 @@ int cmd_record_perf(const struct record_args *ra)
 		      .buffer_percent = -1);
 	PERFRING_OPTS(perfring_record_aux_opts, ao, .control_fd = -1,
 		      .replay_cpu = -1);
+	PERFRING_OPTS(perfring_push_opts, po);
+	static struct perfring_push_stats ps = { .sz = sizeof(ps) };
 	int err;
 
 	if (ra->help) {
@@ -439,15 +570,24 @@ int cmd_record_perf(const struct record_args *ra)
 	if (!ra->quiet && isatty(STDERR_FILENO) &&
 	    (!ro.output || strcmp(ro.output, "-")))
 		ro.progress = record_progress;
+	if (ra->nr_push) {
+		push_opts_from(ra, &po);
+		ro.push = &po;
+		ro.push_stats = &ps;
+	}
 	err = perfring_record(&ro, &st);
 	if (ro.progress)
 		fprintf(stderr, "\r\033[K");
 	if (!ra->quiet && st.sz >= sizeof(st) && (!err || st.bytes))
 		record_summary(&ro, &st);
+	if (!err)
+		unhit_breakpoints(ra, &st);
 	if (!ra->quiet && ro.tracefs && (!err || ts.file_bytes))
 		tracefs_part_summary(&ro, &ts);
 	if (!ra->quiet && ro.aux && (!err || as.aux_bytes))
 		record_aux_part_summary(&as);
+	if (!ra->quiet && ro.push)
+		push_summary(&ps);
 	if (err)
 		return 1;
 	if (ra->pprof) {

@@ -61,6 +61,8 @@ int cmd_report(int argc, char **argv)
 		OPT_STATS,
 		OPT_TASKS,
 		OPT_MMAPS,
+		OPT_FROM,
+		OPT_WHERE,
 	};
 	static const struct option opts[] = {
 		{ "input", required_argument, NULL, 'i' },
@@ -97,6 +99,8 @@ int cmd_report(int argc, char **argv)
 		{ "stats", no_argument, NULL, OPT_STATS },
 		{ "tasks", no_argument, NULL, OPT_TASKS },
 		{ "mmaps", no_argument, NULL, OPT_MMAPS },
+		{ "from", required_argument, NULL, OPT_FROM },
+		{ "where", required_argument, NULL, OPT_WHERE },
 		{ "fields", required_argument, NULL, 'F' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -205,11 +209,17 @@ int cmd_report(int argc, char **argv)
 		case OPT_MMAPS:
 			ro.mmaps = true;
 			break;
+		case OPT_FROM: /* a fleet's samples in a store */
+			ro.from = optarg;
+			break;
+		case OPT_WHERE:
+			ro.where = optarg;
+			break;
 		case 'F':
 			ro.fields = optarg;
 			break;
 		case OPT_SYMFS:
-			ro.symfs = optarg;
+			ro.symfs = symfs_dir(optarg);
 			break;
 		case OPT_INLINE:
 		case OPT_NO_INLINE:
@@ -230,8 +240,9 @@ int cmd_report(int argc, char **argv)
 			       "                [--pid PIDS] [--tid TIDS] [-C|--cpu CPUS] [--time START,END|PCT]\n"
 			       "                [-q|--quiet] [-U|--hide-unresolved] [-t|--field-separator SEP]\n"
 			       "                [--show-total-period] [--max-stack N] [-G|--inverted] [--stats] [--tasks] [--mmaps]\n"
-			       "                [-F|--fields overhead,sample,period,KEYS (any order)] [--no-inline]\n",
-			       prog);
+			       "                [-F|--fields overhead,sample,period,KEYS (any order)] [--no-inline]\n"
+			       "       %s report --from clickhouse=URL [--where SQL] [--sort comm,pid,dso,sym,host] [-n] [-q]\n",
+			       prog, prog);
 			return 0;
 		default:
 			return 2;
@@ -239,7 +250,11 @@ int cmd_report(int argc, char **argv)
 	}
 	if (optind < argc)
 		die_usage("unexpected argument '%s'", argv[optind]);
-	if (!input_given(argc, argv) && stdin_is_fifo())
+	if (ro.where && !ro.from)
+		die_usage("--where needs --from: %s", ro.where);
+	if (ro.from)
+		ro.input = ro.from;
+	else if (!input_given(argc, argv) && stdin_is_fifo())
 		ro.input = "-";
 	err = perfring_report(&ro, stdout);
 	if (err == -EPIPE)

@@ -120,7 +120,7 @@ int cmd_script(int argc, char **argv)
 			no_trace_dat = true;
 			break;
 		case OPT_SYMFS:
-			so.symfs = optarg;
+			so.symfs = symfs_dir(optarg);
 			break;
 		case OPT_PID:
 			so.pid_list = optarg;

@@ -102,6 +102,21 @@ bool input_given(int argc, char **argv)
 	return false;
 }
 
+const char *symfs_dir(const char *dir)
+{
+	struct stat st;
+
+	if (stat(dir, &st) < 0)
+		fprintf(stderr,
+			"%s: warning: --symfs %s: %s: no object or debug file will be found under it\n",
+			prog, dir, strerror(errno));
+	else if (!S_ISDIR(st.st_mode))
+		fprintf(stderr,
+			"%s: warning: --symfs %s: not a directory: no object or debug file will be found under it\n",
+			prog, dir);
+	return dir;
+}
+
 bool stdin_is_fifo(void)
 {
 	struct stat st;

@@ -37,6 +37,9 @@ bool has_arg(int argc, char **argv, const char *a);
 /* Whether -i/--input was given: perf reads a pipe on stdin otherwise. */
 bool input_given(int argc, char **argv);
 bool stdin_is_fifo(void);
+/* --symfs DIR as given, with a warning if it is no directory (perf's
+ * --symfs takes any path and then finds nothing). */
+const char *symfs_dir(const char *dir);
 
 /*
  * The recorders' control pipe: SIGINT/SIGTERM/SIGHUP write 'q', SIGUSR2
@@ -116,6 +119,15 @@ struct record_args {
 	bool off_cpu; /* --off-cpu */
 	bool off_cpu_thresh_set; /* --off-cpu-thresh MSEC */
 	uint64_t off_cpu_thresh_ms;
+	/* fleet profiling: --push SINK=URL..., --push-every, --label,
+	 * --spool, --spool-size */
+	const char *push[PERFRING_PUSH_MAX_SINKS];
+	int nr_push;
+	double push_every;
+	const char *labels[RECORD_MAX_EVENTS];
+	int nr_labels;
+	const char *spool;
+	uint64_t spool_bytes;
 };
 /* Returns -1 to go on (ra->help: print the mode's usage), or the exit
  * status of a bad option; usage errors exit(2). */
@@ -141,6 +153,9 @@ int cmd_script(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_top(int argc, char **argv);
+/* perfring push --spool (builtin-push.c); record's push summary. */
+int cmd_push(int argc, char **argv);
+void push_summary(const struct perfring_push_stats *ps);
 int cmd_data(int argc, char **argv);
 int cmd_sched(int argc, char **argv);
 /* A command's -v: the library's log down to debug messages. */

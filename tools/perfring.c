@@ -43,6 +43,7 @@ static const struct command {
 	{ "report", NULL, cmd_report },
 	{ "export", NULL, cmd_export },
 	{ "top", NULL, cmd_top },
+	{ "push", NULL, cmd_push },
 	{ "data", NULL, cmd_data },
 	{ "sched", NULL, cmd_sched },
 };
@@ -58,6 +59,8 @@ static void usage(FILE *f)
 		"  record --tracefs -e SYS:EVENT...  ftrace's mapped buffers into trace.dat\n"
 		"  top [-a|-p PID] [-e EVENT] [-g] [-d SECS] [--iterations N]\n"
 		"                                     live hot-symbol table (perf top --stdio)\n"
+		"  record ... --push SINK=URL        + samples to ClickHouse, Pyroscope, Parca\n"
+		"  push --spool DIR SINK=URL          deliver what a recording spooled\n"
 		"  list                               events record accepts\n"
 		"  demo [-n N] [-s BYTES] [-m SIZE] [--drop]\n"
 		"                                     two-process ring demo: a producer\n"
@@ -67,8 +70,9 @@ static void usage(FILE *f)
 		"  report [-i FILE|-] [--sort KEYS]   overhead table (perf report --stdio)\n"
 		"  dump [-i FILE|-]                   every record of a perf.data (perf report -D)\n"
 		"  stats [-i FILE|-]                  record counts (perf report --stats)\n"
-		"  export [-i FILE|-] -f chrome|folded|svg [-o OUT]\n"
-		"                                     Chrome trace JSON, folded stacks, flame graph\n"
+		"  export [-i FILE|-] -f chrome|folded|svg|pprof [-o OUT]\n"
+		"                                     Chrome trace JSON, folded stacks, flame graph,\n"
+		"                                     pprof profile (go tool pprof)\n"
 		"  sched record [-- COMMAND] | timehist [-s|-S] [-w] [-V] | latency\n"
 		"                                     the scheduler's timeline (perf sched)\n"
 		"  data convert [-i FILE|-] --to-ctf DIR | --to-json FILE [--all] [--tod]\n"
@@ -83,7 +87,8 @@ static void usage(FILE *f)
 		"  help                               this text\n"
 		"\n"
 		"Options: -v (before the command) prints the library's log.\n"
-		"See perfring(1).\n",
+		"Each command's options: perfring COMMAND --help.  See perfring(1)\n"
+		"(man -l docs/perfring.1 in the source tree).\n",
 		prog);
 }
 

@@ -65,6 +65,11 @@ enum {
 	OPT_CONTROL,
 	OPT_OFF_CPU,
 	OPT_OFF_CPU_THRESH,
+	OPT_PUSH,
+	OPT_PUSH_EVERY,
+	OPT_LABEL,
+	OPT_SPOOL,
+	OPT_SPOOL_SIZE,
 	OPT_MAX
 };
 
@@ -129,6 +134,11 @@ static const struct option record_longopts[] = {
 	{ "control", required_argument, NULL, OPT_CONTROL },
 	{ "off-cpu", no_argument, NULL, OPT_OFF_CPU },
 	{ "off-cpu-thresh", required_argument, NULL, OPT_OFF_CPU_THRESH },
+	{ "push", required_argument, NULL, OPT_PUSH },
+	{ "push-every", required_argument, NULL, OPT_PUSH_EVERY },
+	{ "label", required_argument, NULL, OPT_LABEL },
+	{ "spool", required_argument, NULL, OPT_SPOOL },
+	{ "spool-size", required_argument, NULL, OPT_SPOOL_SIZE },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -185,6 +195,11 @@ static const int perf_takes[] = { 'e',
 				  OPT_CONTROL,
 				  OPT_OFF_CPU,
 				  OPT_OFF_CPU_THRESH,
+				  OPT_PUSH,
+				  OPT_PUSH_EVERY,
+				  OPT_LABEL,
+				  OPT_SPOOL,
+				  OPT_SPOOL_SIZE,
 				  0 };
 static const int tracefs_takes[] = { OPT_TRACEFS,
 				     'e',
@@ -833,6 +848,27 @@ static bool record_option(struct record_args *ra, int c, char *arg)
 		ra->off_cpu_thresh_ms = v;
 		ra->off_cpu_thresh_set = true;
 		break;
+	case OPT_PUSH: /* fleet profiling: SINK=URL, more than one */
+		if (ra->nr_push >= PERFRING_PUSH_MAX_SINKS)
+			die_usage("--push: at most 8 sinks: %s", arg);
+		ra->push[ra->nr_push++] = arg;
+		break;
+	case OPT_PUSH_EVERY:
+		ra->push_every = parse_seconds(arg);
+		break;
+	case OPT_LABEL:
+		if (ra->nr_labels >= RECORD_MAX_EVENTS || !strchr(arg, '=') ||
+		    arg[0] == '=')
+			die_usage("--label takes KEY=VALUE (at most 64): %s",
+				  arg);
+		ra->labels[ra->nr_labels++] = arg;
+		break;
+	case OPT_SPOOL:
+		ra->spool = arg;
+		break;
+	case OPT_SPOOL_SIZE:
+		ra->spool_bytes = parse_size(arg, "--spool-size");
+		break;
 	default:
 		return false;
 	}
@@ -925,6 +961,10 @@ int record_parse_args(int argc, char **argv, struct record_args *ra)
 	if (ra->pprof && ra->output && !strcmp(ra->output, "-"))
 		die_usage("--pprof reads the recording back: not with -o %s",
 			  ra->output);
+	if (!ra->nr_push && (seen[OPT_PUSH_EVERY] || seen[OPT_LABEL] ||
+			     seen[OPT_SPOOL] || seen[OPT_SPOOL_SIZE]))
+		die_usage("--push-every, --label and --spool need --push: %s",
+			  "--push");
 	if (ra->argv && ra->mode == RECORD_AUX)
 		die_usage("record --replay-cs runs no command: %s",
 			  argv[optind]);

@@ -101,6 +101,8 @@ typedef void (*perfring_progress_fn)(const struct perfring_record_stats *st,
 
 struct perfring_record_aux_opts;
 struct perfring_record_aux_stats;
+struct perfring_push_opts;
+struct perfring_push_stats;
 
 struct perfring_record_opts {
 	size_t sz;
@@ -243,6 +245,15 @@ struct perfring_record_opts {
 	bool has_control;
 	int ctl_fd, ack_fd;
 	/*
+	 * --push: every push->every seconds the samples of the interval,
+	 * symbolized here, go to the stores push->sinks name (see
+	 * perfring_push_opts), beside the output (which may be /dev/null:
+	 * nothing kept locally).  A store that is down or slow never holds
+	 * the recording up.  NULL: none.
+	 */
+	const struct perfring_push_opts *push;
+	struct perfring_push_stats *push_stats; /* its figures (sz set) */
+	/*
 	 * perf's --off-cpu: every switch-out of a traced thread until it runs
 	 * again, with the call chain where it blocked (frame pointers, or as
 	 * callchain_dwarf_size says), as samples of "offcpu-time" whose
@@ -271,6 +282,72 @@ struct perfring_record_opts {
  */
 PERFRING_API int perfring_record(const struct perfring_record_opts *opts,
 				 struct perfring_record_stats *st);
+
+/* ---- push: continuous profiling into stores ---------------------------- */
+
+#define PERFRING_PUSH_MAX_SINKS 8
+
+struct perfring_push_opts {
+	size_t sz;
+	/*
+	 * "clickhouse=http://HOST:PORT" (rows into perfring.samples, created
+	 * if missing), "pyroscope=http://HOST:PORT" (POST /ingest, pprof),
+	 * "parca=http://HOST:PORT" (ProfileStoreService/WriteRaw over the
+	 * Connect protocol, pprof); http only, user:password@ for basic
+	 * authentication.  At most PERFRING_PUSH_MAX_SINKS.
+	 */
+	const char *const *sinks;
+	int nr_sinks;
+	double every; /* seconds per interval (0: 10) */
+	/* "KEY=VALUE" on every interval; host=NAME names the host (default
+	 * the machine's name), service=NAME the application (Pyroscope's
+	 * name) */
+	const char *const *labels;
+	int nr_labels;
+	/* Intervals wait here (one directory per sink) until delivered;
+	 * perfring_push() delivers what a recording left.  NULL: in
+	 * memory. */
+	const char *spool;
+	/* What waits per sink at most, on disk or in memory; the oldest
+	 * interval is dropped (and counted) past it (0: 256 MiB on disk,
+	 * 64 MiB in memory). */
+	uint64_t spool_bytes;
+	double timeout; /* seconds per request (0: 10) */
+};
+
+struct perfring_push_sink_stats {
+	char name[128]; /* "clickhouse=http://127.0.0.1:8123" */
+	uint64_t intervals; /* queued for this sink */
+	uint64_t sent; /* requests delivered */
+	uint64_t sent_bytes; /* their bodies' bytes */
+	uint64_t failures; /* attempts that failed (retried) */
+	uint64_t dropped; /* intervals dropped: the spool full, or (no
+			     spool) undelivered at the end */
+	uint64_t pending; /* left in the spool at the end */
+	int last_status; /* the last HTTP status (0: none) */
+	char last_error[160]; /* the last failure, "" if none */
+};
+
+struct perfring_push_stats {
+	size_t sz;
+	uint64_t intervals; /* intervals ended */
+	uint64_t samples; /* samples in them */
+	uint64_t bad_samples; /* not decodable, skipped */
+	uint64_t resets; /* thread and object tables rebuilt (-a, days) */
+	uint32_t nr_sinks;
+	struct perfring_push_sink_stats sink[PERFRING_PUSH_MAX_SINKS];
+};
+
+/*
+ * perfring push --spool DIR SINK=URL: delivers what recordings left in
+ * opts->spool for the sinks' kinds (every directory of that kind: a
+ * recording's clickhouse spool goes to any clickhouse), oldest first, each
+ * file removed once its store took it.  Stops at a sink's first failure
+ * (the rest stays).  Returns 0 when nothing is left, -EAGAIN when
+ * something is (@st says what), or -errno.
+ */
+PERFRING_API int perfring_push(const struct perfring_push_opts *opts,
+			       struct perfring_push_stats *st);
 
 /* ---- top: a live hot-symbol table ------------------------------------ */
 
@@ -388,8 +465,12 @@ perfring_record_aux(const struct perfring_record_aux_opts *opts,
 typedef void (*perfring_event_fn)(const char *name, const char *kind,
 				  void *ctx);
 
-/* Calls @fn for every event perfring record accepts ("software event",
- * "tracepoint").  Returns the count or -errno. */
+/* Calls @fn for every event perfring record knows, with its kind as
+ * perf list names it ("Software event", "Tracepoint event", ...); a
+ * hardware event this machine refuses has the kind PERFRING_KIND_REFUSED
+ * appended ("Hardware event, not supported here").  Returns the count of
+ * the events the machine opens, or -errno. */
+#define PERFRING_KIND_REFUSED ", not supported here"
 PERFRING_API int perfring_event_list(perfring_event_fn fn, void *ctx);
 
 /* ---- reading ----------------------------------------------------------- */
@@ -669,6 +750,16 @@ struct perfring_report_opts {
 	/* -F: "overhead[,sample][,period][,keys]": the Overhead (Self)
 	 * column with these beside it and the keys as sort order */
 	const char *fields;
+	/*
+	 * --from clickhouse=URL: the samples a fleet pushed (record --push),
+	 * read from the store instead of a file, those of --where's SQL
+	 * condition on perfring.samples (time_ns, host, pid, comm, event,
+	 * labels...; NULL: all).  The table is the self overhead of the
+	 * leaf frames, keyed by sort (comm, pid, dso, sym, host); -n,
+	 * -q, percent_limit and field_sep apply.
+	 */
+	const char *from;
+	const char *where;
 };
 
 /*
@@ -717,6 +808,10 @@ struct perfring_export_opts {
 	/* folded: bcc offwaketime's lines, "comm;blocked stack;--;waker
 	 * stack;waker comm NS", from the offcpu-waker samples */
 	bool wakers;
+	/* --from clickhouse=URL, --where SQL: as perfring_report_opts';
+	 * folded, svg and pprof (chrome: -EINVAL). */
+	const char *from;
+	const char *where;
 };
 
 /*

@@ -70,6 +70,10 @@ struct app_thread {
 	/* Written by the thread only (WRITE_ONCE), summed by app_stats: no
 	 * shared counter line bouncing between emitting threads. */
 	uint64_t events, lost, too_large;
+	/* PERFRING_APP_BLOCK: the ring whose recorder freed nothing for
+	 * block_timeout_ms, and the room it had then (wait_for_room()) */
+	struct perfring_ring *stalled_ring;
+	int64_t stalled_space;
 	struct app_thread *next;
 };
 
@@ -80,7 +84,7 @@ static bool self_session;
 static int events_fd = -1;
 static uint64_t ring_size = DEFAULT_RING_SIZE;
 static unsigned int app_flags;
-static int block_timeout_ms = 10;
+static int block_timeout_ms = 250;
 static uint64_t generation; /* bumped by every start and stop */
 static struct perfring_ring *shared_ring;
 static char shared_dir[PATH_MAX]; /* the session it was made in */
@@ -698,15 +702,40 @@ static void fill_vars(unsigned char *payload, const struct perfring_event *ev,
 	}
 }
 
+/*
+ * PERFRING_APP_BLOCK: waits until the recorder has made room for @size
+ * bytes.  The recorder is woken first (it may be asleep below its
+ * watermark).  The wait ends with room, with the session, or after
+ * block_timeout_ms in which the recorder freed nothing; then the thread
+ * drops (and counts) on this ring without waiting until the recorder
+ * frees something again, so a recorder that stopped or died costs one
+ * timeout, not one per event.
+ */
 static bool wait_for_room(struct perfring_ring *r, uint64_t size)
 {
 	struct timespec nap = { 0, 50 * 1000 };
-	uint64_t deadline =
-		perfring_clock_ns() + (uint64_t)block_timeout_ms * 1000000ull;
+	const uint64_t quiet_ns = (uint64_t)block_timeout_ms * 1000000ull;
+	int64_t space = perfring_ring_space(r), seen = space;
+	uint64_t deadline;
 
-	while (perfring_ring_space(r) < (int64_t)size) {
-		if (perfring_clock_ns() >= deadline || !perfring_app_active)
+	if (space >= (int64_t)size)
+		return true;
+	if (me.stalled_ring == r && space <= me.stalled_space)
+		return false; /* the recorder has freed nothing since */
+	me.stalled_ring = NULL;
+	perfring_ring_flush(r);
+	deadline = perfring_clock_ns() + quiet_ns;
+	while ((space = perfring_ring_space(r)) < (int64_t)size) {
+		if (space < 0 || !perfring_app_active)
 			return false;
+		if (space > seen) {
+			seen = space;
+			deadline = perfring_clock_ns() + quiet_ns;
+		} else if (perfring_clock_ns() >= deadline) {
+			me.stalled_ring = r;
+			me.stalled_space = space;
+			return false;
+		}
 		nanosleep(&nap, NULL);
 	}
 	return true;

@@ -2855,3 +2855,11 @@ PR_HIDDEN void prd_set_queue_limit(struct prd_file *f, size_t bytes)
 	f->qlimit = bytes;
 	f->qmax = bytes / 64 > 1024 ? bytes / 64 : 1024;
 }
+
+PR_HIDDEN int prd_decode_sample(const struct prd_attr *a, const void *rec,
+				uint32_t size, struct prd_sample *s)
+{
+	if (size < sizeof(struct perf_event_header))
+		return -EBADMSG;
+	return decode_sample(a, rec, size, s) ? -EBADMSG : 0;
+}

@@ -256,4 +256,12 @@ const char *prd_tracepoint_name(const struct prd_file *f, uint64_t id);
  */
 void prd_set_queue_limit(struct prd_file *f, size_t bytes);
 
+/*
+ * A live reader's sample (the fleet's collector, which reads the rings and
+ * no file): PERF_RECORD_SAMPLE @rec (@size bytes) decoded per @a's
+ * sample_type as prd_process() decodes it.  0 or -EBADMSG.
+ */
+int prd_decode_sample(const struct prd_attr *a, const void *rec, uint32_t size,
+		      struct prd_sample *s);
+
 #endif

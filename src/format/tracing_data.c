@@ -402,6 +402,54 @@ static int append_extra(struct td_buf *b, const struct td_extra *extra,
 	return 0;
 }
 
+/* u64 size + @text */
+static int append_text(struct td_buf *b, const char *text)
+{
+	size_t n = strlen(text);
+	int err = buf_u64(b, n);
+
+	return err ? err : buf_put(b, text, n);
+}
+
+PR_HIDDEN const char td_header_page_fmt[] =
+	"\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n"
+	"\tfield: local_t commit;\toffset:8;\tsize:8;\tsigned:1;\n"
+	"\tfield: int overwrite;\toffset:8;\tsize:1;\tsigned:1;\n"
+	"\tfield: char data;\toffset:16;\tsize:%u;\tsigned:0;\n";
+PR_HIDDEN const char td_header_event[] = "# compressed entry header\n"
+					 "\ttype_len    :    5 bits\n"
+					 "\ttime_delta  :   27 bits\n"
+					 "\tarray       :   32 bits\n"
+					 "\n"
+					 "\tpadding     : type == 29\n"
+					 "\ttime_extend : type == 30\n"
+					 "\ttime_stamp : type == 31\n"
+					 "\tdata max type_len  == 28\n";
+
+/*
+ * The headers for a blob built without tracefs (application events only,
+ * recorded by a user who cannot read tracefs): libtraceevent reads the
+ * field sizes from them, which is all the application formats need; the
+ * data size is a page less its 16-byte header, as the kernel's.
+ */
+static int append_builtin_headers(struct td_buf *b)
+{
+	char page[512];
+	long ps = sysconf(_SC_PAGESIZE);
+	int err;
+
+	snprintf(page, sizeof(page), td_header_page_fmt,
+		 (unsigned int)((ps > 16 ? ps : 4096) - 16));
+	err = buf_put(b, "header_page", sizeof("header_page"));
+	if (!err)
+		err = append_text(b, page);
+	if (!err)
+		err = buf_put(b, "header_event", sizeof("header_event"));
+	if (!err)
+		err = append_text(b, td_header_event);
+	return err;
+}
+
 static int build(struct td_buf *b, const char *tracefs, struct td_event *evs,
 		 size_t nr, const struct td_extra *extra, size_t nr_extra)
 {
@@ -413,15 +461,20 @@ static int build(struct td_buf *b, const char *tracefs, struct td_event *evs,
 	if (err)
 		return err;
 
-	err = buf_put(b, "header_page", sizeof("header_page"));
-	if (!err)
-		err = append_required(b, tracefs, "events/header_page", 8,
-				      TD_FORMAT_MAX);
-	if (!err)
-		err = buf_put(b, "header_event", sizeof("header_event"));
-	if (!err)
-		err = append_required(b, tracefs, "events/header_event", 8,
-				      TD_FORMAT_MAX);
+	if (!tracefs) {
+		err = append_builtin_headers(b);
+	} else {
+		err = buf_put(b, "header_page", sizeof("header_page"));
+		if (!err)
+			err = append_required(b, tracefs, "events/header_page",
+					      8, TD_FORMAT_MAX);
+		if (!err)
+			err = buf_put(b, "header_event",
+				      sizeof("header_event"));
+		if (!err)
+			err = append_required(b, tracefs, "events/header_event",
+					      8, TD_FORMAT_MAX);
+	}
 	if (err)
 		return err;
 
@@ -454,6 +507,11 @@ static int build(struct td_buf *b, const char *tracefs, struct td_event *evs,
 
 	/* kallsyms: perf 6.1 records none (u32 0) and its reader skips it. */
 	err = buf_u32(b, 0);
+	if (!tracefs) { /* printk_formats and saved_cmdlines: empty */
+		if (!err)
+			err = buf_u32(b, 0);
+		return err ? err : buf_u64(b, 0);
+	}
 	if (!err)
 		err = append_optional(b, tracefs, "printk_formats", 4);
 	if (!err)
@@ -470,7 +528,8 @@ int tracing_data_build_ext(const char *tracefs, const char *const *events,
 	size_t i;
 	int err;
 
-	if (!tracefs || !*tracefs || (nr && !events) || !out || !len) {
+	if ((tracefs && !*tracefs) || (!tracefs && nr) || (nr && !events) ||
+	    !out || !len) {
 		pr_err("tracing data: invalid arguments");
 		return -EINVAL;
 	}

@@ -26,9 +26,17 @@ struct td_extra {
 	size_t len;
 };
 
-/* tracing_data_build() plus @nr_extra formats of other systems. */
+/* tracing_data_build() plus @nr_extra formats of other systems.  With
+ * @tracefs NULL (and no tracepoints) the kernel's header texts are built
+ * in: application events recorded without access to tracefs. */
 int tracing_data_build_ext(const char *tracefs, const char *const *events,
 			   size_t nr, const struct td_extra *extra,
 			   size_t nr_extra, void **out, size_t *len);
+
+/* The texts tracefs gives for the page and event headers (events/
+ * header_page with the data size as its %u, events/header_event): every
+ * 64-bit kernel's since 2.6.31. */
+extern const char td_header_page_fmt[];
+extern const char td_header_event[];
 
 #endif

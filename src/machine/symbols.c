@@ -972,7 +972,10 @@ static int load_elf(struct dso *dso, struct elf_file *run)
 	} else {
 		err = elf_read_symbols(run, SHT_DYNSYM, &sv);
 	}
-	if (!err) {
+	/* perf's dso__load() synthesizes PLT entries only when the symbol
+	 * table gave it some (a stripped program whose .dynsym defines
+	 * nothing keeps its PLT addresses unresolved) */
+	if (!err && sv.nr) {
 		symvec_fixup(&sv);
 		err = elf_plt_symbols(run, dso, &sv);
 	}

@@ -31,6 +31,7 @@
 #include "../common/log.h"
 #include "../common/opts.h"
 #include "../coresight/aux_source.h"
+#include "../fleet/fleet.h"
 #include "../format/compress.h"
 #include "../format/out_file.h"
 #include "../format/perf_data.h"
@@ -144,6 +145,7 @@ struct session {
 	struct aux_source *aux;
 	struct offcpu *oc; /* --off-cpu: the sched events' rings, or NULL */
 	struct rec_session rs; /* the loop over the sources */
+	struct fleet *fleet; /* --push, or NULL */
 };
 
 static uint64_t now_ms(void)
@@ -237,6 +239,9 @@ static void scan(struct session *s, const void *const ptr[2],
 		if (s->hits)
 			dso_hits_note_pieces(s->hits, ptr, len, pieces, off,
 					     h.size);
+		if (s->fleet)
+			fleet_feed_pieces(s->fleet, ptr, len, pieces, off,
+					  h.size);
 		switch (h.type) {
 		case PERF_RECORD_SAMPLE:
 			s->st.samples++;
@@ -597,6 +602,12 @@ static int open_output(struct session *s)
 		s->pipe = true;
 		return 0;
 	}
+	if (OPTS_GET(s->o, push, NULL) && !strcmp(out, "/dev/null")) {
+		/* --push alone: nothing kept here, streamed as a pipe is */
+		s->out_fd = open(out, O_WRONLY | O_CLOEXEC);
+		s->pipe = true;
+		return s->out_fd < 0 ? -errno : 0;
+	}
 	/* The previous file is kept as .old, as perf does; never through
 	 * a symbolic link, always a new file (0600). */
 	s->out_fd = out_file_open(out, OUT_FILE_KEEP_OLD | OUT_FILE_SEEKABLE);
@@ -694,6 +705,15 @@ static int app_write(void *ctx, const void *buf, size_t len)
  * system) when application events may come: their formats are added to it
  * as they appear (pd_writer_add_format()).
  */
+/* Whether this user can read tracefs's event headers. */
+static bool tracefs_readable(const char *tracefs)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/events/header_page", tracefs);
+	return !access(path, R_OK);
+}
+
 static int add_tracing_data(struct session *s, bool app_possible)
 {
 	const char *names[PE_MAX_EVENTS];
@@ -708,8 +728,13 @@ static int add_tracing_data(struct session *s, bool app_possible)
 	if (!n && !app_possible)
 		return 0;
 	tracefs = pe_tracefs();
-	err = tracefs ? tracing_data_build(tracefs, names, n, &blob, &len) :
-			-ENOENT;
+	/* Application events only and tracefs out of reach (not root):
+	 * built-in headers, so that perf decodes them all the same. */
+	if (!n && tracefs && !tracefs_readable(tracefs))
+		tracefs = NULL;
+	err = tracefs || !n ?
+		      tracing_data_build(tracefs, names, n, &blob, &len) :
+		      -ENOENT;
 	if (err && !n)
 		return 0; /* app_new_event() warns if events come */
 	if (err)
@@ -811,6 +836,7 @@ static bool pd_prepare(void *ctx)
 /* Every pass drains every forward ring: the timeout also flushes sparse
  * events stuck below the watermark, which perf leaves in the buffers. */
 static int switch_output(struct session *s);
+static int push_synthesize(struct session *s);
 
 static int pd_pass(void *ctx)
 {
@@ -827,11 +853,16 @@ static int pd_pass(void *ctx)
 		 * records that did not fit are counted in the stats) */
 		s->max_size_hit = true;
 		s->st.max_size_hit = true;
+		pr_warn("--max-size %llu: size limit reached (%llu KB), stopping session",
+			(unsigned long long)s->max_size,
+			(unsigned long long)(pd_writer_data_bytes(s->w) >> 10));
 		return 1;
 	}
 	if (!err &&
 	    switch_output_due(&s->so, pd_writer_data_bytes(s->w), now_ms()))
 		err = switch_output(s);
+	if (!err && s->fleet && fleet_tick(s->fleet))
+		err = push_synthesize(s);
 	return err;
 }
 
@@ -1085,11 +1116,9 @@ static int session_targets(struct session *s)
 	s->cpus = s->cpus_buf;
 	s->tids = s->tids_buf;
 	if (s->cpu_list) {
-		s->nr_cpus = pe_parse_cpus(s->cpu_list, s->cpus_buf, MAX_CPUS);
-		if (s->nr_cpus < 0) {
-			pr_err("-C: bad CPU list '%s'", s->cpu_list);
-			return -EINVAL;
-		}
+		s->nr_cpus = pe_user_cpus(s->cpu_list, s->cpus_buf, MAX_CPUS);
+		if (s->nr_cpus < 0)
+			return s->nr_cpus;
 	} else {
 		s->nr_cpus = pe_online_cpus(s->cpus_buf, MAX_CPUS);
 		if (s->nr_cpus < 0)
@@ -1279,6 +1308,46 @@ static int synthesize(struct session *s)
 	if (!err)
 		err = pd_writer_finish_round(s->w);
 	s->st.records += sy.records;
+	return err ? err : push_synthesize(s);
+}
+
+/* --push: the same records for the collector (at the start, and when its
+ * tables were rebuilt), straight from /proc. */
+static int push_synthesize(struct session *s)
+{
+	struct synth sy = { .sink = fleet_synth_sink,
+			    .sink_ctx = s->fleet,
+			    .sample_type = s->events[0].attr.sample_type,
+			    .id = s->events[0].nr_ids ? s->events[0].ids[0] :
+							0 };
+	int err;
+
+	if (!s->fleet)
+		return 0;
+	err = synth_kernel(&sy);
+	if (!err && (s->all || (s->cpu_list && !s->argv)))
+		err = synth_all(&sy);
+	else if (!err && (s->pid_list || s->tid_list))
+		for (int i = 0; i < s->nr_tids && !err; i++)
+			err = synth_process(&sy, s->tids[i]);
+	else if (!err && s->argv)
+		err = synth_process(&sy, s->cmd.pid);
+	return err == -ENOMEM ? err : 0;
+}
+
+/* --push: the stores' threads started, the events' samples collected. */
+static int push_open(struct session *s)
+{
+	const struct perfring_push_opts *po = OPTS_GET(s->o, push, NULL);
+	int err;
+
+	if (!po)
+		return 0;
+	err = fleet_open(po, s->clockid, &s->fleet);
+	for (int i = 0; i < s->el.nr_events && !err; i++)
+		err = fleet_add_event(s->fleet, &s->events[i].attr,
+				      s->events[i].name, s->events[i].ids,
+				      s->events[i].nr_ids);
 	return err;
 }
 
@@ -1468,6 +1537,8 @@ static int session_start(struct session *s, const struct app_session_cb *cb)
 				  s->nr_tids);
 	if (!err)
 		err = aux_open(s);
+	if (!err)
+		err = push_open(s);
 	if (!err)
 		err = extras_open(s);
 	if (err)
@@ -1764,6 +1835,8 @@ PERFRING_API int perfring_record(const struct perfring_record_opts *o,
 		}
 	}
 	reap_command(&s);
+	if (s.fleet) /* the last interval, delivered or spooled */
+		fleet_close(s.fleet, OPTS_GET(o, push_stats, NULL));
 	err = session_finish(&s, err);
 	session_close(&s);
 	app_session_close(s.app);
@@ -1786,19 +1859,24 @@ struct list_ctx {
 	int n;
 };
 
-/* A hardware event is listed only if this machine opens it (as perf
- * list's is_event_supported()). */
+/* Every hardware event, those this machine refuses (perf list's
+ * is_event_supported()) marked as such. */
 static void list_hw(const char *name, uint32_t type, uint64_t config, void *ctx)
 {
 	struct list_ctx *lc = ctx;
+	bool ok = pe_event_supported(type, config);
 
-	if (!pe_event_supported(type, config))
-		return;
-	lc->fn(name,
-	       type == PERF_TYPE_HARDWARE ? "Hardware event" :
-					    "Hardware cache event",
-	       lc->ctx);
-	lc->n++;
+	if (type == PERF_TYPE_HARDWARE)
+		lc->fn(name,
+		       ok ? "Hardware event" :
+			    "Hardware event" PERFRING_KIND_REFUSED,
+		       lc->ctx);
+	else
+		lc->fn(name,
+		       ok ? "Hardware cache event" :
+			    "Hardware cache event" PERFRING_KIND_REFUSED,
+		       lc->ctx);
+	lc->n += ok;
 }
 
 PERFRING_API int perfring_event_list(perfring_event_fn fn, void *ctx)

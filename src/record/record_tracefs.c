@@ -29,6 +29,7 @@
 #include "../common/opts.h"
 #include "../format/out_file.h"
 #include "../format/trace_dat.h"
+#include "../format/tracing_data.h"
 #include "../sources/stale.h"
 #include "../sources/tracefs.h"
 #include "../sources/child.h"
@@ -486,6 +487,35 @@ static void refresh_meta(struct tfs_source *s, struct metabuf *mb)
 	read_cpustat(s, mb);
 }
 
+/*
+ * Whether the trace needs /proc/kallsyms (5 MB here, most of a trace.dat
+ * of a few events): trace-cmd report names kernel addresses with it, which
+ * ftrace's own events carry (function tracer, stacks, trace_marker's ip)
+ * and an event that prints a pointer as a symbol (%pS, %ps, %pF, %pf,
+ * %pB).  Other events print without it: their file gets an empty
+ * kallsyms section, as trace-cmd writes where it cannot read the file.
+ */
+static bool needs_kallsyms(const struct metabuf *mb, const char *const *ev,
+			   int nr)
+{
+	static const char *const sym_fmts[] = { "%ps", "%pS", "%pF", "%pf",
+						"%pB" };
+	char sys[128], name[128];
+
+	for (int i = 0; i < nr; i++)
+		if (!split_event(ev[i], sys, sizeof(sys), name, sizeof(name)) &&
+		    !strcmp(sys, "ftrace"))
+			return true;
+	for (size_t i = 0; i < mb->nr_sys; i++)
+		for (size_t j = 0; j < mb->sys[i].nr_events; j++)
+			for (size_t k = 0; k < 5; k++)
+				if (memmem(mb->sys[i].events[j].data,
+					   mb->sys[i].events[j].len,
+					   sym_fmts[k], 3))
+					return true;
+	return false;
+}
+
 static int build_meta(struct tfs_source *s, struct metabuf *mb)
 {
 	const char *const *ev = OPTS_GET(s->o, events, NULL);
@@ -539,7 +569,9 @@ static int build_meta(struct tfs_source *s, struct metabuf *mb)
 			goto missing;
 		}
 	}
-	read_opt("/proc/kallsyms", &mb->kall, &len, TABLE_MAX);
+	len = 0;
+	if (needs_kallsyms(mb, ev, nr))
+		read_opt("/proc/kallsyms", &mb->kall, &len, TABLE_MAX);
 	mb->m.kallsyms = (struct tdat_blob){ NULL, mb->kall, len };
 	snprintf(path, sizeof(path), "%s/printk_formats", s->root);
 	read_opt(path, &mb->printk, &len, TABLE_MAX);
@@ -1185,22 +1217,6 @@ int perfring_record_tracefs(const struct perfring_tracefs_opts *o,
 
 /* ---- user-space sub-buffer rings into trace.dat ------------------------- */
 
-/* The texts tracefs gives for the page and event headers (events/
- * header_page, events/header_event), the data size following the page. */
-static const char ring_header_page[] =
-	"\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n"
-	"\tfield: local_t commit;\toffset:8;\tsize:8;\tsigned:1;\n"
-	"\tfield: int overwrite;\toffset:8;\tsize:1;\tsigned:1;\n"
-	"\tfield: char data;\toffset:16;\tsize:%u;\tsigned:0;\n";
-static const char ring_header_event[] = "# compressed entry header\n"
-					"\ttype_len    :    5 bits\n"
-					"\ttime_delta  :   27 bits\n"
-					"\tarray       :   32 bits\n"
-					"\n"
-					"\tpadding     : type == 29\n"
-					"\ttime_extend : type == 30\n"
-					"\ttime_stamp : type == 31\n"
-					"\tdata max type_len  == 28\n";
 static const char ring_message_format[] =
 	"name: message\n"
 	"ID: %d\n"
@@ -1241,12 +1257,12 @@ int perfring_subbuf_save(struct perfring_subbuf *const *rings, int nr,
 	for (int i = 1; i < nr; i++)
 		if (perfring_subbuf_meta(rings[i])->subbuf_size != sbs)
 			return -EINVAL;
-	snprintf(hp, sizeof(hp), ring_header_page, sbs - SUBBUF_HDR_SIZE);
+	snprintf(hp, sizeof(hp), td_header_page_fmt, sbs - SUBBUF_HDR_SIZE);
 	snprintf(fmt, sizeof(fmt), ring_message_format,
 		 PERFRING_SUBBUF_MESSAGE_ID);
 	m.header_page = (struct tdat_blob){ NULL, hp, strlen(hp) };
-	m.header_event = (struct tdat_blob){ NULL, ring_header_event,
-					     sizeof(ring_header_event) - 1 };
+	m.header_event = (struct tdat_blob){ NULL, td_header_event,
+					     strlen(td_header_event) };
 	ev = (struct tdat_blob){ "perfring", fmt, strlen(fmt) };
 	/* A program's own file: replaced, not kept as .old. */
 	err = tdat_writer_open(path, sbs, nr, 0, &w);

@@ -998,11 +998,9 @@ static int top_targets(struct top *t)
 	t->cpus = cpus_buf;
 	if (t->o.cpu_list) {
 		t->nr_cpus =
-			pe_parse_cpus(t->o.cpu_list, cpus_buf, TOP_MAX_CPUS);
-		if (t->nr_cpus < 0) {
-			pr_err("-C: bad CPU list '%s'", t->o.cpu_list);
-			return -EINVAL;
-		}
+			pe_user_cpus(t->o.cpu_list, cpus_buf, TOP_MAX_CPUS);
+		if (t->nr_cpus < 0)
+			return t->nr_cpus;
 	} else {
 		t->nr_cpus = pe_online_cpus(cpus_buf, TOP_MAX_CPUS);
 		if (t->nr_cpus < 0)

@@ -57,6 +57,7 @@
 #include "../machine/threads.h"
 #include "../machine/unwind.h"
 #include "../tracepoint/tracedat_lines.h"
+#include "fleet_report.h"
 #include "pprof.h"
 
 #define MAX_CPUS 65536 /* sched_switch CPUs tracked (more: ignored) */
@@ -2451,6 +2452,39 @@ static int export_run(struct exp *e, const char *in, FILE *out)
 	return err;
 }
 
+/* --from clickhouse=URL: a fleet's stacks (fleet_report.c) as folded
+ * stacks or a flame graph, the samples as pprof. */
+static int stack_in(void *ctx, const char *key, size_t len, uint64_t count)
+{
+	return tab_add(ctx, key, len, false, count, OFFCPU_NONE);
+}
+
+static int export_from(struct exp *e, const struct perfring_export_opts *o,
+		       FILE *out)
+{
+	const char *from = OPTS_GET(o, from, NULL),
+		   *where = OPTS_GET(o, where, NULL);
+	int err;
+
+	if (e->fmt == FMT_CHROME) {
+		pr_err("export --from %s: folded, svg or pprof (a store keeps no timeline)",
+		       from);
+		return -EINVAL;
+	}
+	if (e->fmt == FMT_PPROF)
+		return fleet_export_pprof(from, where, out);
+	if (ob_init(&e->ob, out))
+		return -ENOMEM;
+	err = fleet_export_stacks(from, where, stack_in, e);
+	if (!err)
+		err = e->fmt == FMT_FOLDED ? folded_out(e) : svg_out(e);
+	ob_flush(&e->ob);
+	if (!err && e->ob.err)
+		err = e->ob.err;
+	exp_free(e);
+	return err;
+}
+
 PERFRING_API int perfring_export(const struct perfring_export_opts *opts,
 				 FILE *out)
 {
@@ -2493,6 +2527,8 @@ PERFRING_API int perfring_export(const struct perfring_export_opts *opts,
 		       e.width);
 		return -EINVAL;
 	}
+	if (OPTS_GET(opts, from, NULL))
+		return export_from(&e, opts, out);
 	/* A trace.dat as the input: its events alone. */
 	in_tdat = strcmp(in, "-") && tdat_probe(in) == 1;
 	if (in_tdat) {

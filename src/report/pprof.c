@@ -12,9 +12,9 @@
  * (cpu-clock and task-clock count nanoseconds, every other event counts
  * events); a sample carries the value of its own event only.  At the end
  * the strings are interned, the Profile message is encoded with the small
- * protobuf writer below (varints and length-delimited fields are all the
- * format needs: docs/design.md says why no protobuf library) and the
- * bytes go through zlib's deflate with a gzip header.
+ * protobuf writer of format/pbuf.c (varints and length-delimited fields
+ * are all the format needs: docs/design.md says why no protobuf library)
+ * and the bytes go through zlib's deflate with a gzip header.
  *
  * Stacks: the callchain, then (--call-graph dwarf) the user frames unwound
  * by unwind.c, as export -f folded has them.  Build-ids: from MMAP2
@@ -32,9 +32,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
-#include <zlib.h>
 #include "../common/log.h"
 #include "../format/offcpu_format.h"
+#include "../format/pbuf.h"
 #include "../machine/intern.h"
 #include "../machine/srcline.h"
 #include "../machine/unwind.h"
@@ -318,83 +318,6 @@ int pprof_add(struct pprof *p, struct machine *m, struct thread *t,
 	return err;
 }
 
-/* ---- protobuf --------------------------------------------------------- */
-
-/* An encoded message being written (err: sticky -ENOMEM). */
-struct pb {
-	uint8_t *p;
-	size_t len, cap;
-	int err;
-};
-
-enum { WT_VARINT = 0, WT_LEN = 2 };
-
-static bool pb_room(struct pb *b, size_t n)
-{
-	if (b->err)
-		return false;
-	if (b->len + n > b->cap) {
-		size_t c = b->cap ? b->cap : 256;
-		uint8_t *v;
-
-		while (c < b->len + n)
-			c *= 2;
-		v = realloc(b->p, c);
-		if (!v) {
-			b->err = -ENOMEM;
-			return false;
-		}
-		b->p = v;
-		b->cap = c;
-	}
-	return true;
-}
-
-static void pb_varint(struct pb *b, uint64_t v)
-{
-	if (!pb_room(b, 10))
-		return;
-	while (v >= 0x80) {
-		b->p[b->len++] = (uint8_t)(v | 0x80);
-		v >>= 7;
-	}
-	b->p[b->len++] = (uint8_t)v;
-}
-
-static void pb_key(struct pb *b, unsigned int field, unsigned int wt)
-{
-	pb_varint(b, (uint64_t)field << 3 | wt);
-}
-
-/* A scalar field (int64, uint64, bool as varints: negative int64 as ten
- * bytes, as protobuf has it).  Zero is the default: left out. */
-static void pb_uint(struct pb *b, unsigned int field, uint64_t v)
-{
-	if (!v)
-		return;
-	pb_key(b, field, WT_VARINT);
-	pb_varint(b, v);
-}
-
-static void pb_bytes(struct pb *b, unsigned int field, const void *p, size_t n)
-{
-	pb_key(b, field, WT_LEN);
-	pb_varint(b, n);
-	if (n && pb_room(b, n)) {
-		memcpy(b->p + b->len, p, n);
-		b->len += n;
-	}
-}
-
-/* Appends @sub as field @field of @b and empties it. */
-static void pb_msg(struct pb *b, unsigned int field, struct pb *sub)
-{
-	if (sub->err && !b->err)
-		b->err = sub->err;
-	pb_bytes(b, field, sub->p, sub->len);
-	sub->len = 0;
-}
-
 /* ---- writing ---------------------------------------------------------- */
 
 static bool is_clock_event(const struct prd_attr *a)
@@ -491,57 +414,6 @@ static uint64_t start_wall_ns(struct pprof *p, const char *input)
 		return 0;
 	return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec -
 	       span;
-}
-
-static int gzip_out(const struct pb *b, FILE *out)
-{
-	unsigned char buf[1 << 16];
-	z_stream zs;
-	int zr, err = 0;
-
-	memset(&zs, 0, sizeof(zs));
-	/* 15 + 16: a gzip header and trailer around the deflate stream. */
-	if (deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
-			 Z_DEFAULT_STRATEGY) != Z_OK)
-		return -ENOMEM;
-	zs.next_in = b->p;
-	zs.avail_in = 0;
-	{
-		size_t left = b->len;
-		const uint8_t *in = b->p;
-
-		do {
-			uInt chunk = left > (1u << 30) ? (1u << 30) :
-							 (uInt)left;
-			int flush = left == chunk ? Z_FINISH : Z_NO_FLUSH;
-
-			zs.next_in = (Bytef *)(uintptr_t)in;
-			zs.avail_in = chunk;
-			in += chunk;
-			left -= chunk;
-			do {
-				size_t have;
-
-				zs.next_out = buf;
-				zs.avail_out = sizeof(buf);
-				zr = deflate(&zs, flush);
-				if (zr == Z_STREAM_ERROR) {
-					err = -EIO;
-					goto out;
-				}
-				have = sizeof(buf) - zs.avail_out;
-				if (have && fwrite(buf, 1, have, out) != have) {
-					err = errno ? -errno : -EIO;
-					goto out;
-				}
-			} while (zs.avail_out == 0);
-		} while (left);
-	}
-	if (zr != Z_STREAM_END)
-		err = -EIO;
-out:
-	deflateEnd(&zs);
-	return err;
 }
 
 /*

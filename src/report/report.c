@@ -48,6 +48,7 @@
 #include "../tracepoint/tpfmt.h"
 #include "../tracepoint/tracedat_lines.h"
 #include "filter.h"
+#include "fleet_report.h"
 #include "header_print.h"
 #include "stats.h"
 #include "sample_read.h"
@@ -2770,6 +2771,9 @@ PERFRING_API int perfring_report(const struct perfring_report_opts *opts,
 	if (!opts || !out || !OPTS_VALID(opts) ||
 	    opts->sz < offsetof(struct perfring_report_opts, sort))
 		return -EINVAL;
+	/* --from clickhouse=URL: a fleet's samples (fleet_report.c). */
+	if (OPTS_GET(opts, from, NULL))
+		return fleet_report_run(opts, out);
 	/* A trace.dat (perfring record --tracefs-event): its events as
 	 * trace-cmd report lists them. */
 	if (opts->input && strcmp(opts->input, "-") &&

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -245,6 +246,73 @@ static int wake_open_fifo(struct perfring_ring *r, const char *path)
 	return 0;
 }
 
+/* Whether a process that held a ring is still there (0: none named). */
+static bool pid_alive(uint32_t pid)
+{
+	return pid && (kill((pid_t)pid, 0) == 0 || errno != ESRCH);
+}
+
+/*
+ * perfring_ring_create() found @path taken.  A ring left behind by a
+ * process that is gone (created and never removed; the process killed) is
+ * removed, with its wake-up FIFO, so that the same program runs twice:
+ * a regular file of the caller's with one link, a published ring page, no
+ * live handle (the role locks vanish with their process) and neither the
+ * creator nor the last consumer alive.  Anything else is left alone and
+ * the message says what to remove.  Returns 0 (removed: create again) or
+ * -EEXIST.
+ */
+static int remove_stale_ring(const char *path)
+{
+	struct perfring_ext ext;
+	const char *why = "it is not a ring";
+	char wpath[PATH_MAX];
+	struct stat st;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd >= 0 && !fstat(fd, &st) && S_ISREG(st.st_mode) &&
+	    pread(fd, &ext, sizeof(ext), PERFRING_EXT_OFFSET) ==
+		    (ssize_t)sizeof(ext) &&
+	    ext.magic == PERFRING_MAGIC) {
+		why = "it is a ring in use";
+		for (int i = 0; i < 2; i++) {
+			struct flock fl = { .l_type = F_WRLCK,
+					    .l_whence = SEEK_SET,
+					    .l_start = i,
+					    .l_len = 1 };
+
+			if (fcntl(fd, F_OFD_GETLK, &fl) < 0 ||
+			    fl.l_type != F_UNLCK)
+				goto busy;
+		}
+		if (pid_alive(ext.producer_pid) ||
+		    pid_alive(ext.consumer_pid)) {
+			why = "it is a ring nobody holds, but the process that made it is alive";
+			goto busy;
+		}
+		if (st.st_uid != geteuid() || st.st_nlink != 1) {
+			why = "it is a stale ring of another user";
+			goto busy;
+		}
+		close(fd);
+		if (unlink(path) < 0 && errno != ENOENT)
+			return -EEXIST;
+		if (snprintf(wpath, sizeof(wpath), "%s%s", path, WAKE_SUFFIX) <
+		    (int)sizeof(wpath))
+			unlink(wpath);
+		pr_info("ring: removed %s, a ring left by process %u, which is gone",
+			path, ext.producer_pid);
+		return 0;
+	}
+busy:
+	if (fd >= 0)
+		close(fd);
+	pr_err("ring: cannot create %s: it exists and %s; remove %s and %s%s (perfring_ring_remove()) or choose another path",
+	       path, why, path, path, WAKE_SUFFIX);
+	return -EEXIST;
+}
+
 PERFRING_API int perfring_ring_create(const struct perfring_ring_opts *opts,
 				      struct perfring_ring **out)
 {
@@ -307,6 +375,15 @@ PERFRING_API int perfring_ring_create(const struct perfring_ring_opts *opts,
 		r->fd = open(path,
 			     O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
 			     0600);
+		if (r->fd < 0 && errno == EEXIST) {
+			err = remove_stale_ring(path);
+			if (err)
+				goto err_free;
+			r->fd = open(path,
+				     O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW |
+					     O_CLOEXEC,
+				     0600);
+		}
 		if (r->fd < 0) {
 			err = -errno;
 			pr_err("ring: cannot create %s: %s", path,
@@ -321,8 +398,12 @@ PERFRING_API int perfring_ring_create(const struct perfring_ring_opts *opts,
 		}
 		if (mkfifo(wpath, 0600) < 0) {
 			err = -errno;
-			pr_err("ring: cannot create wake-up FIFO %s: %s", wpath,
-			       strerror(-err));
+			/* (a FIFO without its ring is not ours to remove) */
+			pr_err("ring: cannot create wake-up FIFO %s: %s%s",
+			       wpath, strerror(-err),
+			       err == -EEXIST ?
+				       ": remove it, or choose another path" :
+				       "");
 			goto err_unlink;
 		}
 		fifo_made = true;

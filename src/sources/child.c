@@ -39,8 +39,13 @@ PR_HIDDEN int held_child_start(struct held_child *c, char *const *argv,
 		close(errp[0]);
 		if (read(go[0], &b, 1) != 1)
 			_exit(127); /* the recorder gave up */
-		if (env_name && env_value)
+		if (env_name && env_value) {
 			setenv(env_name, env_value, 1);
+			/* The recorder promises the command's events whole:
+			 * a full ring waits for it unless the user chose
+			 * (PERFRING_MODE=drop, shared, ...; design.md 10). */
+			setenv("PERFRING_MODE", "block", 0);
+		}
 		execvp(argv[0], argv);
 		e = errno;
 		if (write(errp[1], &e, sizeof(e)) < 0)

@@ -83,9 +83,13 @@ void evp_hw_names(void (*fn)(const char *name, uint32_t type, uint64_t config,
 {
 	char name[64];
 
-	for (size_t i = 0; i < ARRAY_LEN(hw_names); i++)
-		fn(hw_names[i].alias ? hw_names[i].alias : hw_names[i].name,
-		   PERF_TYPE_HARDWARE, hw_names[i].config, ctx);
+	/* as perf list names them: "cpu-cycles OR cycles" */
+	for (size_t i = 0; i < ARRAY_LEN(hw_names); i++) {
+		snprintf(name, sizeof(name), "%s%s%s", hw_names[i].name,
+			 hw_names[i].alias ? " OR " : "",
+			 hw_names[i].alias ? hw_names[i].alias : "");
+		fn(name, PERF_TYPE_HARDWARE, hw_names[i].config, ctx);
+	}
 	for (int c = 0; c < PERF_COUNT_HW_CACHE_MAX; c++)
 		for (int op = 0; op < PERF_COUNT_HW_CACHE_OP_MAX; op++)
 			for (int r = 0; r < PERF_COUNT_HW_CACHE_RESULT_MAX;

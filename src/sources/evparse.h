@@ -107,7 +107,8 @@ void evp_attr_name(const char *base, const struct perf_event_attr *a, char *buf,
  * -ENOENT.  Case-insensitive, as perf's. */
 int evp_hw_lookup(const char *name, uint32_t *type, uint64_t *config);
 
-/* Calls @fn for each hardware, then each hardware-cache event name. */
+/* Calls @fn for each hardware event name (as perf list shows them:
+ * "cpu-cycles OR cycles"), then each hardware-cache event name. */
 void evp_hw_names(void (*fn)(const char *name, uint32_t type, uint64_t config,
 			     void *ctx),
 		  void *ctx);

@@ -250,6 +250,48 @@ int pe_online_cpus(int *cpus, int max)
 	return pe_parse_cpus(buf, cpus, max);
 }
 
+int pe_user_cpus(const char *list, int *cpus, int max)
+{
+	int online[4096], nr_online, n, m = 0, j = 0;
+	char have[256] = "", *h = have;
+
+	n = pe_parse_cpus(list, cpus, max);
+	if (n < 0) {
+		pr_err("-C: bad CPU list '%s'", list);
+		return -EINVAL;
+	}
+	nr_online = pe_online_cpus(online, 4096);
+	if (nr_online <= 0)
+		return n; /* cannot tell: the kernel will */
+	/* "0-1,3" for the messages */
+	for (int i = 0; i < nr_online; i++) {
+		int a = online[i];
+
+		while (i + 1 < nr_online && online[i + 1] == online[i] + 1)
+			i++;
+		h += snprintf(h, (size_t)(have + sizeof(have) - h),
+			      a == online[i] ? "%s%d" : "%s%d-%d",
+			      h == have ? "" : ",", a, online[i]);
+		if (h >= have + sizeof(have) - 1)
+			break;
+	}
+	for (int i = 0; i < n; i++) {
+		while (j < nr_online && online[j] < cpus[i])
+			j++;
+		if (j < nr_online && online[j] == cpus[i])
+			cpus[m++] = cpus[i];
+		else
+			pr_warn("-C %s: CPU %d is not online on this machine (CPUs %s): left out",
+				list, cpus[i], have);
+	}
+	if (!m) {
+		pr_err("-C %s: no CPU of the list is online on this machine (CPUs %s)",
+		       list, have);
+		return -ENODEV;
+	}
+	return m;
+}
+
 void pe_explain_open_error(int err, const struct pe_event *ev)
 {
 	char buf[16] = "?";
@@ -301,6 +343,39 @@ static bool cycles_fallback(struct pe_event *ev, int err)
 	ev->attr.type = PERF_TYPE_SOFTWARE;
 	ev->attr.config = PERF_COUNT_SW_CPU_CLOCK;
 	evp_attr_name("cpu-clock", &ev->attr, ev->name, sizeof(ev->name));
+	return true;
+}
+
+/*
+ * perf's evsel__fallback() for an unprivileged user: at
+ * perf_event_paranoid 2 or more the kernel refuses kernel samples
+ * (EACCES), so an event that did not exclude the kernel is opened again
+ * for user space only and named "NAME:u" ("NAME" + "u" when the name has
+ * modifiers or PMU terms already), with perf's message.  Not for an event
+ * that excludes user space (it would count nothing), nor tracepoints
+ * (the kernel's own code: nothing left to sample).
+ */
+static bool paranoid_fallback(struct pe_event *ev, int err)
+{
+	char buf[16] = "";
+	long paranoid;
+	size_t len = strlen(ev->name);
+
+	if ((err != EACCES && err != EPERM) || ev->attr.exclude_kernel ||
+	    ev->attr.exclude_user || ev->tracepoint)
+		return false;
+	if (read_small("/proc/sys/kernel/perf_event_paranoid", buf,
+		       sizeof(buf)) <= 0)
+		return false;
+	paranoid = strtol(buf, NULL, 10);
+	if (paranoid < 2 || len + 3 > sizeof(ev->name))
+		return false;
+	pr_warn("kernel.perf_event_paranoid=%ld, trying to fall back to excluding kernel and hypervisor  samples",
+		paranoid);
+	snprintf(ev->name + len, sizeof(ev->name) - len, "%su",
+		 strchr(ev->name, '/') || strchr(ev->name, ':') ? "" : ":");
+	ev->attr.exclude_kernel = 1;
+	ev->attr.exclude_hv = 1;
 	return true;
 }
 
@@ -435,6 +510,9 @@ int pe_evlist_open(struct pe_evlist *el, const int *cpus, int nr_cpus,
 				fd = perf_open(&ev->attr, tids[t], cpus[c],
 					       group_fd);
 				if (fd < 0 && cycles_fallback(ev, -fd))
+					fd = perf_open(&ev->attr, tids[t],
+						       cpus[c], group_fd);
+				if (fd < 0 && paranoid_fallback(ev, -fd))
 					fd = perf_open(&ev->attr, tids[t],
 						       cpus[c], group_fd);
 				if (fd == -ESRCH) {

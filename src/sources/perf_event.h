@@ -81,6 +81,15 @@ int pe_parse_tids(const char *list, bool whole_process, pid_t *tids, int max);
 /* Online CPUs (from /sys/devices/system/cpu/online). */
 int pe_online_cpus(int *cpus, int max);
 
+/*
+ * The CPUs of a user's -C list that are online: a CPU that is not is left
+ * out with a warning naming it and the machine's CPUs (newer perf's
+ * "A requested CPU ... is not supported"), instead of the kernel's EINVAL
+ * for the event.  Returns the count, or -EINVAL (bad list) / -ENODEV
+ * (none online), logged.
+ */
+int pe_user_cpus(const char *list, int *cpus, int max);
+
 /* One mapped kernel ring. */
 struct pe_buffer {
 	int fd; /* the fd the ring belongs to (first event of the group) */

@@ -213,6 +213,8 @@ SHELL_TESTS := \
 	test/record_opts.sh \
 	test/switch_app.sh \
 	test/export.sh \
+	test/offcpu.sh \
+	test/sched.sh \
 	test/export_tdat.sh \
 	test/convert.sh \
 	test/pprof.sh \

@@ -74,10 +74,22 @@ void case_offcpu_cost(void)
 	char passes[32], work[32];
 	char *pong[] = { workload("pacedpong", pp, sizeof(pp)), passes, work,
 			 out, NULL };
-	char *ours[] = { (char *)cli_path(), "record", "-q", "--off-cpu", "-g",
-			 "-o", ours_f, "--", pp, passes, work, out, NULL };
-	char *perf[] = { "perf", "record", "-q", "-e", "sched:sched_switch",
-			 "-g", "-o", perf_f, "--", pp, passes, work, out, NULL };
+	char *ours[] = { (char *)cli_path(),
+			 "record",
+			 "-q",
+			 "--off-cpu",
+			 "-g",
+			 "-o",
+			 ours_f,
+			 "--",
+			 pp,
+			 passes,
+			 work,
+			 out,
+			 NULL };
+	char *perf[] = { "perf", "record", "-q",   "-e", "sched:sched_switch",
+			 "-g",	 "-o",	   perf_f, "--", pp,
+			 passes, work,	   out,	   NULL };
 	double base[REPS], ot[REPS], pt[REPS], oc[REPS], pc[REPS], sw[REPS];
 	uint64_t ev, ours_lost, perf_lost;
 	struct pong p;
@@ -120,9 +132,8 @@ void case_offcpu_cost(void)
 		printf("bench offcpu-cost ours_cpu_s=%.3f perf_cpu_s=%.3f ratio=%.3f slowdown_pct=%.1f perf_slowdown_pct=%.1f untraced_s=%.3f ours_s=%.3f perf_s=%.3f switches_per_s=%.0f bare_pass_ns=%.0f work_ns=%.0f ours_lost=%llu perf_lost=%llu stat=median\n",
 		       ocpu, pcpu, pcpu > 0 ? ocpu / pcpu : 0.0,
 		       b > 0 ? 100.0 * (o - b) / b : 0.0,
-		       b > 0 ? 100.0 * (q - b) / b : 0.0, b, o, q,
-		       median3(sw), bare, work_ns,
-		       (unsigned long long)ours_lost,
+		       b > 0 ? 100.0 * (q - b) / b : 0.0, b, o, q, median3(sw),
+		       bare, work_ns, (unsigned long long)ours_lost,
 		       (unsigned long long)perf_lost);
 	}
 	return;

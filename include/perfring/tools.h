@@ -794,6 +794,10 @@ struct perfring_export_opts {
 	 * is exported alone.  Other formats refuse a trace.dat (-EINVAL).
 	 */
 	const char *trace_dat;
+	/* --from clickhouse=URL, --where SQL: as perfring_report_opts';
+	 * folded, svg and pprof (chrome: -EINVAL). */
+	const char *from;
+	const char *where;
 	/*
 	 * -e: the samples of this event (by name) only.  folded and svg count
 	 * an off-CPU event's nanoseconds (record --off-cpu: "offcpu-time",
@@ -808,10 +812,6 @@ struct perfring_export_opts {
 	/* folded: bcc offwaketime's lines, "comm;blocked stack;--;waker
 	 * stack;waker comm NS", from the offcpu-waker samples */
 	bool wakers;
-	/* --from clickhouse=URL, --where SQL: as perfring_report_opts';
-	 * folded, svg and pprof (chrome: -EINVAL). */
-	const char *from;
-	const char *where;
 };
 
 /*

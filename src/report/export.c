@@ -1040,6 +1040,22 @@ static int put_stack_sample(struct exp *e, const struct prd_sample *s,
 	return ob->err;
 }
 
+/* A trace event's ,"pid":P,"tid":T and its stack frame (,"sf":"N") if
+ * it has one. */
+static void ob_pid_tid_sf(struct outbuf *ob, int64_t pid, int32_t tid,
+			  uint64_t sf)
+{
+	ob_puts(ob, ",\"pid\":");
+	ob_s64(ob, pid, 0);
+	ob_puts(ob, ",\"tid\":");
+	ob_s64(ob, tid, 0);
+	if (sf) {
+		ob_puts(ob, ",\"sf\":\"");
+		ob_u64(ob, sf, 0, ' ');
+		ob_putc(ob, '"');
+	}
+}
+
 /* Events that count something (page-faults, cycles, ...): not the clocks,
  * whose samples are the time itself, nor tracepoints and breakpoints,
  * which are instants. */
@@ -1113,15 +1129,8 @@ static int chrome_wakeup(struct exp *e, const struct prd_sample *s, int32_t pid,
 	ob_json_cstr(ob, name);
 	ob_puts(ob, ",\"cat\":\"offcpu\",\"ph\":\"X\",\"ts\":");
 	ob_us(ob, w.wake_time);
-	ob_puts(ob, ",\"dur\":0,\"pid\":");
-	ob_s64(ob, pid, 0);
-	ob_puts(ob, ",\"tid\":");
-	ob_s64(ob, (int32_t)s->tid, 0);
-	if (sf) {
-		ob_puts(ob, ",\"sf\":\"");
-		ob_u64(ob, sf, 0, ' ');
-		ob_putc(ob, '"');
-	}
+	ob_puts(ob, ",\"dur\":0");
+	ob_pid_tid_sf(ob, pid, (int32_t)s->tid, sf);
 	ob_puts(ob, ",\"args\":{\"wakee_tid\":");
 	ob_s64(ob, w.wakee_tid, 0);
 	ob_puts(ob, ",\"blocked_ns\":");
@@ -1180,15 +1189,7 @@ static int chrome_offcpu(struct exp *e, const struct prd_event *ev,
 	ob_us(ob, s->time - s->period);
 	ob_puts(ob, ",\"dur\":");
 	ob_us(ob, s->period);
-	ob_puts(ob, ",\"pid\":");
-	ob_s64(ob, pid, 0);
-	ob_puts(ob, ",\"tid\":");
-	ob_s64(ob, (int32_t)s->tid, 0);
-	if (sf) {
-		ob_puts(ob, ",\"sf\":\"");
-		ob_u64(ob, sf, 0, ' ');
-		ob_putc(ob, '"');
-	}
+	ob_pid_tid_sf(ob, pid, (int32_t)s->tid, sf);
 	ob_puts(ob, ",\"args\":{\"ns\":");
 	ob_u64(ob, s->period, 0, ' ');
 	ob_puts(ob, ",\"cpu\":");

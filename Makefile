@@ -80,7 +80,9 @@ TOOLS_SONAME := libperfring-tools.so.$(TOOLS_SOVERSION)
 TOOLS_SHLIB := $(B)/libperfring-tools.so.$(VERSION)
 # What the CLI, bench and tools programs link (static: one binary).
 CLI_LIBS = $(B)/libperfring-tools.a $(B)/libperfring.a
-CLI_LDLIBS := $(TOOLS_LDLIBS) $(LDLIBS)
+# The CLI's browser (tools/browser.c: report and annotate on a terminal)
+# is ncurses'.
+CLI_LDLIBS := $(TOOLS_LDLIBS) $(shell pkg-config --libs ncursesw) $(LDLIBS)
 
 .PHONY: all check soak soak-fleet bench demo install uninstall clean fuzz format format-check check-abi
 # Everything README.md runs: the libraries, build/perfring, the examples,
@@ -207,7 +209,9 @@ CHECK_BINS := $(UNIT_TESTS:%=$(B)/asan/test/%) $(STRESS_TESTS:%=$(B)/asan/test/%
 # the soak last: they are the longest).
 SHELL_TESTS := \
 	test/cli.sh \
+	test/options.sh \
 	test/install.sh \
+	test/man.sh \
 	test/record.sh \
 	test/nonroot.sh \
 	test/record_opts.sh \
@@ -226,6 +230,11 @@ SHELL_TESTS := \
 	test/report_opts.sh \
 	test/report_srcline.sh \
 	test/report_more.sh \
+	test/annotate.sh \
+	test/diff.sh \
+	test/pager.sh \
+	test/tui.sh \
+	test/progress.sh \
 	test/groups.sh \
 	test/header.sh \
 	test/app.sh \
@@ -288,6 +297,15 @@ fuzz:
 	@mkdir -p $(B)/libfuzzer/corpus_$(T)
 	$(B)/libfuzzer/fuzz_$(T) -max_total_time=$(or $(SECS),60) $(B)/libfuzzer/corpus_$(T) fuzz/corpus/$(T)
 
+# The manual: perfring(1) and a page per command, libperfring(3) and a page
+# per object (a new page is a new file here; test/man.sh checks them).
+MAN1 := $(wildcard docs/*.1)
+MAN3 := $(wildcard docs/*.3)
+# man 3 FUNCTION: each name on a library page's NAME line gets a ".so" link
+# to its page ("page:name" pairs).
+MAN3_LINKS := $(shell for p in $(MAN3); do for f in $$(sed -n '/^\.SH NAME/{n;s/ \\-.*//;s/,//g;p;}' $$p); do \
+	[ "docs/$$f.3" = "$$p" ] || echo "$${p#docs/}:$$f"; done; done)
+
 install: all
 	install -d $(DESTDIR)$(INCLUDEDIR)/perfring $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(BINDIR) \
 		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3
@@ -302,8 +320,9 @@ install: all
 	$(PC_SED) perfring.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/perfring.pc
 	$(PC_SED) perfring-tools.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/perfring-tools.pc
 	install -m 755 $(B)/perfring $(DESTDIR)$(BINDIR)/
-	install -m 644 docs/perfring.1 $(DESTDIR)$(MANDIR)/man1/
-	install -m 644 docs/libperfring.3 $(DESTDIR)$(MANDIR)/man3/
+	install -m 644 $(MAN1) $(DESTDIR)$(MANDIR)/man1/
+	install -m 644 $(MAN3) $(DESTDIR)$(MANDIR)/man3/
+	for l in $(MAN3_LINKS); do echo ".so man3/$${l%%:*}" > $(DESTDIR)$(MANDIR)/man3/$${l#*:}.3; done
 	install -d $(DESTDIR)$(BASHCOMPDIR)
 	install -m 644 scripts/perfring-completion.bash $(DESTDIR)$(BASHCOMPDIR)/perfring
 	install -d $(DESTDIR)$(PYTHONDIR)
@@ -314,7 +333,8 @@ uninstall:
 		$(DESTDIR)$(INCLUDEDIR)/perfring/tools.h \
 		$(DESTDIR)$(LIBDIR)/libperfring.* $(DESTDIR)$(LIBDIR)/libperfring-tools.* \
 		$(DESTDIR)$(LIBDIR)/pkgconfig/perfring.pc $(DESTDIR)$(LIBDIR)/pkgconfig/perfring-tools.pc \
-		$(DESTDIR)$(BINDIR)/perfring $(DESTDIR)$(MANDIR)/man1/perfring.1 $(DESTDIR)$(MANDIR)/man3/libperfring.3 \
+		$(DESTDIR)$(BINDIR)/perfring $(MAN1:docs/%=$(DESTDIR)$(MANDIR)/man1/%) $(MAN3:docs/%=$(DESTDIR)$(MANDIR)/man3/%) \
+		$(foreach l,$(MAN3_LINKS),$(DESTDIR)$(MANDIR)/man3/$(lastword $(subst :, ,$(l))).3) \
 		$(DESTDIR)$(BASHCOMPDIR)/perfring $(DESTDIR)$(PYTHONDIR)/perfring.py \
 		$(DESTDIR)$(PYTHONDIR)/__pycache__/perfring.*
 	-rmdir $(DESTDIR)$(INCLUDEDIR)/perfring

@@ -174,6 +174,8 @@ int naive_pipe_run(unsigned int threads, uint64_t events, uint64_t size,
 const char *cli_path(void);
 char *workload(const char *name, char *buf, size_t len);
 int run_measured(char *const argv[], double *cpu_s, double *wall_s);
+void best_of_3_walls(char *const ours[], char *const theirs[], double *ours_s,
+		     double *theirs_s);
 int run_measured_rss(char *const argv[], double *cpu_s, double *wall_s,
 		     long *maxrss_kib);
 void perf_counts(const char *file, uint64_t *samples, uint64_t *lost);
@@ -197,6 +199,7 @@ void case_record_startup(void);
 /* script.c */
 void case_stats_throughput(void);
 void case_script_vs_perf(void);
+void case_annotate_vs_perf(void);
 int record_sched_switch(char *f);
 unsigned long long sample_count(const char *f);
 /* convert.c */

@@ -37,9 +37,9 @@ static double emit_cost(struct perfring_ring *r, double secs)
 		const void *ptr[2];
 		size_t len[2];
 
-		perfring_reader_begin(r);
-		perfring_reader_range(r, ptr, len);
-		perfring_reader_end(r);
+		perfring_read_begin(r);
+		perfring_read_range(r, ptr, len);
+		perfring_read_end(r);
 	}
 	return (double)timed / (double)count;
 }
@@ -86,10 +86,10 @@ static void pp_take(struct perfring_ring *r)
 
 		while (perfring_ring_wait(r, -1) == 0)
 			;
-		avail = perfring_reader_begin(r);
-		while (perfring_reader_next(r, &rec) > 0)
+		avail = perfring_read_begin(r);
+		while (perfring_read_next(r, &rec) > 0)
 			got++;
-		perfring_reader_end(r);
+		perfring_read_end(r);
 		if (avail > 0 && got)
 			return;
 	}

@@ -122,6 +122,7 @@ static const struct {
 	{ "top-overhead", case_top_overhead },
 	{ "record-push", case_record_push },
 	{ "offcpu-cost", case_offcpu_cost },
+	{ "annotate-vs-perf", case_annotate_vs_perf },
 };
 
 int main(int argc, char **argv)

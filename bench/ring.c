@@ -134,13 +134,13 @@ static void *tp_reader(void *arg)
 						memory_order_acquire) ==
 			   tp->nwriters;
 		const struct perf_event_header *rec;
-		int64_t avail = perfring_reader_begin(r);
+		int64_t avail = perfring_read_begin(r);
 		int sz;
 
 		if (avail < 0)
-			die("perfring_reader_begin", (int)avail);
+			die("perfring_read_begin", (int)avail);
 		if (avail < BATCH_MIN && !done) {
-			perfring_reader_end(r);
+			perfring_read_end(r);
 			/* MP: nothing to read although more than half the
 			 * ring is reserved: a writer holds the front
 			 * reservation uncommitted (preempted, its CPU given
@@ -164,11 +164,11 @@ static void *tp_reader(void *arg)
 			tp->hole_ns += now_ns() - hole_t0;
 			hole_t0 = 0;
 		}
-		while ((sz = perfring_reader_next(r, &rec)) > 0) {
+		while ((sz = perfring_read_next(r, &rec)) > 0) {
 			copy_out(out, rec, (size_t)sz);
 			n += rec->type == REC_TYPE; /* not PERF_RECORD_LOST */
 		}
-		perfring_reader_end(r);
+		perfring_read_end(r);
 		if (!avail && done)
 			break;
 	}
@@ -667,23 +667,23 @@ static struct tp_result xproc_run(double secs)
 		int done =
 			atomic_load_explicit(&xs->done, memory_order_acquire);
 		const struct perf_event_header *rec;
-		int64_t avail = perfring_reader_begin(r);
+		int64_t avail = perfring_read_begin(r);
 		int sz;
 
 		if (avail < 0)
-			die("perfring_reader_begin", (int)avail);
+			die("perfring_read_begin", (int)avail);
 		if (avail < BATCH_MIN && !done) {
-			perfring_reader_end(r);
+			perfring_read_end(r);
 			if (now_ns() >= stop_at)
 				atomic_store(&xs->stop, 1);
 			backoff();
 			continue;
 		}
-		while ((sz = perfring_reader_next(r, &rec)) > 0) {
+		while ((sz = perfring_read_next(r, &rec)) > 0) {
 			copy_out(out, rec, (size_t)sz);
 			n += rec->type == REC_TYPE;
 		}
-		perfring_reader_end(r);
+		perfring_read_end(r);
 		if (!avail && done)
 			break;
 	}
@@ -785,9 +785,9 @@ static ALWAYS_INLINE double writer_cost_flags(unsigned int flags,
 		const void *ptr[2];
 		size_t len[2];
 
-		perfring_reader_begin(r);
-		perfring_reader_range(r, ptr, len);
-		perfring_reader_end(r);
+		perfring_read_begin(r);
+		perfring_read_range(r, ptr, len);
+		perfring_read_end(r);
 	}
 	perfring_ring_destroy(r);
 	return (double)timed / (double)count;

@@ -133,7 +133,7 @@ void case_script_vs_perf(void)
 	char f[] = "/tmp/perfring-bench-script.data";
 	char *ours[] = { (char *)cli_path(), "script", "-i", f, NULL };
 	char *perf[] = { "perf", "script", "-i", f, NULL };
-	double o = 1e9, p = 1e9, w;
+	double o, p;
 	unsigned long long samples;
 
 	if (record_sched_switch(f) != 0) {
@@ -142,12 +142,7 @@ void case_script_vs_perf(void)
 		return;
 	}
 	samples = sample_count(f);
-	for (int i = 0; i < 3; i++) {
-		if (run_measured(ours, NULL, &w) == 0 && w < o)
-			o = w;
-		if (run_measured(perf, NULL, &w) == 0 && w < p)
-			p = w;
-	}
+	best_of_3_walls(ours, perf, &o, &p);
 	unlink(f);
 	if (o >= 1e9 || p >= 1e9) {
 		printf("bench script-vs-perf error=%s samples=%llu\n",

@@ -54,7 +54,7 @@ int main(void)
 	uint64_t n[2] = { 0, 0 }, pending = 0;
 	pthread_t t[NTHREADS];
 
-	if (perfring_consumer_new(NULL, &consumer))
+	if (perfring_consumer_create(NULL, &consumer))
 		return 1;
 	for (int i = 0; i < NTHREADS; i++) {
 		if (perfring_ring_create(&opts, &ring[i]) ||
@@ -79,7 +79,7 @@ int main(void)
 	printf("read %llu samples, %llu lost (%llu in LOST records)\n",
 	       (unsigned long long)n[0], (unsigned long long)(n[1] + pending),
 	       (unsigned long long)n[1]);
-	perfring_consumer_free(consumer);
+	perfring_consumer_destroy(consumer);
 	for (int i = 0; i < NTHREADS; i++)
 		perfring_ring_destroy(ring[i]);
 	return 0;

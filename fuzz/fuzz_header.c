@@ -22,6 +22,7 @@
 #include "perfring/tools.h"
 #include "format/perf_reader.h"
 #include "report/header_print.h"
+#include "report/thread_stats.h"
 #include "fuzz_file.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

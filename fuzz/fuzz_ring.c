@@ -19,12 +19,12 @@
  *      accept is read (and written); multi-producer files also go through
  *      perfring_ring_skip_dead() (hostile commit slots).
  *  (c) As the commit slots and data of a gathered multi-producer ring
- *      (docs/design.md, section 4b): each 8 bytes from 16 on become a slot,
+ *      (docs/design.md, section 3 ("Gathered commits")): each 8 bytes from 16 on become a slot,
  *      either as they are or as an end near the consumer (so that chains
  *      of "commits" form), and the same bytes are the data; the consumer
  *      gathers and reads.
  *  (d) As in (a), read by a consumer with copied reads
- *      (perfring__ring_copy_reads(), docs/design.md section 4c): records
+ *      (perfring__ring_copy_reads(), docs/design.md section 6): records
  *      come from its private chunk, with the same oracles but the mapping
  *      check, and reader_range hands the batch out one piece per call.
  *
@@ -232,16 +232,16 @@ static void set_pos(struct fring *f, uint64_t tail)
 	size_t len[2];
 
 	set_head(f, x);
-	if (perfring_reader_begin(f->ring) >= 0) {
-		while (perfring_reader_range(f->ring, ptr, len) > 0)
+	if (perfring_read_begin(f->ring) >= 0) {
+		while (perfring_read_range(f->ring, ptr, len) > 0)
 			; /* a copied batch comes a chunk per call */
-		perfring_reader_end(f->ring);
+		perfring_read_end(f->ring);
 	}
 	set_head(f, tail);
-	if (perfring_reader_begin(f->ring) >= 0) {
-		while (perfring_reader_range(f->ring, ptr, len) > 0)
+	if (perfring_read_begin(f->ring) >= 0) {
+		while (perfring_read_range(f->ring, ptr, len) > 0)
 			;
-		perfring_reader_end(f->ring);
+		perfring_read_end(f->ring);
 	}
 }
 
@@ -254,7 +254,7 @@ static uint64_t walk(struct fring *f, int max_records, bool in_mapping,
 	int sz = 0;
 
 	for (int i = 0; max_records < 0 || i < max_records; i++) {
-		sz = perfring_reader_next(f->ring, &rec);
+		sz = perfring_read_next(f->ring, &rec);
 		if (sz <= 0)
 			break;
 		ORACLE(sz >= 8 && sz % 8 == 0);
@@ -300,7 +300,7 @@ static void forward_runs(struct fring *f, uint64_t head, uint64_t tail,
 			ORACLE(seen <= f->size);
 			continue;
 		}
-		avail = perfring_reader_begin(f->ring);
+		avail = perfring_read_begin(f->ring);
 		if (avail < 0) {
 			ORACLE(avail == -EBADMSG);
 			continue;
@@ -319,8 +319,7 @@ static void forward_runs(struct fring *f, uint64_t head, uint64_t tail,
 
 			seen = walk(f, (int)(sel % 4), !copied, &last);
 			do {
-				pieces = perfring_reader_range(f->ring, ptr,
-							       len);
+				pieces = perfring_read_range(f->ring, ptr, len);
 				ORACLE(pieces >= 0 && pieces <= 2);
 				ORACLE(!copied || pieces <= 1);
 				for (int i = 0; i < pieces; i++) {
@@ -335,7 +334,7 @@ static void forward_runs(struct fring *f, uint64_t head, uint64_t tail,
 			if (last >= 0)
 				ORACLE(seen == (uint64_t)avail);
 		}
-		perfring_reader_end(f->ring);
+		perfring_read_end(f->ring);
 	}
 }
 
@@ -347,10 +346,10 @@ static void overwrite_run(uint64_t head, uint64_t prev_head, unsigned int sel)
 
 	/* The overwrite reader's position is the previous batch's head. */
 	set_head(&ow, prev_head);
-	if (perfring_reader_begin(ow.ring) >= 0)
-		perfring_reader_end(ow.ring);
+	if (perfring_read_begin(ow.ring) >= 0)
+		perfring_read_end(ow.ring);
 	set_head(&ow, head);
-	n = perfring_reader_begin(ow.ring);
+	n = perfring_read_begin(ow.ring);
 	if (n < 0) {
 		ORACLE(n != -EBUSY && n != -EINVAL);
 		return;
@@ -359,7 +358,7 @@ static void overwrite_run(uint64_t head, uint64_t prev_head, unsigned int sel)
 	if (sel & 4) {
 		const void *ptr[2];
 		size_t len[2];
-		int pieces = perfring_reader_range(ow.ring, ptr, len);
+		int pieces = perfring_read_range(ow.ring, ptr, len);
 
 		ORACLE(pieces == (n ? 1 : 0));
 		if (pieces) {
@@ -371,7 +370,7 @@ static void overwrite_run(uint64_t head, uint64_t prev_head, unsigned int sel)
 		ORACLE(last == 0 || last == -EBADMSG);
 		ORACLE(seen <= (uint64_t)n);
 	}
-	perfring_reader_end(ow.ring);
+	perfring_read_end(ow.ring);
 }
 
 /* (c): hostile slots of a gathered multi-producer ring. */
@@ -392,7 +391,7 @@ static void gather_run(const uint8_t *data, size_t size)
 	if (size > 16)
 		memcpy(mp.data, data + 16,
 		       size - 16 < mp.size ? size - 16 : mp.size);
-	n = perfring_reader_begin(mp.ring);
+	n = perfring_read_begin(mp.ring);
 	if (n < 0) {
 		ORACLE(n == -EBADMSG);
 		return;
@@ -401,7 +400,7 @@ static void gather_run(const uint8_t *data, size_t size)
 	seen = walk(&mp, -1, true, &last);
 	ORACLE(last == 0 || last == -EBADMSG);
 	ORACLE(seen <= (uint64_t)n);
-	perfring_reader_end(mp.ring);
+	perfring_read_end(mp.ring);
 	ORACLE(perfring_ring_wait_prepare(mp.ring) >= 0);
 	perfring_ring_wait_finish(mp.ring);
 }
@@ -487,7 +486,7 @@ static void file_runs_in_dir(const uint8_t *data, size_t size)
 		 * which is correct but too slow to fuzz.
 		 */
 		if (!((flags & PERFRING_MODE_OVERWRITE) && (wseq & 1))) {
-			int64_t n = perfring_reader_begin(r);
+			int64_t n = perfring_read_begin(r);
 			int nrec;
 
 			ORACLE(n < 0 || (uint64_t)n <= dsize);
@@ -495,14 +494,13 @@ static void file_runs_in_dir(const uint8_t *data, size_t size)
 				const struct perf_event_header *rec;
 				int sz;
 
-				while ((sz = perfring_reader_next(r, &rec)) >
-				       0) {
+				while ((sz = perfring_read_next(r, &rec)) > 0) {
 					ORACLE(sz % 8 == 0 &&
 					       (unsigned int)sz ==
 						       hdr_size(rec));
 					touch(rec, (size_t)sz);
 				}
-				perfring_reader_end(r);
+				perfring_read_end(r);
 			}
 			nrec = perfring_ring_consume(r, file_cb, NULL);
 			ORACLE(nrec >= 0 || nrec == -EBADMSG ||

@@ -121,7 +121,7 @@ static void print_all(struct tpfmt *t, const unsigned char *rec, size_t len)
 		if (ob.len > ob.cap)
 			abort();
 	}
-	/* Fields by name (perfring_reader_field()): numbers, char arrays,
+	/* Fields by name (perfring_data_field()): numbers, char arrays,
 	 * __data_loc strings of the seeds' events, and a missing one. */
 	static const char *const names[] = {
 		"common_type", "common_pid", "prev_comm", "prev_state",

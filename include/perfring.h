@@ -293,33 +293,33 @@ PERFRING_API void perfring_ring_flush(struct perfring_ring *ring);
 
 /*
  * Starts a read batch: loads data_head and returns the bytes waiting.  0
- * means empty and opens no batch (perfring_reader_end() is then harmless).
+ * means empty and opens no batch (perfring_read_end() is then harmless).
  * Overwrite rings are paused and the newest-to-oldest range is located and
- * copied out; perfring_reader_end() resumes them.  -EBUSY: a batch is open;
+ * copied out; perfring_read_end() resumes them.  -EBUSY: a batch is open;
  * -EBADMSG: data_head is not within one ring of data_tail (logged; the
  * reader resynchronised at data_head).  Consumer side.
  */
-PERFRING_API int64_t perfring_reader_begin(struct perfring_ring *ring);
+PERFRING_API int64_t perfring_read_begin(struct perfring_ring *ring);
 
 /*
  * Returns the next record of the batch: its size (> 0) with *rec pointing at
  * it, 0 at the end of the batch, or -EBADMSG for a corrupt header (logged
  * with its ring offset; the rest of the batch is skipped and counted, and
  * the next batch starts at the producer's head).  The record stays valid
- * until perfring_reader_end(); use the returned size, not rec->size.
+ * until perfring_read_end(); use the returned size, not rec->size.
  */
-PERFRING_API int perfring_reader_next(struct perfring_ring *ring,
-				      const struct perf_event_header **rec);
+PERFRING_API int perfring_read_next(struct perfring_ring *ring,
+				    const struct perf_event_header **rec);
 
 /*
  * Hands the rest of the batch out as raw bytes without parsing: up to two
  * pieces (two when the range wraps).  Returns the number of pieces.
  */
-PERFRING_API int perfring_reader_range(struct perfring_ring *ring,
-				       const void *ptr[2], size_t len[2]);
+PERFRING_API int perfring_read_range(struct perfring_ring *ring,
+				     const void *ptr[2], size_t len[2]);
 
 /* Ends the batch: frees what was read (stores data_tail) or resumes. */
-PERFRING_API void perfring_reader_end(struct perfring_ring *ring);
+PERFRING_API void perfring_read_end(struct perfring_ring *ring);
 
 typedef int (*perfring_record_fn)(const struct perf_event_header *rec,
 				  size_t size, void *ctx);
@@ -380,8 +380,8 @@ struct perfring_consumer_opts {
  * -errno from epoll_create1/eventfd.
  */
 PERFRING_API int
-perfring_consumer_new(const struct perfring_consumer_opts *opts,
-		      struct perfring_consumer **out);
+perfring_consumer_create(const struct perfring_consumer_opts *opts,
+			 struct perfring_consumer **out);
 
 /*
  * Adds @ring (consumer role; a forward ring: overwrite rings are read on
@@ -405,7 +405,7 @@ PERFRING_API int perfring_consumer_add_ring(struct perfring_consumer *c,
  * Maps the kernel perf event @perf_fd itself (1 + @pages pages, @pages a
  * power of two, read-write: the kernel's non-overwrite mode), wraps it and
  * adds it as perfring_consumer_add_ring() does.  The mapping is the
- * consumer's (unmapped by perfring_consumer_free()); @perf_fd stays the
+ * consumer's (unmapped by perfring_consumer_destroy()); @perf_fd stays the
  * caller's and must stay open until then.  Returns the source's index or
  * -EINVAL, -errno from mmap (EPERM: over perf_event_mlock_kb).
  */
@@ -472,7 +472,7 @@ PERFRING_API int perfring_consumer_stats(const struct perfring_consumer *c,
 
 /* Frees the consumer and the mappings it made; the rings given to
  * perfring_consumer_add_ring() are the caller's.  NULL is a no-op. */
-PERFRING_API void perfring_consumer_free(struct perfring_consumer *c);
+PERFRING_API void perfring_consumer_destroy(struct perfring_consumer *c);
 /* ==== end of consumer object ============================================ */
 
 /* ---- AUX area ---------------------------------------------------------- */
@@ -865,6 +865,23 @@ PERFRING_API const void *perfring_subbuf_page(const struct perfring_subbuf *r,
 					      uint32_t id);
 /* Events refused because the ring was full (producer/consumer mode). */
 PERFRING_API uint64_t perfring_subbuf_dropped(const struct perfring_subbuf *r);
+
+/*
+ * Names of 0.2, kept for one release (0.3) as aliases of the new ones
+ * (NEWS.md): the ring's read cycle was perfring_reader_begin/next/range/end
+ * (now perfring_read_*), the consumer's constructor and destructor
+ * perfring_consumer_new/free (now _create/_destroy, as the ring's).
+ */
+PERFRING_API int64_t perfring_reader_begin(struct perfring_ring *ring);
+PERFRING_API int perfring_reader_next(struct perfring_ring *ring,
+				      const struct perf_event_header **rec);
+PERFRING_API int perfring_reader_range(struct perfring_ring *ring,
+				       const void *ptr[2], size_t len[2]);
+PERFRING_API void perfring_reader_end(struct perfring_ring *ring);
+PERFRING_API int
+perfring_consumer_new(const struct perfring_consumer_opts *opts,
+		      struct perfring_consumer **out);
+PERFRING_API void perfring_consumer_free(struct perfring_consumer *c);
 
 #ifdef __cplusplus
 }

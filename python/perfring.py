@@ -79,14 +79,14 @@ def _load():
         except OSError as e:
             last = e
             continue
-        lib.perfring_reader_open.argtypes = [ctypes.POINTER(_ScriptOpts),
+        lib.perfring_data_open.argtypes = [ctypes.POINTER(_ScriptOpts),
                                              ctypes.POINTER(ctypes.c_void_p)]
-        lib.perfring_reader_run.argtypes = [ctypes.c_void_p, _SampleFn, ctypes.c_void_p]
-        lib.perfring_reader_field.argtypes = [ctypes.c_void_p, ctypes.POINTER(_Sample),
+        lib.perfring_data_run.argtypes = [ctypes.c_void_p, _SampleFn, ctypes.c_void_p]
+        lib.perfring_data_field.argtypes = [ctypes.c_void_p, ctypes.POINTER(_Sample),
                                               _str, ctypes.POINTER(_u64),
                                               ctypes.c_char_p, ctypes.c_size_t]
-        lib.perfring_reader_close.argtypes = [ctypes.c_void_p]
-        lib.perfring_reader_close.restype = None
+        lib.perfring_data_close.argtypes = [ctypes.c_void_p]
+        lib.perfring_data_close.restype = None
         return lib
     raise OSError("libperfring-tools.so not found (set PERFRING_TOOLS_LIB): %s" % last)
 
@@ -135,7 +135,7 @@ class Sample:
         if self._p is None:
             raise RuntimeError("field() only inside the reader's callback")
         num, buf = _u64(), ctypes.create_string_buffer(4096)
-        r = _lib.perfring_reader_field(self._reader, self._p, name.encode(),
+        r = _lib.perfring_data_field(self._reader, self._p, name.encode(),
                                        ctypes.byref(num), buf, len(buf))
         if r < 0:
             raise KeyError(name)
@@ -159,7 +159,7 @@ class Reader:
                               cpu_list=enc(cpu), time_range=enc(time),
                               symbols=enc(symbols))
         h = ctypes.c_void_p()
-        r = _lib.perfring_reader_open(ctypes.byref(self._o), ctypes.byref(h))
+        r = _lib.perfring_data_open(ctypes.byref(self._o), ctypes.byref(h))
         if r < 0:
             raise PerfringError(-r, "%s: %s" % (path, os.strerror(-r)))
         self._h = h
@@ -179,7 +179,7 @@ class Reader:
                 s._p = None
             return 0
 
-        r = _lib.perfring_reader_run(self._h, _SampleFn(cb), None)
+        r = _lib.perfring_data_run(self._h, _SampleFn(cb), None)
         if error:
             raise error[0]
         if r < 0:
@@ -187,7 +187,7 @@ class Reader:
 
     def close(self):
         if self._h:
-            _lib.perfring_reader_close(self._h)
+            _lib.perfring_data_close(self._h)
             self._h = None
 
     def __enter__(self):

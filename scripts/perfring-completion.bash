@@ -2,7 +2,7 @@
 # $(PREFIX)/share/bash-completion/completions/perfring, where bash-completion
 # loads it on first use; or: source scripts/perfring-completion.bash
 # Event names (-e) come from `perfring list` on this machine, as perf's
-# completion asks perf list; each command's options from its --help.
+# completion asks perf list; each command's options from its --list-opts.
 
 _perfring_events()
 {
@@ -23,7 +23,7 @@ _perfring()
 		esac
 	done
 	if [ -z "$cmd" ]; then
-		COMPREPLY=($(compgen -W "record top list demo ring-stat script report dump stats export sched data decode inject push version help" -- "$cur"))
+		COMPREPLY=($(compgen -W "record top list demo ring-stat script report annotate diff dump stats export sched data decode inject push version help" -- "$cur"))
 		return
 	fi
 	case $prev in
@@ -59,7 +59,7 @@ _perfring()
 		COMPREPLY=($(compgen -d -- "$cur"))
 		return ;;
 	esac
-	# A command's options are the ones its --help names (as perf's
+	# A command's options are the ones its --list-opts lists (as perf's
 	# completion asks perf CMD --list-opts), so they never fall behind.
 	case $cmd in
 	data)
@@ -86,8 +86,7 @@ _perfring()
 	local opts
 	[ "$cmd" = data ] && cmd="data convert"
 	[ "$cmd" = sched ] && cmd="sched ${COMP_WORDS[i + 1]}"
-	opts=$(perfring $cmd --help 2>/dev/null | grep -oE -- '(^|[][ ,|])--?[a-zA-Z][a-zA-Z0-9-]*' |
-		sed 's/^[][ ,|]*//' | sort -u)
+	opts=$(perfring $cmd --list-opts 2>/dev/null)
 	[ "$cmd" = list ] && opts="hw sw cache pmu tracepoint $opts"
 	if [[ $cmd == record || $cmd == "sched record" ]] && [[ $cur != -* ]]; then
 		COMPREPLY=($(compgen -c -- "$cur"))

@@ -11,19 +11,15 @@
 # small rings that drop.  Skips (77) only if the kernel refuses
 # perf_event_open.
 set -u
+. "$(dirname "$0")/lib.sh"
 cli=${PERFRING_CLI:-build/perfring}
 apps=${TEST_APPS:-build/apps}
-fail() { echo "FAILED: $*" >&2; exit 1; }
-skip() { echo "SKIP: $*" >&2; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-command -v perf >/dev/null || fail "perf is not installed (.ci/run installs linux-perf)"
+make_tmp
+need_cmd perf linux-perf
 cli=$(realpath "$cli")
 forker=$(realpath "$apps/forker")
 [ -x "$forker" ] || fail "$forker is missing (make check builds it)"
-if ! perf record -q -e dummy -o "$tmp/probe.data" -- true 2>"$tmp/probe.err"; then
-	skip "kernel refuses perf_event_open: $(cat "$tmp/probe.err")"
-fi
+need_perf_events
 cd "$tmp" || exit 1
 
 CHILDREN=50

@@ -22,28 +22,22 @@ set -u
 . "$(dirname "$0")/lib.sh"
 cli=${PERFRING_CLI:-build/perfring}
 apps=${TEST_APPS:-build/apps}
-fail() { echo "FAILED: $*" >&2; exit 1; }
-skip() { echo "SKIP: $*" >&2; exit 77; }
-tmp=$(mktemp -d)
+make_tmp
 shared=""
 selfpid=""
 bg=()
 cleanup() {
 	for p in "${bg[@]}"; do kill -9 "$p" 2>/dev/null; done
 	wait 2>/dev/null
-	rm -rf "$tmp"
 	[ -n "$shared" ] && rm -rf "$shared"
 	[ -n "$selfpid" ] && rm -rf "/dev/shm/perfring-$(id -u)/$selfpid" "/tmp/perfring-$(id -u)/$selfpid"
 }
-trap cleanup EXIT
-command -v perf >/dev/null || fail "perf is not installed (.ci/run installs linux-perf)"
+need_cmd perf linux-perf
 cli=$(realpath "$cli")
 hostile=$(realpath "$apps/apphostile")
 apptrace=$(realpath "$apps/apptrace")
 [ -x "$hostile" ] || fail "$hostile is missing (make check builds it)"
-if ! perf record -q -e dummy -o "$tmp/probe.data" -- true 2>"$tmp/probe.err"; then
-	skip "kernel refuses perf_event_open: $(cat "$tmp/probe.err")"
-fi
+need_perf_events
 cd "$tmp" || exit 1
 
 # thread N's hostile:tick events in a perf script listing

@@ -15,14 +15,12 @@ set -u
 . "$(dirname "$0")/lib.sh"
 cli=${PERFRING_CLI:-build/perfring}
 data=${CS_DATA:-test/data}
-fail() { echo "FAILED: $*" >&2; exit 1; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+make_tmp
 cli=$(realpath "$cli")
 data=$(realpath "$data")
 snaps=$data/opencsd/snapshots
 golden=$data/opencsd/golden-1.3.3
-command -v perf >/dev/null || fail "perf is not installed (.ci/run installs linux-perf)"
+need_cmd perf linux-perf
 cd "$tmp" || exit 1
 
 # 1. A snapshot directory, in one PERF_RECORD_AUX (perf decodes each AUX

@@ -28,23 +28,18 @@ set -u
 cli=${PERFRING_CLI:-build/perfring}
 apps=${TEST_APPS:-build/apps}
 data=${CS_DATA:-test/data}
-fail() { echo "FAILED: $*" >&2; exit 1; }
-skip() { echo "SKIP: $*" >&2; exit 77; }
 T=/sys/kernel/tracing
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+make_tmp
 cli=$(realpath "$cli")
 app=$(realpath "$apps/apptrace")
 data=$(realpath "$data")
 snaps=$data/opencsd/snapshots
 golden=$data/opencsd/golden-1.3.3
-command -v perf >/dev/null || fail "perf is not installed"
-command -v trace-cmd >/dev/null || fail "trace-cmd is not installed"
+need_cmd perf linux-perf
+need_cmd trace-cmd trace-cmd
 [ -w $T/instances ] || skip "no writable tracefs at $T (not root?)"
 cd "$tmp" || exit 1
-if ! perf record -q -e dummy -o probe.data -- true 2>probe.err; then
-	skip "the kernel refuses perf events: $(head -1 probe.err)"
-fi
+need_perf_events
 zcat "$golden/juno_r1_1.pkts.ppl.gz" | grep '^Idx:' >gold.pkts
 [ -s gold.pkts ] || fail "empty golden listing"
 

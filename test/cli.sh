@@ -2,10 +2,9 @@
 # The perfring CLI from a user's point of view: the two-process demo, with
 # and without drops, ring-stat, and clear errors on bad input.
 set -u
+. "$(dirname "$0")/lib.sh"
 cli=${PERFRING_CLI:-build/perfring}
-fail() { echo "FAILED: $*" >&2; exit 1; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+make_tmp
 
 out=$("$cli" demo -n 2000000) || fail "demo exited $?: $out"
 echo "$out"
@@ -32,16 +31,15 @@ grep -q 'No such file' <<<"$err" || fail "missing file error unclear: $err"
 "$cli" version | grep -q '^perfring [0-9]' || fail "version"
 
 # Help as a newcomer reads it: record --help names every option record
-# takes (its table in tools/record-options.c), perfring --help every
-# export format, inject --help inject's own usage.
-src=$(dirname "$0")/../tools/record-options.c
+# takes (its table in tools/record-options.c, listed by --list-opts),
+# perfring --help every export format, inject --help inject's own usage.
 "$cli" record --help >"$tmp/help" || fail "record --help: exit $?"
 n=0
-for o in $(sed -n '/record_longopts\[\] = {/,/^};/p' "$src" | grep -o '{ "[a-z-]*"' | cut -d'"' -f2); do
+for o in $("$cli" record --list-opts | sed -n 's/^--//p'); do
 	grep -q -- "--$o\b" "$tmp/help" || fail "record --help does not name --$o"
 	n=$((n + 1))
 done
-[ "$n" -gt 50 ] || fail "only $n long options found in $src"
+[ "$n" -gt 50 ] || fail "only $n long options listed by record --list-opts"
 "$cli" --help | grep -q 'export .*pprof' || fail "perfring --help lists no pprof export"
 "$cli" inject --help | head -1 | grep -q '^usage: perfring inject ' || fail "inject --help: $("$cli" inject --help | head -1)"
 echo "help: record --help names all $n options; export formats; inject's usage"

@@ -20,12 +20,9 @@ cli=${PERFRING_CLI:-build/perfring}
 asan_cli=${PERFRING_ASAN_CLI:-build/asan/perfring}
 workloads=${WORKLOADS:-build/workloads}
 apps=${TEST_APPS:-build/apps}
-fail() { echo "FAILED: $*" >&2; exit 1; }
-skip() { echo "SKIP: $*" >&2; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-command -v perf >/dev/null || fail "perf is not installed (scripts/deps.sh installs linux-perf)"
-command -v babeltrace2 >/dev/null || fail "babeltrace2 is not installed (scripts/deps.sh installs it)"
+make_tmp
+need_cmd perf linux-perf
+need_cmd babeltrace2 babeltrace2
 cli=$(realpath "$cli")
 asan_cli=$(realpath "$asan_cli")
 hot=$(realpath "$workloads/hot")
@@ -35,9 +32,7 @@ apptrace=$(realpath "$apps/apptrace")
 for x in "$asan_cli" "$hot" "$pingpong" "$app_trace" "$apptrace"; do
 	[ -x "$x" ] || fail "$x is missing (make check builds it)"
 done
-if ! perf record -q -e dummy -o "$tmp/probe.data" -- true 2>"$tmp/probe.err"; then
-	skip "kernel refuses perf_event_open: $(cat "$tmp/probe.err")"
-fi
+need_perf_events
 cd "$tmp" || exit 1
 
 # babeltrace2's lines without the time deltas ("(+0.000995677)")

@@ -11,12 +11,10 @@ set -u
 . "$(dirname "$0")/lib.sh"
 cli=${PERFRING_CLI:-build/perfring}
 data=${CS_DATA:-test/data}
-fail() { echo "FAILED: $*" >&2; exit 1; }
 for tool in python3 trc_pkt_lister; do
 	command -v $tool >/dev/null || fail "$tool is not installed (.ci/run installs python3 libopencsd-bin)"
 done
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+make_tmp
 cli=$(realpath "$cli")
 data=$(realpath "$data")
 snaps=$data/opencsd/snapshots

@@ -20,9 +20,7 @@ set -u
 cli=${PERFRING_CLI:-build/perfring}
 asan=${PERFRING_ASAN_CLI:-}
 data=${CS_DATA:-test/data}
-fail() { echo "FAILED: $*" >&2; exit 1; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+make_tmp
 cli=$(realpath "$cli")
 [ -n "$asan" ] && asan=$(realpath "$asan")
 data=$(realpath "$data")

@@ -6,20 +6,16 @@
 # prints on both files, with and without --no-inline (the inlined frames
 # themselves: test/inline.sh).  Skips (77) only if the kernel refuses perf_event_open.
 set -u
+. "$(dirname "$0")/lib.sh"
 cli=${PERFRING_CLI:-build/perfring}
 wl=${WORKLOADS:-build/workloads}
-fail() { echo "FAILED: $*" >&2; exit 1; }
-skip() { echo "SKIP: $*" >&2; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-command -v perf >/dev/null || fail "perf is not installed"
+make_tmp
+need_cmd perf linux-perf
 cli=$(realpath "$cli")
 wl=$(realpath "$wl")
 [ -x "$wl/nofp" ] || fail "$wl/nofp is missing (make build/workloads/nofp)"
 
-if ! perf record -q -e dummy -o "$tmp/probe.data" -- true 2>"$tmp/probe.err"; then
-	skip "kernel refuses perf_event_open: $(cat "$tmp/probe.err")"
-fi
+need_perf_events
 
 # The chain every sample in chain_inner() has, callee first.
 chain='chain_inner chain_middle chain_outer main'

@@ -7,16 +7,10 @@ set -u
 . "$(dirname "$0")/lib.sh"
 cli=${PERFRING_CLI:-build/perfring}
 wl=${WORKLOADS:-build/workloads}
-fail() { echo "FAILED: $*" >&2; exit 1; }
-skip() { echo "SKIP: $*" >&2; exit 77; }
-tmp=$(mktemp -d)
-trap '[ -n "${KEEP:-}" ] || rm -rf "$tmp"' EXIT
-command -v perf >/dev/null || fail "perf is not installed"
+make_tmp
+need_cmd perf linux-perf
 
-if ! "$cli" record -q -e dummy -o "$tmp/probe.data" -- true 2>"$tmp/probe.err"; then
-	grep -q 'no permission' "$tmp/probe.err" && skip "kernel refuses perf_event_open: $(cat "$tmp/probe.err")"
-	fail "record -- true: $(cat "$tmp/probe.err")"
-fi
+need_perf_events "$cli"
 
 # perf must read our file without complaint.
 perf_ok() {

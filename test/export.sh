@@ -5,22 +5,17 @@
 # for samples, threads and sched_switch).  Skips (77) only if the kernel
 # refuses perf_event_open.
 set -u
+. "$(dirname "$0")/lib.sh"
 cli=${PERFRING_CLI:-build/perfring}
 wl=${WORKLOADS:-build/workloads}
-fail() { echo "FAILED: $*" >&2; exit 1; }
-skip() { echo "SKIP: $*" >&2; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+make_tmp
 case $cli in /*) ;; *) cli=$PWD/$cli ;; esac
 case $wl in /*) ;; *) wl=$PWD/$wl ;; esac
 for tool in perf python3 xmllint; do
 	command -v $tool >/dev/null || fail "$tool is not installed (.ci/run installs linux-perf python3 libxml2-utils)"
 done
 
-if ! "$cli" record -q -e dummy -o "$tmp/probe.data" -- true 2>"$tmp/probe.err"; then
-	grep -q 'no permission' "$tmp/probe.err" && skip "kernel refuses perf_event_open: $(cat "$tmp/probe.err")"
-	fail "record -- true: $(cat "$tmp/probe.err")"
-fi
+need_perf_events "$cli"
 
 # export FILE FORMAT OUT [extra args]: must succeed without a word on stderr.
 export_ok() {

@@ -10,12 +10,10 @@
 # crash (the ASan build).  Skips (77) only when the kernel refuses
 # perf_event_open or tracefs is missing.
 set -u
+. "$(dirname "$0")/lib.sh"
 cli=${PERFRING_CLI:-build/perfring}
 acli=${PERFRING_ASAN_CLI:-$cli}
-fail() { echo "FAILED: $*" >&2; exit 1; }
-skip() { echo "SKIP: $*" >&2; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+make_tmp
 case $cli in /*) ;; *) cli=$PWD/$cli ;; esac
 case $acli in /*) ;; *) acli=$PWD/$acli ;; esac
 corpus=$PWD/fuzz/corpus/trace_dat

@@ -19,8 +19,8 @@
 #  6. a process in another mount namespace (unshare -m, its binary on a
 #     tmpfs the host does not see): symbols through /proc/PID/root, with
 #     the binary's build-id.
-# Skips (77) if clickhouse-server or go is missing or the kernel refuses
-# perf_event_open.
+# Skips (77) only if the kernel refuses perf_event_open; clickhouse-server
+# or go missing is a failure (scripts/deps.sh installs them).
 set -u
 cd "$(dirname "$0")/.." || exit 1
 . test/lib.sh
@@ -33,20 +33,14 @@ case $asan_cli in /*) ;; *) asan_cli=$PWD/$asan_cli ;; esac
 [ -x "$asan_cli" ] || asan_cli=$cli
 export ASAN_OPTIONS=halt_on_error=1:detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 case $wl in /*) ;; *) wl=$PWD/$wl ;; esac
-fail() { echo "FAILED: $*" >&2; exit 1; }
-skip() { echo "SKIP: $*" >&2; exit 77; }
-tmp=$(mktemp -d)
+make_tmp
 . test/fleet_lib.sh
-cleanup() { stop_receiver; stop_clickhouse; rm -rf "$tmp"; }
-trap cleanup EXIT
-command -v go >/dev/null || skip "go is not installed (scripts/deps.sh installs golang-go)"
+cleanup() { stop_receiver; stop_clickhouse; }
+need_cmd go golang-go
 export HOME=$tmp/home GOCACHE=$tmp/gocache GOFLAGS=-mod=mod GOTOOLCHAIN=local
 mkdir -p "$HOME"
 pprof() { timeout 120 go tool pprof -symbolize=none "$@" 2>"$tmp/pprof.err"; }
-if ! "$cli" record -q -e dummy -o "$tmp/probe.data" -- true 2>"$tmp/probe.err"; then
-	grep -q 'no permission' "$tmp/probe.err" && skip "kernel refuses perf_event_open: $(cat "$tmp/probe.err")"
-	fail "record -- true: $(cat "$tmp/probe.err")"
-fi
+need_perf_events "$cli"
 start_clickhouse
 echo "clickhouse $(ch_query 'SELECT version()') at $CH_URL"
 

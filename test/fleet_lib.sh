@@ -25,13 +25,11 @@ ch_up() { [ "$(ch_query 'SELECT 1' 2>/dev/null)" = 1 ]; }
 
 # start_clickhouse: Debian's clickhouse-server on free local ports with
 # its data in $tmp/ch (as root, or as nobody if this one refuses root), a
-# cluster "one_shard" of itself; CH_URL names it.  Skips (77) when clickhouse-server is not installed.
+# cluster "one_shard" of itself; CH_URL names it.  Fails when
+# clickhouse-server is not installed (an oracle scripts/deps.sh installs).
 start_clickhouse() {
 	local d=$tmp/ch http tcp user=""
-	command -v clickhouse-server >/dev/null || {
-		echo "SKIP: clickhouse-server is not installed (scripts/deps.sh installs it)" >&2
-		exit 77
-	}
+	need_cmd clickhouse-server clickhouse-server
 	mkdir -p "$d"
 	http=$(free_port)
 	tcp=$(free_port)

@@ -12,20 +12,16 @@
 # Skips (77) only if the kernel refuses perf_event_open.
 # test-timeout: 300
 set -u
+. "$(dirname "$0")/lib.sh"
 cli=${PERFRING_CLI:-build/perfring}
 asan=${PERFRING_ASAN_CLI:-}
-fail() { echo "FAILED: $*" >&2; exit 1; }
-skip() { echo "SKIP: $*" >&2; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-command -v perf >/dev/null || fail "perf is not installed"
+make_tmp
+need_cmd perf linux-perf
 cli=$(realpath "$cli")
 [ -n "$asan" ] && asan=$(realpath "$asan")
 cd "$tmp" || fail "cd $tmp"
 
-if ! perf record -q -e dummy -o probe.data -- true 2>probe.err; then
-	skip "kernel refuses perf_event_open: $(cat probe.err)"
-fi
+need_perf_events
 
 # A workload with children that exit (their READ records for -s).
 kids='for i in 1 2 3; do ls -R /usr/share/doc >/dev/null & done; wait'

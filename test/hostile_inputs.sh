@@ -21,29 +21,22 @@
 # Runs as root (setuid, nobody, top -a); skips (77) only if the kernel
 # refuses perf_event_open.
 set -u
-export KEEP_TMP=${KEEP_TMP:-}
 . "$(dirname "$0")/lib.sh"
 cli=${PERFRING_CLI:-build/perfring}
 work=${WORKLOADS:-build/workloads}
 apps=${TEST_APPS:-build/apps}
-fail() { echo "FAILED: $*" >&2; exit 1; }
-skip() { echo "SKIP: $*" >&2; exit 77; }
-tmp=$(mktemp -d)
+make_tmp
 bg=()
 cleanup() {
 	for p in "${bg[@]}"; do kill -9 "$p" 2>/dev/null; done
 	wait 2>/dev/null
-	[ -n "$KEEP_TMP" ] || rm -rf "$tmp"
 }
-trap cleanup EXIT
-command -v perf >/dev/null || fail "perf is not installed (.ci/run installs linux-perf)"
+need_cmd perf linux-perf
 [ "$(id -u)" = 0 ] || fail "runs as root (make check does): setuid and nobody cases"
 cli=$(realpath "$cli")
 work=$(realpath "$work")
 apptrace=$(realpath "$apps/apptrace")
-if ! perf record -q -e dummy -o "$tmp/probe.data" -- true 2>"$tmp/probe.err"; then
-	skip "kernel refuses perf_event_open: $(cat "$tmp/probe.err")"
-fi
+need_perf_events
 chmod 755 "$tmp"
 cd "$tmp" || exit 1
 as_nobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups -- "$@"; }

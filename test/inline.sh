@@ -19,21 +19,16 @@
 set -u
 cli=${PERFRING_CLI:-build/perfring}
 wl=${WORKLOADS:-build/workloads}
-fail() { echo "FAILED: $*" >&2; exit 1; }
-skip() { echo "SKIP: $*" >&2; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 . "$(dirname "$0")/lib.sh"
-command -v perf >/dev/null || fail "perf is not installed"
+make_tmp
+need_cmd perf linux-perf
 cli=$(realpath "$cli")
 wl=$(realpath "$wl")
 [ -x "$wl/inlchain" ] || fail "$wl/inlchain is missing (make build/workloads/inlchain)"
 [ -x "$wl/inlcxx" ] || fail "$wl/inlcxx is missing (make build/workloads/inlcxx)"
 [ -x "$wl/thunks" ] || fail "$wl/thunks is missing (make build/workloads/thunks)"
 
-if ! perf record -q -e dummy -o "$tmp/probe.data" -- true 2>"$tmp/probe.err"; then
-	skip "kernel refuses perf_event_open: $(cat "$tmp/probe.err")"
-fi
+need_perf_events
 
 # perfring script vs perf script with options $3.. on file $1.
 compare() {

@@ -5,9 +5,9 @@
 # through it, libc alone; a tools program builds with perfring-tools.  The
 # same two build from the source tree through build/*-uninstalled.pc.
 set -u
-fail() { echo "FAILED: $*" >&2; exit 1; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/lib.sh"
+make_tmp
+need_cmd man man-db
 make -s install PREFIX="$tmp/usr" >"$tmp/log" 2>&1 || { cat "$tmp/log"; fail "make install"; }
 lib=$tmp/usr/lib
 for f in include/perfring.h include/perfring/abi.h include/perfring/tools.h \
@@ -15,6 +15,7 @@ for f in include/perfring.h include/perfring/abi.h include/perfring/tools.h \
 	lib/libperfring-tools.a lib/libperfring-tools.so.0 lib/libperfring-tools.so \
 	lib/pkgconfig/perfring.pc lib/pkgconfig/perfring-tools.pc bin/perfring \
 	share/man/man1/perfring.1 share/man/man3/libperfring.3 \
+	share/man/man1/perfring-record.1 share/man/man3/perfring_ring.3 \
 	share/bash-completion/completions/perfring lib/python3/dist-packages/perfring.py; do
 	[ -e "$tmp/usr/$f" ] || fail "missing $f"
 done
@@ -117,7 +118,27 @@ bad=$( { for f in "$lib"/libperfring.so.1 "$lib"/libperfring-tools.so.0; do nm -
 	awk 'NF == 3 && $3 !~ /^perfring_/ && $3 !~ /^PERFRING_[A-Z_]*[0-9.]*$/ {print $3}' | sort -u)
 [ -z "$bad" ] || fail "exported without the perfring_ prefix: $bad"
 
-man -l "$tmp/usr/share/man/man1/perfring.1" 2>/dev/null | grep -q 'perfring' || [ ! -x "$(command -v man)" ] || fail "man page does not render"
+# Every page of docs/ installed, and man finds each by its name
+# (man perfring-record, man 3 perfring_ring) under the prefix.
+n=0
+for p in docs/*.1 docs/*.3; do
+	name=$(basename "$p")
+	sec=${name##*.}
+	name=${name%.*}
+	[ -f "$tmp/usr/share/man/man$sec/$name.$sec" ] || fail "make install did not install $p"
+	MANWIDTH=80 man -M "$tmp/usr/share/man" "$sec" "$name" >"$tmp/man.txt" 2>"$tmp/man.err" ||
+		fail "man -M PREFIX/share/man $sec $name: $(cat "$tmp/man.err")"
+	grep -q "^NAME" "$tmp/man.txt" && grep -qi "$name" "$tmp/man.txt" || fail "man $sec $name: $(head -5 "$tmp/man.txt")"
+	n=$((n + 1))
+done
+for name in perfring-record perfring-report perfring-script perfring-export perfring-top perfring-stats; do
+	man -M "$tmp/usr/share/man" "$name" 2>/dev/null | grep -q "^NAME" || fail "man $name after make install"
+done
+# and each function of a library page by its own name (a .so link)
+for name in perfring_ring_create perfring_read_next perfring_consumer_poll perfring_emit perfring_data_open; do
+	man -M "$tmp/usr/share/man" 3 "$name" 2>/dev/null | grep -q "$name" || fail "man 3 $name after make install"
+done
+echo "man: $n pages installed, each found by man -M PREFIX/share/man, and the functions by name"
 # The bash completion loads and completes commands, options and events.
 comp=$(PATH="$tmp/usr/bin:$PATH" bash -c '. "$1/usr/share/bash-completion/completions/perfring"
 	COMP_WORDS=(perfring rec); COMP_CWORD=1; _perfring; echo "${COMPREPLY[@]}"

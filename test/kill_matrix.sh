@@ -47,6 +47,7 @@
 # Skips (77) only if the kernel refuses perf_event_open.
 # test-timeout: 900
 set -u
+. "$(dirname "$0")/lib.sh"
 cli=${PERFRING_CLI:-build/perfring}
 apps=${TEST_APPS:-build/apps}
 rounds=${KILL_ROUNDS:-36}
@@ -56,8 +57,7 @@ fail() {
 	echo "FAILED (round $round $kind, seed $seed; replay with KILL_SEED=$seed): $*" >&2
 	exit 1
 }
-skip() { echo "SKIP: $*" >&2; exit 77; }
-tmp=$(mktemp -d)
+make_tmp
 round=0 turn=0 kind=-
 pids=()
 sessions=()
@@ -65,16 +65,12 @@ cleanup() {
 	for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
 	wait 2>/dev/null
 	for d in "${sessions[@]}"; do rm -rf "$d"; done
-	rm -rf "$tmp"
 }
-trap cleanup EXIT
-command -v perf >/dev/null || fail "perf is not installed (.ci/run installs linux-perf)"
+need_cmd perf linux-perf
 cli=$(realpath "$cli")
 app=$(realpath "$apps/apptrace")
 [ -x "$app" ] || fail "$app is missing (make check builds it)"
-if ! perf record -q -e dummy -o "$tmp/probe.data" -- true 2>"$tmp/probe.err"; then
-	skip "kernel refuses perf_event_open: $(cat "$tmp/probe.err")"
-fi
+need_perf_events
 cd "$tmp" || exit 1
 RANDOM=$seed
 echo "kill_matrix: $rounds rounds, seed $seed"

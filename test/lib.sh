@@ -1,6 +1,60 @@
 # Helpers for the shell tests (sourced, not run).  A test waits for the
 # condition it needs, bounded, instead of sleeping and hoping: a loaded
 # machine only makes the wait longer.
+#
+# Every test/*.sh sources this file first:
+#   . "$(dirname "$0")/lib.sh"
+#   make_tmp                     # $tmp, removed at exit (after cleanup())
+#   need_perf_events [RECORDER]  # skip (77) only if the kernel refuses
+#   need_cmd perf linux-perf     # a missing oracle fails, it never skips
+
+# fail MESSAGE: the test failed (exit 1).
+fail() { echo "FAILED: $*" >&2; exit 1; }
+
+# skip MESSAGE: the test cannot run here (exit 77).  Only for what the
+# kernel refuses (perf_event_open, a mount, a tracefs instance): a missing
+# tool is a failure (need_cmd).
+skip() { echo "SKIP: $*" >&2; exit 77; }
+
+# make_tmp: $tmp, a new directory, removed when the test exits (KEEP=1
+# keeps it and says where).  A test that starts processes or changes the
+# system defines cleanup(), which runs first, whatever the exit.
+make_tmp() {
+	tmp=$(mktemp -d) || fail "mktemp -d"
+	trap lib_exit EXIT
+}
+
+lib_exit() {
+	local rc=$?
+	if declare -F cleanup >/dev/null; then cleanup || true; fi
+	if [ -n "${KEEP:-}" ]; then
+		echo "kept $tmp" >&2
+	else
+		rm -rf "$tmp"
+	fi
+	exit "$rc"
+}
+
+# need_cmd COMMAND [PACKAGE]: COMMAND is installed, or the test fails
+# naming the Debian package scripts/deps.sh installs it from.
+need_cmd() {
+	command -v "$1" >/dev/null || fail "$1 is not installed (scripts/deps.sh installs ${2:-it})"
+}
+
+# need_perf_events [RECORDER]: RECORDER (perf, the default, or a perfring
+# CLI) records an empty command into $tmp/probe.data (kept: a first file
+# to check).  Skips (77) when the kernel refuses perf_event_open; any
+# other failure of the probe fails the test.
+need_perf_events() {
+	local rec=${1:-perf} probe=${tmp:?make_tmp before need_perf_events}/probe
+	[ "$rec" = perf ] && need_cmd perf linux-perf
+	if ! "$rec" record -q -e dummy -o "$probe.data" -- true 2>"$probe.err"; then
+		grep -qi 'permission\|not permitted\|is limited\|not supported\|not implemented' "$probe.err" &&
+			skip "kernel refuses perf_event_open: $(cat "$probe.err")"
+		fail "$(basename "$rec") record -e dummy -- true: $(cat "$probe.err")"
+	fi
+	rm -f "$probe.err"
+}
 
 # Bound of every wait_until in the tests: generous, far below the runner's
 # per-test limit (test/run-tests.sh).

@@ -13,12 +13,9 @@ set -u
 . "$(dirname "$0")/lib.sh"
 cli=${PERFRING_CLI:-build/perfring}
 wl=${WORKLOADS:-build/workloads}
-fail() { echo "FAILED: $*" >&2; exit 1; }
-skip() { echo "SKIP: $*" >&2; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-command -v perf >/dev/null || fail "perf is not installed"
-command -v setpriv >/dev/null || fail "setpriv (util-linux) is not installed"
+make_tmp
+need_cmd perf linux-perf
+need_cmd setpriv util-linux
 id nobody >/dev/null 2>&1 || fail "there is no user nobody"
 [ "$(id -u)" = 0 ] || skip "not root: cannot run as another user (the test itself needs no root otherwise)"
 # The user's own copies of the program and of perfring (one binary: the

@@ -15,23 +15,20 @@
 #    or FORK to EXIT, from perf script) within 2%;
 #  - chrome: the two long blocks as slices on their threads, the pipe
 #    block linked to the writer by a flow; svg: off-CPU frames drawn cold.
-# Skips (77) only if the kernel refuses perf_event_open (or sched
-# tracepoints) or go is not installed.
+# Skips (77) only if the kernel refuses perf_event_open (or the sched
+# tracepoints).
 set -u
+. "$(dirname "$0")/lib.sh"
 cd "$(dirname "$0")/.." || exit 1
-. test/lib.sh
 cli=${PERFRING_CLI:-build/perfring}
 wl=${WORKLOADS:-build/workloads}
-fail() { echo "FAILED: $*" >&2; exit 1; }
-skip() { echo "SKIP: $*" >&2; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+make_tmp
 case $cli in /*) ;; *) cli=$PWD/$cli ;; esac
 case $wl in /*) ;; *) wl=$PWD/$wl ;; esac
-for tool in perf python3; do
-	command -v $tool >/dev/null || fail "$tool is not installed"
-done
-command -v go >/dev/null || skip "go is not installed (scripts/deps.sh installs golang-go)"
+need_cmd perf linux-perf
+need_cmd python3 python3
+need_cmd go golang-go
+need_perf_events "$cli"
 export HOME=$tmp/home GOCACHE=$tmp/gocache GOFLAGS=-mod=mod GOTOOLCHAIN=local
 mkdir -p "$HOME"
 

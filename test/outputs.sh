@@ -14,29 +14,24 @@
 # recorders, live programs and other users stay.
 # Skips (77) only if the kernel refuses perf_event_open.
 set -u
+. "$(dirname "$0")/lib.sh"
 cli=${PERFRING_CLI:-build/perfring}
 apps=${TEST_APPS:-build/apps}
 data=${CS_DATA:-test/data}
-fail() { echo "FAILED: $*" >&2; exit 1; }
-skip() { echo "SKIP: $*" >&2; exit 77; }
-tmp=$(mktemp -d)
+make_tmp
 bg=()
 mounted=
 cleanup() {
 	for p in "${bg[@]}"; do kill -9 "$p" 2>/dev/null; done
 	[ -n "$mounted" ] && umount "$mounted"
-	rm -rf "$tmp"
 }
-trap cleanup EXIT
-command -v perf >/dev/null || fail "perf is not installed (.ci/run installs linux-perf)"
-command -v trace-cmd >/dev/null || fail "trace-cmd is not installed (.ci/run installs it)"
+need_cmd perf linux-perf
+need_cmd trace-cmd trace-cmd
 cli=$(realpath "$cli")
 app=$(realpath "$apps/apptrace")
 data=$(realpath "$data")
 [ -x "$app" ] || fail "$app is missing (make check builds it)"
-if ! perf record -q -e dummy -o "$tmp/probe.data" -- true 2>"$tmp/probe.err"; then
-	skip "kernel refuses perf_event_open: $(cat "$tmp/probe.err")"
-fi
+need_perf_events
 cd "$tmp" || exit 1
 umask 022 # outputs are 0600 all the same
 T=/sys/kernel/tracing

@@ -3,18 +3,16 @@
 # its -top must list the functions perfring report --no-children --sort sym
 # lists, with the same flat sample counts, and its -traces the stacks of
 # the folded export, for a -g file of perfring record and one of the real
-# perf record.  Skips (77) only if go is not installed or the kernel
-# refuses perf_event_open.
+# perf record.  Skips (77) only if the kernel refuses perf_event_open;
+# go missing is a failure (scripts/deps.sh installs golang-go).
 set -u
+. "$(dirname "$0")/lib.sh"
 cli=${PERFRING_CLI:-build/perfring}
 wl=${WORKLOADS:-build/workloads}
-fail() { echo "FAILED: $*" >&2; exit 1; }
-skip() { echo "SKIP: $*" >&2; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+make_tmp
 case $cli in /*) ;; *) cli=$PWD/$cli ;; esac
 case $wl in /*) ;; *) wl=$PWD/$wl ;; esac
-command -v go >/dev/null || skip "go is not installed (scripts/deps.sh installs golang-go)"
+need_cmd go golang-go
 for tool in perf python3; do
 	command -v $tool >/dev/null || fail "$tool is not installed"
 done
@@ -23,10 +21,7 @@ export HOME=$tmp/home GOCACHE=$tmp/gocache GOFLAGS=-mod=mod GOTOOLCHAIN=local
 mkdir -p "$HOME"
 pprof() { timeout 120 go tool pprof -symbolize=none "$@" 2>"$tmp/pprof.err"; }
 
-if ! "$cli" record -q -e dummy -o "$tmp/probe.data" -- true 2>"$tmp/probe.err"; then
-	grep -q 'no permission' "$tmp/probe.err" && skip "kernel refuses perf_event_open: $(cat "$tmp/probe.err")"
-	fail "record -- true: $(cat "$tmp/probe.err")"
-fi
+need_perf_events "$cli"
 
 # check NAME DATA [PROGRAM]: pprof export of DATA against report and
 # folded (PROGRAM: the executable's name, hot by default).

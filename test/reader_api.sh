@@ -6,23 +6,19 @@
 # name must equal what perf script prints.  Skips (77) only if the kernel
 # refuses perf_event_open.
 set -u
+. "$(dirname "$0")/lib.sh"
 cli=${PERFRING_CLI:-build/perfring}
 wl=${WORKLOADS:-build/workloads}
-fail() { echo "FAILED: $*" >&2; exit 1; }
-skip() { echo "SKIP: $*" >&2; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-command -v perf >/dev/null || fail "perf is not installed"
-command -v python3 >/dev/null || fail "python3 is not installed"
+make_tmp
+need_cmd perf linux-perf
+need_cmd python3 python3
 cli=$(realpath "$cli")
 wl=$(realpath "$wl")
 here=$(cd "$(dirname "$0")/.." && pwd)
 export PERFRING_TOOLS_LIB=${PERFRING_TOOLS_LIB:-$(dirname "$cli")/libperfring-tools.so}
 [ -e "$PERFRING_TOOLS_LIB" ] || fail "no $PERFRING_TOOLS_LIB (make all)"
 
-if ! perf record -q -e dummy -o "$tmp/probe.data" -- true 2>"$tmp/probe.err"; then
-	skip "kernel refuses perf_event_open: $(cat "$tmp/probe.err")"
-fi
+need_perf_events
 
 # "count symbol" per line, summed by name, unknown symbols left out.
 report_counts() {

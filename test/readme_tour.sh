@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# README.md's tour as a newcomer runs it after `make`: every command line
-# of its ```sh blocks, taken from README.md itself (so the test follows
-# the README wherever it moves things), run in order in a scratch
+# The tour as a newcomer runs it after `make`: every command line of the
+# ```sh blocks of README.md and then docs/tour.md (or of the markdown files
+# given as arguments, relative to the checkout), taken from the files
+# themselves (so the test follows them wherever they move things), run in
+# order in one scratch
 # directory that sees the checkout's build/, test/, scripts/, examples/
 # and python/, with build/ on PATH.  A C block whose first line is
 # "/* NAME.c" is saved as NAME.c first, so the lines that build it work.
+# Every file must have command lines, and all together more than 50.
 # Each command must exit 0, or the status its comment announces
 # ("(exits N)").  Skipped, and named in the output: lines marked "(needs a
 # network)" or "(needs hardware)", and the build itself (lines starting
@@ -15,31 +18,27 @@
 # test-timeout: 900
 set -u
 . "$(dirname "$0")/lib.sh"
-fail() { echo "FAILED: $*" >&2; exit 1; }
-skip() { echo "SKIP: $*" >&2; exit 77; }
 top=$(realpath "$(dirname "$0")/..")
-readme=$top/README.md
+docs=("$@")
+[ "${#docs[@]}" -gt 0 ] || docs=(README.md docs/tour.md)
 cli=$(realpath "${PERFRING_CLI:-$top/build/perfring}")
 build=$(dirname "$cli")
 # a line's own limit: generous, the tour's lines take a second or two
 line_limit=${TOUR_LINE_TIMEOUT:-120}
-tmp=$(mktemp -d)
+make_tmp
 hold=
 cleanup() {
 	# (what the tour's lines start in the background ends by itself:
 	# each runs for a second or two)
 	[ -n "$hold" ] && kill "$hold" 2>/dev/null
 	rm -f /dev/shm/my.ring /dev/shm/my.ring.wake
-	if [ -n "${KEEP:-}" ]; then echo "kept $tmp (logs/N.out, logs/N.err)"; else rm -rf "$tmp"; fi
+	[ -n "${KEEP:-}" ] && echo "(logs/N.cmd, N.out, N.err in $tmp)"
 }
-trap cleanup EXIT
-[ -f "$readme" ] || fail "no README.md at $readme"
+for d in "${docs[@]}"; do
+	[ -f "$top/$d" ] || fail "no $d in $top"
+done
 [ -x "$build/perfring" ] || fail "no $build/perfring: make first"
-command -v perf >/dev/null || fail "perf is not installed"
-if ! perf record -q -e dummy -o "$tmp/probe.data" -- true 2>"$tmp/probe.err"; then
-	skip "kernel refuses perf_event_open: $(cat "$tmp/probe.err")"
-fi
-rm -f "$tmp/probe.data" "$tmp/probe.err"
+need_perf_events
 
 # The scratch directory stands for the checkout: its tree, read-only
 # use only (every file the tour writes lands here).
@@ -56,43 +55,50 @@ unset PERFRING_MODE PERFRING_RING_SIZE PERFRING_SESSION
 cd "$tmp/tour" || exit 1
 
 # The C files: a ```c block whose first line is "/* NAME.c".
-awk -v dir="$tmp/tour" '
-	/^```c$/ { inb = 1; first = 1; out = ""; next }
-	/^```/ { inb = 0; next }
-	inb && first { first = 0; if (match($0, /^\/\* [A-Za-z0-9_]+\.c/)) out = dir "/" substr($0, 4, RLENGTH - 3) }
-	inb && out != "" { print > out }' "$readme"
+for d in "${docs[@]}"; do
+	awk -v dir="$tmp/tour" '
+		/^```c$/ { inb = 1; first = 1; out = ""; next }
+		/^```/ { inb = 0; next }
+		inb && first { first = 0; if (match($0, /^\/\* [A-Za-z0-9_]+\.c/)) out = dir "/" substr($0, 4, RLENGTH - 3) }
+		inb && out != "" { print > out }' "$top/$d"
+done
 
-# The command lines, in README order: "LINE<TAB>command" per command,
+# The command lines, in the files' order: "FILE:LINE" and the command,
 # lines joined while bash says the command is not complete yet (a
 # trailing backslash, a quote that goes on).
-awk '/^```sh$/ { inb = 1; next } /^```/ { inb = 0; next } inb { print NR "\t" $0 }' "$readme" >"$tmp/lines"
-[ -s "$tmp/lines" ] || fail "README.md has no sh block"
 cmds=()
 starts=()
-acc=
-while IFS=$'\t' read -r nr text; do
-	if [ -z "$acc" ]; then
-		[[ $text =~ ^[[:space:]]*(#.*)?$ ]] && continue
-		start=$nr
-		acc=$text
-	else
-		acc+=$'\n'$text
-	fi
-	[[ $acc == *\\ ]] && continue
-	bash -n <<<"$acc" 2>/dev/null || continue
-	cmds+=("$acc")
-	starts+=("$start")
+for d in "${docs[@]}"; do
+	awk '/^```sh$/ { inb = 1; next } /^```/ { inb = 0; next } inb { print NR "\t" $0 }' "$top/$d" >"$tmp/lines"
+	[ -s "$tmp/lines" ] || fail "$d has no sh block"
+	n0=${#cmds[@]}
 	acc=
-done <"$tmp/lines"
-[ -z "$acc" ] || fail "README.md line $start: a command that never ends: $acc"
-[ "${#cmds[@]}" -gt 50 ] || fail "only ${#cmds[@]} commands found in README.md"
+	while IFS=$'\t' read -r nr text; do
+		if [ -z "$acc" ]; then
+			[[ $text =~ ^[[:space:]]*(#.*)?$ ]] && continue
+			start=$nr
+			acc=$text
+		else
+			acc+=$'\n'$text
+		fi
+		[[ $acc == *\\ ]] && continue
+		bash -n <<<"$acc" 2>/dev/null || continue
+		cmds+=("$acc")
+		starts+=("$d:$start")
+		acc=
+	done <"$tmp/lines"
+	[ -z "$acc" ] || fail "$d line $start: a command that never ends: $acc"
+	[ "${#cmds[@]}" -gt "$n0" ] || fail "no command line in $d"
+	echo "$d: $((${#cmds[@]} - n0)) command lines"
+done
+[ "${#cmds[@]}" -gt 50 ] || fail "only ${#cmds[@]} commands found in ${docs[*]}"
 
 ran=0
 skipped=()
 t_all=$SECONDS
 for i in "${!cmds[@]}"; do
 	cmd=${cmds[$i]}
-	where="README.md:${starts[$i]}"
+	where=${starts[$i]}
 	first=${cmd%%[[:space:]]*}
 	if [[ $cmd =~ \(needs\ (a\ network|hardware) ]]; then
 		skipped+=("$where (needs ${BASH_REMATCH[1]})")
@@ -122,11 +128,19 @@ done
 echo "tour: $ran command lines as written, ${#skipped[@]} skipped, $((SECONDS - t_all)) s"
 for s in "${skipped[@]}"; do echo "  skipped $s"; done
 
-# The library example (ring.c, saved from README.md and built by its own
-# lines above) again: twice in a row, each reading back its record and
-# leaving nothing behind; then after a run killed before it removed its
+# The README's library example (hello.c, built by its own lines above).
+if [ -f hello.c ]; then
+	[ -x hello ] || fail "the tour did not build ./hello from hello.c"
+	out=$(./hello 2>&1) || fail "./hello: exit $?: $out"
+	[ "$out" = "read 1 record(s)" ] || fail "./hello: '$out'"
+	echo "hello.c: read 1 record(s)"
+fi
+# The named-ring example (ring.c, saved from docs/tour.md and built by
+# its own lines above) again: twice in a row, each reading back its record
+# and leaving nothing behind; then after a run killed before it removed its
 # ring (the ring of a process that is gone is replaced).
-[ -x ring ] || fail "README.md's tour did not build ./ring from ring.c"
+[ -f ring.c ] || { echo "readme_tour: ok (no ring.c in ${docs[*]})"; exit 0; }
+[ -x ring ] || fail "the tour did not build ./ring from ring.c"
 for run in 1 2; do
 	out=$(./ring 2>&1) || fail "./ring, run $run: exit $?: $out"
 	[ "$out" = "read 1 record(s)" ] || fail "./ring, run $run: '$out'"

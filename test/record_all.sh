@@ -17,21 +17,15 @@ set -u
 . "$(dirname "$0")/lib.sh"
 cli=${PERFRING_CLI:-build/perfring}
 apps=${TEST_APPS:-build/apps}
-fail() { echo "FAILED: $*" >&2; exit 1; }
-skip() { echo "SKIP: $*" >&2; exit 77; }
 T=/sys/kernel/tracing
-tmp=$(mktemp -d)
-cleanup() { rm -rf "$tmp"; }
-trap cleanup EXIT
+make_tmp
 cli=$(realpath "$cli")
 app=$(realpath "$apps/apptrace")
-command -v perf >/dev/null || fail "perf is not installed"
-command -v trace-cmd >/dev/null || fail "trace-cmd is not installed"
+need_cmd perf linux-perf
+need_cmd trace-cmd trace-cmd
 [ -w $T/instances ] || skip "no writable tracefs at $T (not root?)"
 cd "$tmp"
-if ! perf record -q -e dummy -o probe.data -- true 2>probe.err; then
-	skip "the kernel refuses perf events: $(head -1 probe.err)"
-fi
+need_perf_events
 
 threads=2 events=3000
 "$cli" record -e sched:sched_switch \

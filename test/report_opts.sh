@@ -13,18 +13,13 @@
 set -u
 cli=${PERFRING_CLI:-build/perfring}
 wl=${WORKLOADS:-build/workloads}
-fail() { echo "FAILED: $*" >&2; exit 1; }
-skip() { echo "SKIP: $*" >&2; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-command -v perf >/dev/null || fail "perf is not installed"
+. "$(dirname "$0")/lib.sh"
+make_tmp
+need_cmd perf linux-perf
 cli=$(realpath "$cli")
 wl=$(realpath "$wl")
-. "$(dirname "$0")/lib.sh"
 
-if ! perf record -q -e dummy -o "$tmp/probe.data" -- true 2>"$tmp/probe.err"; then
-	skip "kernel refuses perf_event_open: $(cat "$tmp/probe.err")"
-fi
+need_perf_events
 
 # perf report and perfring report on one file, compared (test/lib.sh).
 compare() { report_like_perf "$@"; }
@@ -132,7 +127,7 @@ echo "ok: --sort keys perf does not know, or perfring does not implement, refuse
 
 # A trace.dat (record --tracefs-event): report lists it as trace-cmd
 # report does, byte for byte.
-command -v trace-cmd >/dev/null || fail "trace-cmd is not installed"
+need_cmd trace-cmd trace-cmd
 "$cli" record -q -e cpu-clock --tracefs-event sched:sched_switch -o "$tmp/tr.data" -- "$wl/pingpong" 300 ||
 	fail "perfring record --tracefs-event"
 trace-cmd report -i "$tmp/tr.data.trace.dat" >"$tmp/tc.txt" 2>/dev/null || fail "trace-cmd report failed"

@@ -17,19 +17,14 @@
 set -u
 cli=${PERFRING_CLI:-build/perfring}
 wl=${WORKLOADS:-build/workloads}
-fail() { echo "FAILED: $*" >&2; exit 1; }
-skip() { echo "SKIP: $*" >&2; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-command -v perf >/dev/null || fail "perf is not installed"
+. "$(dirname "$0")/lib.sh"
+make_tmp
+need_cmd perf linux-perf
 cli=$(realpath "$cli")
 wl=$(realpath "$wl")
-. "$(dirname "$0")/lib.sh"
 [ -x "$wl/srclines" ] || fail "$wl/srclines is missing (make build/workloads/srclines)"
 
-if ! perf record -q -e dummy -o "$tmp/probe.data" -- true 2>"$tmp/probe.err"; then
-	skip "kernel refuses perf_event_open: $(cat "$tmp/probe.err")"
-fi
+need_perf_events
 
 # perf report and perfring report on one file, compared (test/lib.sh).
 compare() { report_like_perf "$@"; }

@@ -11,17 +11,15 @@
 # Skips (77) only if the kernel refuses perf_event_open or the sched
 # tracepoints.
 set -u
+. "$(dirname "$0")/lib.sh"
 cd "$(dirname "$0")/.." || exit 1
-. test/lib.sh
 cli=${PERFRING_CLI:-build/perfring}
 wl=${WORKLOADS:-build/workloads}
-fail() { echo "FAILED: $*" >&2; exit 1; }
-skip() { echo "SKIP: $*" >&2; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+make_tmp
 case $cli in /*) ;; *) cli=$PWD/$cli ;; esac
 case $wl in /*) ;; *) wl=$PWD/$wl ;; esac
-command -v perf >/dev/null || fail "perf is not installed"
+need_cmd perf linux-perf
+need_perf_events "$cli"
 
 if ! "$cli" record -q -a -e sched:sched_switch -o "$tmp/probe.data" -- true 2>"$tmp/probe.err"; then
 	grep -qi 'permission\|not permitted' "$tmp/probe.err" && skip "kernel refuses the sched tracepoints: $(cat "$tmp/probe.err")"

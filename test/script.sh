@@ -3,19 +3,15 @@
 # on the same files: recorded by the real perf record and by perfring
 # record.  Skips (77) only if the kernel refuses perf_event_open.
 set -u
+. "$(dirname "$0")/lib.sh"
 cli=${PERFRING_CLI:-build/perfring}
 wl=${WORKLOADS:-build/workloads}
-fail() { echo "FAILED: $*" >&2; exit 1; }
-skip() { echo "SKIP: $*" >&2; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-command -v perf >/dev/null || fail "perf is not installed (.ci/run installs linux-perf)"
+make_tmp
+need_cmd perf linux-perf
 cli=$(realpath "$cli")
 wl=$(realpath "$wl")
 
-if ! perf record -q -e dummy -o "$tmp/probe.data" -- true 2>"$tmp/probe.err"; then
-	skip "kernel refuses perf_event_open: $(cat "$tmp/probe.err")"
-fi
+need_perf_events
 
 # Compare perfring script with perf script on file $1 (extra args: both).
 # Line counts must be equal; the text must agree on at least 99% of the
@@ -167,7 +163,7 @@ for cut in 200 1000 5000 $((size / 2)) $((size - 100)); do
 	[ $? -lt 128 ] || fail "report crashed on a file cut at $cut bytes"
 done
 # Flipped bytes in the data section (records, callchains, raw data).
-command -v python3 >/dev/null || fail "python3 is not installed (make demo and .ci/run install it)"
+need_cmd python3 python3
 for seed in 1 2 3 4 5 6 7 8; do
 	cp "$tmp/o-sw.data" "$tmp/flip.data"
 	python3 - "$tmp/flip.data" "$seed" <<'EOF' || fail "flipping bytes (seed $seed) failed"

@@ -6,19 +6,15 @@
 # refuses perf_event_open.
 # test-timeout: 900
 set -u
+. "$(dirname "$0")/lib.sh"
 cli=${PERFRING_CLI:-build/perfring}
 wl=${WORKLOADS:-build/workloads}
-fail() { echo "FAILED: $*" >&2; exit 1; }
-skip() { echo "SKIP: $*" >&2; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-command -v perf >/dev/null || fail "perf is not installed"
+make_tmp
+need_cmd perf linux-perf
 cli=$(realpath "$cli")
 wl=$(realpath "$wl")
 
-if ! perf record -q -e dummy -o "$tmp/probe.data" -- true 2>"$tmp/probe.err"; then
-	skip "kernel refuses perf_event_open: $(cat "$tmp/probe.err")"
-fi
+need_perf_events
 
 # perfring script and perf script with the same options on file $1: the
 # same lines, byte for byte (system-wide files hold other programs too,

@@ -13,20 +13,16 @@
 # perf_event_open.
 # test-timeout: 600
 set -u
+. "$(dirname "$0")/lib.sh"
 cli=${PERFRING_CLI:-build/perfring}
 wl=${WORKLOADS:-build/workloads}
-fail() { echo "FAILED: $*" >&2; exit 1; }
-skip() { echo "SKIP: $*" >&2; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-command -v perf >/dev/null || fail "perf is not installed"
-command -v python3 >/dev/null || fail "python3 is not installed"
+make_tmp
+need_cmd perf linux-perf
+need_cmd python3 python3
 cli=$(realpath "$cli")
 wl=$(realpath "$wl")
 
-if ! perf record -q -e dummy -o "$tmp/probe.data" -- true 2>"$tmp/probe.err"; then
-	skip "kernel refuses perf_event_open: $(cat "$tmp/probe.err")"
-fi
+need_perf_events
 
 # same FILE MIN-RECORD-LINES OPTION...: perf script and perfring script
 # print the same bytes; at least MIN lines match $want (PERF_RECORD_).

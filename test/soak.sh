@@ -16,21 +16,17 @@
 # Skips (77) only if the kernel refuses perf_event_open.
 # test-timeout: 900
 set -u
+. "$(dirname "$0")/lib.sh"
 asan_cli=${PERFRING_ASAN_CLI:-build/asan/perfring}
 apps=${TEST_APPS:-build/apps}
 secs=${SOAK_SECS:-20}
-fail() { echo "FAILED: $*" >&2; exit 1; }
-skip() { echo "SKIP: $*" >&2; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-command -v perf >/dev/null || fail "perf is not installed (.ci/run installs linux-perf)"
+make_tmp
+need_cmd perf linux-perf
 [ -x "$asan_cli" ] || fail "$asan_cli is missing (make check builds it)"
 asan_cli=$(realpath "$asan_cli")
 hostile=$(realpath "$apps/apphostile")
 [ -x "$hostile" ] || fail "$hostile is missing (make check builds it)"
-if ! perf record -q -e dummy -o "$tmp/probe.data" -- true 2>"$tmp/probe.err"; then
-	skip "kernel refuses perf_event_open: $(cat "$tmp/probe.err")"
-fi
+need_perf_events
 cd "$tmp" || exit 1
 
 start=${EPOCHREALTIME/./}

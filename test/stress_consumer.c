@@ -240,7 +240,7 @@ static void run(uint64_t watermark, const char *name)
 		prods[p].sent = prods[p].full = prods[p].end_retries = 0;
 		prods[p].seen = 0;
 	}
-	CHECK_EQ(perfring_consumer_new(NULL, &cons), 0);
+	CHECK_EQ(perfring_consumer_create(NULL, &cons), 0);
 	for (int i = 0; i < NRINGS; i++) {
 		PERFRING_OPTS(perfring_ring_opts, o, .data_size = 64 << 10,
 			      .watermark = watermark,
@@ -310,7 +310,7 @@ static void run(uint64_t watermark, const char *name)
 	CHECK_EQ(st.dropped, 0);
 	CHECK_EQ(st.lost, all_lost);
 	CHECK_EQ(st.records - st.lost_records, all_received);
-	perfring_consumer_free(cons);
+	perfring_consumer_destroy(cons);
 	for (int i = 0; i < NRINGS; i++)
 		perfring_ring_destroy(rings[i]);
 	if (ping_pong)

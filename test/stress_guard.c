@@ -138,12 +138,12 @@ static void *read_ring(void *arg)
 			rd->end = err;
 			break;
 		}
-		avail = perfring_reader_begin(r);
+		avail = perfring_read_begin(r);
 		if (avail < 0) {
 			rd->end = (int)avail;
 			break;
 		}
-		while ((n = perfring_reader_next(r, &h)) > 0) {
+		while ((n = perfring_read_next(r, &h)) > 0) {
 			struct perfring_ring_stats st = { .sz = sizeof(st) };
 			struct srec rec;
 			uint32_t csum;
@@ -168,7 +168,7 @@ static void *read_ring(void *arg)
 			expect++;
 			rd->records++;
 		}
-		perfring_reader_end(r);
+		perfring_read_end(r);
 		if (n < 0) {
 			rd->end = n;
 			break;

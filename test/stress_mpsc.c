@@ -228,19 +228,19 @@ static void check_record(struct cstate *c, const struct perf_event_header *rec,
 static uint64_t drain_once(struct perfring_ring *ring, struct cstate *c)
 {
 	const struct perf_event_header *rec;
-	int64_t avail = perfring_reader_begin(ring);
+	int64_t avail = perfring_read_begin(ring);
 	uint64_t seen = 0;
 	int sz;
 
-	CHECK(avail >= 0, "perfring_reader_begin: %lld", (long long)avail);
-	while ((sz = perfring_reader_next(ring, &rec)) > 0) {
+	CHECK(avail >= 0, "perfring_read_begin: %lld", (long long)avail);
+	while ((sz = perfring_read_next(ring, &rec)) > 0) {
 		check_record(c, rec, (size_t)sz);
 		seen += (uint64_t)sz;
 	}
-	CHECK(sz == 0, "perfring_reader_next: %d", sz);
+	CHECK(sz == 0, "perfring_read_next: %d", sz);
 	CHECK(seen == (uint64_t)avail, "batch %llu of %lld bytes",
 	      (unsigned long long)seen, (long long)avail);
-	perfring_reader_end(ring);
+	perfring_read_end(ring);
 	c->batches++;
 	return seen;
 }

@@ -2,7 +2,7 @@
 /*
  * Stress: an overwrite-mode ring (PERFRING_MODE_OVERWRITE) written
  * continuously by a child process while the parent takes snapshots with
- * perfring_reader_begin/next/end (pause, copy, resume).
+ * perfring_read_begin/next/end (pause, copy, resume).
  *
  * The child attaches by path as the producer and writes records with a
  * sequence number (incremented per record written) and a checksum, sizes
@@ -13,7 +13,7 @@
  * previous snapshot's newest exactly when less than a ring was written in
  * between, and is newer than it otherwise.  This exercises the write_seq
  * seqcount and the pause protocol.  Some snapshots are taken with the ring
- * already paused by the caller, which perfring_reader_end() must leave
+ * already paused by the caller, which perfring_read_end() must leave
  * paused.  At the end the last record written must be the newest one seen
  * and lost_total must equal the refusals the child counted.
  *
@@ -189,17 +189,17 @@ static uint32_t check_record(const struct perf_event_header *rec, size_t size,
 static void snapshot(struct perfring_ring *ring, struct snapstate *ss,
 		     bool use_range)
 {
-	int64_t n = perfring_reader_begin(ring);
+	int64_t n = perfring_read_begin(ring);
 	int64_t want = -1, newest = -1, oldest = -1;
 	uint64_t seen = 0;
 
-	CHECK(n >= 0, "perfring_reader_begin: %lld", (long long)n);
+	CHECK(n >= 0, "perfring_read_begin: %lld", (long long)n);
 	CHECK((uint64_t)n <= RING_SIZE, "snapshot of %lld bytes", (long long)n);
 	if (use_range) {
 		/* The whole snapshot as raw bytes: a private copy, one piece. */
 		const void *ptr[2];
 		size_t len[2];
-		int pieces = perfring_reader_range(ring, ptr, len);
+		int pieces = perfring_read_range(ring, ptr, len);
 
 		CHECK(pieces == (n ? 1 : 0),
 		      "reader_range: %d pieces for %lld bytes", pieces,
@@ -232,7 +232,7 @@ static void snapshot(struct perfring_ring *ring, struct snapstate *ss,
 		const struct perf_event_header *rec;
 		int sz;
 
-		while ((sz = perfring_reader_next(ring, &rec)) > 0) {
+		while ((sz = perfring_read_next(ring, &rec)) > 0) {
 			uint32_t seq = check_record(rec, (size_t)sz, want);
 
 			if (newest < 0)
@@ -242,11 +242,11 @@ static void snapshot(struct perfring_ring *ring, struct snapstate *ss,
 			seen += (uint64_t)sz;
 			ss->records++;
 		}
-		CHECK(sz == 0, "perfring_reader_next: %d", sz);
+		CHECK(sz == 0, "perfring_read_next: %d", sz);
 	}
 	CHECK(seen == (uint64_t)n, "walked %llu of %lld bytes",
 	      (unsigned long long)seen, (long long)n);
-	perfring_reader_end(ring);
+	perfring_read_end(ring);
 	ss->snapshots++;
 	if (seen > ss->bytes_max)
 		ss->bytes_max = seen;

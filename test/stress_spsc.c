@@ -202,23 +202,23 @@ static void *consumer(void *arg)
 			CHECK(n >= 0, "perfring_ring_consume: %d", n);
 		} else {
 			const struct perf_event_header *rec;
-			int64_t avail = perfring_reader_begin(ring);
+			int64_t avail = perfring_read_begin(ring);
 			uint64_t seen = 0;
 			int sz;
 
-			CHECK(avail >= 0, "perfring_reader_begin: %lld",
+			CHECK(avail >= 0, "perfring_read_begin: %lld",
 			      (long long)avail);
 			CHECK((uint64_t)avail <= perfring_ring_data_size(ring),
 			      "avail %lld", (long long)avail);
-			while ((sz = perfring_reader_next(ring, &rec)) > 0) {
+			while ((sz = perfring_read_next(ring, &rec)) > 0) {
 				check_record(rec, (size_t)sz, c);
 				seen += (uint64_t)sz;
 			}
-			CHECK(sz == 0, "perfring_reader_next: %d", sz);
+			CHECK(sz == 0, "perfring_read_next: %d", sz);
 			CHECK(seen == (uint64_t)avail,
 			      "batch %llu of %lld bytes",
 			      (unsigned long long)seen, (long long)avail);
-			perfring_reader_end(ring);
+			perfring_read_end(ring);
 		}
 		c->batches++;
 		/* Now and then fall behind, so the ring overflows. */

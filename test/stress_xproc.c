@@ -262,35 +262,35 @@ int main(void)
 		if (now_ns() > hard_deadline ||
 		    (!w && waitpid(pid, &status, WNOHANG) == pid)) {
 			/* The child is gone: drain what it left, then judge. */
-			int64_t avail = perfring_reader_begin(ring);
+			int64_t avail = perfring_read_begin(ring);
 			const struct perf_event_header *rec;
 			int sz;
 
 			CHECK(avail >= 0, "reader_begin %lld",
 			      (long long)avail);
-			while ((sz = perfring_reader_next(ring, &rec)) > 0)
+			while ((sz = perfring_read_next(ring, &rec)) > 0)
 				check_record(&c, rec, (size_t)sz);
-			perfring_reader_end(ring);
+			perfring_read_end(ring);
 			CHECK(c.end_seen, "producer gone or stuck without END");
 			pid = -1;
 			g_child = -1;
 			break;
 		}
 		const struct perf_event_header *rec;
-		int64_t avail = perfring_reader_begin(ring);
+		int64_t avail = perfring_read_begin(ring);
 		uint64_t seen = 0;
 		int sz;
 
-		CHECK(avail >= 0, "perfring_reader_begin: %lld",
+		CHECK(avail >= 0, "perfring_read_begin: %lld",
 		      (long long)avail);
-		while ((sz = perfring_reader_next(ring, &rec)) > 0) {
+		while ((sz = perfring_read_next(ring, &rec)) > 0) {
 			check_record(&c, rec, (size_t)sz);
 			seen += (uint64_t)sz;
 		}
-		CHECK(sz == 0, "perfring_reader_next: %d", sz);
+		CHECK(sz == 0, "perfring_read_next: %d", sz);
 		CHECK(seen == (uint64_t)avail, "batch %llu of %lld bytes",
 		      (unsigned long long)seen, (long long)avail);
-		perfring_reader_end(ring);
+		perfring_read_end(ring);
 		batches++;
 		if (r % 256 == 1)
 			nap_us(500 + (unsigned int)(r >> 40) % 1500);

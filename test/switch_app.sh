@@ -11,15 +11,11 @@ set -u
 . "$(dirname "$0")/lib.sh"
 cli=${PERFRING_CLI:-build/perfring}
 apps=${TEST_APPS:-build/apps}
-fail() { echo "FAILED: $*" >&2; exit 1; }
-skip() { echo "SKIP: $*" >&2; exit 77; }
-tmp=$(mktemp -d)
+make_tmp
 bg=()
 cleanup() {
 	for p in "${bg[@]}"; do kill -9 "$p" 2>/dev/null; done
-	rm -rf "$tmp"
 }
-trap cleanup EXIT
 case $cli in /*) ;; *) cli=$PWD/$cli ;; esac
 case $apps in /*) ;; *) apps=$PWD/$apps ;; esac
 app=$apps/apptrace

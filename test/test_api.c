@@ -109,13 +109,13 @@ static void null_args(void)
 	CHECK_EQ(perfring_ring_emit(r, NULL, 8), -EINVAL);
 	perfring_ring_flush(NULL);
 
-	CHECK_EQ(perfring_reader_begin(NULL), -EINVAL);
-	CHECK_EQ(perfring_reader_next(NULL, &rec), -EINVAL);
-	CHECK_EQ(perfring_reader_next(r, NULL), -EINVAL);
-	CHECK_EQ(perfring_reader_range(NULL, ptr, len), -EINVAL);
-	CHECK_EQ(perfring_reader_range(r, NULL, len), -EINVAL);
-	CHECK_EQ(perfring_reader_range(r, ptr, NULL), -EINVAL);
-	perfring_reader_end(NULL);
+	CHECK_EQ(perfring_read_begin(NULL), -EINVAL);
+	CHECK_EQ(perfring_read_next(NULL, &rec), -EINVAL);
+	CHECK_EQ(perfring_read_next(r, NULL), -EINVAL);
+	CHECK_EQ(perfring_read_range(NULL, ptr, len), -EINVAL);
+	CHECK_EQ(perfring_read_range(r, NULL, len), -EINVAL);
+	CHECK_EQ(perfring_read_range(r, ptr, NULL), -EINVAL);
+	perfring_read_end(NULL);
 	CHECK_EQ(perfring_ring_consume(NULL, cb_count, &n), -EINVAL);
 	CHECK_EQ(perfring_ring_consume(r, NULL, &n), -EINVAL);
 
@@ -181,13 +181,13 @@ static void record_sizes(void)
 	CHECK_EQ(perfring_ring_emit(r, buf, PERFRING_RECORD_MAX), 0);
 	hdr->size = 8;
 	CHECK_EQ(perfring_ring_emit(r, buf, 8), 0);
-	CHECK_EQ(perfring_reader_begin(r), PERFRING_RECORD_MAX + 8);
-	CHECK_EQ(perfring_reader_next(r, &rec), (int)PERFRING_RECORD_MAX);
+	CHECK_EQ(perfring_read_begin(r), PERFRING_RECORD_MAX + 8);
+	CHECK_EQ(perfring_read_next(r, &rec), (int)PERFRING_RECORD_MAX);
 	CHECK(memcmp((const unsigned char *)rec + 8, buf + 8,
 		     PERFRING_RECORD_MAX - 8) == 0,
 	      "big record bytes");
-	CHECK_EQ(perfring_reader_next(r, &rec), 8);
-	perfring_reader_end(r);
+	CHECK_EQ(perfring_read_next(r, &rec), 8);
+	perfring_read_end(r);
 
 	/* A record that can never fit (with room for a LOST in front) is a
 	 * bad size for this ring, not a drop. */
@@ -302,8 +302,8 @@ static void older_opts(void)
 		CHECK_EQ(st.flags, 0);
 		CHECK_EQ(st.head, 0);
 		CHECK_EQ(perfring_ring_emit(r, &hdr, 8), 0); /* role BOTH */
-		CHECK_EQ(perfring_reader_begin(r), 8);
-		perfring_reader_end(r);
+		CHECK_EQ(perfring_read_begin(r), 8);
+		perfring_read_end(r);
 		perfring_ring_destroy(r);
 	}
 	/* Up to role: start ignored. */
@@ -417,13 +417,13 @@ static void roles(void)
 		 0);
 	/* Reader calls on the producer-only handle. */
 	CHECK_EQ(perfring_ring_emit(p, &hdr, 8), 0);
-	CHECK_EQ(perfring_reader_begin(p), -EINVAL);
+	CHECK_EQ(perfring_read_begin(p), -EINVAL);
 	CHECK_EQ(perfring_ring_consume(p, cb_count, &n), -EINVAL);
 	CHECK_EQ(perfring_ring_wait_prepare(p), -EINVAL);
 	CHECK_EQ(perfring_ring_wait(p, 0), -EINVAL);
-	CHECK_EQ(perfring_reader_next(p, &rec), 0); /* no batch */
-	CHECK_EQ(perfring_reader_range(p, ptr, len), 0);
-	perfring_reader_end(p);
+	CHECK_EQ(perfring_read_next(p, &rec), 0); /* no batch */
+	CHECK_EQ(perfring_read_range(p, ptr, len), 0);
+	perfring_read_end(p);
 	/* Producer calls on the consumer-only handle. */
 	CHECK_EQ(perfring_ring_emit(c, &hdr, 8), -EINVAL);
 	CHECK_EQ(perfring_output_begin(&h, c, 8), -EINVAL);
@@ -455,8 +455,8 @@ static void roles(void)
 		CHECK_EQ(perfring_ring_fd(k), -EINVAL);
 		CHECK_EQ(perfring_ring_pause(k, true),
 			 -EINVAL); /* no perf fd */
-		CHECK_EQ(perfring_reader_begin(k), 0);
-		perfring_reader_end(k);
+		CHECK_EQ(perfring_read_begin(k), 0);
+		perfring_read_end(k);
 		perfring_ring_destroy(k);
 		munmap(base, 2 * page);
 	}
@@ -470,30 +470,30 @@ static void batches(void)
 	int n = 0;
 
 	/* Empty: 0 opens no batch; end is harmless. */
-	CHECK_EQ(perfring_reader_begin(r), 0);
-	CHECK_EQ(perfring_reader_begin(r), 0);
-	perfring_reader_end(r);
-	perfring_reader_end(r);
+	CHECK_EQ(perfring_read_begin(r), 0);
+	CHECK_EQ(perfring_read_begin(r), 0);
+	perfring_read_end(r);
+	perfring_read_end(r);
 
 	for (int i = 0; i < 3; i++)
 		CHECK_EQ(perfring_ring_emit(r, &hdr, 8), 0);
-	CHECK_EQ(perfring_reader_begin(r), 24);
-	CHECK_EQ(perfring_reader_begin(r), -EBUSY);
+	CHECK_EQ(perfring_read_begin(r), 24);
+	CHECK_EQ(perfring_read_begin(r), -EBUSY);
 	CHECK_EQ(perfring_ring_consume(r, cb_count, &n), -EBUSY);
 	CHECK_EQ(n, 0);
-	CHECK_EQ(perfring_reader_next(r, &rec), 8);
-	perfring_reader_end(r);
-	perfring_reader_end(r); /* twice: no-op */
+	CHECK_EQ(perfring_read_next(r, &rec), 8);
+	perfring_read_end(r);
+	perfring_read_end(r); /* twice: no-op */
 	CHECK_EQ(perfring_ring_control(r)->data_tail, 8);
 	/* Emitting during a batch is fine; the batch ends at its head. */
-	CHECK_EQ(perfring_reader_begin(r), 16);
+	CHECK_EQ(perfring_read_begin(r), 16);
 	CHECK_EQ(perfring_ring_emit(r, &hdr, 8), 0);
-	CHECK_EQ(perfring_reader_next(r, &rec), 8);
-	CHECK_EQ(perfring_reader_next(r, &rec), 8);
-	CHECK_EQ(perfring_reader_next(r, &rec), 0);
-	perfring_reader_end(r);
-	CHECK_EQ(perfring_reader_begin(r), 8);
-	perfring_reader_end(r); /* nothing read: nothing freed */
+	CHECK_EQ(perfring_read_next(r, &rec), 8);
+	CHECK_EQ(perfring_read_next(r, &rec), 8);
+	CHECK_EQ(perfring_read_next(r, &rec), 0);
+	perfring_read_end(r);
+	CHECK_EQ(perfring_read_begin(r), 8);
+	perfring_read_end(r); /* nothing read: nothing freed */
 	CHECK_EQ(perfring_ring_control(r)->data_tail, 24);
 
 	/* consume: stops early on a negative return and passes it on. */

@@ -437,9 +437,9 @@ static void stale_rings(void)
 		/* a new ring: empty, not the dead one's */
 		const struct perf_event_header *h;
 
-		perfring_reader_begin(r);
-		CHECK_EQ(perfring_reader_next(r, &h), 0);
-		perfring_reader_end(r);
+		perfring_read_begin(r);
+		CHECK_EQ(perfring_read_next(r, &h), 0);
+		perfring_read_end(r);
 	}
 
 	/* A live handle: untouched. */
@@ -516,13 +516,13 @@ static void roles(void)
 		const struct perf_event_header *rec;
 
 		CHECK_EQ(perfring_ring_emit(p, &h, 8), 0);
-		CHECK_EQ(perfring_reader_begin(c), 8);
-		CHECK_EQ(perfring_reader_next(c, &rec), 8);
+		CHECK_EQ(perfring_read_begin(c), 8);
+		CHECK_EQ(perfring_read_next(c, &rec), 8);
 		CHECK_EQ(rec->type, T_TYPE);
-		perfring_reader_end(c);
+		perfring_read_end(c);
 		/* Each handle does only its role. */
 		CHECK_EQ(perfring_ring_emit(c, &h, 8), -EINVAL);
-		CHECK_EQ(perfring_reader_begin(p), -EINVAL);
+		CHECK_EQ(perfring_read_begin(p), -EINVAL);
 	}
 	perfring_ring_destroy(p);
 	CHECK_EQ(attach_in_child(path, PERFRING_ROLE_PRODUCER), 0);
@@ -547,20 +547,20 @@ static void roles(void)
 		perfring_ring_destroy(p);
 		CHECK_EQ(perfring_ring_attach(path, PERFRING_ROLE_CONSUMER, &c),
 			 0);
-		CHECK_EQ(perfring_reader_begin(c), 48);
+		CHECK_EQ(perfring_read_begin(c), 48);
 		for (uint64_t i = 0; i < 3; i++) {
-			CHECK_EQ(perfring_reader_next(c, &rec), 16);
+			CHECK_EQ(perfring_read_next(c, &rec), 16);
 			CHECK_EQ(((const uint64_t *)rec)[1], i);
 			if (i == 1)
 				break; /* leave the third */
 		}
-		perfring_reader_end(c);
+		perfring_read_end(c);
 		perfring_ring_destroy(c);
 		CHECK_EQ(perfring_ring_attach(path, PERFRING_ROLE_BOTH, &c), 0);
-		CHECK_EQ(perfring_reader_begin(c), 16);
-		CHECK_EQ(perfring_reader_next(c, &rec), 16);
+		CHECK_EQ(perfring_read_begin(c), 16);
+		CHECK_EQ(perfring_read_next(c, &rec), 16);
 		CHECK_EQ(((const uint64_t *)rec)[1], 2);
-		perfring_reader_end(c);
+		perfring_read_end(c);
 		CHECK_EQ(perfring_ring_emit(c, buf, 16), 0);
 		CHECK_EQ(perfring_ring_control(c)->data_head, 8 + 4 * 16);
 		perfring_ring_destroy(c);
@@ -667,8 +667,8 @@ static void memfd_fork(unsigned int flags)
 	CHECK_EQ(waitpid(pid, &status, 0), pid);
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 	      "child producer failed: status %#x", status);
-	CHECK_EQ(perfring_reader_begin(c), (int64_t)(N * 24));
-	while ((sz = perfring_reader_next(c, &rec)) > 0) {
+	CHECK_EQ(perfring_read_begin(c), (int64_t)(N * 24));
+	while ((sz = perfring_read_next(c, &rec)) > 0) {
 		const uint64_t *w = (const uint64_t *)(rec + 1);
 
 		CHECK_EQ(sz, 24);
@@ -678,7 +678,7 @@ static void memfd_fork(unsigned int flags)
 		next++;
 	}
 	CHECK_EQ(sz, 0);
-	perfring_reader_end(c);
+	perfring_read_end(c);
 	CHECK_EQ(next, N);
 	CHECK_EQ(perfring_ring_stats(c, &st), 0);
 	CHECK_EQ(st.head, N * 24);

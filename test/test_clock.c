@@ -167,8 +167,8 @@ static void against_kernel(void)
 		CHECK_EQ(prctl(PR_SET_NAME, name), 0);
 		t1 = perfring_clock_fast_ns();
 		s1 = perfring_clock_ns();
-		CHECK(perfring_reader_begin(r) > 0, "no COMM record");
-		while ((sz = perfring_reader_next(r, &h)) > 0) {
+		CHECK(perfring_read_begin(r) > 0, "no COMM record");
+		while ((sz = perfring_read_next(r, &h)) > 0) {
 			if (h->type != PERF_RECORD_COMM)
 				continue;
 			CHECK(strcmp((const char *)h + 16, name) == 0,
@@ -177,7 +177,7 @@ static void against_kernel(void)
 			memcpy(&tk, (const char *)h + sz - 8, 8);
 			found++;
 		}
-		perfring_reader_end(r);
+		perfring_read_end(r);
 		CHECK_EQ(found, 1);
 		/* The kernel's CLOCK_MONOTONIC stamp lies between our reads. */
 		CHECK(s0 <= tk + 1000 && tk <= s1 + 1000,

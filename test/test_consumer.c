@@ -136,7 +136,7 @@ static struct perfring_consumer *make_consumer(unsigned int flags)
 	PERFRING_OPTS(perfring_consumer_opts, o, .flags = flags);
 	struct perfring_consumer *c;
 
-	CHECK_EQ(perfring_consumer_new(&o, &c), 0);
+	CHECK_EQ(perfring_consumer_create(&o, &c), 0);
 	return c;
 }
 
@@ -200,7 +200,7 @@ static void many_rings(unsigned int flags)
 		got += t[i].got;
 	CHECK_EQ(st.records, got + 1);
 	CHECK_EQ(perfring_consumer_consume(c), 0);
-	perfring_consumer_free(c);
+	perfring_consumer_destroy(c);
 	for (int i = 0; i < NRINGS; i++)
 		perfring_ring_destroy(t[i].ring);
 	fprintf(stderr,
@@ -271,7 +271,7 @@ static void wakeups(void)
 	CHECK_EQ(pthread_join(th, NULL), 0);
 	CHECK_EQ(got, a.n);
 	CHECK(stats_of(c).wakeups >= 1, "woken by the ring");
-	perfring_consumer_free(c);
+	perfring_consumer_destroy(c);
 
 	/* A ring over its watermark when it is added is read at once. */
 	c = make_consumer(0);
@@ -283,7 +283,7 @@ static void wakeups(void)
 	CHECK_EQ(n, 2 * (int)(page / sizeof(struct trec)));
 	CHECK(now_ns() - t0 < 30000000000ull, "poll slept with data waiting");
 	CHECK_EQ(t.next_seq, seq);
-	perfring_consumer_free(c);
+	perfring_consumer_destroy(c);
 	perfring_ring_destroy(t.ring);
 	close(go[0]);
 	close(go[1]);
@@ -400,7 +400,7 @@ static void kernel_perf_fd(void)
 	CHECK_EQ(f.other_types, 0);
 	CHECK(f.samples * 24 > 2 * page, "the ring wrapped");
 	CHECK(stats_of(c).records == f.samples, "every record counted");
-	perfring_consumer_free(c);
+	perfring_consumer_destroy(c);
 	close(fd);
 	fprintf(stderr,
 		"kernel perf fd: %llu page-fault samples through a one-page ring, all %llu touched pages seen\n",
@@ -486,7 +486,7 @@ static void kernel_hang_up(void)
 	ms = (now_ns() - t0) / 1000000;
 	CHECK(ms >= 140, "poll(150) after the hang-up returned in %llu ms",
 	      (unsigned long long)ms);
-	perfring_consumer_free(c);
+	perfring_consumer_destroy(c);
 	close(fd);
 	close(go[1]);
 	fprintf(stderr,
@@ -533,7 +533,7 @@ static void callback_stops(void)
 		CHECK_EQ(t[i].got, 20);
 	}
 	CHECK_EQ(stats_of(c).records, 60);
-	perfring_consumer_free(c);
+	perfring_consumer_destroy(c);
 	for (int i = 0; i < 3; i++)
 		perfring_ring_destroy(t[i].ring);
 	fprintf(stderr,
@@ -595,7 +595,7 @@ static void nested_epoll(void)
 	close(ep);
 	close(go[0]);
 	close(go[1]);
-	perfring_consumer_free(c);
+	perfring_consumer_destroy(c);
 	for (int i = 0; i < 2; i++)
 		perfring_ring_destroy(t[i].ring);
 	fprintf(stderr,
@@ -679,7 +679,7 @@ static void truncated_ring(void)
 		CHECK_EQ(emit(&good, &gseq), 0);
 	CHECK_EQ(perfring_consumer_consume(c), 10);
 	CHECK_EQ(good.got, 20);
-	perfring_consumer_free(c);
+	perfring_consumer_destroy(c);
 	perfring_ring_destroy(bad.ring);
 	perfring_ring_destroy(good.ring);
 	unlink(path);
@@ -706,15 +706,15 @@ static void refusals(void)
 		      .flags = PERFRING_MODE_OVERWRITE);
 	struct track t = { .ring = r };
 
-	CHECK_EQ(perfring_consumer_new(&big.o, &c), 0); /* zeros: fine */
-	perfring_consumer_free(c);
+	CHECK_EQ(perfring_consumer_create(&big.o, &c), 0); /* zeros: fine */
+	perfring_consumer_destroy(c);
 	big.future = 1;
-	CHECK_EQ(perfring_consumer_new(&big.o, &c), -EINVAL);
+	CHECK_EQ(perfring_consumer_create(&big.o, &c), -EINVAL);
 	CHECK(c == NULL, "no consumer on failure");
 	big.future = 0;
 	big.o.flags = 0x80;
-	CHECK_EQ(perfring_consumer_new(&big.o, &c), -EINVAL);
-	CHECK_EQ(perfring_consumer_new(NULL, &c), 0);
+	CHECK_EQ(perfring_consumer_create(&big.o, &c), -EINVAL);
+	CHECK_EQ(perfring_consumer_create(NULL, &c), 0);
 	CHECK_EQ(perfring_ring_create(&owo, &ow), 0);
 	CHECK_EQ(perfring_consumer_add_ring(c, ow, on_record, &t), -EOPNOTSUPP);
 	CHECK_EQ(perfring_consumer_add_ring(c, r, NULL, &t), -EINVAL);
@@ -724,8 +724,8 @@ static void refusals(void)
 	CHECK_EQ(perfring_consumer_add_perf_fd(c, -1, 4, on_record, &t),
 		 -EINVAL);
 	CHECK_EQ(perfring_consumer_poll(NULL, 0), -EINVAL);
-	perfring_consumer_free(c);
-	perfring_consumer_free(NULL);
+	perfring_consumer_destroy(c);
+	perfring_consumer_destroy(NULL);
 	perfring_ring_destroy(ow);
 	perfring_ring_destroy(r);
 	fprintf(stderr, "refusals: opts, flags, overwrite ring, duplicate\n");

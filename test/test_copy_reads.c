@@ -6,8 +6,8 @@
  *
  *  - every record of many laps comes out whole and in order, with records
  *    of up to PERFRING_RECORD_MAX bytes cut by the end of a chunk and by the
- *    end of the data area, through perfring_reader_next(); and
- *    perfring_reader_range() hands out the batch's bytes, chunk by chunk;
+ *    end of the data area, through perfring_read_next(); and
+ *    perfring_read_range() hands out the batch's bytes, chunk by chunk;
  *  - data_tail moves only as far as what was handed out (a batch left half
  *    read resumes where it stopped), and end_hold/release keeps the space;
  *  - the copy is what is validated: a producer that rewrites a header after
@@ -132,7 +132,7 @@ static uint64_t laps(struct perfring_ring *p, struct perfring_ring *c,
 		/* full: read everything there is, or half of it */
 		{
 			const struct perf_event_header *rec;
-			int64_t avail = perfring_reader_begin(c);
+			int64_t avail = perfring_read_begin(c);
 			uint64_t got = 0, stop = (uint64_t)avail / 2;
 			int n;
 
@@ -145,8 +145,8 @@ static uint64_t laps(struct perfring_ring *p, struct perfring_ring *c,
 				const void *ptr[2];
 				size_t len[2], o = 0;
 
-				while ((n = perfring_reader_range(c, ptr,
-								  len)) > 0) {
+				while ((n = perfring_read_range(c, ptr, len)) >
+				       0) {
 					CHECK(n == 1,
 					      "a copied range is one piece, got %d",
 					      n);
@@ -171,8 +171,7 @@ static uint64_t laps(struct perfring_ring *p, struct perfring_ring *c,
 				}
 			} else {
 				while (got < stop &&
-				       (n = perfring_reader_next(c, &rec)) >
-					       0) {
+				       (n = perfring_read_next(c, &rec)) > 0) {
 					uint32_t want = sizes[read % (1 << 20)];
 
 					CHECK(n == (int)want,
@@ -184,7 +183,7 @@ static uint64_t laps(struct perfring_ring *p, struct perfring_ring *c,
 					got += (uint64_t)n;
 				}
 			}
-			perfring_reader_end(c);
+			perfring_read_end(c);
 			CHECK(perfring_ring_control(c)->data_tail ==
 				      perfring_ring_control(p)->data_tail,
 			      "both views see one data_tail");
@@ -195,14 +194,14 @@ static uint64_t laps(struct perfring_ring *p, struct perfring_ring *c,
 		const struct perf_event_header *rec;
 		int n;
 
-		CHECK(perfring_reader_begin(c) >= 0, "final begin");
-		while ((n = perfring_reader_next(c, &rec)) > 0) {
+		CHECK(perfring_read_begin(c) >= 0, "final begin");
+		while ((n = perfring_read_next(c, &rec)) > 0) {
 			CHECK(n == (int)sizes[read % (1 << 20)],
 			      "final record");
 			verify((const unsigned char *)rec, (uint32_t)n, read++);
 		}
 		CHECK(n == 0, "final reader_next: %d", n);
-		perfring_reader_end(c);
+		perfring_read_end(c);
 	}
 	CHECK(read == emitted, "read %llu of %llu records",
 	      (unsigned long long)read, (unsigned long long)emitted);
@@ -242,8 +241,8 @@ static void test_warm_switch(void)
 	for (int lap = 0; lap < 6; lap++) {
 		while (perfring_ring_space(p) >= 200)
 			CHECK_EQ(emit(p, 200, seq++), 0);
-		CHECK(perfring_reader_begin(c) > 0, "begin");
-		while ((n = perfring_reader_next(c, &rec)) > 0) {
+		CHECK(perfring_read_begin(c) > 0, "begin");
+		while ((n = perfring_read_next(c, &rec)) > 0) {
 			bool in_map = (const unsigned char *)rec >= map &&
 				      (const unsigned char *)rec <
 					      map + 2 * size;
@@ -254,7 +253,7 @@ static void test_warm_switch(void)
 			verify((const unsigned char *)rec, 200, read++);
 		}
 		CHECK_EQ(n, 0);
-		perfring_reader_end(c);
+		perfring_read_end(c);
 		if (lap == 2) {
 			/* 16 data pages + the second view's 16 */
 			while ((left = perfring__ring_warm(c, 3)) > 0) {
@@ -296,8 +295,8 @@ static void test_hold(void)
 	make_pair("hold.ring", 64 << 10, &p, &c, PERFRING_RECORD_MAX);
 	while (perfring_ring_space(p) >= 64)
 		CHECK_EQ(emit(p, 64, seq++), 0);
-	CHECK(perfring_reader_begin(c) > 0, "begin");
-	while ((n = perfring_reader_next(c, &rec)) > 0)
+	CHECK(perfring_read_begin(c) > 0, "begin");
+	while ((n = perfring_read_next(c, &rec)) > 0)
 		verify((const unsigned char *)rec, 64, read++);
 	perfring__ring_reader_end_hold(c);
 	CHECK(read == seq, "read %llu of %llu", (unsigned long long)read,
@@ -305,7 +304,7 @@ static void test_hold(void)
 	CHECK(perfring_ring_control(p)->data_tail == 0,
 	      "held: data_tail stays at 0");
 	CHECK(perfring_ring_space(p) < 64, "held ring is full");
-	CHECK_EQ(perfring_reader_begin(c), 0); /* nothing new */
+	CHECK_EQ(perfring_read_begin(c), 0); /* nothing new */
 	perfring__ring_reader_release(c);
 	CHECK(perfring_ring_control(p)->data_tail == seq * 64,
 	      "released: data_tail %llu",
@@ -331,34 +330,34 @@ static void test_hostile(void)
 	data = (unsigned char *)perfring_ring_control(p) + page;
 	for (uint64_t s = 0; s < 4; s++)
 		CHECK_EQ(emit(p, 32, s), 0);
-	CHECK_EQ(perfring_reader_begin(c), 128);
-	CHECK_EQ(perfring_reader_next(c, &rec), 32);
+	CHECK_EQ(perfring_read_begin(c), 128);
+	CHECK_EQ(perfring_read_next(c, &rec), 32);
 	verify((const unsigned char *)rec, 32, 0);
 	memcpy(data + 32 + 6, &zero, 2); /* record 1's size, after the copy */
-	CHECK_EQ(perfring_reader_next(c, &rec), 32);
+	CHECK_EQ(perfring_read_next(c, &rec), 32);
 	verify((const unsigned char *)rec, 32, 1);
 	CHECK((const unsigned char *)rec < data ||
 		      (const unsigned char *)rec >= data + 2 * (64 << 10),
 	      "records come from the copy, not the mapping");
-	while ((n = perfring_reader_next(c, &rec)) > 0)
+	while ((n = perfring_read_next(c, &rec)) > 0)
 		;
-	perfring_reader_end(c);
+	perfring_read_end(c);
 
 	/* a bad header in the file: skipped to data_head and counted */
 	for (uint64_t s = 4; s < 8; s++)
 		CHECK_EQ(emit(p, 32, s), 0);
 	memcpy(data + 128 + 32 + 6, &zero, 2); /* record 5 */
-	CHECK_EQ(perfring_reader_begin(c), 128);
-	CHECK_EQ(perfring_reader_next(c, &rec), 32);
+	CHECK_EQ(perfring_read_begin(c), 128);
+	CHECK_EQ(perfring_read_next(c, &rec), 32);
 	verify((const unsigned char *)rec, 32, 4);
-	CHECK_EQ(perfring_reader_next(c, &rec), -EBADMSG);
-	CHECK_EQ(perfring_reader_next(c, &rec), 0);
-	perfring_reader_end(c);
+	CHECK_EQ(perfring_read_next(c, &rec), -EBADMSG);
+	CHECK_EQ(perfring_read_next(c, &rec), 0);
+	perfring_read_end(c);
 	CHECK_EQ(emit(p, 40, 8), 0);
-	CHECK_EQ(perfring_reader_begin(c), 40);
-	CHECK_EQ(perfring_reader_next(c, &rec), 40);
+	CHECK_EQ(perfring_read_begin(c), 40);
+	CHECK_EQ(perfring_read_next(c, &rec), 40);
 	verify((const unsigned char *)rec, 40, 8);
-	perfring_reader_end(c);
+	perfring_read_end(c);
 	{
 		struct perfring_ring_stats st = { .sz = sizeof(st) };
 
@@ -381,13 +380,13 @@ static void test_truncated(void)
 		CHECK_EQ(emit(p, 64, s), 0);
 	/* keep the control page, cut the data */
 	CHECK_EQ(ftruncate(perfring_ring_fd(p), (off_t)(page + 4096)), 0);
-	got = perfring_reader_begin(c);
+	got = perfring_read_begin(c);
 	if (got > 0) /* the control page said so before the copy failed */
-		got = perfring_reader_next(c, &rec);
+		got = perfring_read_next(c, &rec);
 	CHECK(got == -EFAULT, "truncated ring: %lld, want -EFAULT",
 	      (long long)got);
 	CHECK(perfring__ring_dead_cause(c) != 0, "the ring is dead");
-	perfring_reader_end(c);
+	perfring_read_end(c);
 	perfring_ring_destroy(c);
 	perfring_ring_destroy(p);
 }

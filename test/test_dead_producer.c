@@ -123,9 +123,9 @@ static void drain(struct perfring_ring *c, struct tally *t)
 	const struct perf_event_header *rec;
 	int n;
 
-	if (perfring_reader_begin(c) <= 0)
+	if (perfring_read_begin(c) <= 0)
 		return;
-	while ((n = perfring_reader_next(c, &rec)) > 0) {
+	while ((n = perfring_read_next(c, &rec)) > 0) {
 		t->bytes += (uint64_t)n;
 		if (rec->type == PERF_RECORD_LOST) {
 			struct perfring_lost_record l;
@@ -151,7 +151,7 @@ static void drain(struct perfring_ring *c, struct tally *t)
 		}
 	}
 	CHECK_EQ(n, 0);
-	perfring_reader_end(c);
+	perfring_read_end(c);
 }
 
 static struct perfring_ring *mp_ring(const char *path, uint64_t size)
@@ -299,12 +299,12 @@ static void hostile(void)
 		CHECK((n >= 0 && n <= (int64_t)(size / 8)) || n == -EBADMSG,
 		      "skip_dead %lld", (long long)n);
 		/* Whatever data_head now covers is read and checked. */
-		if (perfring_reader_begin(c) > 0) {
+		if (perfring_read_begin(c) > 0) {
 			int k;
 
-			while ((k = perfring_reader_next(c, &rec)) > 0)
+			while ((k = perfring_read_next(c, &rec)) > 0)
 				t.bytes += (uint64_t)k;
-			perfring_reader_end(c);
+			perfring_read_end(c);
 		}
 		(void)t;
 		/* Next round from wherever the reader is now. */

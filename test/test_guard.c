@@ -175,15 +175,15 @@ static void expect_dead(struct perfring_ring *c)
 	const void *ptr[2];
 	size_t len[2];
 
-	CHECK_EQ(perfring_reader_begin(c), -EFAULT);
-	CHECK_EQ(perfring_reader_next(c, &rec), -EFAULT);
-	CHECK_EQ(perfring_reader_range(c, ptr, len), -EFAULT);
+	CHECK_EQ(perfring_read_begin(c), -EFAULT);
+	CHECK_EQ(perfring_read_next(c, &rec), -EFAULT);
+	CHECK_EQ(perfring_read_range(c, ptr, len), -EFAULT);
 	CHECK_EQ(perfring_ring_wait_prepare(c), -EFAULT);
 	CHECK_EQ(perfring_ring_wait(c, 0), -EFAULT);
 	CHECK_EQ(perfring_ring_check(c), -EFAULT);
 	CHECK_EQ(perfring_ring_stats(c, &st), -EFAULT);
 	CHECK_EQ(st.dead, 1);
-	perfring_reader_end(c); /* harmless */
+	perfring_read_end(c); /* harmless */
 	perfring_ring_wait_finish(c);
 }
 
@@ -201,9 +201,9 @@ static void truncate_while_reading(off_t len)
 	pid = producer(path, len, &to_child, &to_parent);
 	wait_byte(to_parent);
 	CHECK_EQ(perfring_ring_attach(path, PERFRING_ROLE_CONSUMER, &c), 0);
-	CHECK(perfring_reader_begin(c) == NREC * (int64_t)sizeof(struct record),
+	CHECK(perfring_read_begin(c) == NREC * (int64_t)sizeof(struct record),
 	      "the producer's records are there");
-	n = perfring_reader_next(c, &rec);
+	n = perfring_read_next(c, &rec);
 	CHECK_EQ(n, sizeof(struct record));
 	memcpy(&seq, rec + 1, 8);
 	CHECK_EQ(seq, 0);
@@ -215,7 +215,7 @@ static void truncate_while_reading(off_t len)
 	memcpy(&seq, (const char *)rec + 8, 8);
 	CHECK_EQ(seq, 0);
 	CHECK_EQ(((const volatile struct perf_event_header *)rec)->size, 0);
-	CHECK_EQ(perfring_reader_next(c, &rec), -EFAULT);
+	CHECK_EQ(perfring_read_next(c, &rec), -EFAULT);
 	log_expect(path, "truncated");
 	log_expect("EFAULT", NULL);
 	expect_dead(c);
@@ -312,7 +312,7 @@ static void stale_pause(void)
 	if (pid == 0) {
 		/* A consumer that dies inside its batch. */
 		if (perfring_ring_attach(path, PERFRING_ROLE_CONSUMER, &c) ||
-		    perfring_reader_begin(c) <= 0)
+		    perfring_read_begin(c) <= 0)
 			_exit(2);
 		if (write(go[1], "p", 1) != 1)
 			_exit(3);
@@ -329,8 +329,8 @@ static void stale_pause(void)
 	CHECK_EQ(perfring_ring_attach(path, PERFRING_ROLE_CONSUMER, &c), 0);
 	log_expect(path, "left it paused");
 	CHECK_EQ(perfring_ring_emit(p, &rec, sizeof(rec)), 0);
-	CHECK(perfring_reader_begin(c) > 0, "records to read");
-	perfring_reader_end(c);
+	CHECK(perfring_read_begin(c) > 0, "records to read");
+	perfring_read_end(c);
 	CHECK_EQ(perfring_ring_emit(p, &rec, sizeof(rec)), 0);
 	perfring_ring_destroy(c);
 	perfring_ring_destroy(p);

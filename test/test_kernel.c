@@ -5,7 +5,7 @@
  * files with PROT_EXEC gives PERF_RECORD_MMAP records whose file names (of
  * many lengths) we know, prctl(PR_SET_NAME) gives PERF_RECORD_COMM.  The
  * 2-page buffer is drained with perfring_ring_wrap_kernel() +
- * perfring_reader_begin/next/end while it wraps many times: every record
+ * perfring_read_begin/next/end while it wraps many times: every record
  * must be well-formed and in order, records crossing the end of the data
  * area must come out whole, data_tail must follow, and nothing may be lost.
  * Then a write_backward buffer mapped read-only, read in overwrite mode:
@@ -215,13 +215,13 @@ static void drain(struct perfring_ring *r,
 	const struct perf_event_header *h;
 	const unsigned char *data = (const unsigned char *)pc + page;
 	uint64_t pos = pc->data_tail, head;
-	int64_t avail = perfring_reader_begin(r);
+	int64_t avail = perfring_read_begin(r);
 	int sz;
 
 	CHECK(avail >= 0, "reader_begin: %lld", (long long)avail);
 	CHECK(avail <= (int64_t)size, "avail %lld", (long long)avail);
 	head = pos + (uint64_t)avail;
-	while ((sz = perfring_reader_next(r, &h)) > 0) {
+	while ((sz = perfring_read_next(r, &h)) > 0) {
 		uint64_t off = pos & (size - 1);
 
 		if (off + (uint64_t)sz > size) {
@@ -240,7 +240,7 @@ static void drain(struct perfring_ring *r,
 	}
 	CHECK_EQ(sz, 0);
 	CHECK_EQ(pos, head);
-	perfring_reader_end(r);
+	perfring_read_end(r);
 	CHECK(pc->data_tail == head, "data_tail %llu, want %llu",
 	      (unsigned long long)pc->data_tail, (unsigned long long)head);
 }
@@ -282,13 +282,13 @@ static void forward(void)
 	}
 
 	/* Skip whatever came before us (nothing, normally). */
-	if (perfring_reader_begin(r) > 0) {
+	if (perfring_read_begin(r) > 0) {
 		const void *ptr[2];
 		size_t plen[2];
 
-		CHECK(perfring_reader_range(r, ptr, plen) > 0, "range");
+		CHECK(perfring_read_range(r, ptr, plen) > 0, "range");
 	}
-	perfring_reader_end(r);
+	perfring_read_end(r);
 
 	for (int step = 0; step < 1200; step++) {
 		for (int k = 0; k < 3; k++, n++) {
@@ -347,14 +347,13 @@ static void forward(void)
 		for (int k = 0; k < 400; k++)
 			map_exec(k % NFILES);
 		map_exec(0); /* should fit after a drain, with a LOST */
-		CHECK(perfring_reader_begin(r) > 0, "records");
-		while ((sz = perfring_reader_next(r, &h)) > 0)
+		CHECK(perfring_read_begin(r) > 0, "records");
+		while ((sz = perfring_read_next(r, &h)) > 0)
 			nrec++;
-		perfring_reader_end(r);
+		perfring_read_end(r);
 		map_exec(1);
-		CHECK(perfring_reader_begin(r) > 0,
-		      "records after the overflow");
-		while ((sz = perfring_reader_next(r, &h)) > 0) {
+		CHECK(perfring_read_begin(r) > 0, "records after the overflow");
+		while ((sz = perfring_read_next(r, &h)) > 0) {
 			if (h->type == PERF_RECORD_LOST) {
 				const struct perfring_lost_record *l =
 					(const void *)h;
@@ -362,7 +361,7 @@ static void forward(void)
 			}
 		}
 		CHECK_EQ(sz, 0);
-		perfring_reader_end(r);
+		perfring_read_end(r);
 		CHECK(lost > 0 && lost + nrec >= 400,
 		      "kernel LOST record: %" PRIu64 " lost, %" PRIu64 " read",
 		      lost, nrec);
@@ -400,11 +399,11 @@ static void backward(void)
 
 		for (int k = 0; k < count; k++, n++)
 			addrs[n] = map_exec(n % NFILES);
-		avail = perfring_reader_begin(r);
+		avail = perfring_read_begin(r);
 		CHECK(avail > 0 && avail <= (int64_t)size,
 		      "overwrite batch %lld", (long long)avail);
 		/* Newest first: the last mapping, then each one before it. */
-		while ((sz = perfring_reader_next(r, &h)) > 0) {
+		while ((sz = perfring_read_next(r, &h)) > 0) {
 			const unsigned char *p = (const unsigned char *)h;
 			int want = n - 1 - got;
 			uint64_t addr, time;
@@ -428,7 +427,7 @@ static void backward(void)
 		}
 		CHECK_EQ(sz, 0);
 		CHECK_EQ(bytes, (uint64_t)avail);
-		perfring_reader_end(r);
+		perfring_read_end(r);
 		if (round == 0) {
 			/* 300 mappings overflow the ring: a ring-full, minus
 			 * the partly overwritten oldest record. */
@@ -446,11 +445,10 @@ static void backward(void)
 	}
 	/* The reader resumed the buffer: new records still arrive. */
 	map_exec(3);
-	CHECK(perfring_reader_begin(r) > 0,
-	      "buffer still paused after reading");
-	CHECK(perfring_reader_next(r, &h) > 0 && h->type == PERF_RECORD_MMAP,
+	CHECK(perfring_read_begin(r) > 0, "buffer still paused after reading");
+	CHECK(perfring_read_next(r, &h) > 0 && h->type == PERF_RECORD_MMAP,
 	      "new record");
-	perfring_reader_end(r);
+	perfring_read_end(r);
 	perfring_ring_destroy(r);
 	munmap(pc, len);
 	close(fd);

@@ -86,14 +86,14 @@ static void read_n(struct perfring_ring *r, uint64_t *next, int n)
 {
 	const struct perf_event_header *h;
 
-	CHECK(perfring_reader_begin(r) >= (int64_t)(n * sizeof(struct rec64)),
+	CHECK(perfring_read_begin(r) >= (int64_t)(n * sizeof(struct rec64)),
 	      "fewer than %d records waiting", n);
 	for (int i = 0; i < n; i++) {
-		int sz = perfring_reader_next(r, &h);
+		int sz = perfring_read_next(r, &h);
 
 		check_rec(h, sz, (*next)++);
 	}
-	perfring_reader_end(r);
+	perfring_read_end(r);
 }
 
 static void full_then_lost(unsigned int flags, uint64_t start)
@@ -138,15 +138,15 @@ static void full_then_lost(unsigned int flags, uint64_t start)
 				  sizeof(struct rec64));
 
 	/* Old records first, then LOST right in front of the new one. */
-	CHECK_EQ(perfring_reader_begin(r),
+	CHECK_EQ(perfring_read_begin(r),
 		 (int64_t)((n - 11) * sizeof(struct rec64) +
 			   PERFRING_LOST_RECORD_SIZE + sizeof(struct rec64)));
 	for (uint64_t i = 11; i < n; i++) {
-		sz = perfring_reader_next(r, &h);
+		sz = perfring_read_next(r, &h);
 		check_rec(h, sz, next++);
 	}
 	lost_pos = start + 2 * page;
-	sz = perfring_reader_next(r, &h);
+	sz = perfring_read_next(r, &h);
 	check_lost(h, sz, N + 1);
 	CHECK((const unsigned char *)h ==
 		      (const unsigned char *)perfring_ring_control(r) + page +
@@ -155,7 +155,7 @@ static void full_then_lost(unsigned int flags, uint64_t start)
 	{
 		const struct perf_event_header *lost_h = h;
 
-		sz = perfring_reader_next(r, &h);
+		sz = perfring_read_next(r, &h);
 		check_rec(h, sz, seq);
 		CHECK((const unsigned char *)h ==
 			      (const unsigned char *)lost_h +
@@ -164,16 +164,16 @@ static void full_then_lost(unsigned int flags, uint64_t start)
 	}
 	seq++;
 	next = seq;
-	CHECK_EQ(perfring_reader_next(r, &h), 0);
-	perfring_reader_end(r);
+	CHECK_EQ(perfring_read_next(r, &h), 0);
+	perfring_read_end(r);
 
 	/* No second LOST: the count was reported. */
 	CHECK_EQ(emit(r, seq), 0);
-	CHECK_EQ(perfring_reader_begin(r), (int64_t)sizeof(struct rec64));
-	sz = perfring_reader_next(r, &h);
+	CHECK_EQ(perfring_read_begin(r), (int64_t)sizeof(struct rec64));
+	sz = perfring_read_next(r, &h);
 	check_rec(h, sz, seq++);
 	next = seq;
-	perfring_reader_end(r);
+	perfring_read_end(r);
 
 	/* The same through perfring_output_begin(): the reservation grows
 	 * by the LOST record and h.data points past it. */
@@ -214,13 +214,13 @@ static void full_then_lost(unsigned int flags, uint64_t start)
 			memcpy(out.data, &x, sizeof(x));
 		}
 		perfring_output_end(&out);
-		CHECK_EQ(perfring_reader_begin(r),
+		CHECK_EQ(perfring_read_begin(r),
 			 PERFRING_LOST_RECORD_SIZE + sizeof(struct rec64));
-		sz = perfring_reader_next(r, &h);
+		sz = perfring_read_next(r, &h);
 		check_lost(h, sz, 2);
-		sz = perfring_reader_next(r, &h);
+		sz = perfring_read_next(r, &h);
 		check_rec(h, sz, seq++);
-		perfring_reader_end(r);
+		perfring_read_end(r);
 	}
 	st = stats(r);
 	CHECK_EQ(st.lost_pending, 0);
@@ -256,11 +256,11 @@ static void paused(unsigned int flags)
 	CHECK_EQ(st.lost_pending, M + 1);
 	CHECK_EQ(st.head - st.tail, sizeof(struct rec64));
 	/* Pausing stops output, not reading. */
-	CHECK_EQ(perfring_reader_begin(r), (int64_t)sizeof(struct rec64));
-	sz = perfring_reader_next(r, &h);
+	CHECK_EQ(perfring_read_begin(r), (int64_t)sizeof(struct rec64));
+	sz = perfring_read_next(r, &h);
 	check_rec(h, sz, 0);
-	CHECK_EQ(perfring_reader_next(r, &h), 0);
-	perfring_reader_end(r);
+	CHECK_EQ(perfring_read_next(r, &h), 0);
+	perfring_read_end(r);
 	st = stats(r);
 	CHECK_EQ(st.paused, 1);
 
@@ -268,14 +268,14 @@ static void paused(unsigned int flags)
 	st = stats(r);
 	CHECK_EQ(st.paused, 0);
 	CHECK_EQ(emit(r, seq), 0);
-	CHECK_EQ(perfring_reader_begin(r),
+	CHECK_EQ(perfring_read_begin(r),
 		 PERFRING_LOST_RECORD_SIZE + sizeof(struct rec64));
-	sz = perfring_reader_next(r, &h);
+	sz = perfring_read_next(r, &h);
 	check_lost(h, sz, M + 1);
-	sz = perfring_reader_next(r, &h);
+	sz = perfring_read_next(r, &h);
 	check_rec(h, sz, seq++);
-	CHECK_EQ(perfring_reader_next(r, &h), 0);
-	perfring_reader_end(r);
+	CHECK_EQ(perfring_read_next(r, &h), 0);
+	perfring_read_end(r);
 
 	/* Drops while full and while paused add up in one LOST. */
 	while (emit(r, seq) == 0)
@@ -291,21 +291,21 @@ static void paused(unsigned int flags)
 	{
 		uint64_t next = 2;
 
-		CHECK(perfring_reader_begin(r) > 0, "records waiting");
-		while ((sz = perfring_reader_next(r, &h)) > 0)
+		CHECK(perfring_read_begin(r) > 0, "records waiting");
+		while ((sz = perfring_read_next(r, &h)) > 0)
 			check_rec(h, sz, next++);
 		CHECK_EQ(sz, 0);
-		perfring_reader_end(r);
+		perfring_read_end(r);
 		CHECK_EQ(next, seq);
 	}
 	CHECK_EQ(emit(r, seq), 0);
-	CHECK_EQ(perfring_reader_begin(r),
+	CHECK_EQ(perfring_read_begin(r),
 		 PERFRING_LOST_RECORD_SIZE + sizeof(struct rec64));
-	sz = perfring_reader_next(r, &h);
+	sz = perfring_read_next(r, &h);
 	check_lost(h, sz, 4);
-	sz = perfring_reader_next(r, &h);
+	sz = perfring_read_next(r, &h);
 	check_rec(h, sz, seq);
-	perfring_reader_end(r);
+	perfring_read_end(r);
 	st = stats(r);
 	CHECK_EQ(st.lost_pending, 0);
 	CHECK_EQ(st.lost_total, M + 1 + 4);
@@ -339,13 +339,13 @@ static void two_handles(unsigned int flags)
 	CHECK_EQ(st.lost_pending, 3);
 	read_n(c, &next, (int)seq);
 	CHECK_EQ(emit(p, seq), 0);
-	CHECK_EQ(perfring_reader_begin(c),
+	CHECK_EQ(perfring_read_begin(c),
 		 PERFRING_LOST_RECORD_SIZE + sizeof(struct rec64));
-	sz = perfring_reader_next(c, &h);
+	sz = perfring_read_next(c, &h);
 	check_lost(h, sz, 3);
-	sz = perfring_reader_next(c, &h);
+	sz = perfring_read_next(c, &h);
 	check_rec(h, sz, seq);
-	perfring_reader_end(c);
+	perfring_read_end(c);
 	perfring_ring_destroy(c);
 	perfring_ring_destroy(p);
 }

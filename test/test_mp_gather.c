@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Gathered multi-producer rings (docs/design.md, section 4b): producers
+ * Gathered multi-producer rings (docs/design.md, section 3 ("Gathered commits")): producers
  * commit by storing their slot and the consumer finds the committed prefix.
  *
  *  - out of order: a later reservation committed first is not read until
@@ -105,14 +105,14 @@ static uint64_t read_seqs(struct perfring_ring *c, uint64_t first)
 	uint64_t n = 0;
 	int sz;
 
-	if (perfring_reader_begin(c) <= 0)
+	if (perfring_read_begin(c) <= 0)
 		return 0;
-	while ((sz = perfring_reader_next(c, &h)) > 0) {
+	while ((sz = perfring_read_next(c, &h)) > 0) {
 		CHECK_EQ(h->type, T_TYPE);
 		CHECK_EQ(((const struct record *)h)->seq, first + n);
 		n++;
 	}
-	perfring_reader_end(c);
+	perfring_read_end(c);
 	return n;
 }
 
@@ -129,7 +129,7 @@ static void out_of_order(void)
 	fill(a.data, 0);
 	fill(b.data, 1);
 	perfring_output_end(&b);
-	CHECK_EQ(perfring_reader_begin(c), 0); /* a hole at the front */
+	CHECK_EQ(perfring_read_begin(c), 0); /* a hole at the front */
 	CHECK_EQ(published_head(c), start);
 	perfring_output_end(&a);
 	CHECK_EQ(read_seqs(c, 0), 2);
@@ -166,10 +166,10 @@ static void *wait_thread(void *arg)
 		CHECK(ret >= 0, "wait: %d", ret);
 		w->waits++;
 		CHECK(now_ns() - t0 < WOKEN_NS, "not woken");
-		avail = perfring_reader_begin(w->c);
+		avail = perfring_read_begin(w->c);
 		CHECK(avail >= 0, "reader_begin %lld", (long long)avail);
 		if (avail)
-			perfring_reader_end(w->c); /* not consumed */
+			perfring_read_end(w->c); /* not consumed */
 	}
 	w->elapsed_ns = now_ns() - t0;
 	atomic_store(&w->done, 1);
@@ -375,23 +375,23 @@ static void hostile_slots(void)
 	slots = (void *)(m + page + size);
 	/* Past one ring, misaligned, before its start: no commit. */
 	slots[0] = size + 8;
-	CHECK_EQ(perfring_reader_begin(c), 0);
+	CHECK_EQ(perfring_read_begin(c), 0);
 	slots[0] = 68;
-	CHECK_EQ(perfring_reader_begin(c), 0);
+	CHECK_EQ(perfring_read_begin(c), 0);
 	slots[0] = (uint64_t)0 - 64; /* an end of an older lap */
-	CHECK_EQ(perfring_reader_begin(c), 0);
+	CHECK_EQ(perfring_read_begin(c), 0);
 	/* A chain of "commits" that would run a whole ring and beyond:
 	 * gathering stops at one ring. */
 	for (uint64_t i = 0; i < size / 8; i++)
 		slots[i] = i * 8 + 64;
 	{
-		int64_t n = perfring_reader_begin(c);
+		int64_t n = perfring_read_begin(c);
 
 		CHECK(n > 0 && (uint64_t)n <= size, "gathered %lld",
 		      (long long)n);
 		/* The records behind them are zeros: refused, skipped. */
-		CHECK(perfring_reader_next(c, &h) < 0, "zero record read");
-		perfring_reader_end(c);
+		CHECK(perfring_read_next(c, &h) < 0, "zero record read");
+		perfring_read_end(c);
 	}
 	munmap(m, page + 2 * size);
 	close(fd);

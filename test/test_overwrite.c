@@ -92,12 +92,12 @@ static struct batch read_batch(struct perfring_ring *r)
 	struct batch b = { 0, 0, 0, 0, 0 };
 	int sz;
 
-	b.avail = perfring_reader_begin(r);
+	b.avail = perfring_read_begin(r);
 	CHECK(b.avail >= 0, "reader_begin: %lld", (long long)b.avail);
 	CHECK(b.avail <= (int64_t)perfring_ring_data_size(r),
 	      "batch of %lld bytes in a %llu-byte ring", (long long)b.avail,
 	      (unsigned long long)perfring_ring_data_size(r));
-	while ((sz = perfring_reader_next(r, &h)) > 0) {
+	while ((sz = perfring_read_next(r, &h)) > 0) {
 		uint64_t seq = check_rec(h, sz);
 
 		if (b.count == 0)
@@ -112,7 +112,7 @@ static struct batch read_batch(struct perfring_ring *r)
 		b.bytes += (uint64_t)sz;
 	}
 	CHECK_EQ(sz, 0);
-	perfring_reader_end(r);
+	perfring_read_end(r);
 	CHECK_EQ(b.bytes, (uint64_t)b.avail);
 	return b;
 }
@@ -226,12 +226,12 @@ static void scenario(struct perfring_ring *w, struct perfring_ring *rd,
 	/* While a batch is open the ring is paused: writes are dropped
 	 * (counted, no LOST record); reader_end resumes. */
 	CHECK_EQ(emit(w, seq++), 0);
-	CHECK(perfring_reader_begin(rd) > 0, "one record waits");
+	CHECK(perfring_read_begin(rd) > 0, "one record waits");
 	st = stats(w);
 	CHECK_EQ(st.paused, 1);
 	CHECK_EQ(emit(w, 999999), -EAGAIN);
 	CHECK_EQ(emit(w, 999999), -EAGAIN);
-	perfring_reader_end(rd);
+	perfring_read_end(rd);
 	st = stats(w);
 	CHECK_EQ(st.paused, 0);
 	CHECK_EQ(st.lost_total, 2);
@@ -278,11 +278,11 @@ static void scenario(struct perfring_ring *w, struct perfring_ring *rd,
 			off += size_of(seq + (uint64_t)i);
 		}
 		seq += 3;
-		CHECK_EQ(perfring_reader_begin(rd), (int64_t)off);
-		CHECK_EQ(perfring_reader_range(rd, ptr, len), 1);
+		CHECK_EQ(perfring_read_begin(rd), (int64_t)off);
+		CHECK_EQ(perfring_read_range(rd, ptr, len), 1);
 		CHECK_EQ(len[0], off);
 		CHECK(memcmp(ptr[0], want, off) == 0, "overwrite range bytes");
-		perfring_reader_end(rd);
+		perfring_read_end(rd);
 	}
 }
 
@@ -363,7 +363,7 @@ static void named_ring(uint64_t start)
 
 		/* Destroyed in the middle of a batch: the ring is resumed. */
 		CHECK_EQ(emit(w, seq++), 0);
-		CHECK(perfring_reader_begin(rd) > 0, "one record");
+		CHECK(perfring_read_begin(rd) > 0, "one record");
 		CHECK_EQ(stats(w).paused, 1);
 		CHECK_EQ(emit(w, 999999), -EAGAIN);
 		perfring_ring_destroy(rd);

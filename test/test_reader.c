@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The per-sample reader API (perfring_reader_*) under ASan/UBSan on files
+ * The per-sample reader API (perfring_data_*) under ASan/UBSan on files
  * perfring_record() writes here: every sample perfring_script() prints
  * reaches the callback once, with the same thread and time; filters cut
  * what they say; tracepoint fields are read by name (sched_switch's
@@ -23,7 +23,7 @@ struct count {
 	int stop_after;
 };
 
-static int on_sample(struct perfring_reader *r, const struct perfring_sample *s,
+static int on_sample(struct perfring_data *r, const struct perfring_sample *s,
 		     void *ctx)
 {
 	struct count *c = ctx;
@@ -42,18 +42,17 @@ static int on_sample(struct perfring_reader *r, const struct perfring_sample *s,
 		      "empty symbol name");
 	if (!strcmp(s->event, "sched:sched_switch")) {
 		c->switches++;
-		CHECK_EQ(perfring_reader_field(r, s, "prev_pid", &v, NULL, 0),
-			 0);
+		CHECK_EQ(perfring_data_field(r, s, "prev_pid", &v, NULL, 0), 0);
 		if ((int32_t)v != s->tid)
 			c->bad_prev_pid++;
-		CHECK_EQ(perfring_reader_field(r, s, "prev_comm", NULL, text,
-					       sizeof(text)),
+		CHECK_EQ(perfring_data_field(r, s, "prev_comm", NULL, text,
+					     sizeof(text)),
 			 1);
-		CHECK_EQ(perfring_reader_field(r, s, "no_such_field", &v, text,
-					       sizeof(text)),
+		CHECK_EQ(perfring_data_field(r, s, "no_such_field", &v, text,
+					     sizeof(text)),
 			 -ENOENT);
 	} else {
-		CHECK_EQ(perfring_reader_field(r, s, "prev_pid", &v, NULL, 0),
+		CHECK_EQ(perfring_data_field(r, s, "prev_pid", &v, NULL, 0),
 			 -ENOENT);
 	}
 	if (c->stop_after && c->samples == (unsigned long)c->stop_after)
@@ -80,13 +79,13 @@ static unsigned long count_lines(const char *path, const char *fields)
 
 static int read_all(const struct perfring_script_opts *o, struct count *c)
 {
-	struct perfring_reader *r;
-	int err = perfring_reader_open(o, &r);
+	struct perfring_data *r;
+	int err = perfring_data_open(o, &r);
 
 	CHECK_EQ(err, 0);
-	err = perfring_reader_run(r, on_sample, c);
-	CHECK_EQ(perfring_reader_run(r, on_sample, c), -EALREADY);
-	perfring_reader_close(r);
+	err = perfring_data_run(r, on_sample, c);
+	CHECK_EQ(perfring_data_run(r, on_sample, c), -EALREADY);
+	perfring_data_close(r);
 	return err;
 }
 
@@ -173,15 +172,15 @@ int main(void)
 	{
 		PERFRING_OPTS(perfring_script_opts, o, .input = clock_data,
 			      .time_range = "5,1");
-		struct perfring_reader *r = NULL;
+		struct perfring_data *r = NULL;
 
-		CHECK_EQ(perfring_reader_open(&o, &r), -EINVAL);
+		CHECK_EQ(perfring_data_open(&o, &r), -EINVAL);
 		o.time_range = NULL;
 		o.input = "/nonexistent/perf.data";
-		CHECK(perfring_reader_open(&o, &r) < 0, "a missing file");
-		CHECK_EQ(perfring_reader_open(NULL, &r), -EINVAL);
-		CHECK_EQ(perfring_reader_run(NULL, on_sample, NULL), -EINVAL);
-		perfring_reader_close(NULL);
+		CHECK(perfring_data_open(&o, &r) < 0, "a missing file");
+		CHECK_EQ(perfring_data_open(NULL, &r), -EINVAL);
+		CHECK_EQ(perfring_data_run(NULL, on_sample, NULL), -EINVAL);
+		perfring_data_close(NULL);
 	}
 	/* Tracepoint fields by name. */
 	err = record(sw_data, "sched:sched_switch", true);

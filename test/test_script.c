@@ -575,7 +575,15 @@ static size_t rec_mmap2(unsigned char *b, uint32_t pid, uint32_t tid,
 
 static int process(struct machine *m, const unsigned char *b)
 {
-	return machine_process(m, (const struct perf_event_header *)b);
+	union prd_record v;
+	uint16_t size;
+
+	/* as perfring top feeds ring records: a record too short for its
+	 * type's fields has no view and is ignored */
+	memcpy(&size, b + 6, 2);
+	if (!prd_record_view(b, size, &v))
+		return 0;
+	return machine_process(m, &v);
 }
 
 __attribute__((noinline)) int test_target_function(int x);

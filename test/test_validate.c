@@ -3,12 +3,12 @@
  * Header validation on garbage.  Good records are emitted, then the data
  * area is scribbled through a separate mapping of perfring_ring_fd() with
  * bad headers (size 0, 4, 12, larger than what is left, a partial header):
- * perfring_reader_next() must return -EBADMSG, log the ring offset (the
+ * perfring_read_next() must return -EBADMSG, log the ring offset (the
  * first time per ring and cause; later ones are only counted, so a
  * scribbling producer cannot flood the log), count
  * corrupt_bytes/corrupt_events, skip the rest of the batch, and the next
  * batch must read new good records.  A data_head more than a ring away from
- * data_tail makes perfring_reader_begin() return -EBADMSG and resynchronise.
+ * data_tail makes perfring_read_begin() return -EBADMSG and resynchronise.
  * Then random garbage with random heads, many times over, on forward,
  * multi-producer, overwrite and kernel-layout rings: nothing may crash or
  * read outside the ring (ASan watches), and whatever is handed out must be
@@ -183,14 +183,14 @@ static void bad_header(struct perfring_ring *r, struct scribbler *s,
 	put_header(s, bad_pos, T_TYPE, bad_size);
 
 	log_reset();
-	CHECK_EQ(perfring_reader_begin(r),
+	CHECK_EQ(perfring_read_begin(r),
 		 (int64_t)(good * sizeof(struct rec64)));
 	for (int i = 0; i < bad_index; i++) {
-		sz = perfring_reader_next(r, &h);
+		sz = perfring_read_next(r, &h);
 		check_rec(h, sz, first + (uint64_t)i);
 	}
 	CHECK_EQ(n_logs, 0);
-	sz = perfring_reader_next(r, &h);
+	sz = perfring_read_next(r, &h);
 	CHECK(sz == -EBADMSG,
 	      "header size %u at counter %" PRIu64
 	      ": reader_next returned %d, want -EBADMSG",
@@ -210,8 +210,8 @@ static void bad_header(struct perfring_ring *r, struct scribbler *s,
 	CHECK_EQ(after.corrupt_events, before.corrupt_events + 1);
 	CHECK_EQ(after.corrupt_bytes, before.corrupt_bytes + left);
 	/* The rest of the batch is skipped. */
-	CHECK_EQ(perfring_reader_next(r, &h), 0);
-	perfring_reader_end(r);
+	CHECK_EQ(perfring_read_next(r, &h), 0);
+	perfring_read_end(r);
 	after = stats(r);
 	CHECK_EQ(after.tail, before.head + good * sizeof(struct rec64));
 
@@ -220,13 +220,13 @@ static void bad_header(struct perfring_ring *r, struct scribbler *s,
 	first = *seq;
 	for (int i = 0; i < 3; i++)
 		CHECK_EQ(emit(r, (*seq)++), 0);
-	CHECK_EQ(perfring_reader_begin(r), (int64_t)(3 * sizeof(struct rec64)));
+	CHECK_EQ(perfring_read_begin(r), (int64_t)(3 * sizeof(struct rec64)));
 	for (int i = 0; i < 3; i++) {
-		sz = perfring_reader_next(r, &h);
+		sz = perfring_read_next(r, &h);
 		check_rec(h, sz, first + (uint64_t)i);
 	}
-	CHECK_EQ(perfring_reader_next(r, &h), 0);
-	perfring_reader_end(r);
+	CHECK_EQ(perfring_read_next(r, &h), 0);
+	perfring_read_end(r);
 	CHECK_EQ(n_logs, 0);
 	after = stats(r);
 	CHECK_EQ(after.corrupt_events, before.corrupt_events + 1);
@@ -273,10 +273,10 @@ static void bad_headers(unsigned int flags)
 		log_reset();
 		/* A misaligned head is refused before any header is read,
 		 * and the tail stays where it was. */
-		CHECK_EQ(perfring_reader_begin(r), -EBADMSG);
+		CHECK_EQ(perfring_read_begin(r), -EBADMSG);
 		log_expect("not 8-byte aligned");
-		CHECK_EQ(perfring_reader_next(r, &h), 0);
-		perfring_reader_end(r);
+		CHECK_EQ(perfring_read_next(r, &h), 0);
+		perfring_read_end(r);
 		CHECK_EQ(stats(r).corrupt_events, st.corrupt_events + 1);
 		CHECK_EQ(stats(r).tail, st.tail);
 	}
@@ -306,12 +306,12 @@ static void head_far_ahead(unsigned int flags)
 	s = scribbler_open(p);
 	for (uint64_t i = 0; i < 4; i++)
 		CHECK_EQ(emit(p, i), 0);
-	CHECK_EQ(perfring_reader_begin(c), 4 * sizeof(struct rec64));
+	CHECK_EQ(perfring_read_begin(c), 4 * sizeof(struct rec64));
 	for (uint64_t i = 0; i < 4; i++) {
-		sz = perfring_reader_next(c, &h);
+		sz = perfring_read_next(c, &h);
 		check_rec(h, sz, i);
 	}
-	perfring_reader_end(c);
+	perfring_read_end(c);
 	tail = 4 * sizeof(struct rec64);
 	CHECK_EQ(s.pc->data_tail, tail);
 
@@ -319,7 +319,7 @@ static void head_far_ahead(unsigned int flags)
 	bogus = tail + 3 * s.size + 8;
 	s.pc->data_head = bogus;
 	log_reset();
-	CHECK_EQ(perfring_reader_begin(c), -EBADMSG);
+	CHECK_EQ(perfring_read_begin(c), -EBADMSG);
 	snprintf(want, sizeof(want), "data_head %" PRIu64, bogus);
 	log_expect(want);
 	st = stats(c);
@@ -329,41 +329,41 @@ static void head_far_ahead(unsigned int flags)
 	      "data_tail %" PRIu64 " not resynchronised to %" PRIu64,
 	      (uint64_t)s.pc->data_tail, bogus);
 	/* Not in a batch after the error; resynchronised: nothing waits. */
-	CHECK_EQ(perfring_reader_next(c, &h), 0); /* no batch open */
+	CHECK_EQ(perfring_read_next(c, &h), 0); /* no batch open */
 	log_reset();
-	CHECK_EQ(perfring_reader_begin(c), 0);
-	perfring_reader_end(c);
+	CHECK_EQ(perfring_read_begin(c), 0);
+	perfring_read_end(c);
 	CHECK_EQ(n_logs, 0);
 
 	/* Exactly one ring ahead is fine (a full ring). */
 	s.pc->data_head = bogus + s.size;
-	CHECK_EQ(perfring_reader_begin(c), (int64_t)s.size);
-	perfring_reader_end(c);
+	CHECK_EQ(perfring_read_begin(c), (int64_t)s.size);
+	perfring_read_end(c);
 
 	/* Behind data_tail: also more than a ring away. */
 	s.pc->data_head = bogus - 8;
 	log_reset();
-	CHECK_EQ(perfring_reader_begin(c), -EBADMSG);
+	CHECK_EQ(perfring_read_begin(c), -EBADMSG);
 	CHECK_EQ(n_logs, 0); /* the same cause: counted, not logged again */
 	CHECK_EQ(stats(c).corrupt_events, 2);
 	CHECK_EQ(stats(c).bad_head_events, 2);
 	CHECK_EQ(s.pc->data_tail, bogus - 8);
-	CHECK_EQ(perfring_reader_begin(c), 0);
-	perfring_reader_end(c);
+	CHECK_EQ(perfring_read_begin(c), 0);
+	perfring_read_end(c);
 
 	/* Put the producer's real head back: one more resync, then its
 	 * records read fine again. */
 	s.pc->data_head = tail;
-	CHECK_EQ(perfring_reader_begin(c), -EBADMSG);
+	CHECK_EQ(perfring_read_begin(c), -EBADMSG);
 	CHECK_EQ(s.pc->data_tail, tail);
 	for (uint64_t i = 10; i < 13; i++)
 		CHECK_EQ(emit(p, i), 0);
-	CHECK_EQ(perfring_reader_begin(c), 3 * sizeof(struct rec64));
+	CHECK_EQ(perfring_read_begin(c), 3 * sizeof(struct rec64));
 	for (uint64_t i = 10; i < 13; i++) {
-		sz = perfring_reader_next(c, &h);
+		sz = perfring_read_next(c, &h);
 		check_rec(h, sz, i);
 	}
-	perfring_reader_end(c);
+	perfring_read_end(c);
 	CHECK_EQ(stats(c).corrupt_events, 3);
 	munmap(s.base, s.len);
 	perfring_ring_destroy(c);
@@ -433,7 +433,7 @@ static void walk(struct perfring_ring *r, const unsigned char *lo,
 		 const unsigned char *hi, bool range_in_ring)
 {
 	const struct perf_event_header *h;
-	int64_t avail = perfring_reader_begin(r);
+	int64_t avail = perfring_read_begin(r);
 	uint64_t total = 0;
 	int sz, n = 0;
 
@@ -447,7 +447,7 @@ static void walk(struct perfring_ring *r, const unsigned char *lo,
 	if (rnd() % 8 == 0) {
 		const void *ptr[2];
 		size_t len[2];
-		int np = perfring_reader_range(r, ptr, len);
+		int np = perfring_read_range(r, ptr, len);
 
 		CHECK(np >= 0 && np <= 2, "reader_range: %d", np);
 		for (int i = 0; i < np; i++) {
@@ -461,11 +461,11 @@ static void walk(struct perfring_ring *r, const unsigned char *lo,
 			total += len[i];
 		}
 		CHECK_EQ(total, (uint64_t)avail);
-		perfring_reader_end(r);
+		perfring_read_end(r);
 		walked_ranges++;
 		return;
 	}
-	while ((sz = perfring_reader_next(r, &h)) > 0) {
+	while ((sz = perfring_read_next(r, &h)) > 0) {
 		const unsigned char *p = (const unsigned char *)h;
 		struct perf_event_header hdr;
 
@@ -486,8 +486,8 @@ static void walk(struct perfring_ring *r, const unsigned char *lo,
 	CHECK(sz == 0 || sz == -EBADMSG, "reader_next: %d", sz);
 	if (sz == -EBADMSG)
 		walked_badmsg++;
-	CHECK_EQ(perfring_reader_next(r, &h), 0);
-	perfring_reader_end(r);
+	CHECK_EQ(perfring_read_next(r, &h), 0);
+	perfring_read_end(r);
 }
 
 /* The garbage must exercise every path: records, refusals, ranges. */
@@ -617,11 +617,11 @@ static void misaligned_tail_kernel_layout(void)
 			_exit(2);
 		/* Refusing the misaligned tail (-EBADMSG) or reading the
 		 * 16 bytes are both fine; reading past the area is not. */
-		int64_t n = perfring_reader_begin(r);
+		int64_t n = perfring_read_begin(r);
 		if (n != 16 && n != -EBADMSG)
 			_exit(3);
-		(void)perfring_reader_next(r, &h); /* any result, no crash */
-		perfring_reader_end(r);
+		(void)perfring_read_next(r, &h); /* any result, no crash */
+		perfring_read_end(r);
 		perfring_ring_destroy(r);
 		_exit(0);
 	}

@@ -161,10 +161,10 @@ static void drain(struct perfring_ring *c)
 {
 	const struct perf_event_header *h;
 
-	if (perfring_reader_begin(c) > 0)
-		while (perfring_reader_next(c, &h) > 0)
+	if (perfring_read_begin(c) > 0)
+		while (perfring_read_next(c, &h) > 0)
 			;
-	perfring_reader_end(c);
+	perfring_read_end(c);
 }
 
 static void watermark(unsigned int flags)
@@ -275,9 +275,9 @@ static void *bulk_consumer(void *arg)
 		      "bulk consumer stuck: %" PRIu64 " + %" PRIu64
 		      " lost of %" PRIu64,
 		      b->got, b->lost, b->n);
-		if (perfring_reader_begin(b->c) <= 0)
+		if (perfring_read_begin(b->c) <= 0)
 			continue;
-		while ((sz = perfring_reader_next(b->c, &h)) > 0) {
+		while ((sz = perfring_read_next(b->c, &h)) > 0) {
 			if (h->type == PERF_RECORD_LOST) {
 				b->lost +=
 					((const struct perfring_lost_record *)h)
@@ -293,7 +293,7 @@ static void *bulk_consumer(void *arg)
 			b->got++;
 		}
 		CHECK_EQ(sz, 0);
-		perfring_reader_end(b->c);
+		perfring_read_end(b->c);
 	}
 	return NULL;
 }
@@ -534,12 +534,12 @@ static void named_fork(void)
 	CHECK_EQ(waitpid(pid, &status, 0), pid);
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child: %#x",
 	      status);
-	CHECK_EQ(perfring_reader_begin(c), (int64_t)W);
-	while ((sz = perfring_reader_next(c, &h)) > 0) {
+	CHECK_EQ(perfring_read_begin(c), (int64_t)W);
+	while ((sz = perfring_read_next(c, &h)) > 0) {
 		CHECK_EQ(((const uint64_t *)h)[1], got);
 		got++;
 	}
-	perfring_reader_end(c);
+	perfring_read_end(c);
 	CHECK_EQ(got, W / REC);
 	CHECK_EQ(stats(c).wakeups, 1);
 	perfring_ring_destroy(c);

@@ -5,7 +5,7 @@
  * double mapping: every byte is checked, and checked against a plain
  * single mapping of the same file), "exactly full", head/tail counters
  * wrapping past 2^64 (single- and multi-producer), and
- * perfring_reader_range() handing out the raw bytes (one piece on our
+ * perfring_read_range() handing out the raw bytes (one piece on our
  * double-mapped rings, two on a non-double-mapped kernel-style ring).
  */
 #define _GNU_SOURCE
@@ -128,14 +128,14 @@ static int drain(struct perfring_ring *r, struct stream *s,
 	const struct perf_event_header *rec;
 	uint64_t size = perfring_ring_data_size(r);
 	uint64_t pos = perfring_ring_control(r)->data_tail;
-	int64_t avail = perfring_reader_begin(r);
+	int64_t avail = perfring_read_begin(r);
 	int got = 0, sz;
 
 	CHECK(avail >= 0, "reader_begin: %lld", (long long)avail);
 	CHECK(avail <= (int64_t)size, "avail %lld > data size",
 	      (long long)avail);
 	while ((max < 0 || got < max) &&
-	       (sz = perfring_reader_next(r, &rec)) != 0) {
+	       (sz = perfring_read_next(r, &rec)) != 0) {
 		uint32_t want = size_of(s->next_read, sizes, n);
 		uint64_t off = pos & (size - 1);
 
@@ -154,7 +154,7 @@ static int drain(struct perfring_ring *r, struct stream *s,
 		pos += (uint64_t)sz;
 		got++;
 	}
-	perfring_reader_end(r);
+	perfring_read_end(r);
 	CHECK(perfring_ring_control(r)->data_tail == pos,
 	      "data_tail %llu after reading to %llu",
 	      (unsigned long long)perfring_ring_control(r)->data_tail,
@@ -204,19 +204,19 @@ static void laps(uint64_t data_size, unsigned int flags, uint64_t start,
 			const struct perfring_lost_record *l;
 
 			CHECK_EQ(emit(r, sz, s.next_emit), 0);
-			CHECK(perfring_reader_begin(r) ==
+			CHECK(perfring_read_begin(r) ==
 				      (int64_t)(sz + PERFRING_LOST_RECORD_SIZE),
 			      "LOST + record expected");
-			CHECK_EQ(perfring_reader_next(r, &rec),
+			CHECK_EQ(perfring_read_next(r, &rec),
 				 PERFRING_LOST_RECORD_SIZE);
 			l = (const struct perfring_lost_record *)rec;
 			CHECK_EQ(l->header.type, PERF_RECORD_LOST);
 			CHECK_EQ(l->lost, 1);
 			CHECK_EQ(l->id, 7);
-			CHECK_EQ(perfring_reader_next(r, &rec), (int)sz);
+			CHECK_EQ(perfring_read_next(r, &rec), (int)sz);
 			verify(rec, (int)sz, sz, s.next_emit);
-			CHECK_EQ(perfring_reader_next(r, &rec), 0);
-			perfring_reader_end(r);
+			CHECK_EQ(perfring_read_next(r, &rec), 0);
+			perfring_read_end(r);
 			s.next_emit++;
 			s.next_read++;
 			continue;
@@ -251,22 +251,22 @@ static void straddle(unsigned int flags)
 	for (uint64_t i = 0; i < (size - 16) / 64; i++)
 		CHECK_EQ(emit(r, 64, i), 0);
 	CHECK_EQ(emit(r, 48, 1000), 0); /* size-16 = 63*64 + 48 */
-	CHECK_EQ(perfring_reader_begin(r), (int64_t)(size - 16));
+	CHECK_EQ(perfring_read_begin(r), (int64_t)(size - 16));
 	{
 		const void *ptr[2];
 		size_t len[2];
 
 		/* reader_end frees only what was read: skip it all. */
-		CHECK_EQ(perfring_reader_range(r, ptr, len), 1);
+		CHECK_EQ(perfring_read_range(r, ptr, len), 1);
 		CHECK_EQ(len[0], size - 16);
 	}
-	perfring_reader_end(r);
+	perfring_read_end(r);
 	CHECK_EQ(perfring_ring_control(r)->data_tail, size - 16);
 
 	fill(want, sizeof(want), 4242);
 	CHECK_EQ(perfring_ring_emit(r, want, sizeof(want)), 0);
-	CHECK_EQ(perfring_reader_begin(r), (int64_t)sizeof(want));
-	CHECK_EQ(perfring_reader_next(r, &rec), (int)sizeof(want));
+	CHECK_EQ(perfring_read_begin(r), (int64_t)sizeof(want));
+	CHECK_EQ(perfring_read_next(r, &rec), (int)sizeof(want));
 	CHECK((const unsigned char *)rec == data_of(r) + size - 16,
 	      "straddling record not handed out in place");
 	verify(rec, sizeof(want), sizeof(want), 4242);
@@ -280,8 +280,8 @@ static void straddle(unsigned int flags)
 	CHECK(memcmp(single + page, want + 16, sizeof(want) - 16) == 0,
 	      "the rest not at the start of the data area");
 	munmap(single, page + size);
-	CHECK_EQ(perfring_reader_next(r, &rec), 0);
-	perfring_reader_end(r);
+	CHECK_EQ(perfring_read_next(r, &rec), 0);
+	perfring_read_end(r);
 	CHECK_EQ(perfring_ring_control(r)->data_tail, size - 16 + sizeof(want));
 	perfring_ring_destroy(r);
 }
@@ -317,35 +317,35 @@ static void exactly_full(unsigned int flags, uint64_t start)
 			CHECK_EQ(st.head - st.tail, size);
 
 			/* Read the full ring: n records, nothing else. */
-			CHECK_EQ(perfring_reader_begin(r), (int64_t)size);
+			CHECK_EQ(perfring_read_begin(r), (int64_t)size);
 			for (uint64_t i = 0; i < n; i++) {
-				int got = perfring_reader_next(r, &rec);
+				int got = perfring_read_next(r, &rec);
 
 				verify(rec, got, rs, seq - n + i);
 			}
-			CHECK_EQ(perfring_reader_next(r, &rec), 0);
-			perfring_reader_end(r);
+			CHECK_EQ(perfring_read_next(r, &rec), 0);
+			perfring_read_end(r);
 
 			/* The drops come out as one LOST before the next. */
 			CHECK_EQ(emit(r, 16, 999), 0);
-			CHECK_EQ(perfring_reader_begin(r),
+			CHECK_EQ(perfring_read_begin(r),
 				 PERFRING_LOST_RECORD_SIZE + 16);
-			CHECK_EQ(perfring_reader_next(r, &rec),
+			CHECK_EQ(perfring_read_next(r, &rec),
 				 PERFRING_LOST_RECORD_SIZE);
 			CHECK_EQ(rec->type, PERF_RECORD_LOST);
 			CHECK_EQ(
 				((const struct perfring_lost_record *)rec)->lost,
 				2);
-			CHECK_EQ(perfring_reader_next(r, &rec), 16);
+			CHECK_EQ(perfring_read_next(r, &rec), 16);
 			verify(rec, 16, 16, 999);
-			perfring_reader_end(r);
+			perfring_read_end(r);
 			/* Round 2 fills the ring from an unaligned position. */
 		}
 		perfring_ring_destroy(r);
 	}
 }
 
-/* perfring_reader_range(): the raw bytes of the rest of the batch. */
+/* perfring_read_range(): the raw bytes of the rest of the batch. */
 static void range_raw(void)
 {
 	uint64_t size = 2 * page;
@@ -360,9 +360,9 @@ static void range_raw(void)
 	for (int i = 0; i < 7; i++)
 		CHECK_EQ(emit(r, 1024, seq++), 0);
 	CHECK_EQ(emit(r, 1000, seq++), 0);
-	CHECK_EQ(perfring_reader_begin(r), 7 * 1024 + 1000);
-	CHECK_EQ(perfring_reader_range(r, ptr, len), 1);
-	perfring_reader_end(r);
+	CHECK_EQ(perfring_read_begin(r), 7 * 1024 + 1000);
+	CHECK_EQ(perfring_read_range(r, ptr, len), 1);
+	perfring_read_end(r);
 	/* 24 bytes to the end; write 5000 bytes of records. */
 	while (off < 5000) {
 		uint32_t sz = (uint32_t)(8 + 8 * (rnd() % 60));
@@ -371,15 +371,15 @@ static void range_raw(void)
 		CHECK_EQ(perfring_ring_emit(r, want + off, sz), 0);
 		off += sz;
 	}
-	CHECK_EQ(perfring_reader_begin(r), (int64_t)off);
-	CHECK_EQ(perfring_reader_range(r, ptr, len), 1);
+	CHECK_EQ(perfring_read_begin(r), (int64_t)off);
+	CHECK_EQ(perfring_read_range(r, ptr, len), 1);
 	CHECK_EQ(len[0], off);
 	CHECK(ptr[0] == data_of(r) + 8168, "range does not start in place");
 	CHECK(memcmp(ptr[0], want, off) == 0, "range bytes differ");
 	/* The batch is used up: next and range give nothing more. */
-	CHECK_EQ(perfring_reader_range(r, ptr, len), 0);
-	CHECK_EQ(perfring_reader_next(r, &rec), 0);
-	perfring_reader_end(r);
+	CHECK_EQ(perfring_read_range(r, ptr, len), 0);
+	CHECK_EQ(perfring_read_next(r, &rec), 0);
+	perfring_read_end(r);
 	CHECK_EQ(perfring_ring_control(r)->data_tail, 8168 + off);
 
 	/* After one record, range hands out the rest. */
@@ -387,12 +387,12 @@ static void range_raw(void)
 	fill(want + 64, 128, 2);
 	CHECK_EQ(perfring_ring_emit(r, want, 64), 0);
 	CHECK_EQ(perfring_ring_emit(r, want + 64, 128), 0);
-	CHECK_EQ(perfring_reader_begin(r), 192);
-	CHECK_EQ(perfring_reader_next(r, &rec), 64);
-	CHECK_EQ(perfring_reader_range(r, ptr, len), 1);
+	CHECK_EQ(perfring_read_begin(r), 192);
+	CHECK_EQ(perfring_read_next(r, &rec), 64);
+	CHECK_EQ(perfring_read_range(r, ptr, len), 1);
 	CHECK_EQ(len[0], 128);
 	CHECK(memcmp(ptr[0], want + 64, 128) == 0, "range after next differs");
-	perfring_reader_end(r);
+	perfring_read_end(r);
 	CHECK_EQ(perfring_ring_control(r)->data_tail, 8168 + off + 192);
 	perfring_ring_destroy(r);
 }
@@ -432,15 +432,15 @@ static void range_kernel_layout(void)
 	CHECK_EQ(perfring_ring_wrap_kernel(base, page + size, -1, false, &r),
 		 0);
 	CHECK_EQ(perfring_ring_fd(r), -EINVAL);
-	CHECK_EQ(perfring_reader_begin(r), (int64_t)off);
-	CHECK_EQ(perfring_reader_range(r, ptr, len), 2);
+	CHECK_EQ(perfring_read_begin(r), (int64_t)off);
+	CHECK_EQ(perfring_read_range(r, ptr, len), 2);
 	CHECK_EQ(len[0], 40);
 	CHECK_EQ(len[1], off - 40);
 	CHECK(ptr[0] == data + size - 40 && ptr[1] == data, "range pieces");
 	CHECK(memcmp(ptr[0], want, 40) == 0 &&
 		      memcmp(ptr[1], want + 40, off - 40) == 0,
 	      "range bytes differ");
-	perfring_reader_end(r);
+	perfring_read_end(r);
 	CHECK_EQ(pc->data_tail, tail + off);
 	perfring_ring_destroy(r);
 
@@ -448,17 +448,17 @@ static void range_kernel_layout(void)
 	pc->data_tail = tail;
 	CHECK_EQ(perfring_ring_wrap_kernel(base, page + size, -1, false, &r),
 		 0);
-	CHECK_EQ(perfring_reader_begin(r), (int64_t)off);
-	CHECK_EQ(perfring_reader_next(r, &rec), 24);
+	CHECK_EQ(perfring_read_begin(r), (int64_t)off);
+	CHECK_EQ(perfring_read_next(r, &rec), 24);
 	verify(rec, 24, 24, 0);
-	CHECK_EQ(perfring_reader_next(r, &rec), 200);
+	CHECK_EQ(perfring_read_next(r, &rec), 200);
 	verify(rec, 200, 200, 1);
-	CHECK_EQ(perfring_reader_next(r, &rec), 64);
+	CHECK_EQ(perfring_read_next(r, &rec), 64);
 	verify(rec, 64, 64, 2);
 	CHECK(rec == (const void *)(data + 184),
 	      "unwrapped record not in place");
-	CHECK_EQ(perfring_reader_next(r, &rec), 0);
-	perfring_reader_end(r);
+	CHECK_EQ(perfring_read_next(r, &rec), 0);
+	perfring_read_end(r);
 	CHECK_EQ(pc->data_tail, tail + off);
 	perfring_ring_destroy(r);
 	munmap(base, page + size);
@@ -495,19 +495,18 @@ static void unaligned_start(void)
 			/* Fill, drop, drain, emit: a LOST record gets written. */
 			for (uint64_t seq = 0; emit(r, 40, seq) == 0; seq++)
 				;
-			if (perfring_reader_begin(r) <= 0)
+			if (perfring_read_begin(r) <= 0)
 				_exit(3);
-			while ((sz = perfring_reader_next(r, &rec)) > 0)
+			while ((sz = perfring_read_next(r, &rec)) > 0)
 				if ((uintptr_t)rec & 7)
 					_exit(4);
-			perfring_reader_end(r);
-			if (emit(r, 40, 1) != 0 ||
-			    perfring_reader_begin(r) != 64)
+			perfring_read_end(r);
+			if (emit(r, 40, 1) != 0 || perfring_read_begin(r) != 64)
 				_exit(5);
-			while ((sz = perfring_reader_next(r, &rec)) > 0)
+			while ((sz = perfring_read_next(r, &rec)) > 0)
 				if ((uintptr_t)rec & 7)
 					_exit(4);
-			perfring_reader_end(r);
+			perfring_read_end(r);
 			perfring_ring_destroy(r);
 			_exit(0);
 		}

@@ -11,9 +11,7 @@ set -u
 cli=${PERFRING_ASAN_CLI:-${PERFRING_CLI:-build/perfring}}
 release_cli=${PERFRING_CLI:-$cli}
 wl=${WORKLOADS:-build/workloads}
-fail() { echo "FAILED: $*" >&2; exit 1; }
-skip() { echo "SKIP: $*" >&2; exit 77; }
-tmp=$(mktemp -d)
+make_tmp
 hot_pid=
 top_pid=
 victim=
@@ -22,9 +20,7 @@ cleanup() {
 	[ -n "$hot_pid" ] && kill -KILL "$hot_pid" 2>/dev/null
 	[ -n "$victim" ] && kill -KILL "$victim" 2>/dev/null
 	wait 2>/dev/null
-	rm -rf "$tmp"
 }
-trap cleanup EXIT
 
 # Runs top bounded in time: a hung top fails here, not at the runner's limit.
 top() { timeout -s KILL "$WAIT_S" "$cli" top "$@"; }

@@ -12,19 +12,15 @@
 set -u
 . "$(dirname "$0")/lib.sh"
 cli=${PERFRING_CLI:-build/perfring}
-fail() { echo "FAILED: $*" >&2; exit 1; }
-skip() { echo "SKIP: $*" >&2; exit 77; }
-tmp=$(mktemp -d)
+make_tmp
 T=/sys/kernel/tracing
 fake=()
 cleanup() {
 	for i in "${fake[@]}"; do rmdir "$T/instances/$i" 2>/dev/null; done
-	rm -rf "$tmp"
 }
-trap cleanup EXIT
 cli=$(realpath "$cli")
-command -v trace-cmd >/dev/null || fail "trace-cmd is not installed (.ci/run installs it)"
-command -v python3 >/dev/null || fail "python3 is not installed"
+need_cmd trace-cmd trace-cmd
+need_cmd python3 python3
 [ -w $T/instances ] || skip "no writable tracefs at $T (not root?)"
 
 # No instance of ours may be left behind.

@@ -4,22 +4,20 @@
 # export of a perfring record -g file and must show the thread, every frame
 # of its stacks (the sandwich view's table), self time where the samples
 # end, hot_loop on top, and self times adding up to the samples' span.  Skips
-# (77) only when chromium is not installed or the kernel refuses
-# perf_event_open.  SCREENSHOT=FILE keeps the flame chart's picture.
+# (77) only when the kernel refuses perf_event_open; chromium missing is a
+# failure (scripts/deps.sh installs it).  SCREENSHOT=FILE keeps the flame chart's picture.
 set -u
+. "$(dirname "$0")/lib.sh"
 cli=${PERFRING_CLI:-build/perfring}
 wl=${WORKLOADS:-build/workloads}
 modules_dir=${VIEWER_CACHE:-build/viewer}
-fail() { echo "FAILED: $*" >&2; exit 1; }
-skip() { echo "SKIP: $*" >&2; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+make_tmp
 case $cli in /*) ;; *) cli=$PWD/$cli ;; esac
 case $wl in /*) ;; *) wl=$PWD/$wl ;; esac
 case $modules_dir in /*) ;; *) modules_dir=$PWD/$modules_dir ;; esac
 here=$(cd "$(dirname "$0")" && pwd)
 CHROMIUM=${CHROMIUM:-$(command -v chromium || command -v chromium-browser || true)}
-[ -n "$CHROMIUM" ] || skip "chromium is not installed (scripts/deps.sh installs it)"
+[ -n "$CHROMIUM" ] || fail "chromium is not installed (scripts/deps.sh installs it)"
 export CHROMIUM
 for tool in node npm python3; do
 	command -v $tool >/dev/null || fail "$tool is not installed (scripts/deps.sh installs npm)"
@@ -35,10 +33,7 @@ if ! have speedscope $speedscope || ! have puppeteer-core $puppeteer; then
 		fail "npm install speedscope puppeteer-core: $(tail -5 "$tmp/npm.log")"
 fi
 
-if ! "$cli" record -q -e dummy -o "$tmp/probe.data" -- true 2>"$tmp/probe.err"; then
-	grep -q 'no permission' "$tmp/probe.err" && skip "kernel refuses perf_event_open: $(cat "$tmp/probe.err")"
-	fail "record -- true: $(cat "$tmp/probe.err")"
-fi
+need_perf_events "$cli"
 
 "$cli" record -q -g -e cpu-clock -F 2000 -o "$tmp/hot.data" -- "$wl/hot" 0.3 || fail "record -g hot"
 "$cli" export -i "$tmp/hot.data" -f chrome -o "$tmp/hot.json" || fail "export -f chrome"

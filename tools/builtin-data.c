@@ -2,13 +2,13 @@
 /* perfring data convert: a perf.data as CTF (babeltrace2, Trace Compass)
  * or as perf's JSON, with perf data convert's options. */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 #include "cli.h"
+#include "parse-options.h"
 
 /* The progress line: on a terminal only, once the work has taken half a
  * second. */
@@ -51,72 +51,53 @@ static void convert_progress(const struct perfring_convert_stats *st, void *ctx)
 			(double)st->input_done / 1e6, st->samples);
 }
 
-static void usage(FILE *f)
+static void opt_verbose(void *args, const char *arg)
 {
-	fprintf(f,
-		"usage: %s data convert [-i FILE|-] (--to-ctf DIR | --to-json FILE|-) [--all] [--tod] [-f] [-v]\n"
-		"  --to-ctf DIR     CTF 1.8 trace (babeltrace2, Trace Compass), as perf data convert writes it\n"
-		"  --to-json FILE   perf's JSON: headers, then samples with resolved call chains\n"
-		"  -i, --input      perf.data to read (default perf.data; a pipe on stdin: -)\n"
-		"  --all            CTF: COMM, FORK, EXIT, MMAP, MMAP2 records as events too\n"
-		"  --tod            CTF: wall-clock times (the file's clock data: record -k)\n"
-		"  -f, --force      an input of another user; overwrite an existing JSON file\n"
-		"  -v, --verbose    the library's log\n",
-		prog);
+	(void)args;
+	(void)arg;
+	cli_verbose();
 }
+
+#define CLI_ARGS struct perfring_convert_opts
+static const struct cli_option convert_options[] = {
+	OPT_STRING(0, "to-ctf", to_ctf, "DIR",
+		   "CTF 1.8 trace (babeltrace2, Trace Compass), as perf data\n"
+		   "convert writes it"),
+	OPT_STRING(
+		0, "to-json", to_json, "FILE|-",
+		"perf's JSON: headers, then samples with resolved call chains"),
+	OPT_STRING('i', "input", input, "FILE|-",
+		   "perf.data to read (default perf.data; a pipe on stdin: -)"),
+	OPT_BOOLEAN(0, "all", all,
+		    "CTF: COMM, FORK, EXIT, MMAP, MMAP2 records as events too"),
+	OPT_BOOLEAN(0, "tod", tod,
+		    "CTF: wall-clock times (the file's clock data: record -k)"),
+	OPT_BOOLEAN('f', "force", force,
+		    "an input of another user; overwrite an existing JSON file"),
+	OPT_CALLBACK_NOARG('v', "verbose", opt_verbose, "the library's log"),
+	OPT_END(),
+};
+#undef CLI_ARGS
+
+static const struct cli_command convert_command = {
+	.name = "data convert",
+	.usage =
+		(const char *const[]){
+			"[-i FILE|-] (--to-ctf DIR | --to-json FILE|-) [--all] [--tod] [-f] [-v]",
+			NULL },
+	.options = convert_options,
+};
 
 static int cmd_data_convert(int argc, char **argv)
 {
-	enum { OPT_ALL = 256, OPT_CTF, OPT_JSON, OPT_TOD };
-	static const struct option opts[] = {
-		{ "input", required_argument, NULL, 'i' },
-		{ "force", no_argument, NULL, 'f' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "all", no_argument, NULL, OPT_ALL },
-		{ "to-ctf", required_argument, NULL, OPT_CTF },
-		{ "to-json", required_argument, NULL, OPT_JSON },
-		{ "tod", no_argument, NULL, OPT_TOD },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	PERFRING_OPTS(perfring_convert_opts, co, .input = "perf.data");
 	struct perfring_convert_stats st = { .sz = sizeof(st) };
 	struct progress pr = { .tty = isatty(STDERR_FILENO) };
 	const char *to;
-	int c, err;
+	int first = cli_parse(&convert_command, argc, argv, &co, NULL), err;
 
-	while ((c = getopt_long(argc, argv, "i:fvh", opts, NULL)) != -1) {
-		switch (c) {
-		case 'i':
-			co.input = optarg;
-			break;
-		case 'f':
-			co.force = true;
-			break;
-		case 'v':
-			cli_verbose();
-			break;
-		case OPT_ALL:
-			co.all = true;
-			break;
-		case OPT_CTF:
-			co.to_ctf = optarg;
-			break;
-		case OPT_JSON:
-			co.to_json = optarg;
-			break;
-		case OPT_TOD:
-			co.tod = true;
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			return 2;
-		}
-	}
-	if (optind < argc)
-		die_usage("unexpected argument '%s'", argv[optind]);
+	if (first < argc)
+		die_usage("unexpected argument '%s'", argv[first]);
 	/* perf's messages */
 	if (!co.to_ctf && !co.to_json)
 		die_usage("%s",
@@ -178,12 +159,13 @@ int cmd_data(int argc, char **argv)
 	if (argc >= 2 &&
 	    (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") ||
 	     !strcmp(argv[1], "help"))) {
-		usage(stdout);
+		cli_help(&convert_command);
 		return 0;
 	}
 	if (argc >= 2)
 		fprintf(stderr, "%s: data: unknown subcommand '%s'\n", prog,
 			argv[1]);
-	usage(stderr);
+	fprintf(stderr, "usage: %s %s %s\nTry '%s data --help'.\n", prog,
+		convert_command.name, convert_command.usage[0], prog);
 	return 2;
 }

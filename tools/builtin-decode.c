@@ -5,12 +5,12 @@
  * (executed instruction ranges) and inject (AutoFDO counts).
  */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
+#include "parse-options.h"
 
 enum cs_mode { CS_DECODE, CS_DUMP_AUX, CS_SCRIPT, CS_REPORT, CS_INJECT };
 
@@ -26,40 +26,6 @@ static void cs_summary(const char *what, const struct perfring_cs_stats *st)
 		"; %" PRIu64 " no-sync, %" PRIu64 " resyncs, %" PRIu64
 		" errors, %" PRIu64 " inaccessible\n",
 		st->nosync, st->resyncs, st->errors, st->nacc);
-}
-
-/* Each command's own usage (perfring decode --help, inject --help, ...). */
-static void cs_usage(enum cs_mode mode)
-{
-	static const char *const text[] = {
-		[CS_DECODE] =
-			"usage: %s decode --snapshot DIR [--pkts|--decode|--elements] [--buffer NAME]\n"
-			"              [--framing auto|frames|tpiu|tpiu-hsync|dstream|raw] [--halt-on-error] [-q]\n"
-			"  the packets (and with --decode the elements) of an OpenCSD snapshot directory,\n"
-			"  lines as OpenCSD's trc_pkt_lister; --halt-on-error stops at the first data\n"
-			"  error and exits 1\n",
-		[CS_DUMP_AUX] =
-			"usage: %s dump --aux [-i FILE] [--decode|--elements] [--symdir DIR] [-q]\n"
-			"  the same listing of a cs_etm perf.data's AUX trace (FILE: perf.data)\n",
-		[CS_SCRIPT] =
-			"usage: %s script --itrace [-i FILE|--snapshot DIR] [--symdir DIR] [--no-disasm]\n"
-			"              [--max-insns N] [-q]\n"
-			"  each executed instruction range of the CoreSight trace, disassembled; the\n"
-			"  code comes from the snapshot's memory images or the binaries under --symdir\n"
-			"  (by path or build-id); nothing decoded is a warning and exit 1\n",
-		[CS_REPORT] =
-			"usage: %s report --itrace [-i FILE|--snapshot DIR] [--symdir DIR] [-q]\n"
-			"  instructions executed per object and symbol, hottest first; nothing\n"
-			"  decoded is a warning and exit 1\n",
-		[CS_INJECT] =
-			"usage: %s inject [-i FILE] [-o OUT|-] [--symdir DIR] [-q]\n"
-			"  AutoFDO range and branch counts of a cs_etm perf.data, as simpleperf\n"
-			"  inject writes them (OUT: perf_inject.data; FILE: perf.data); the traced\n"
-			"  binaries come from --symdir (by path or build-id); nothing decoded\n"
-			"  (an empty OUT) is a warning and exit 1\n",
-	};
-
-	printf(text[mode], prog);
 }
 
 /*
@@ -84,101 +50,140 @@ static bool nothing_decoded(const char *what, enum cs_mode mode,
 	return true;
 }
 
+/* What the options set, for every mode (each takes them all). */
+struct cs_args {
+	struct perfring_cs_opts co;
+	struct perfring_itrace_opts io;
+	const char *output;
+	bool quiet;
+};
+
+static void opt_input(void *args, const char *arg)
+{
+	struct cs_args *ca = args;
+
+	ca->co.input = ca->io.input = arg;
+}
+
+static void opt_snapshot(void *args, const char *arg)
+{
+	struct cs_args *ca = args;
+
+	ca->co.snapshot = ca->io.snapshot = arg;
+}
+
+static void opt_symdir(void *args, const char *arg)
+{
+	struct cs_args *ca = args;
+
+	ca->co.symdir = ca->io.symdir = arg;
+}
+
+static void opt_max_insns(void *args, const char *arg)
+{
+	((struct cs_args *)args)->io.max_insns =
+		(unsigned int)strtoul(arg, NULL, 0);
+}
+
+/* The modes a row's help is shown in. */
+#define M(mode) (1u << (mode))
+#define M_ITRACE (M(CS_SCRIPT) | M(CS_REPORT))
+#define M_FILE (M(CS_DUMP_AUX) | M_ITRACE | M(CS_INJECT))
+
+#define CLI_ARGS struct cs_args
+static const struct cli_option cs_options[] = {
+	OPT_CALLBACK('i', "input", "FILE", opt_input,
+		     "a cs_etm perf.data (default perf.data)",
+		     .flags = M_FILE | M(CS_DECODE)),
+	OPT_CALLBACK(0, "snapshot", "DIR", opt_snapshot,
+		     "an OpenCSD snapshot directory instead",
+		     .flags = M(CS_DECODE) | M_ITRACE),
+	OPT_STRING('o', "output", output, "OUT|-",
+		   "the AutoFDO counts (default perf_inject.data)",
+		   .flags = M(CS_INJECT)),
+	OPT_SET_BOOL(0, "pkts", co.decode, false, "packets only (the default)",
+		     .flags = M(CS_DECODE)),
+	OPT_SET_BOOL(0, "decode", co.decode, true, "packets and elements",
+		     .flags = M(CS_DECODE) | M(CS_DUMP_AUX)),
+	OPT_BOOLEAN(0, "elements", co.elements_only, "elements only",
+		    .flags = M(CS_DECODE) | M(CS_DUMP_AUX)),
+	OPT_STRING(0, "buffer", co.buffer, "NAME",
+		   "only the snapshot's buffer NAME", .flags = M(CS_DECODE)),
+	OPT_STRING(0, "framing", co.framing,
+		   "auto|frames|tpiu|tpiu-hsync|dstream|raw",
+		   "how the snapshot's trace is framed", .flags = M(CS_DECODE)),
+	OPT_BOOLEAN(0, "halt-on-error", co.halt_on_error,
+		    "stop at the first data error and exit 1",
+		    .flags = M(CS_DECODE)),
+	OPT_CALLBACK(0, "symdir", "DIR", opt_symdir,
+		     "the traced binaries (by path or build-id)",
+		     .flags = M_FILE),
+	OPT_BOOLEAN(0, "no-disasm", io.no_disasm,
+		    "instruction ranges without their disassembly",
+		    .flags = M(CS_SCRIPT)),
+	OPT_CALLBACK(0, "max-insns", "N", opt_max_insns,
+		     "at most N instructions of a range disassembled",
+		     .flags = M(CS_SCRIPT)),
+	OPT_NOOP(0, "itrace", "instruction trace decoding (this command)",
+		 .arg = CLI_ARG_OPTIONAL, .argh = "OPTS", .flags = M_ITRACE),
+	OPT_NOOP(0, "aux", "the AUX data (this command)",
+		 .flags = M(CS_DUMP_AUX)),
+	OPT_BOOLEAN('q', "quiet", quiet, "no summary",
+		    .flags = M(CS_DECODE) | M_FILE),
+	OPT_END(),
+};
+#undef CLI_ARGS
+
+static const struct {
+	const char *name, *usage, *notes;
+} cs_modes[] = {
+	[CS_DECODE] = { "decode",
+			"--snapshot DIR [--pkts|--decode|--elements] [OPTIONS]",
+			"The packets (and with --decode the elements) of an OpenCSD snapshot\n"
+			"directory, lines as OpenCSD's trc_pkt_lister.\n" },
+	[CS_DUMP_AUX] = { "dump",
+			  "--aux [-i FILE] [--decode|--elements] [OPTIONS]",
+			  "The same listing of a cs_etm perf.data's AUX trace.\n" },
+	[CS_SCRIPT] = { "script", "--itrace [-i FILE|--snapshot DIR] [OPTIONS]",
+			"Each executed instruction range of the CoreSight trace, disassembled;\n"
+			"the code comes from the snapshot's memory images or the binaries under\n"
+			"--symdir; nothing decoded is a warning and exit 1.\n" },
+	[CS_REPORT] = { "report", "--itrace [-i FILE|--snapshot DIR] [OPTIONS]",
+			"Instructions executed per object and symbol, hottest first; nothing\n"
+			"decoded is a warning and exit 1.\n" },
+	[CS_INJECT] = { "inject", "[-i FILE] [-o OUT|-] [OPTIONS]",
+			"AutoFDO range and branch counts of a cs_etm perf.data, as simpleperf\n"
+			"inject writes them; nothing decoded (an empty OUT) is a warning and\n"
+			"exit 1.\n" },
+};
+
 static int cs_run(int argc, char **argv, enum cs_mode mode)
 {
-	enum {
-		OPT_SNAP = 256,
-		OPT_PKTS,
-		OPT_DECODE,
-		OPT_ELEMS,
-		OPT_BUFFER,
-		OPT_SYMDIR,
-		OPT_ITRACE,
-		OPT_AUX,
-		OPT_NO_DISASM,
-		OPT_MAX_INSNS,
-		OPT_FRAMING,
-		OPT_HALT,
+	struct cs_args ca = {
+		.co = { .sz = sizeof(ca.co) },
+		.io = { .sz = sizeof(ca.io) },
 	};
-	static const struct option opts[] = {
-		{ "input", required_argument, NULL, 'i' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "snapshot", required_argument, NULL, OPT_SNAP },
-		{ "pkts", no_argument, NULL, OPT_PKTS },
-		{ "decode", no_argument, NULL, OPT_DECODE },
-		{ "elements", no_argument, NULL, OPT_ELEMS },
-		{ "buffer", required_argument, NULL, OPT_BUFFER },
-		{ "symdir", required_argument, NULL, OPT_SYMDIR },
-		{ "itrace", optional_argument, NULL, OPT_ITRACE },
-		{ "aux", no_argument, NULL, OPT_AUX },
-		{ "no-disasm", no_argument, NULL, OPT_NO_DISASM },
-		{ "max-insns", required_argument, NULL, OPT_MAX_INSNS },
-		{ "framing", required_argument, NULL, OPT_FRAMING },
-		{ "halt-on-error", no_argument, NULL, OPT_HALT },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+	const struct cli_command cmd = {
+		.name = cs_modes[mode].name,
+		.usage = (const char *const[]){ cs_modes[mode].usage, NULL },
+		.options = cs_options,
+		.notes = cs_modes[mode].notes,
+		.help_flags = M(mode),
 	};
-	PERFRING_OPTS(perfring_cs_opts, co, .input = NULL);
-	PERFRING_OPTS(perfring_itrace_opts, io, .input = NULL);
 	struct perfring_cs_stats st = { .sz = sizeof(st) };
-	const char *output = NULL;
-	bool quiet = false;
-	int c, err;
+	struct perfring_cs_opts co;
+	struct perfring_itrace_opts io;
+	const char *output;
+	bool quiet;
+	int first = cli_parse(&cmd, argc, argv, &ca, NULL);
+	int err;
 
-	while ((c = getopt_long(argc, argv, "i:o:qh", opts, NULL)) != -1) {
-		switch (c) {
-		case 'i':
-			co.input = io.input = optarg;
-			break;
-		case 'o':
-			output = optarg;
-			break;
-		case OPT_SNAP:
-			co.snapshot = io.snapshot = optarg;
-			break;
-		case OPT_PKTS:
-			co.decode = false;
-			break;
-		case OPT_DECODE:
-			co.decode = true;
-			break;
-		case OPT_ELEMS:
-			co.elements_only = true;
-			break;
-		case OPT_BUFFER:
-			co.buffer = optarg;
-			break;
-		case OPT_SYMDIR:
-			co.symdir = io.symdir = optarg;
-			break;
-		case OPT_ITRACE:
-		case OPT_AUX:
-			break;
-		case OPT_NO_DISASM:
-			io.no_disasm = true;
-			break;
-		case OPT_MAX_INSNS:
-			io.max_insns = (unsigned int)strtoul(optarg, NULL, 0);
-			break;
-		case OPT_FRAMING:
-			co.framing = optarg;
-			break;
-		case OPT_HALT:
-			co.halt_on_error = true;
-			break;
-		case 'q':
-			quiet = true;
-			break;
-		case 'h':
-			cs_usage(mode);
-			return 0;
-		default:
-			return 2;
-		}
-	}
-	if (optind < argc)
-		die_usage("unexpected argument '%s'", argv[optind]);
+	if (first < argc)
+		die_usage("unexpected argument '%s'", argv[first]);
+	co = ca.co;
+	io = ca.io;
+	output = ca.output;
+	quiet = ca.quiet;
 	if (mode == CS_DECODE && !co.snapshot && !co.input)
 		die_usage("%s", "decode needs --snapshot DIR or -i FILE");
 	if ((co.framing || co.halt_on_error) &&

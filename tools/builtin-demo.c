@@ -6,7 +6,6 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
@@ -15,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "cli.h"
+#include "parse-options.h"
 
 /* A demo record: the stream the producer writes and the consumer checks. */
 #define DEMO_RECORD_TYPE 0x4000 /* in perf's "user" range, above 64 */
@@ -145,43 +145,45 @@ struct demo_args {
 	bool drop;
 };
 
-/* Returns -1 to go on, or the exit status (help, bad option). */
+static void opt_record_size(void *args, const char *arg)
+{
+	((struct demo_args *)args)->size =
+		(uint32_t)parse_size(arg, "--record-size");
+}
+
+#define CLI_ARGS struct demo_args
+static const struct cli_option demo_options[] = {
+	OPT_SIZE('n', "records", count, "RECORDS",
+		 "how many records the producer writes"),
+	OPT_CALLBACK('s', "record-size", "RECORD_BYTES", opt_record_size,
+		     "bytes a record (a multiple of 8 from 32 to 65528)"),
+	OPT_SIZE('m', "mmap-pages", ring_size, "RING_BYTES",
+		 "the ring's size (pages below 4096, as perf's -m)"),
+	OPT_BOOLEAN(0, "drop", drop,
+		    "the producer drops records when the ring is full\n"
+		    "(and counts them) instead of waiting"),
+	OPT_STRING(0, "producer", producer_path, "PATH",
+		   "internal: the producer process", .hidden = true),
+	OPT_END(),
+};
+#undef CLI_ARGS
+
+static const struct cli_command demo_command = {
+	.name = "demo",
+	.usage =
+		(const char *const[]){
+			"[-n RECORDS] [-s RECORD_BYTES] [-m RING_BYTES] [--drop]",
+			NULL },
+	.options = demo_options,
+	.notes =
+		"Two processes and a ring: a producer process writes checked records,\n"
+		"this one reads and checks them.\n",
+};
+
+/* Returns -1 to go on; usage errors exit(2). */
 static int demo_parse(int argc, char **argv, struct demo_args *a)
 {
-	static const struct option opts[] = {
-		{ "records", required_argument, NULL, 'n' },
-		{ "record-size", required_argument, NULL, 's' },
-		{ "mmap-pages", required_argument, NULL, 'm' },
-		{ "producer", required_argument, NULL, 'P' },
-		{ "drop", no_argument, NULL, 'D' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int c;
-
-	while ((c = getopt_long(argc, argv, "n:s:m:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'n':
-			a->count = parse_size(optarg, "--records");
-			break;
-		case 's':
-			a->size = (uint32_t)parse_size(optarg, "--record-size");
-			break;
-		case 'm':
-			a->ring_size = parse_size(optarg, "--mmap-pages");
-			break;
-		case 'P':
-			a->producer_path = optarg;
-			break;
-		case 'D':
-			a->drop = true;
-			break;
-		default:
-			printf("usage: %s demo [-n RECORDS] [-s RECORD_BYTES] [-m RING_BYTES] [--drop]\n",
-			       prog);
-			return c == 'h' ? 0 : 2;
-		}
-	}
+	cli_parse(&demo_command, argc, argv, a, NULL);
 	if (a->size < sizeof(struct demo_record) || a->size % 8 ||
 	    a->size > PERFRING_RECORD_MAX)
 		die_usage(

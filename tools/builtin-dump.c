@@ -7,37 +7,54 @@
 #include <stdio.h>
 #include <string.h>
 #include "cli.h"
+#include "parse-options.h"
 
-/* -i FILE (default perf.data, "-" standard input); dump: --hex / -D. */
+struct dump_args {
+	const char *input;
+	bool hex;
+};
+
+#define CLI_ARGS struct dump_args
+static const struct cli_option dump_options[] = {
+	OPT_STRING('i', "input", input, "FILE|-",
+		   "perf.data or trace.dat to read (default perf.data;\n"
+		   "-: perf's pipe format on standard input)"),
+	OPT_BOOLEAN('D', "hex", hex,
+		    "perf report -D's raw block (the bytes) before each record"),
+	OPT_END(),
+};
+static const struct cli_option stats_options[] = {
+	OPT_STRING('i', "input", input, "FILE|-",
+		   "perf.data or trace.dat to read (default perf.data;\n"
+		   "-: perf's pipe format on standard input)"),
+	OPT_END(),
+};
+#undef CLI_ARGS
+
+static const struct cli_command dump_command = {
+	.name = "dump",
+	.usage = (const char *const[]){ "[-i FILE|-] [--hex|-D]", NULL },
+	.options = dump_options,
+	.notes = "Every record with its offset (perf report -D).\n",
+};
+static const struct cli_command stats_command = {
+	.name = "stats",
+	.usage = (const char *const[]){ "[-i FILE|-]", NULL },
+	.options = stats_options,
+	.notes = "Record counts by type (perf report --stats).\n",
+};
+
 static int read_input(int argc, char **argv, bool stats)
 {
-	const char *in = "perf.data";
-	bool hex = false;
+	struct dump_args da = { .input = "perf.data" };
+	int first = cli_parse(stats ? &stats_command : &dump_command, argc,
+			      argv, &da, NULL);
+	const char *in = da.input;
+	bool hex = da.hex;
 	int err;
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			printf("usage: %s %s [-i FILE|-]%s\n"
-			       "  %s of a perf.data (or trace.dat); FILE defaults to perf.data,\n"
-			       "  - reads perf's pipe format on standard input%s\n",
-			       prog, stats ? "stats" : "dump",
-			       stats ? "" : " [--hex|-D]",
-			       stats ? "record counts by type (perf report --stats)" :
-				       "every record with its offset (perf report -D)",
-			       stats ? "" :
-				       "\n  --hex, -D: perf report -D's raw block (the bytes) before each record");
-			return 0;
-		}
-		if (!strcmp(argv[i], "-i") && i + 1 < argc)
-			in = argv[++i];
-		else if (!strncmp(argv[i], "--input=", 8))
-			in = argv[i] + 8;
-		else if (!stats &&
-			 (!strcmp(argv[i], "--hex") || !strcmp(argv[i], "-D")))
-			hex = true;
-		else
-			die_usage("unknown option '%s'", argv[i]);
-	}
+	if (first < argc)
+		die_usage("unexpected argument '%s'", argv[first]);
 	setvbuf(stdout, NULL, _IOFBF, 1 << 16);
 	if (strcmp(in, "-") && perfring_trace_dat_probe(in) == 1)
 		err = stats ? perfring_trace_dat_stats(in, stdout) :

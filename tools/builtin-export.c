@@ -2,112 +2,146 @@
 /* perfring export: Chrome trace JSON, folded stacks, a flame graph SVG or a
  * pprof profile. */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "cli.h"
+#include "parse-options.h"
+
+struct export_args {
+	struct perfring_export_opts eo;
+	const char *outpath;
+	bool no_trace_dat;
+	bool diff; /* --diff [OLD [NEW]] */
+};
+
+/* export -f svg --diff [OLD [NEW]]: NEW's flame graph coloured by the
+ * change from OLD (defaults perf.data.old and perf.data, as diff). */
+static int export_diff(int argc, char **argv, const char *format,
+		       const char *outpath)
+{
+	PERFRING_OPTS(perfring_diff_opts, dopt, .baseline = "perf.data.old",
+		      .input = "perf.data");
+	FILE *out = stdout;
+	int err, fd;
+
+	if (!format || strcmp(format, "svg"))
+		die_usage("--diff draws -f svg only%s", "");
+	if (argc > 0)
+		dopt.baseline = argv[0];
+	if (argc > 1)
+		dopt.input = argv[1];
+	if (argc > 2)
+		die_usage("unexpected argument '%s'", argv[2]);
+	if (strcmp(outpath, "-")) {
+		fd = perfring_file_create(outpath, 0);
+		out = fd >= 0 ? fdopen(fd, "w") : NULL;
+		if (!out) {
+			if (fd >= 0)
+				close(fd);
+			return 1;
+		}
+	}
+	err = perfring_diff_svg(&dopt, out);
+	if (out != stdout && fclose(out) && !err)
+		err = -errno;
+	if (err) {
+		fprintf(stderr, "%s: export --diff %s %s: %s\n", prog,
+			dopt.baseline, dopt.input, strerror(-err));
+		return 1;
+	}
+	return 0;
+}
+
+static void opt_width(void *args, const char *arg)
+{
+	char *end;
+	unsigned long w;
+
+	errno = 0;
+	w = strtoul(arg, &end, 10);
+	if (errno || *end || w < 100 || w > 1000000)
+		die_usage("--width takes 100 to 1000000 pixels: %s", arg);
+	((struct export_args *)args)->eo.width = (unsigned int)w;
+}
+
+#define CLI_ARGS struct export_args
+static const struct cli_option export_options[] = {
+	OPT_STRING('i', "input", eo.input, "FILE|-",
+		   "perf.data (or trace.dat) to read (default perf.data)"),
+	OPT_STRING('f', "format", eo.format, "chrome|folded|svg|pprof",
+		   "what to write (default chrome; see below)"),
+	OPT_STRING('o', "output", outpath, "OUT|-",
+		   "where (default -: standard output)"),
+	OPT_STRING(0, "title", eo.title, "TEXT",
+		   "svg: the flame graph's title"),
+	OPT_CALLBACK(0, "width", "PX", opt_width,
+		     "svg: the flame graph's width"),
+	OPT_STRING(0, "trace-dat", eo.trace_dat, "FILE",
+		   "chrome: ftrace events on the same timeline (default:\n"
+		   "FILE.trace.dat beside the perf.data)"),
+	OPT_BOOLEAN(0, "no-trace-dat", no_trace_dat,
+		    "not the trace.dat beside the perf.data"),
+	OPT_STRING('e', "event", eo.event, "EVENT",
+		   "that event's samples only (record --off-cpu's\n"
+		   "offcpu-time counts ns)"),
+	OPT_BOOLEAN(0, "wakers", eo.wakers,
+		    "folded: blocked stack;--;waker stack lines (bcc's\n"
+		    "offwaketime)"),
+	OPT_STRING(0, "from", eo.from, "clickhouse=URL",
+		   "a fleet's samples (record --push) instead of a file:\n"
+		   "folded, svg or pprof"),
+	OPT_STRING(0, "where", eo.where, "SQL",
+		   "with --from: only the samples of this condition"),
+	OPT_BOOLEAN(0, "diff", diff,
+		    "-f svg --diff [OLD [NEW]]: a differential flame graph of\n"
+		    "NEW (red grew, blue shrank; default perf.data.old,\n"
+		    "perf.data)"),
+	OPT_END(),
+};
+#undef CLI_ARGS
+
+static const struct cli_command export_command = {
+	.name = "export",
+	.usage =
+		(const char *const[]){
+			"[-i FILE|-] [-f chrome|folded|svg|pprof] [-o OUT|-] [OPTIONS]",
+			"-f svg --diff [OLD [NEW]] [-o OUT]", NULL },
+	.options = export_options,
+	.notes =
+		"chrome: trace-event JSON (Perfetto UI, chrome://tracing, speedscope): samples with\n"
+		"        call stacks, sched_switch slices per thread and per CPU, counters;\n"
+		"        ftrace events of FILE.trace.dat beside the perf.data (record\n"
+		"        --tracefs-event) on the same timeline, fields as args; -i a trace.dat:\n"
+		"        its events alone\n"
+		"folded: collapsed stacks for flame graph tools; svg: an interactive flame graph\n"
+		"pprof:  gzipped pprof profile (go tool pprof, Pyroscope, Parca)\n",
+};
 
 int cmd_export(int argc, char **argv)
 {
-	enum {
-		OPT_TITLE = 256,
-		OPT_WIDTH,
-		OPT_TRACE_DAT,
-		OPT_NO_TRACE_DAT,
-		OPT_WAKERS,
-		OPT_FROM,
-		OPT_WHERE
+	struct export_args ea = {
+		.eo = { .sz = sizeof(ea.eo),
+			.input = "perf.data",
+			.format = "chrome" },
+		.outpath = "-",
 	};
-	static const struct option opts[] = {
-		{ "input", required_argument, NULL, 'i' },
-		{ "format", required_argument, NULL, 'f' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "title", required_argument, NULL, OPT_TITLE },
-		{ "width", required_argument, NULL, OPT_WIDTH },
-		{ "trace-dat", required_argument, NULL, OPT_TRACE_DAT },
-		{ "no-trace-dat", no_argument, NULL, OPT_NO_TRACE_DAT },
-		{ "event", required_argument, NULL, 'e' },
-		{ "wakers", no_argument, NULL, OPT_WAKERS },
-		{ "from", required_argument, NULL, OPT_FROM },
-		{ "where", required_argument, NULL, OPT_WHERE },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	PERFRING_OPTS(perfring_export_opts, eo, .input = "perf.data",
-		      .format = "chrome");
-	const char *outpath = "-";
-	bool no_trace_dat = false;
+	struct perfring_export_opts eo;
+	const char *outpath;
+	bool no_trace_dat;
 	char beside[4096];
-	char *end;
-	unsigned long w;
-	int c;
+	int first = cli_parse(&export_command, argc, argv, &ea, NULL);
 
-	while ((c = getopt_long(argc, argv, "i:f:o:e:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'i':
-			eo.input = optarg;
-			break;
-		case 'f':
-			eo.format = optarg;
-			break;
-		case 'o':
-			outpath = optarg;
-			break;
-		case OPT_TITLE:
-			eo.title = optarg;
-			break;
-		case 'e':
-			eo.event = optarg;
-			break;
-		case OPT_WAKERS:
-			eo.wakers = true;
-			break;
-		case OPT_TRACE_DAT:
-			eo.trace_dat = optarg;
-			break;
-		case OPT_NO_TRACE_DAT:
-			no_trace_dat = true;
-			break;
-		case OPT_FROM: /* a fleet's samples in a store */
-			eo.from = optarg;
-			break;
-		case OPT_WHERE:
-			eo.where = optarg;
-			break;
-		case OPT_WIDTH:
-			errno = 0;
-			w = strtoul(optarg, &end, 10);
-			if (errno || *end || w < 100 || w > 1000000)
-				die_usage(
-					"--width takes 100 to 1000000 pixels: %s",
-					optarg);
-			eo.width = (unsigned int)w;
-			break;
-		case 'h':
-			printf("usage: %s export [-i FILE|-] [-f chrome|folded|svg|pprof] [-o OUT|-] [--title TEXT] [--width PX]\n"
-			       "                [--trace-dat FILE | --no-trace-dat] [-e EVENT] [--wakers]\n"
-			       "  chrome: trace-event JSON (Perfetto UI, chrome://tracing, speedscope): samples with\n"
-			       "          call stacks, sched_switch slices per thread and per CPU, counters;\n"
-			       "          ftrace events of FILE.trace.dat beside the perf.data (record\n"
-			       "          --tracefs-event) on the same timeline, fields as args; -i a trace.dat:\n"
-			       "          its events alone\n"
-			       "  folded: collapsed stacks for flame graph tools; svg: an interactive flame graph\n"
-			       "  pprof: gzipped pprof profile (go tool pprof, Pyroscope, Parca)\n"
-			       "  -e EVENT: that event's samples only (record --off-cpu's offcpu-time counts ns);\n"
-			       "  --wakers: folded blocked stack;--;waker stack lines (bcc's offwaketime)\n"
-			       "  --from clickhouse=URL [--where SQL]: a fleet's samples (record --push) instead\n"
-			       "          of a file: folded, svg or pprof\n",
-			       prog);
-			return 0;
-		default:
-			return 2;
-		}
-	}
-	if (optind < argc)
-		die_usage("unexpected argument '%s'", argv[optind]);
+	if (ea.diff)
+		return export_diff(argc - first, argv + first, ea.eo.format,
+				   ea.outpath);
+	if (first < argc)
+		die_usage("unexpected argument '%s'", argv[first]);
+	eo = ea.eo;
+	outpath = ea.outpath;
+	no_trace_dat = ea.no_trace_dat;
 	if (eo.where && !eo.from)
 		die_usage("--where needs --from: %s", eo.where);
 	if (eo.from) {

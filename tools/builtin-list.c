@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
+#include "parse-options.h"
 
 struct list_filter {
 	char **pats;
@@ -78,21 +79,28 @@ static void list_one(const char *name, const char *kind, void *ctx)
 		printf("  %-48s [%s]\n", name, kind);
 }
 
+static const struct cli_option list_options[] = {
+	OPT_END(),
+};
+
+static const struct cli_command list_command = {
+	.name = "list",
+	.usage =
+		(const char *const[]){
+			"[hw|sw|cache|pmu|tracepoint|SYS:EVENT|WORD]...",
+			NULL },
+	.options = list_options,
+	.notes =
+		"The events record -e accepts on this machine; SYS:EVENT are globs\n"
+		"on tracepoints, a WORD matches names containing it, as perf list;\n"
+		"hw, cache and words also show the hardware events this machine\n"
+		"refuses (no PMU), marked \"not supported here\".\n",
+};
+
 int cmd_list(int argc, char **argv)
 {
-	struct list_filter f = { .pats = argv + 1, .nr = argc - 1 };
+	int first = cli_parse(&list_command, argc, argv, NULL, NULL);
+	struct list_filter f = { .pats = argv + first, .nr = argc - first };
 
-	for (int i = 1; i < argc; i++)
-		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			printf("usage: %s list [hw|sw|cache|pmu|tracepoint|SYS:EVENT|WORD]...\n"
-			       "  the events record -e accepts on this machine; SYS:EVENT are globs\n"
-			       "  on tracepoints, a WORD matches names containing it, as perf list;\n"
-			       "  hw, cache and words also show the hardware events this machine\n"
-			       "  refuses (no PMU), marked \"not supported here\"\n",
-			       prog);
-			return 0;
-		} else if (argv[i][0] == '-') {
-			die_usage("list: unknown option '%s'", argv[i]);
-		}
 	return perfring_event_list(list_one, &f) < 0 ? 1 : 0;
 }

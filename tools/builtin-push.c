@@ -5,11 +5,11 @@
  * record's summary (push_summary()).
  */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 #include "cli.h"
+#include "parse-options.h"
 
 /* Per sink: what went, what waits, what was lost, the last failure. */
 void push_summary(const struct perfring_push_stats *ps)
@@ -45,44 +45,41 @@ void push_summary(const struct perfring_push_stats *ps)
 	}
 }
 
+#define CLI_ARGS struct perfring_push_opts
+static const struct cli_option push_options[] = {
+	OPT_STRING('s', "spool", spool, "DIR",
+		   "the spool record --push --spool DIR left"),
+	OPT_SECONDS(0, "timeout", timeout, "SECS",
+		    "a request to a store gives up after SECS (default 10)"),
+	OPT_END(),
+};
+#undef CLI_ARGS
+
+static const struct cli_command push_command = {
+	.name = "push",
+	.usage =
+		(const char *const[]){
+			"--spool DIR [--timeout SECS] SINK=URL...", NULL },
+	.options = push_options,
+	.notes =
+		"Delivers what record --push --spool DIR left there, oldest first:\n"
+		"SINK is clickhouse, pyroscope or parca, URL http://HOST:PORT.\n",
+};
+
 int cmd_push(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "spool", required_argument, NULL, 's' },
-		{ "timeout", required_argument, NULL, 'T' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	PERFRING_OPTS(perfring_push_opts, po);
 	struct perfring_push_stats ps = { .sz = sizeof(ps) };
-	int c, err;
+	int first = cli_parse(&push_command, argc, argv, &po, NULL), err;
 
-	while ((c = getopt_long(argc, argv, "s:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 's':
-			po.spool = optarg;
-			break;
-		case 'T':
-			po.timeout = parse_seconds(optarg);
-			break;
-		case 'h':
-			printf("usage: %s push --spool DIR [--timeout SECS] SINK=URL...\n"
-			       "  delivers what record --push --spool DIR left there, oldest first:\n"
-			       "  SINK is clickhouse, pyroscope or parca, URL http://HOST:PORT\n",
-			       prog);
-			return 0;
-		default:
-			return 2;
-		}
-	}
 	if (!po.spool)
 		die_usage("push: --spool DIR is needed%s", "");
-	if (optind >= argc)
+	if (first >= argc)
 		die_usage("push: which store? SINK=URL%s", "");
-	if (argc - optind > PERFRING_PUSH_MAX_SINKS)
-		die_usage("push: at most 8 sinks: %s", argv[optind]);
-	po.sinks = (const char *const *)&argv[optind];
-	po.nr_sinks = argc - optind;
+	if (argc - first > PERFRING_PUSH_MAX_SINKS)
+		die_usage("push: at most 8 sinks: %s", argv[first]);
+	po.sinks = (const char *const *)&argv[first];
+	po.nr_sinks = argc - first;
 	err = perfring_push(&po, &ps);
 	for (uint32_t i = 0; (!err || err == -EAGAIN) && i < ps.nr_sinks; i++) {
 		const struct perfring_push_sink_stats *k = &ps.sink[i];

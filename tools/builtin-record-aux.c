@@ -22,16 +22,6 @@ static void aux_progress(const struct perfring_record_aux_stats *st, void *ctx)
 		st->lost_bytes);
 }
 
-static void aux_usage(void)
-{
-	printf("usage: %s record --replay-cs SNAPSHOT_DIR|PERF_DATA [-o FILE] [--rate BYTES/S]\n"
-	       "                [--loops N] [--chunk SIZE] [--replay-cpu CPU] [-m DATA[,AUX]]\n"
-	       "                [-S[SIZE] | --snapshot[=e][SIZE]] [--overwrite]\n"
-	       "                [--cs-header-version 1|2] [--duration SECS] [-q]\n"
-	       "       %s record -e cs_etm// | intel_pt// | arm_spe// ...\n",
-	       prog, prog);
-}
-
 /* The shared options into the AUX recorder's opts. */
 void record_aux_opts_from(const struct record_args *ra,
 			  struct perfring_record_aux_opts *o)
@@ -63,7 +53,7 @@ int cmd_record_aux(const struct record_args *ra)
 	int err;
 
 	if (ra->help) {
-		aux_usage();
+		record_help(RECORD_AUX);
 		return 0;
 	}
 	record_aux_opts_from(ra, &o);

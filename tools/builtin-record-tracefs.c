@@ -60,10 +60,7 @@ int cmd_record_tracefs(const struct record_args *ra)
 	int err;
 
 	if (ra->help) {
-		printf("usage: %s record --tracefs -e SYS:EVENT [-e ...] [-a] [-C CPUS] [-m SIZE]\n"
-		       "                [--subbuf-size SIZE] [--buffer-percent N] [--no-mmap]\n"
-		       "                [-o trace.dat] [-q] [--duration SECS] [-- COMMAND [ARGS]]\n",
-		       prog);
+		record_help(RECORD_TRACEFS);
 		return 0;
 	}
 	/* trace-cmd's -e: here the events are ftrace's. */

@@ -172,94 +172,6 @@ static void app_summary(const struct perfring_record_stats *st)
 			"Warning: application events were lost in rings the recorder could not read (see above).\n");
 }
 
-/* Every option record takes, grouped as perf record -h lists them
- * (test/cli.sh checks that each long option is here). */
-static void record_usage(void)
-{
-	printf("usage: %s record [OPTIONS] [-- COMMAND [ARGS]]\n"
-	       "       %s record --tracefs -e SYS:EVENT... [OPTIONS] [-- COMMAND [ARGS]]\n"
-	       "       %s record --replay-cs DIR|PERF_DATA [OPTIONS]\n"
-	       "\n"
-	       "What to record (as perf record):\n"
-	       "  -e, --event EVENT         an event (perfring list), repeatable; default cpu-clock\n"
-	       "      --filter FILTER       kernel filter on the tracepoint -e before it\n"
-	       "  -a, --all-cpus            system wide\n"
-	       "  -C, --cpu CPUS            only these CPUs (0-1,3)\n"
-	       "  -p, --pid PIDS            attach to processes (with a COMMAND: while it runs)\n"
-	       "  -t, --tid TIDS            attach to threads\n"
-	       "      --per-thread          a ring per thread instead of one per CPU\n"
-	       "      --no-inherit          not the command's children\n"
-	       "  -F, --freq HZ|max         sampling frequency (default 4000)\n"
-	       "  -c, --count PERIOD        a sample every PERIOD events\n"
-	       "  -g                        call chains (frame pointers)\n"
-	       "      --call-graph fp|dwarf[,SIZE]  call chains; dwarf copies SIZE bytes of user stack\n"
-	       "      --user-regs[=REGS]    sample user registers (=? lists them)\n"
-	       "      --user-callchains     user call chains only; --kernel-callchains: kernel only\n"
-	       "  -d, --data                sample addresses\n"
-	       "  -R, --raw-samples         raw data; -W, --weight: the weight;\n"
-	       "      --phys-data, --data-page-size, --code-page-size  those sample bits\n"
-	       "  -T, --timestamp, -P, --period, --sample-cpu, --sample-identifier\n"
-	       "                            accepted: every sample has its time, period, CPU, id\n"
-	       "      --switch-events       context switch records\n"
-	       "      --off-cpu             where threads wait: offcpu-time samples (period: ns\n"
-	       "                            off the CPU) at the stacks where they blocked, with\n"
-	       "                            offcpu-preempted and offcpu-waker (who woke them)\n"
-	       "      --off-cpu-thresh MSEC blocks longer keep their own time (default 500);\n"
-	       "                            shorter ones are summed per thread and stack\n"
-	       "  -s, --stat                per-thread counts (report -T)\n"
-	       "  -k, --clockid CLOCK       clock of the perf events (monotonic_raw, ...)\n"
-	       "  -D, --delay MSECS|-1|START-END,...  enable late, only in windows, or on --control\n"
-	       "      --control fifo:CTL[,ACK]|fd:CTL[,ACK]  enable/disable/snapshot commands\n"
-	       "      --duration SECS       stop after SECS (or when the command ends; Ctrl-C)\n"
-	       "\n"
-	       "Output:\n"
-	       "  -o, --output FILE|-       default perf.data (the old one becomes perf.data.old);\n"
-	       "                            -: perf's pipe format on standard output\n"
-	       "  -m, --mmap-pages PAGES|SIZE[,AUX]  ring size per CPU (AUX: the AUX area's)\n"
-	       "      --overwrite           flight recorder: newest kept, SIGUSR2 and exit snapshot\n"
-	       "  -z, --compression-level[=N]  zstd-compressed records (N 1..22, default 1)\n"
-	       "      --max-size SIZE       stop when SIZE of data is written (says so)\n"
-	       "      --switch-output[=signal|SIZE|TIME]  a new perf.data.<time> on SIGUSR2, per SIZE or TIME\n"
-	       "      --timestamp-filename  perf.data.<time> as the output name\n"
-	       "  -N, --no-buildid-cache    accepted (no cache is kept); -B, --no-buildid: no build-ids\n"
-	       "      --pprof FILE.pb.gz    also write a pprof profile of the recording at the end\n"
-	       "  -q, --quiet               no summary\n"
-	       "  -h, --help                this text\n"
-	       "\n"
-	       "Fleet (symbolized samples to profile stores while recording):\n"
-	       "      --push clickhouse|pyroscope|parca=http://HOST:PORT  a store, repeatable\n"
-	       "                            (-o /dev/null: nothing kept locally)\n"
-	       "      --push-every SECS     an interval's samples per push (default 10)\n"
-	       "      --label KEY=VALUE     a label on every pushed profile, repeatable\n"
-	       "      --spool DIR           keep what a store refused, for perfring push\n"
-	       "      --spool-size SIZE     at most SIZE in the spool (oldest dropped first)\n"
-	       "\n"
-	       "Programs that link libperfring (application events, same file):\n"
-	       "      --no-app              do not record them\n"
-	       "      --app-max-rings N     read at most N of their rings at once (default 4096)\n"
-	       "\n"
-	       "ftrace (tracefs per-CPU buffers):\n"
-	       "      --tracefs             record ftrace events only, into a trace.dat (-e names them,\n"
-	       "                            -m is the per-CPU buffer size)\n"
-	       "      --tracefs-event SYS:EVENT  ftrace events beside the perf events, into\n"
-	       "                            OUTPUT.trace.dat (perfring script merges the two)\n"
-	       "      --tracefs-output FILE that file instead\n"
-	       "      --buffer-size SIZE    per-CPU ftrace buffer size\n"
-	       "      --subbuf-size SIZE    ftrace sub-buffer size (4K, 8K, ...)\n"
-	       "      --buffer-percent N    wake when N%% of a buffer is full\n"
-	       "      --no-mmap             read() trace_pipe_raw instead of mapping it\n"
-	       "\n"
-	       "AUX trace (CoreSight, replayed: no machine here has a trace unit):\n"
-	       "      --replay-cs DIR|PERF_DATA  play an OpenCSD snapshot or a cs_etm perf.data\n"
-	       "                            through AUX areas (alone, or beside a COMMAND/-e)\n"
-	       "      --rate BYTES/S, --loops N, --chunk SIZE, --replay-cpu CPU,\n"
-	       "      --cs-header-version 1|2  how it is played\n"
-	       "  -S, --snapshot[=[e]SIZE]  snapshot mode: SIGUSR2 takes one (e: at exit too)\n"
-	       "\n"
-	       "See perfring(1) (man -l docs/perfring.1 in the source tree).\n",
-	       prog, prog, prog);
-}
-
 /* perf's --switch-output[=signal|SIZE|TIME]: SIZE with B/K/M/G, TIME
  * with s/m/h/d. */
 static void parse_switch_output(const char *arg,
@@ -539,7 +451,7 @@ int cmd_record_perf(const struct record_args *ra)
 	int err;
 
 	if (ra->help) {
-		record_usage();
+		record_help(RECORD_PERF);
 		return 0;
 	}
 	record_opts_from(ra, &ro);

@@ -1,16 +1,18 @@
 // SPDX-License-Identifier: MIT
 /* perfring report: perf report --stdio's overhead table. */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "cli.h"
+#include "parse-options.h"
 
 /* -g as perf takes it: comma-separated none|graph, a minimum percentage,
  * caller|callee (print_type, threshold, order; the rest is refused). */
-static void parse_graph(struct perfring_report_opts *ro, const char *arg)
+static void parse_graph(void *args, const char *arg)
 {
+	struct perfring_report_opts *ro = args;
 	char buf[256], *save = NULL, *end;
 
 	if (strlen(arg) >= sizeof(buf))
@@ -37,226 +39,178 @@ static void parse_graph(struct perfring_report_opts *ro, const char *arg)
 	}
 }
 
+static void opt_children(void *args, const char *arg)
+{
+	struct perfring_report_opts *ro = args;
+
+	(void)arg;
+	ro->children = true;
+	ro->no_children = false;
+}
+
+static void opt_no_children(void *args, const char *arg)
+{
+	struct perfring_report_opts *ro = args;
+
+	(void)arg;
+	ro->no_children = true;
+	ro->children = false;
+}
+
+static void opt_symfs(void *args, const char *arg)
+{
+	((struct perfring_report_opts *)args)->symfs = symfs_dir(arg);
+}
+
+static void opt_max_stack(void *args, const char *arg)
+{
+	struct perfring_report_opts *ro = args;
+	char *end;
+	unsigned long v = strtoul(arg, &end, 10);
+
+	if (*end || end == arg || v > 1000000)
+		die_usage("--max-stack takes a number: %s", arg);
+	ro->max_stack = (unsigned int)v;
+	ro->has_max_stack = true;
+}
+
+static void opt_percent_limit(void *args, const char *arg)
+{
+	struct perfring_report_opts *ro = args;
+	char *end;
+
+	ro->percent_limit = strtod(arg, &end);
+	if (*end || ro->percent_limit < 0)
+		die_usage("--percent-limit takes a percentage: %s", arg);
+}
+
+/* --stdio (0), --tui (1), or neither (-1: the browser on a terminal) */
+static int report_tui = -1;
+
+static void opt_stdio(void *args, const char *arg)
+{
+	(void)args;
+	(void)arg;
+	report_tui = 0;
+}
+
+static void opt_tui(void *args, const char *arg)
+{
+	(void)args;
+	(void)arg;
+	report_tui = 1;
+}
+
+#define CLI_ARGS struct perfring_report_opts
+static const struct cli_option report_options[] = {
+	OPT_GROUP("Input:"),
+	OPT_STRING('i', "input", input, "FILE|-",
+		   "perf.data to read (default perf.data; -: perf's pipe\n"
+		   "format on standard input, as is a pipe on stdin)"),
+	OPT_CALLBACK(0, "symfs", "DIR", opt_symfs,
+		     "look for objects and debug files under DIR"),
+	OPT_STRING(0, "from", from, "clickhouse=URL",
+		   "a fleet's samples (record --push) instead of a file"),
+	OPT_STRING(0, "where", where, "SQL",
+		   "with --from: only the samples of this condition"),
+	OPT_GROUP("The table (as perf report --stdio):"),
+	OPT_STRING('s', "sort", sort, "KEYS",
+		   "comm,pid,dso,symbol,cpu,trace,srcline,srcfile\n"
+		   "(--from: comm,pid,dso,sym,host)"),
+	OPT_STRING('F', "fields", fields, "overhead,sample,period,KEYS",
+		   "the columns, in any order"),
+	OPT_CALLBACK_NOARG(0, "children", opt_children,
+			   "a Children column (the default with call chains)"),
+	OPT_CALLBACK_NOARG(0, "no-children", opt_no_children, "self only"),
+	OPT_CALLBACK('g', "call-graph", "none|graph|PCT|caller|callee",
+		     parse_graph, "call graphs under the entries"),
+	OPT_SET_INT('G', "inverted", callchain_order, 1,
+		    "call graphs from the caller down (-g caller)"),
+	OPT_CALLBACK(0, "max-stack", "N", opt_max_stack,
+		     "at most N entries of each call chain"),
+	OPT_SET_BOOL(0, "inline", no_inline, false,
+		     "inlined functions in call graphs (the default)"),
+	OPT_SET_BOOL(0, "no-inline", no_inline, true, "no inlined functions"),
+	OPT_BOOLEAN('n', "show-nr-samples", show_nr_samples,
+		    "a Samples column"),
+	OPT_BOOLEAN(0, "show-total-period", show_total_period,
+		    "a Period column"),
+	OPT_CALLBACK(0, "percent-limit", "PCT", opt_percent_limit,
+		     "hide entries below PCT"),
+	OPT_SET_INT(0, "group", group, 1,
+		    "all events side by side, one Overhead column each"),
+	OPT_SET_INT(0, "no-group", group, -1, "each event alone"),
+	OPT_STRING('t', "field-separator", field_sep, "SEP",
+		   "columns separated by SEP, not padded"),
+	OPT_BOOLEAN('q', "quiet", quiet, "the entries alone, no header lines"),
+	OPT_BOOLEAN('U', "hide-unresolved", hide_unresolved,
+		    "leave out samples with no symbol"),
+	OPT_CALLBACK_NOARG(0, "stdio", opt_stdio,
+			   "the text table (the default off a terminal)"),
+	OPT_CALLBACK_NOARG(0, "tui", opt_tui,
+			   "perf report's browser (the default on a terminal)"),
+	OPT_BOOLEAN(0, "header", header,
+		    "the file's header first, as perf 6.1 prints it"),
+	OPT_BOOLEAN(0, "header-only", header_only, "that header alone"),
+	OPT_BOOLEAN('I', "show-info", show_info,
+		    "with --header: the topology sections in full"),
+	OPT_BOOLEAN('T', "threads", show_threads,
+		    "per-thread counts after the table (record -s)"),
+	OPT_GROUP("Which samples:"),
+	OPT_STRING(0, "comm", comm_list, "COMMS", "of these commands"),
+	OPT_STRING(0, "comms", comm_list, "COMMS", "the same"),
+	OPT_STRING('d', "dsos", dso_list, "DSOS", "in these objects"),
+	OPT_STRING('S', "symbols", symbols, "SYMS", "in these symbols"),
+	OPT_STRING(0, "pid", pid_list, "PIDS", "of these processes"),
+	OPT_STRING(0, "tid", tid_list, "TIDS", "of these threads"),
+	OPT_STRING('C', "cpu", cpu_list, "CPUS", "on these CPUs"),
+	OPT_STRING(0, "time", time_range, "START,END|PCT",
+		   "in this time range"),
+	OPT_GROUP("Instead of the table:"),
+	OPT_BOOLEAN(0, "stats", stats, "record counts per type and event"),
+	OPT_BOOLEAN(0, "tasks", tasks, "the threads as a process tree"),
+	OPT_BOOLEAN(0, "mmaps", mmaps, "the tree with each thread's maps"),
+	OPT_END(),
+};
+#undef CLI_ARGS
+
+static const struct cli_command report_command = {
+	.name = "report",
+	.usage =
+		(const char *const[]){
+			"[-i FILE|-] [--sort KEYS] [OPTIONS]",
+			"--from clickhouse=URL [--where SQL] [--sort comm,pid,dso,sym,host] [-n] [-q]",
+			NULL },
+	.options = report_options,
+};
+
 int cmd_report(int argc, char **argv)
 {
-	enum {
-		OPT_CHILDREN = 256,
-		OPT_NO_CHILDREN,
-		OPT_STDIO,
-		OPT_PLIMIT,
-		OPT_SYMFS,
-		OPT_COMM,
-		OPT_DSOS,
-		OPT_GROUP,
-		OPT_NO_GROUP,
-		OPT_HEADER,
-		OPT_HEADER_ONLY,
-		OPT_INLINE,
-		OPT_NO_INLINE,
-		OPT_PID,
-		OPT_TID,
-		OPT_TIME,
-		OPT_TOTAL_PERIOD,
-		OPT_MAX_STACK,
-		OPT_STATS,
-		OPT_TASKS,
-		OPT_MMAPS,
-		OPT_FROM,
-		OPT_WHERE,
-	};
-	static const struct option opts[] = {
-		{ "input", required_argument, NULL, 'i' },
-		{ "sort", required_argument, NULL, 's' },
-		{ "children", no_argument, NULL, OPT_CHILDREN },
-		{ "no-children", no_argument, NULL, OPT_NO_CHILDREN },
-		{ "call-graph", required_argument, NULL, 'g' },
-		{ "show-nr-samples", no_argument, NULL, 'n' },
-		{ "stdio", no_argument, NULL, OPT_STDIO },
-		{ "percent-limit", required_argument, NULL, OPT_PLIMIT },
-		{ "symfs", required_argument, NULL, OPT_SYMFS },
-		{ "comm", required_argument, NULL, OPT_COMM },
-		{ "comms", required_argument, NULL, OPT_COMM },
-		{ "dsos", required_argument, NULL, OPT_DSOS },
-		{ "symbols", required_argument, NULL, 'S' },
-		{ "group", no_argument, NULL, OPT_GROUP },
-		{ "no-group", no_argument, NULL, OPT_NO_GROUP },
-		{ "header", no_argument, NULL, OPT_HEADER },
-		{ "header-only", no_argument, NULL, OPT_HEADER_ONLY },
-		{ "show-info", no_argument, NULL, 'I' },
-		{ "threads", no_argument, NULL, 'T' },
-		{ "inline", no_argument, NULL, OPT_INLINE },
-		{ "no-inline", no_argument, NULL, OPT_NO_INLINE },
-		{ "pid", required_argument, NULL, OPT_PID },
-		{ "tid", required_argument, NULL, OPT_TID },
-		{ "cpu", required_argument, NULL, 'C' },
-		{ "time", required_argument, NULL, OPT_TIME },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "hide-unresolved", no_argument, NULL, 'U' },
-		{ "field-separator", required_argument, NULL, 't' },
-		{ "show-total-period", no_argument, NULL, OPT_TOTAL_PERIOD },
-		{ "max-stack", required_argument, NULL, OPT_MAX_STACK },
-		{ "inverted", no_argument, NULL, 'G' },
-		{ "stats", no_argument, NULL, OPT_STATS },
-		{ "tasks", no_argument, NULL, OPT_TASKS },
-		{ "mmaps", no_argument, NULL, OPT_MMAPS },
-		{ "from", required_argument, NULL, OPT_FROM },
-		{ "where", required_argument, NULL, OPT_WHERE },
-		{ "fields", required_argument, NULL, 'F' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	PERFRING_OPTS(perfring_report_opts, ro, .input = "perf.data");
-	char *end;
-	int c, err;
+	int first = cli_parse(&report_command, argc, argv, &ro, NULL);
+	int err;
 
-	while ((c = getopt_long(argc, argv, "i:s:g:nS:d:ITC:qUt:GF:h", opts,
-				NULL)) != -1) {
-		switch (c) {
-		case 'i':
-			ro.input = optarg;
-			break;
-		case 's':
-			ro.sort = optarg;
-			break;
-		case OPT_CHILDREN:
-			ro.children = true;
-			ro.no_children = false;
-			break;
-		case OPT_NO_CHILDREN:
-			ro.no_children = true;
-			ro.children = false;
-			break;
-		case 'g':
-			parse_graph(&ro, optarg);
-			break;
-		case 'n':
-			ro.show_nr_samples = true;
-			break;
-		case OPT_COMM:
-			ro.comm_list = optarg;
-			break;
-		case 'd':
-		case OPT_DSOS:
-			ro.dso_list = optarg;
-			break;
-		case 'S':
-			ro.symbols = optarg;
-			break;
-		case OPT_GROUP:
-			ro.group = 1;
-			break;
-		case OPT_NO_GROUP:
-			ro.group = -1;
-			break;
-		case OPT_STDIO:
-			break; /* the only output there is */
-		case OPT_HEADER:
-			ro.header = true;
-			break;
-		case OPT_HEADER_ONLY:
-			ro.header_only = true;
-			break;
-		case 'I':
-			ro.show_info = true;
-			break;
-		case 'T':
-			ro.show_threads = true;
-			break;
-		case OPT_PID:
-			ro.pid_list = optarg;
-			break;
-		case OPT_TID:
-			ro.tid_list = optarg;
-			break;
-		case 'C':
-			ro.cpu_list = optarg;
-			break;
-		case OPT_TIME:
-			ro.time_range = optarg;
-			break;
-		case 'q':
-			ro.quiet = true;
-			break;
-		case 'U':
-			ro.hide_unresolved = true;
-			break;
-		case 't':
-			ro.field_sep = optarg;
-			break;
-		case OPT_TOTAL_PERIOD:
-			ro.show_total_period = true;
-			break;
-		case OPT_MAX_STACK: {
-			unsigned long v = strtoul(optarg, &end, 10);
-
-			if (*end || end == optarg || v > 1000000)
-				die_usage("--max-stack takes a number: %s",
-					  optarg);
-			ro.max_stack = (unsigned int)v;
-			ro.has_max_stack = true;
-			break;
-		}
-		case 'G':
-			/* perf's alias of -g caller */
-			ro.callchain_order = 1;
-			break;
-		case OPT_STATS:
-			ro.stats = true;
-			break;
-		case OPT_TASKS:
-			ro.tasks = true;
-			break;
-		case OPT_MMAPS:
-			ro.mmaps = true;
-			break;
-		case OPT_FROM: /* a fleet's samples in a store */
-			ro.from = optarg;
-			break;
-		case OPT_WHERE:
-			ro.where = optarg;
-			break;
-		case 'F':
-			ro.fields = optarg;
-			break;
-		case OPT_SYMFS:
-			ro.symfs = symfs_dir(optarg);
-			break;
-		case OPT_INLINE:
-		case OPT_NO_INLINE:
-			ro.no_inline = c == OPT_NO_INLINE;
-			break;
-		case OPT_PLIMIT:
-			ro.percent_limit = strtod(optarg, &end);
-			if (*end || ro.percent_limit < 0)
-				die_usage(
-					"--percent-limit takes a percentage: %s",
-					optarg);
-			break;
-		case 'h':
-			printf("usage: %s report [-i FILE|-] [--sort comm,pid,dso,symbol,cpu,trace,srcline,srcfile] [--children|--no-children]\n"
-			       "                [-g none] [-n] [--percent-limit PCT] [--stdio] [--group|--no-group]\n"
-			       "                [--comm COMMS] [-d|--dsos DSOS] [-S|--symbols SYMS] [--symfs DIR]\n"
-			       "                [--header | --header-only] [-I|--show-info] [-T|--threads]\n"
-			       "                [--pid PIDS] [--tid TIDS] [-C|--cpu CPUS] [--time START,END|PCT]\n"
-			       "                [-q|--quiet] [-U|--hide-unresolved] [-t|--field-separator SEP]\n"
-			       "                [--show-total-period] [--max-stack N] [-G|--inverted] [--stats] [--tasks] [--mmaps]\n"
-			       "                [-F|--fields overhead,sample,period,KEYS (any order)] [--no-inline]\n"
-			       "       %s report --from clickhouse=URL [--where SQL] [--sort comm,pid,dso,sym,host] [-n] [-q]\n",
-			       prog, prog);
-			return 0;
-		default:
-			return 2;
-		}
-	}
-	if (optind < argc)
-		die_usage("unexpected argument '%s'", argv[optind]);
+	if (first < argc)
+		die_usage("unexpected argument '%s'", argv[first]);
 	if (ro.where && !ro.from)
 		die_usage("--where needs --from: %s", ro.where);
 	if (ro.from)
 		ro.input = ro.from;
 	else if (!input_given(argc, argv) && stdin_is_fifo())
 		ro.input = "-";
-	err = perfring_report(&ro, stdout);
+	if (report_tui <
+	    0) /* perf's: the browser on a terminal, for the table */
+		report_tui = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO) &&
+			     !ro.from && !ro.header_only && !ro.stats &&
+			     !ro.tasks && !ro.mmaps && !ro.field_sep &&
+			     strcmp(ro.input, "-");
+	if (report_tui) {
+		/* Children as perf: by default when the samples have chains */
+		err = browse_report(&ro, !ro.no_children);
+	} else {
+		pager_start(cli_no_pager);
+		err = perfring_report(&ro, stdout);
+	}
 	if (err == -EPIPE)
 		return 0;
 	if (err) {

@@ -5,6 +5,18 @@
 #include <stdio.h>
 #include <string.h>
 #include "cli.h"
+#include "parse-options.h"
+
+static const struct cli_option ring_stat_options[] = {
+	OPT_END(),
+};
+
+static const struct cli_command ring_stat_command = {
+	.name = "ring-stat",
+	.usage = (const char *const[]){ "RING_PATH", NULL },
+	.options = ring_stat_options,
+	.notes = "A named ring's control page and counters.\n",
+};
 
 int cmd_ring_stat(int argc, char **argv)
 {
@@ -13,14 +25,9 @@ int cmd_ring_stat(int argc, char **argv)
 	struct perfring_ring *ring;
 	int err;
 
-	if (argc == 2 &&
-	    (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
-		printf("usage: %s ring-stat RING_PATH\n"
-		       "  a named ring's control page and counters\n",
-		       prog);
-		return 0;
-	}
-	if (argc != 2 || argv[1][0] == '-') {
+	int first = cli_parse(&ring_stat_command, argc, argv, NULL, NULL);
+
+	if (argc - first != 1) {
 		fprintf(stderr, "usage: %s ring-stat RING_PATH\n", prog);
 		return 2;
 	}
@@ -28,17 +35,18 @@ int cmd_ring_stat(int argc, char **argv)
 	 * Attach as a consumer only if nobody is consuming; a producer
 	 * handle would be refused if one is live, so try consumer first.
 	 */
-	err = perfring_ring_attach(argv[1], PERFRING_ROLE_CONSUMER, &ring);
+	err = perfring_ring_attach(argv[first], PERFRING_ROLE_CONSUMER, &ring);
 	if (err == -EBUSY)
-		err = perfring_ring_attach(argv[1], PERFRING_ROLE_PRODUCER,
+		err = perfring_ring_attach(argv[first], PERFRING_ROLE_PRODUCER,
 					   &ring);
 	if (err) {
-		fprintf(stderr, "%s: %s: %s\n", prog, argv[1], strerror(-err));
+		fprintf(stderr, "%s: %s: %s\n", prog, argv[first],
+			strerror(-err));
 		return 1;
 	}
 	pc = perfring_ring_control(ring);
 	perfring_ring_stats(ring, &st);
-	printf("ring:         %s\n", argv[1]);
+	printf("ring:         %s\n", argv[first]);
 	printf("mode:         %s%s\n",
 	       st.flags & PERFRING_MODE_OVERWRITE ? "overwrite (backward)" :
 						    "forward",

@@ -5,11 +5,55 @@
  * rest of its arguments are record's); the readings are perfring_sched().
  */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
+#include "parse-options.h"
+
+#define CLI_ARGS struct perfring_sched_opts
+static const struct cli_option timehist_options[] = {
+	OPT_STRING('i', "input", input, "FILE",
+		   "perf.data to read (default perf.data)"),
+	OPT_BOOLEAN('s', "summary", summary_only,
+		    "the per-task summary alone, not the lines"),
+	OPT_BOOLEAN('S', "with-summary", with_summary,
+		    "the lines, then the summary"),
+	OPT_BOOLEAN('w', "wakeups", wakeups, "the wake-up events among them"),
+	OPT_BOOLEAN('V', "cpu-visual", cpu_visual,
+		    "a column per CPU: where each task ran"),
+	OPT_END(),
+};
+
+static const struct cli_option latency_options[] = {
+	OPT_STRING('i', "input", input, "FILE",
+		   "perf.data to read (default perf.data)"),
+	OPT_STRING('s', "sort", sort, "KEYS",
+		   "sort by avg, max, switch, runtime, pid (default\n"
+		   "avg,max,switch,runtime)"),
+	OPT_BOOLEAN('p', "pids", per_thread,
+		    "a line per thread, not merged by command name"),
+	OPT_END(),
+};
+#undef CLI_ARGS
+
+static const struct cli_command timehist_command = {
+	.name = "sched timehist",
+	.usage = (const char *const[]){ "[-i FILE] [-s|-S] [-w] [-V]", NULL },
+	.options = timehist_options,
+	.notes =
+		"A line per context switch: the task switched out, its wait time,\n"
+		"scheduling delay and run time, as perf sched timehist prints them.\n",
+};
+
+static const struct cli_command latency_command = {
+	.name = "sched latency",
+	.usage = (const char *const[]){ "[-i FILE] [-s KEYS] [-p]", NULL },
+	.options = latency_options,
+	.notes =
+		"Per task its runtime, switches and delays from wake-up to run,\n"
+		"as perf sched latency prints them.\n",
+};
 
 static void sched_usage(FILE *f)
 {
@@ -19,13 +63,10 @@ static void sched_usage(FILE *f)
 		"       %s sched latency [-i FILE] [-s KEYS] [-p]\n"
 		"  record: the events perf sched record records, on every CPU (-a), into\n"
 		"          perf.data (-o), until COMMAND ends, --duration or Ctrl-C\n"
-		"  timehist: a line per context switch: the task switched out, its wait\n"
-		"          time, scheduling delay and run time (perf sched timehist);\n"
-		"          -s the summary alone, -S with it, -w wake-ups, -V CPU columns\n"
-		"  latency: per task its runtime, switches and delays from wake-up to run\n"
-		"          (perf sched latency); -s sort keys (avg,max,switch,runtime,pid),\n"
-		"          -p per thread, not merged by name\n",
-		prog, prog, prog);
+		"  timehist: a line per context switch (perf sched timehist)\n"
+		"  latency: per task its runtime, switches and delays (perf sched latency)\n"
+		"Each subcommand's options: %s sched SUBCOMMAND --help.\n",
+		prog, prog, prog, prog);
 }
 
 struct event_probe {
@@ -105,60 +146,14 @@ static int sched_record(int argc, char **argv)
 
 static int sched_read(int argc, char **argv, bool latency)
 {
-	static const struct option opts[] = {
-		{ "input", required_argument, NULL, 'i' },
-		{ "summary", no_argument, NULL, 's' },
-		{ "with-summary", no_argument, NULL, 'S' },
-		{ "wakeups", no_argument, NULL, 'w' },
-		{ "cpu-visual", no_argument, NULL, 'V' },
-		{ "sort", required_argument, NULL, 'k' },
-		{ "pids", no_argument, NULL, 'p' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	PERFRING_OPTS(perfring_sched_opts, so, .input = "perf.data",
 		      .command = latency ? "latency" : "timehist");
-	int c, err;
+	int first = cli_parse(latency ? &latency_command : &timehist_command,
+			      argc, argv, &so, NULL),
+	    err;
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, latency ? "i:s:ph" : "i:sSwVh",
-				opts, NULL)) != -1) {
-		switch (c) {
-		case 'i':
-			so.input = optarg;
-			break;
-		case 's':
-			if (latency)
-				so.sort = optarg;
-			else
-				so.summary_only = true;
-			break;
-		case 'k':
-			if (!latency)
-				die_usage("--sort is latency's: %s", optarg);
-			so.sort = optarg;
-			break;
-		case 'S':
-			so.with_summary = true;
-			break;
-		case 'w':
-			so.wakeups = true;
-			break;
-		case 'V':
-			so.cpu_visual = true;
-			break;
-		case 'p':
-			so.per_thread = true;
-			break;
-		case 'h':
-			sched_usage(stdout);
-			return 0;
-		default:
-			return 2;
-		}
-	}
-	if (optind < argc)
-		die_usage("unexpected argument '%s'", argv[optind]);
+	if (first < argc)
+		die_usage("unexpected argument '%s'", argv[first]);
 	setvbuf(stdout, NULL, _IOFBF, 1 << 16);
 	err = perfring_sched(&so, stdout);
 	if (err == -EPIPE)

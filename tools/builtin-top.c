@@ -9,25 +9,15 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 #include "cli.h"
+#include "parse-options.h"
 
 #define TOP_MAX_EVENTS 64
-
-static void top_usage(void)
-{
-	printf("usage: %s top [-e EVENT]... [-a] [-C CPUS] [-p PID] [-t TID] [-F HZ | -c PERIOD]\n"
-	       "                [-g] [-s comm,pid,dso,sym] [-d SECS] [-E ROWS] [-z] [-K] [-U] [-n]\n"
-	       "                [-m PAGES|SIZE] [--iterations N] [--stdio]\n"
-	       "  system-wide unless -C, -p or -t; a table every -d seconds (default 1),\n"
-	       "  counts decaying to 7/8 at each refresh (-z: each refresh on its own)\n",
-	       prog);
-}
 
 static uint64_t parse_count(const char *arg, const char *what)
 {
@@ -51,117 +41,128 @@ static unsigned int terminal_rows(void)
 	return ws.ws_row - 7u;
 }
 
+struct top_args {
+	struct perfring_top_opts to;
+	const char *events[TOP_MAX_EVENTS];
+};
+
+static void opt_event(void *args, const char *arg)
+{
+	struct top_args *ta = args;
+
+	if (ta->to.nr_events == TOP_MAX_EVENTS)
+		die_usage("at most 64 events (-e %s)", arg);
+	ta->events[ta->to.nr_events++] = arg;
+}
+
+static void opt_freq(void *args, const char *arg)
+{
+	((struct top_args *)args)->to.freq =
+		parse_count(arg, "-F takes samples per second: %s");
+}
+
+static void opt_count(void *args, const char *arg)
+{
+	((struct top_args *)args)->to.period =
+		parse_count(arg, "-c takes a sample period: %s");
+}
+
+static void opt_delay(void *args, const char *arg)
+{
+	struct top_args *ta = args;
+	char *end;
+
+	ta->to.delay = strtod(arg, &end);
+	if (end == arg || *end || !(ta->to.delay > 0) || ta->to.delay > 86400)
+		die_usage("-d takes seconds: %s", arg);
+}
+
+static void opt_entries(void *args, const char *arg)
+{
+	((struct top_args *)args)->to.entries =
+		(unsigned int)parse_count(arg, "-E takes a number of rows: %s");
+}
+
+static void opt_mmap(void *args, const char *arg)
+{
+	((struct top_args *)args)->to.mmap_bytes = parse_mmap(arg);
+}
+
+static void opt_iterations(void *args, const char *arg)
+{
+	((struct top_args *)args)->to.iterations = parse_count(
+		arg, "--iterations takes a number of refreshes: %s");
+}
+
+#define CLI_ARGS struct top_args
+static const struct cli_option top_options[] = {
+	OPT_GROUP("What to sample (as perf top):"),
+	OPT_CALLBACK('e', "event", "EVENT", opt_event,
+		     "an event (perfring list), repeatable; default cpu-clock"),
+	OPT_BOOLEAN('a', "all-cpus", to.all_cpus,
+		    "system wide (the default without -C, -p or -t)"),
+	OPT_STRING('C', "cpu", to.cpu_list, "CPUS", "only these CPUs"),
+	OPT_STRING('p', "pid", to.pid_list, "PIDS",
+		   "these processes (and their children)"),
+	OPT_STRING('t', "tid", to.tid_list, "TIDS", "these threads"),
+	OPT_CALLBACK('F', "freq", "HZ", opt_freq,
+		     "samples per second (default 4000)"),
+	OPT_CALLBACK('c', "count", "PERIOD", opt_count,
+		     "a sample every PERIOD events"),
+	OPT_BOOLEAN('g', NULL, to.callchain, "call chains under the entries"),
+	OPT_CALLBACK('m', "mmap-pages", "PAGES|SIZE", opt_mmap,
+		     "ring size per CPU"),
+	OPT_GROUP("The table:"),
+	OPT_STRING('s', "sort", to.sort, "KEYS",
+		   "comm,pid,dso,sym (default dso,sym)"),
+	OPT_CALLBACK('d', "delay", "SECS", opt_delay,
+		     "a table every SECS (default 1)"),
+	OPT_CALLBACK('E', "entries", "ROWS", opt_entries,
+		     "rows per table (default: what the terminal fits, or 20)"),
+	OPT_BOOLEAN('z', "zero", to.zero,
+		    "each refresh on its own (counts decay to 7/8 otherwise)"),
+	OPT_BOOLEAN('K', "hide_kernel_symbols", to.hide_kernel,
+		    "kernel samples left out"),
+	OPT_BOOLEAN('U', "hide_user_symbols", to.hide_user,
+		    "user samples left out"),
+	OPT_BOOLEAN('n', "show-nr-samples", to.show_nr_samples,
+		    "a Samples column"),
+	OPT_CALLBACK(0, "iterations", "N", opt_iterations,
+		     "stop after N tables"),
+	OPT_NOOP(0, "stdio", "accepted: the only interface there is"),
+	OPT_END(),
+};
+#undef CLI_ARGS
+
+static const struct cli_command top_command = {
+	.name = "top",
+	.usage =
+		(const char *const[]){
+			"[-e EVENT]... [-a|-C CPUS|-p PID|-t TID] [OPTIONS]",
+			NULL },
+	.options = top_options,
+	.notes = "System-wide unless -C, -p or -t; a table every -d seconds.\n",
+};
+
 int cmd_top(int argc, char **argv)
 {
-	enum { OPT_ITERATIONS = 256, OPT_STDIO };
-	static const struct option opts[] = {
-		{ "event", required_argument, NULL, 'e' },
-		{ "all-cpus", no_argument, NULL, 'a' },
-		{ "cpu", required_argument, NULL, 'C' },
-		{ "pid", required_argument, NULL, 'p' },
-		{ "tid", required_argument, NULL, 't' },
-		{ "freq", required_argument, NULL, 'F' },
-		{ "count", required_argument, NULL, 'c' },
-		{ "sort", required_argument, NULL, 's' },
-		{ "delay", required_argument, NULL, 'd' },
-		{ "entries", required_argument, NULL, 'E' },
-		{ "zero", no_argument, NULL, 'z' },
-		{ "hide_kernel_symbols", no_argument, NULL, 'K' },
-		{ "hide_user_symbols", no_argument, NULL, 'U' },
-		{ "show-nr-samples", no_argument, NULL, 'n' },
-		{ "mmap-pages", required_argument, NULL, 'm' },
-		{ "iterations", required_argument, NULL, OPT_ITERATIONS },
-		{ "stdio", no_argument, NULL, OPT_STDIO },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+	static struct top_args ta = {
+		.to = { .sz = sizeof(ta.to), .control_fd = -1 },
 	};
-	static const char *events[TOP_MAX_EVENTS];
 	struct perfring_top_stats st = { .sz = sizeof(st) };
-	PERFRING_OPTS(perfring_top_opts, to, .control_fd = -1);
-	char *end;
-	int c, err;
+	struct perfring_top_opts to;
+	int first = cli_parse(&top_command, argc, argv, &ta, NULL);
+	int err;
 
-	while ((c = getopt_long(argc, argv, "e:aC:p:t:F:c:gs:d:E:zKUnm:h", opts,
-				NULL)) != -1) {
-		switch (c) {
-		case 'e':
-			if (to.nr_events == TOP_MAX_EVENTS)
-				die_usage("at most 64 events (-e %s)", optarg);
-			events[to.nr_events++] = optarg;
-			break;
-		case 'a':
-			to.all_cpus = true;
-			break;
-		case 'C':
-			to.cpu_list = optarg;
-			break;
-		case 'p':
-			to.pid_list = optarg;
-			break;
-		case 't':
-			to.tid_list = optarg;
-			break;
-		case 'F':
-			to.freq = parse_count(
-				optarg, "-F takes samples per second: %s");
-			break;
-		case 'c':
-			to.period = parse_count(optarg,
-						"-c takes a sample period: %s");
-			break;
-		case 'g':
-			to.callchain = true;
-			break;
-		case 's':
-			to.sort = optarg;
-			break;
-		case 'd':
-			to.delay = strtod(optarg, &end);
-			if (end == optarg || *end || !(to.delay > 0) ||
-			    to.delay > 86400)
-				die_usage("-d takes seconds: %s", optarg);
-			break;
-		case 'E':
-			to.entries = (unsigned int)parse_count(
-				optarg, "-E takes a number of rows: %s");
-			break;
-		case 'z':
-			to.zero = true;
-			break;
-		case 'K':
-			to.hide_kernel = true;
-			break;
-		case 'U':
-			to.hide_user = true;
-			break;
-		case 'n':
-			to.show_nr_samples = true;
-			break;
-		case 'm':
-			to.mmap_bytes = parse_mmap(optarg);
-			break;
-		case OPT_ITERATIONS:
-			to.iterations = parse_count(
-				optarg,
-				"--iterations takes a number of refreshes: %s");
-			break;
-		case OPT_STDIO:
-			break; /* the only interface there is */
-		case 'h':
-			top_usage();
-			return 0;
-		default:
-			return 2;
-		}
-	}
-	if (optind < argc)
+	if (first < argc)
 		die_usage(
 			"unexpected argument '%s' (perfring top runs no command: use -p)",
-			argv[optind]);
+			argv[first]);
+	to = ta.to;
 	if (!!to.pid_list + !!to.tid_list + (to.all_cpus || to.cpu_list) > 1)
 		die_usage("%s: give one of -a/-C, -p and -t",
 			  "conflicting targets");
-	to.events = events;
+	to.events = ta.events;
 	to.clear = isatty(STDOUT_FILENO);
 	if (to.clear && !to.entries)
 		to.entries = terminal_rows();

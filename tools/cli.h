@@ -132,6 +132,8 @@ struct record_args {
 /* Returns -1 to go on (ra->help: print the mode's usage), or the exit
  * status of a bad option; usage errors exit(2). */
 int record_parse_args(int argc, char **argv, struct record_args *ra);
+/* record --help: @mode's usage and the options it takes. */
+void record_help(enum record_mode mode);
 bool record_aux_event(const char *event);
 
 /* The commands (tools/builtin-*.c); argv[0] is the command's name. */
@@ -169,5 +171,29 @@ int cmd_inject(int argc, char **argv);
 int cmd_dump_aux(int argc, char **argv);
 int cmd_script_itrace(int argc, char **argv);
 int cmd_report_itrace(int argc, char **argv);
+/* The analysis loop: annotate, diff (builtin-annotate.c, builtin-diff.c). */
+int cmd_annotate(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
+
+/*
+ * The pager (pager.c): on a terminal, stdout becomes a pipe to
+ * $PERFRING_PAGER, $PAGER or less (NULL from pager_command(): none);
+ * true if started.  no_pager_arg() takes --no-pager out of argv.
+ */
+const char *pager_command(void);
+bool pager_start(bool no_pager);
+bool no_pager_arg(int *argc, char **argv);
+extern bool cli_no_pager; /* --no-pager was given */
+
+/* progress.c: the readers' progress bar on stderr when it is a terminal. */
+void progress_setup(void);
+
+/*
+ * The terminal browser (browser.c, ncurses): perf report's and perf
+ * annotate's TUI.  0 when the user quit, or -errno.
+ */
+int browse_annotate(const struct perfring_annotate_opts *ao);
+/* @ro's entries (its input and filters), self or with a Children column. */
+int browse_report(const struct perfring_report_opts *ro, bool children);
 
 #endif

@@ -45,8 +45,15 @@ static const struct command {
 	{ "top", NULL, cmd_top },
 	{ "push", NULL, cmd_push },
 	{ "data", NULL, cmd_data },
+	{ "annotate", NULL, cmd_annotate },
+	{ "diff", NULL, cmd_diff },
 	{ "sched", NULL, cmd_sched },
 };
+
+/* Commands whose text output goes to the pager on a terminal; report and
+ * annotate start it themselves when not browsing (cli_no_pager). */
+static const char *const paged[] = { "script", "dump", "diff" };
+bool cli_no_pager;
 
 static void usage(FILE *f)
 {
@@ -81,13 +88,18 @@ static void usage(FILE *f)
 		"  dump --aux [-i FILE] [--decode]    CoreSight packets/elements of the AUX data\n"
 		"  script --itrace [-i FILE]          executed instruction ranges, disassembled\n"
 		"  report --itrace [-i FILE]          instruction hot spots by object and symbol\n"
+		"  annotate [-i FILE] [SYMBOL]        instructions and source lines with their share\n"
+		"                                     of the samples (perf annotate)\n"
+		"  diff [OLD [NEW]] [-c delta|ratio|wdiff:W,W]\n"
+		"                                     compare two profiles (perf diff)\n"
 		"  inject [-i FILE] [-o OUT] [--symdir DIR]\n"
 		"                                     AutoFDO branch/range counts (simpleperf inject)\n"
 		"  version                            print the version\n"
 		"  help                               this text\n"
 		"\n"
 		"Options: -v (before the command) prints the library's log.\n"
-		"Each command's options: perfring COMMAND --help.  See perfring(1)\n"
+		"Each command's options: perfring COMMAND --help (--list-opts: their\n"
+		"names).  See perfring(1)\n"
 		"(man -l docs/perfring.1 in the source tree).\n",
 		prog);
 }
@@ -119,6 +131,13 @@ int main(int argc, char **argv)
 	argv++;
 	cli_cmdline_argc = argc + 1;
 	cli_cmdline_argv = argv - 1;
+	if (strcmp(cmd, "record") && strcmp(cmd, "top")) {
+		cli_no_pager = no_pager_arg(&argc, argv);
+		progress_setup();
+	}
+	for (size_t i = 0; i < sizeof(paged) / sizeof(paged[0]); i++)
+		if (!strcmp(cmd, paged[i]) && !has_arg(argc, argv, "--aux"))
+			pager_start(cli_no_pager);
 	if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
 		printf("perfring %s\n", perfring_version());
 		return 0;

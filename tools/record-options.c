@@ -15,7 +15,6 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,238 +24,21 @@
 #include <sys/stat.h>
 #include <linux/perf_event.h>
 #include "cli.h"
+#include "parse-options.h"
 
+/*
+ * Which modes take an option (a row's flags): a mode's own options, and
+ * in a perf recording the AUX replay's with --replay-cs beside the other
+ * sources and the ftrace buffer's, which need --tracefs-event.
+ */
 enum {
-	OPT_PER_THREAD = 256,
-	OPT_OVERWRITE,
-	OPT_NO_APP,
-	OPT_APP_MAX_RINGS,
-	OPT_TRACEFS,
-	OPT_TRACEFS_EVENT,
-	OPT_TRACEFS_OUTPUT,
-	OPT_BUFFER_SIZE,
-	OPT_SUBBUF,
-	OPT_PERCENT,
-	OPT_NO_MMAP,
-	OPT_REPLAY,
-	OPT_RATE,
-	OPT_LOOPS,
-	OPT_CHUNK,
-	OPT_REPLAY_CPU,
-	OPT_CS_HEADER,
-	OPT_DURATION,
-	OPT_NO_INHERIT,
-	OPT_MAX_SIZE,
-	OPT_SWITCH_OUTPUT,
-	OPT_NO_BUILDID_CACHE,
-	OPT_CALL_GRAPH,
-	OPT_USER_REGS,
-	OPT_FILTER,
-	OPT_PPROF,
-	OPT_PHYS_DATA,
-	OPT_DATA_PAGE_SIZE,
-	OPT_CODE_PAGE_SIZE,
-	OPT_SAMPLE_CPU,
-	OPT_SAMPLE_IDENTIFIER,
-	OPT_SWITCH_EVENTS,
-	OPT_USER_CALLCHAINS,
-	OPT_KERNEL_CALLCHAINS,
-	OPT_TIMESTAMP_FILENAME,
-	OPT_CONTROL,
-	OPT_OFF_CPU,
-	OPT_OFF_CPU_THRESH,
-	OPT_PUSH,
-	OPT_PUSH_EVERY,
-	OPT_LABEL,
-	OPT_SPOOL,
-	OPT_SPOOL_SIZE,
-	OPT_MAX
+	M_PERF = 1,
+	M_TRACEFS = 2,
+	M_AUX = 4,
+	M_AUX_PART = 8, /* perf mode, with --replay-cs */
+	M_TRACEFS_PART = 16, /* perf mode: needs --tracefs-event */
+	M_ALL = M_PERF | M_TRACEFS | M_AUX,
 };
-
-static const struct option record_longopts[] = {
-	{ "event", required_argument, NULL, 'e' },
-	{ "all-cpus", no_argument, NULL, 'a' },
-	{ "cpu", required_argument, NULL, 'C' },
-	{ "pid", required_argument, NULL, 'p' },
-	{ "tid", required_argument, NULL, 't' },
-	{ "per-thread", no_argument, NULL, OPT_PER_THREAD },
-	{ "mmap-pages", required_argument, NULL, 'm' },
-	{ "freq", required_argument, NULL, 'F' },
-	{ "count", required_argument, NULL, 'c' },
-	{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
-	{ "user-regs", optional_argument, NULL, OPT_USER_REGS },
-	{ "output", required_argument, NULL, 'o' },
-	{ "overwrite", no_argument, NULL, OPT_OVERWRITE },
-	{ "snapshot", optional_argument, NULL, 'S' },
-	{ "quiet", no_argument, NULL, 'q' },
-	{ "duration", required_argument, NULL, OPT_DURATION },
-	{ "delay", required_argument, NULL, 'D' },
-	{ "timestamp", no_argument, NULL, 'T' },
-	{ "data", no_argument, NULL, 'd' },
-	{ "no-inherit", no_argument, NULL, OPT_NO_INHERIT },
-	{ "stat", no_argument, NULL, 's' },
-	{ "clockid", required_argument, NULL, 'k' },
-	{ "compression-level", optional_argument, NULL, 'z' },
-	{ "max-size", required_argument, NULL, OPT_MAX_SIZE },
-	{ "switch-output", optional_argument, NULL, OPT_SWITCH_OUTPUT },
-	{ "no-buildid-cache", no_argument, NULL, 'N' },
-	{ "help", no_argument, NULL, 'h' },
-	{ "no-app", no_argument, NULL, OPT_NO_APP },
-	{ "app-max-rings", required_argument, NULL, OPT_APP_MAX_RINGS },
-	{ "tracefs", no_argument, NULL, OPT_TRACEFS },
-	{ "tracefs-event", required_argument, NULL, OPT_TRACEFS_EVENT },
-	{ "tracefs-output", required_argument, NULL, OPT_TRACEFS_OUTPUT },
-	{ "buffer-size", required_argument, NULL, OPT_BUFFER_SIZE },
-	{ "subbuf-size", required_argument, NULL, OPT_SUBBUF },
-	{ "buffer-percent", required_argument, NULL, OPT_PERCENT },
-	{ "no-mmap", no_argument, NULL, OPT_NO_MMAP },
-	{ "replay-cs", required_argument, NULL, OPT_REPLAY },
-	{ "rate", required_argument, NULL, OPT_RATE },
-	{ "loops", required_argument, NULL, OPT_LOOPS },
-	{ "chunk", required_argument, NULL, OPT_CHUNK },
-	{ "replay-cpu", required_argument, NULL, OPT_REPLAY_CPU },
-	{ "cs-header-version", required_argument, NULL, OPT_CS_HEADER },
-	{ "filter", required_argument, NULL, OPT_FILTER },
-	{ "pprof", required_argument, NULL, OPT_PPROF },
-	{ "raw-samples", no_argument, NULL, 'R' },
-	{ "weight", no_argument, NULL, 'W' },
-	{ "period", no_argument, NULL, 'P' },
-	{ "phys-data", no_argument, NULL, OPT_PHYS_DATA },
-	{ "data-page-size", no_argument, NULL, OPT_DATA_PAGE_SIZE },
-	{ "code-page-size", no_argument, NULL, OPT_CODE_PAGE_SIZE },
-	{ "sample-cpu", no_argument, NULL, OPT_SAMPLE_CPU },
-	{ "sample-identifier", no_argument, NULL, OPT_SAMPLE_IDENTIFIER },
-	{ "switch-events", no_argument, NULL, OPT_SWITCH_EVENTS },
-	{ "user-callchains", no_argument, NULL, OPT_USER_CALLCHAINS },
-	{ "kernel-callchains", no_argument, NULL, OPT_KERNEL_CALLCHAINS },
-	{ "no-buildid", no_argument, NULL, 'B' },
-	{ "timestamp-filename", no_argument, NULL, OPT_TIMESTAMP_FILENAME },
-	{ "control", required_argument, NULL, OPT_CONTROL },
-	{ "off-cpu", no_argument, NULL, OPT_OFF_CPU },
-	{ "off-cpu-thresh", required_argument, NULL, OPT_OFF_CPU_THRESH },
-	{ "push", required_argument, NULL, OPT_PUSH },
-	{ "push-every", required_argument, NULL, OPT_PUSH_EVERY },
-	{ "label", required_argument, NULL, OPT_LABEL },
-	{ "spool", required_argument, NULL, OPT_SPOOL },
-	{ "spool-size", required_argument, NULL, OPT_SPOOL_SIZE },
-	{ NULL, 0, NULL, 0 },
-};
-
-/* What each mode takes (0-terminated). */
-static const int perf_takes[] = { 'e',
-				  'a',
-				  'C',
-				  'p',
-				  't',
-				  OPT_PER_THREAD,
-				  'm',
-				  'F',
-				  'c',
-				  'g',
-				  OPT_CALL_GRAPH,
-				  OPT_USER_REGS,
-				  'o',
-				  OPT_OVERWRITE,
-				  'q',
-				  OPT_DURATION,
-				  'D',
-				  'T',
-				  'd',
-				  OPT_NO_INHERIT,
-				  's',
-				  'k',
-				  'z',
-				  OPT_MAX_SIZE,
-				  OPT_SWITCH_OUTPUT,
-				  'N',
-				  OPT_NO_APP,
-				  OPT_APP_MAX_RINGS,
-				  OPT_TRACEFS_EVENT,
-				  OPT_TRACEFS_OUTPUT,
-				  OPT_BUFFER_SIZE,
-				  OPT_SUBBUF,
-				  OPT_PERCENT,
-				  OPT_NO_MMAP,
-				  OPT_FILTER,
-				  OPT_PPROF,
-				  'R',
-				  'W',
-				  'P',
-				  OPT_PHYS_DATA,
-				  OPT_DATA_PAGE_SIZE,
-				  OPT_CODE_PAGE_SIZE,
-				  OPT_SAMPLE_CPU,
-				  OPT_SAMPLE_IDENTIFIER,
-				  OPT_SWITCH_EVENTS,
-				  OPT_USER_CALLCHAINS,
-				  OPT_KERNEL_CALLCHAINS,
-				  'B',
-				  OPT_TIMESTAMP_FILENAME,
-				  OPT_CONTROL,
-				  OPT_OFF_CPU,
-				  OPT_OFF_CPU_THRESH,
-				  OPT_PUSH,
-				  OPT_PUSH_EVERY,
-				  OPT_LABEL,
-				  OPT_SPOOL,
-				  OPT_SPOOL_SIZE,
-				  0 };
-static const int tracefs_takes[] = { OPT_TRACEFS,
-				     'e',
-				     'a',
-				     'C',
-				     'm',
-				     'o',
-				     'q',
-				     OPT_DURATION,
-				     OPT_BUFFER_SIZE,
-				     OPT_SUBBUF,
-				     OPT_PERCENT,
-				     OPT_NO_MMAP,
-				     0 };
-static const int aux_takes[] = { OPT_REPLAY,
-				 'e',
-				 'o',
-				 OPT_RATE,
-				 OPT_LOOPS,
-				 OPT_CHUNK,
-				 OPT_REPLAY_CPU,
-				 'm',
-				 'S',
-				 OPT_OVERWRITE,
-				 OPT_CS_HEADER,
-				 OPT_DURATION,
-				 'q',
-				 0 };
-/* The AUX replay's options a perf recording takes with --replay-cs
- * beside its other sources. */
-static const int aux_part[] = { OPT_REPLAY, OPT_RATE,	    OPT_LOOPS,
-				OPT_CHUNK,  OPT_REPLAY_CPU, OPT_CS_HEADER,
-				0 };
-/* Options of the ftrace part that need ftrace events in perf mode. */
-static const int tracefs_part[] = { OPT_TRACEFS_OUTPUT, OPT_BUFFER_SIZE,
-				    OPT_SUBBUF,		OPT_PERCENT,
-				    OPT_NO_MMAP,	0 };
-
-static bool takes(const int *list, int c)
-{
-	for (; *list; list++)
-		if (*list == c)
-			return true;
-	return false;
-}
-
-static const char *opt_name(int c)
-{
-	static char s[4];
-
-	for (const struct option *o = record_longopts; o->name; o++)
-		if (o->val == c)
-			return o->name;
-	snprintf(s, sizeof(s), "%c", c);
-	return s;
-}
-
 bool record_aux_event(const char *e)
 {
 	static const char *const pmus[] = { "cs_etm", "cs-etm", "intel_pt",
@@ -362,8 +144,9 @@ static uint64_t parse_mmap_pages(const char *arg)
 }
 
 /* perf's -m pages[,auxpages]: the AUX part only in AUX mode. */
-static void parse_mmap_arg(struct record_args *ra, const char *arg)
+static void parse_mmap_arg(void *args, const char *arg)
 {
+	struct record_args *ra = args;
 	char *copy = strdup(arg), *comma;
 
 	if (!copy)
@@ -384,8 +167,9 @@ static void parse_mmap_arg(struct record_args *ra, const char *arg)
  * (perf enables them through --control, which perfring has not); or
  * windows, "10-20,30-40": enabled from 10 to 20 ms and from 30 to 40 ms
  * after the start, then the recording stops. */
-static void parse_delay(struct record_args *ra, const char *arg)
+static void parse_delay(void *args, const char *arg)
 {
+	struct record_args *ra = args;
 	const char *p = arg;
 	char *end;
 	double v;
@@ -475,8 +259,9 @@ static int open_control_fifo(const char *path)
 /* --control as perf 6.1 takes it: fifo:CTL[,ACK] or fd:CTL[,ACK]
  * (descriptors the caller opened: a pipe, a FIFO or a socket; the
  * recorder reads and writes them without blocking). */
-static void parse_control(struct record_args *ra, const char *arg)
+static void parse_control(void *args, const char *arg)
 {
+	struct record_args *ra = args;
 	char *copy = strdup(arg), *ack, *end;
 	bool fifo = !strncmp(arg, "fifo:", 5);
 
@@ -557,8 +342,9 @@ static int parse_clockid(const char *arg)
  * and BYTES of user stack a sample, rounded up to 8, at most 65528;
  * default 8192).  -g is "fp".
  */
-static void parse_call_graph(struct record_args *ra, const char *arg)
+static void parse_call_graph(void *args, const char *arg)
 {
+	struct record_args *ra = args;
 	const char *comma = strchr(arg, ',');
 	size_t len = comma ? (size_t)(comma - arg) : strlen(arg);
 	unsigned long long v = 0;
@@ -602,8 +388,9 @@ static const char *const user_reg_names[] = {
 #define NR_USER_REGS (sizeof(user_reg_names) / sizeof(user_reg_names[0]))
 
 /* perf's --user-regs[=REG,...]: none named means all of them; "?" lists. */
-static void parse_user_regs(struct record_args *ra, const char *arg)
+static void parse_user_regs(void *args, const char *arg)
 {
+	struct record_args *ra = args;
 	char *copy, *tok, *save = NULL;
 
 	if (!arg || !*arg) {
@@ -640,239 +427,406 @@ static void parse_user_regs(struct record_args *ra, const char *arg)
 	free(copy);
 }
 
-/* One option into @ra.  Returns false for an unknown one. */
-static bool record_option(struct record_args *ra, int c, char *arg)
+/* The rows' callbacks: options with more to do than store a value. */
+static void add_event(const char **list, int *nr, const char *arg,
+		      const char *fmt)
 {
+	if (*nr == RECORD_MAX_EVENTS)
+		die_usage(fmt, arg);
+	list[(*nr)++] = arg;
+}
+
+static void opt_event(void *args, const char *arg)
+{
+	struct record_args *ra = args;
+
+	add_event(ra->events, &ra->nr_events, arg, "at most 64 events (%s)");
+}
+
+/* perf: the filter of the -e before it */
+static void opt_filter(void *args, const char *arg)
+{
+	struct record_args *ra = args;
+
+	if (!ra->nr_events)
+		die_usage(
+			"--filter option should follow a -e tracepoint option: %s",
+			arg);
+	ra->filters[ra->nr_events - 1] = arg;
+}
+
+static void opt_tracefs_event(void *args, const char *arg)
+{
+	struct record_args *ra = args;
+
+	add_event(ra->tracefs_events, &ra->nr_tracefs_events, arg,
+		  "at most 64 tracefs events (%s)");
+}
+
+static void opt_freq(void *args, const char *arg)
+{
+	((struct record_args *)args)->freq = parse_freq(arg);
+}
+
+static void opt_count(void *args, const char *arg)
+{
+	((struct record_args *)args)->period =
+		parse_count(arg, "-c takes a period (events per sample): %s");
+}
+
+/* -S[size], --snapshot[=[e][size]] */
+static void opt_snapshot(void *args, const char *arg)
+{
+	struct record_args *ra = args;
+
+	ra->snapshot = true;
+	if (arg && *arg == 'e') {
+		ra->snapshot_on_exit = true;
+		arg++;
+	}
+	if (arg && *arg)
+		ra->snapshot_size = parse_size(arg, "-S");
+}
+
+static void opt_clockid(void *args, const char *arg)
+{
+	struct record_args *ra = args;
+
+	ra->clockid = parse_clockid(arg);
+	ra->set_clockid = true;
+}
+
+static void opt_compression(void *args, const char *arg)
+{
+	((struct record_args *)args)->compression_level =
+		arg ? (int)parse_level(arg) : 1;
+}
+
+static void opt_switch_output(void *args, const char *arg)
+{
+	((struct record_args *)args)->switch_output = arg ? arg : "signal";
+}
+
+static void opt_app_max_rings(void *args, const char *arg)
+{
+	char *end;
+	unsigned long long v = strtoull(arg, &end, 10);
+
+	if (*end || !v || v > UINT32_MAX)
+		die_usage("--app-max-rings takes a count: %s", arg);
+	((struct record_args *)args)->app_max_rings = (uint32_t)v;
+}
+
+static void opt_buffer_size(void *args, const char *arg)
+{
+	((struct record_args *)args)->buffer_bytes = parse_mmap(arg);
+}
+
+static void opt_subbuf_size(void *args, const char *arg)
+{
+	((struct record_args *)args)->subbuf_bytes = parse_subbuf(arg);
+}
+
+static void opt_buffer_percent(void *args, const char *arg)
+{
+	struct record_args *ra = args;
+	char *end;
+
+	ra->buffer_percent = (int)strtol(arg, &end, 10);
+	if (*end || ra->buffer_percent < 0 || ra->buffer_percent > 100)
+		die_usage("--buffer-percent takes 0..100: %s", arg);
+}
+
+static void opt_loops(void *args, const char *arg)
+{
+	((struct record_args *)args)->loops =
+		parse_count(arg, "--loops takes a count: %s");
+}
+
+static void opt_replay_cpu(void *args, const char *arg)
+{
+	struct record_args *ra = args;
+	char *end;
+
+	ra->replay_cpu = (int)strtol(arg, &end, 10);
+	if (*end || ra->replay_cpu < 0)
+		die_usage("--replay-cpu takes a CPU: %s", arg);
+}
+
+static void opt_cs_header(void *args, const char *arg)
+{
+	((struct record_args *)args)->cs_header_version = atoi(arg);
+}
+
+/* perf's --off-cpu-thresh: milliseconds */
+static void opt_off_cpu_thresh(void *args, const char *arg)
+{
+	struct record_args *ra = args;
 	char *end;
 	unsigned long long v;
 
-	switch (c) {
-	case 'e':
-		if (ra->nr_events == RECORD_MAX_EVENTS)
-			die_usage("at most 64 events (%s)", arg);
-		ra->events[ra->nr_events++] = arg;
-		break;
-	case OPT_FILTER: /* perf: the filter of the -e before it */
-		if (!ra->nr_events)
-			die_usage(
-				"--filter option should follow a -e tracepoint option: %s",
-				arg);
-		ra->filters[ra->nr_events - 1] = arg;
-		break;
-	case OPT_TRACEFS_EVENT:
-		if (ra->nr_tracefs_events == RECORD_MAX_EVENTS)
-			die_usage("at most 64 tracefs events (%s)", arg);
-		ra->tracefs_events[ra->nr_tracefs_events++] = arg;
-		break;
-	case 'a':
-		ra->all_cpus = true;
-		break;
-	case 'C':
-		ra->cpu_list = arg;
-		break;
-	case 'p':
-		ra->pid_list = arg;
-		break;
-	case 't':
-		ra->tid_list = arg;
-		break;
-	case OPT_PER_THREAD:
-		ra->per_thread = true;
-		break;
-	case 'm':
-		parse_mmap_arg(ra, arg);
-		break;
-	case 'F':
-		ra->freq = parse_freq(arg);
-		break;
-	case 'c':
-		ra->period = parse_count(
-			arg, "-c takes a period (events per sample): %s");
-		break;
-	case 'g': /* as perf: fp unless --call-graph chose a mode */
-		ra->callchain = true;
-		break;
-	case OPT_CALL_GRAPH:
-		parse_call_graph(ra, arg);
-		break;
-	case OPT_USER_REGS:
-		parse_user_regs(ra, arg);
-		break;
-	case 'o':
-		ra->output = arg;
-		break;
-	case OPT_OVERWRITE:
-		ra->overwrite = true;
-		break;
-	case 'S': /* -S[size], --snapshot[=[e][size]] */
-		ra->snapshot = true;
-		if (arg && *arg == 'e') {
-			ra->snapshot_on_exit = true;
-			arg++;
-		}
-		if (arg && *arg)
-			ra->snapshot_size = parse_size(arg, "-S");
-		break;
-	case 'q':
-		ra->quiet = true;
-		break;
-	case OPT_DURATION:
-		ra->duration = parse_seconds(arg);
-		break;
-	case 'D':
-		parse_delay(ra, arg);
-		break;
-	case OPT_CONTROL:
-		parse_control(ra, arg);
-		break;
-	case 'T': /* every sample has its time already */
-	case 'N': /* no build-id cache is kept */
-		break;
-	case 'd':
-		ra->sample_addr = true;
-		break;
-	case 'R':
-		ra->sample_bits |= PERF_SAMPLE_RAW;
-		break;
-	case 'W':
-		ra->sample_bits |=
-			PERF_SAMPLE_WEIGHT_STRUCT; /* as perf 6.1 sets it */
-		break;
-	case OPT_PHYS_DATA:
-		ra->sample_bits |= PERF_SAMPLE_PHYS_ADDR;
-		break;
-	case OPT_DATA_PAGE_SIZE:
-		ra->sample_bits |= PERF_SAMPLE_DATA_PAGE_SIZE;
-		break;
-	case OPT_CODE_PAGE_SIZE:
-		ra->sample_bits |= PERF_SAMPLE_CODE_PAGE_SIZE;
-		break;
-	case 'P': /* every sample has its period already */
-	case OPT_SAMPLE_CPU: /* ... its CPU */
-	case OPT_SAMPLE_IDENTIFIER: /* ... and PERF_SAMPLE_IDENTIFIER */
-		break;
-	case OPT_SWITCH_EVENTS:
-		ra->switch_events = true;
-		break;
-	case OPT_USER_CALLCHAINS:
-		ra->user_callchains = true;
-		break;
-	case OPT_KERNEL_CALLCHAINS:
-		ra->kernel_callchains = true;
-		break;
-	case 'B':
-		ra->no_buildid = true;
-		break;
-	case OPT_TIMESTAMP_FILENAME:
-		ra->timestamp_filename = true;
-		break;
-	case OPT_NO_INHERIT:
-		ra->no_inherit = true;
-		break;
-	case 's':
-		ra->inherit_stat = true;
-		break;
-	case 'k':
-		ra->clockid = parse_clockid(arg);
-		ra->set_clockid = true;
-		break;
-	case 'z':
-		ra->compression_level = arg ? (int)parse_level(arg) : 1;
-		break;
-	case OPT_MAX_SIZE:
-		ra->max_size = parse_size(arg, "--max-size");
-		break;
-	case OPT_SWITCH_OUTPUT:
-		ra->switch_output = arg ? arg : "signal";
-		break;
-	case OPT_NO_APP:
-		ra->no_app = true;
-		break;
-	case OPT_APP_MAX_RINGS:
-		v = strtoull(arg, &end, 10);
-		if (*end || !v || v > UINT32_MAX)
-			die_usage("--app-max-rings takes a count: %s", arg);
-		ra->app_max_rings = (uint32_t)v;
-		break;
-	case OPT_TRACEFS:
-		ra->tracefs = true;
-		break;
-	case OPT_TRACEFS_OUTPUT:
-		ra->tracefs_output = arg;
-		break;
-	case OPT_BUFFER_SIZE:
-		ra->buffer_bytes = parse_mmap(arg);
-		break;
-	case OPT_SUBBUF:
-		ra->subbuf_bytes = parse_subbuf(arg);
-		break;
-	case OPT_PERCENT:
-		ra->buffer_percent = (int)strtol(arg, &end, 10);
-		if (*end || ra->buffer_percent < 0 || ra->buffer_percent > 100)
-			die_usage("--buffer-percent takes 0..100: %s", arg);
-		break;
-	case OPT_NO_MMAP:
-		ra->no_mmap = true;
-		break;
-	case OPT_REPLAY:
-		ra->replay = arg;
-		break;
-	case OPT_RATE:
-		ra->rate = parse_size(arg, "--rate");
-		break;
-	case OPT_LOOPS:
-		ra->loops = parse_count(arg, "--loops takes a count: %s");
-		break;
-	case OPT_CHUNK:
-		ra->chunk = parse_size(arg, "--chunk");
-		break;
-	case OPT_REPLAY_CPU:
-		ra->replay_cpu = (int)strtol(arg, &end, 10);
-		if (*end || ra->replay_cpu < 0)
-			die_usage("--replay-cpu takes a CPU: %s", arg);
-		break;
-	case OPT_CS_HEADER:
-		ra->cs_header_version = atoi(arg);
-		break;
-	case OPT_PPROF:
-		ra->pprof = arg;
-		break;
-	case OPT_OFF_CPU:
-		ra->off_cpu = true;
-		break;
-	case OPT_OFF_CPU_THRESH: /* perf: milliseconds */
-		v = strtoull(arg, &end, 10);
-		if (end == arg || *end || v > UINT64_MAX / 1000000)
-			die_usage("--off-cpu-thresh takes milliseconds: %s",
-				  arg);
-		ra->off_cpu_thresh_ms = v;
-		ra->off_cpu_thresh_set = true;
-		break;
-	case OPT_PUSH: /* fleet profiling: SINK=URL, more than one */
-		if (ra->nr_push >= PERFRING_PUSH_MAX_SINKS)
-			die_usage("--push: at most 8 sinks: %s", arg);
-		ra->push[ra->nr_push++] = arg;
-		break;
-	case OPT_PUSH_EVERY:
-		ra->push_every = parse_seconds(arg);
-		break;
-	case OPT_LABEL:
-		if (ra->nr_labels >= RECORD_MAX_EVENTS || !strchr(arg, '=') ||
-		    arg[0] == '=')
-			die_usage("--label takes KEY=VALUE (at most 64): %s",
-				  arg);
-		ra->labels[ra->nr_labels++] = arg;
-		break;
-	case OPT_SPOOL:
-		ra->spool = arg;
-		break;
-	case OPT_SPOOL_SIZE:
-		ra->spool_bytes = parse_size(arg, "--spool-size");
-		break;
-	default:
-		return false;
-	}
-	return true;
+	errno = 0;
+	v = strtoull(arg, &end, 10);
+	if (errno || end == arg || *end || v > UINT64_MAX / 1000000)
+		die_usage("--off-cpu-thresh takes milliseconds: %s", arg);
+	ra->off_cpu_thresh_ms = v;
+	ra->off_cpu_thresh_set = true;
+}
+
+/* fleet profiling: SINK=URL, more than one */
+static void opt_push(void *args, const char *arg)
+{
+	struct record_args *ra = args;
+
+	if (ra->nr_push >= PERFRING_PUSH_MAX_SINKS)
+		die_usage("--push: at most 8 sinks: %s", arg);
+	ra->push[ra->nr_push++] = arg;
+}
+
+static void opt_label(void *args, const char *arg)
+{
+	struct record_args *ra = args;
+
+	if (ra->nr_labels >= RECORD_MAX_EVENTS || !strchr(arg, '=') ||
+	    arg[0] == '=')
+		die_usage("--label takes KEY=VALUE (at most 64): %s", arg);
+	ra->labels[ra->nr_labels++] = arg;
+}
+
+#define CLI_ARGS struct record_args
+/* Every option record takes, grouped as perf record -h lists them, each
+ * with the modes it applies to. */
+static const struct cli_option record_options[] = {
+	OPT_GROUP("What to record (as perf record):"),
+	OPT_CALLBACK('e', "event", "EVENT", opt_event,
+		     "an event (perfring list), repeatable; default cpu-clock",
+		     .flags = M_ALL),
+	OPT_CALLBACK(0, "filter", "FILTER", opt_filter,
+		     "kernel filter on the tracepoint -e before it",
+		     .flags = M_PERF),
+	OPT_BOOLEAN('a', "all-cpus", all_cpus, "system wide",
+		    .flags = M_PERF | M_TRACEFS),
+	OPT_STRING('C', "cpu", cpu_list, "CPUS", "only these CPUs (0-1,3)",
+		   .flags = M_PERF | M_TRACEFS),
+	OPT_STRING('p', "pid", pid_list, "PIDS",
+		   "attach to processes (with a COMMAND: while it runs)",
+		   .flags = M_PERF),
+	OPT_STRING('t', "tid", tid_list, "TIDS", "attach to threads",
+		   .flags = M_PERF),
+	OPT_BOOLEAN(0, "per-thread", per_thread,
+		    "a ring per thread instead of one per CPU",
+		    .flags = M_PERF),
+	OPT_BOOLEAN(0, "no-inherit", no_inherit, "not the command's children",
+		    .flags = M_PERF),
+	OPT_CALLBACK('F', "freq", "HZ|max", opt_freq,
+		     "sampling frequency (default 4000)", .flags = M_PERF),
+	OPT_CALLBACK('c', "count", "PERIOD", opt_count,
+		     "a sample every PERIOD events", .flags = M_PERF),
+	/* as perf: fp unless --call-graph chose a mode */
+	OPT_BOOLEAN('g', NULL, callchain, "call chains (frame pointers)",
+		    .flags = M_PERF),
+	OPT_CALLBACK(0, "call-graph", "fp|dwarf[,SIZE]", parse_call_graph,
+		     "call chains; dwarf copies SIZE bytes of user stack",
+		     .flags = M_PERF),
+	OPT_CALLBACK_OPTARG(0, "user-regs", "REGS", parse_user_regs,
+			    "sample user registers (=? lists them)",
+			    .flags = M_PERF),
+	OPT_BOOLEAN(0, "user-callchains", user_callchains,
+		    "user call chains only", .flags = M_PERF),
+	OPT_BOOLEAN(0, "kernel-callchains", kernel_callchains,
+		    "kernel call chains only", .flags = M_PERF),
+	OPT_BOOLEAN('d', "data", sample_addr, "sample addresses",
+		    .flags = M_PERF),
+	OPT_BIT('R', "raw-samples", sample_bits, PERF_SAMPLE_RAW, "raw data",
+		.flags = M_PERF),
+	/* as perf 6.1 sets it */
+	OPT_BIT('W', "weight", sample_bits, PERF_SAMPLE_WEIGHT_STRUCT,
+		"the sample weight", .flags = M_PERF),
+	OPT_BIT(0, "phys-data", sample_bits, PERF_SAMPLE_PHYS_ADDR,
+		"physical data addresses", .flags = M_PERF),
+	OPT_BIT(0, "data-page-size", sample_bits, PERF_SAMPLE_DATA_PAGE_SIZE,
+		"the data addresses' page sizes", .flags = M_PERF),
+	OPT_BIT(0, "code-page-size", sample_bits, PERF_SAMPLE_CODE_PAGE_SIZE,
+		"the code addresses' page sizes", .flags = M_PERF),
+	OPT_NOOP('T', "timestamp", "accepted: every sample has its time",
+		 .flags = M_PERF),
+	OPT_NOOP('P', "period", "accepted: every sample has its period",
+		 .flags = M_PERF),
+	OPT_NOOP(0, "sample-cpu", "accepted: every sample has its CPU",
+		 .flags = M_PERF),
+	OPT_NOOP(0, "sample-identifier",
+		 "accepted: every sample has its id (PERF_SAMPLE_IDENTIFIER)",
+		 .flags = M_PERF),
+	OPT_BOOLEAN(0, "switch-events", switch_events, "context switch records",
+		    .flags = M_PERF),
+	OPT_BOOLEAN(0, "off-cpu", off_cpu,
+		    "where threads wait: offcpu-time samples (period: ns\n"
+		    "off the CPU) at the stacks where they blocked, with\n"
+		    "offcpu-preempted and offcpu-waker (who woke them)",
+		    .flags = M_PERF),
+	OPT_CALLBACK(0, "off-cpu-thresh", "MSEC", opt_off_cpu_thresh,
+		     "blocks longer keep their own time (default 500);\n"
+		     "shorter ones are summed per thread and stack",
+		     .flags = M_PERF),
+	OPT_BOOLEAN('s', "stat", inherit_stat, "per-thread counts (report -T)",
+		    .flags = M_PERF),
+	OPT_CALLBACK('k', "clockid", "CLOCK", opt_clockid,
+		     "clock of the perf events (monotonic_raw, ...)",
+		     .flags = M_PERF),
+	OPT_CALLBACK('D', "delay", "MSECS|-1|START-END,...", parse_delay,
+		     "enable late, only in windows, or on --control",
+		     .flags = M_PERF),
+	OPT_CALLBACK(0, "control", "fifo:CTL[,ACK]|fd:CTL[,ACK]", parse_control,
+		     "enable/disable/snapshot commands", .flags = M_PERF),
+	OPT_SECONDS(0, "duration", duration, "SECS",
+		    "stop after SECS (or when the command ends; Ctrl-C)",
+		    .flags = M_ALL),
+
+	OPT_GROUP("Output:"),
+	OPT_STRING('o', "output", output, "FILE|-",
+		   "default perf.data (the old one becomes perf.data.old);\n"
+		   "-: perf's pipe format on standard output",
+		   .flags = M_ALL),
+	OPT_CALLBACK('m', "mmap-pages", "PAGES|SIZE[,AUX]", parse_mmap_arg,
+		     "ring size per CPU (AUX: the AUX area's)", .flags = M_ALL),
+	OPT_BOOLEAN(0, "overwrite", overwrite,
+		    "flight recorder: newest kept, SIGUSR2 and exit snapshot",
+		    .flags = M_PERF | M_AUX),
+	OPT_CALLBACK_OPTARG('z', "compression-level", "N", opt_compression,
+			    "zstd-compressed records (N 1..22, default 1)",
+			    .flags = M_PERF),
+	OPT_SIZE(0, "max-size", max_size, "SIZE",
+		 "stop when SIZE of data is written (says so)",
+		 .flags = M_PERF),
+	OPT_CALLBACK_OPTARG(
+		0, "switch-output", "signal|SIZE|TIME", opt_switch_output,
+		"a new perf.data.<time> on SIGUSR2, per SIZE or TIME",
+		.flags = M_PERF),
+	OPT_BOOLEAN(0, "timestamp-filename", timestamp_filename,
+		    "perf.data.<time> as the output name", .flags = M_PERF),
+	OPT_NOOP('N', "no-buildid-cache", "accepted (no cache is kept)",
+		 .flags = M_PERF),
+	OPT_BOOLEAN('B', "no-buildid", no_buildid, "no build-ids",
+		    .flags = M_PERF),
+	OPT_STRING(0, "pprof", pprof, "FILE.pb.gz",
+		   "also write a pprof profile of the recording at the end",
+		   .flags = M_PERF),
+	OPT_BOOLEAN('q', "quiet", quiet, "no summary", .flags = M_ALL),
+	OPT_BOOLEAN('h', "help", help, "this text", .flags = M_ALL),
+
+	OPT_GROUP(
+		"Fleet (symbolized samples to profile stores while recording):"),
+	OPT_CALLBACK(0, "push", "clickhouse|pyroscope|parca=http://HOST:PORT",
+		     opt_push,
+		     "a store, repeatable\n(-o /dev/null: nothing kept locally)",
+		     .flags = M_PERF),
+	OPT_SECONDS(0, "push-every", push_every, "SECS",
+		    "an interval's samples per push (default 10)",
+		    .flags = M_PERF),
+	OPT_CALLBACK(0, "label", "KEY=VALUE", opt_label,
+		     "a label on every pushed profile, repeatable",
+		     .flags = M_PERF),
+	OPT_STRING(0, "spool", spool, "DIR",
+		   "keep what a store refused, for perfring push",
+		   .flags = M_PERF),
+	OPT_SIZE(0, "spool-size", spool_bytes, "SIZE",
+		 "at most SIZE in the spool (oldest dropped first)",
+		 .flags = M_PERF),
+
+	OPT_GROUP(
+		"Programs that link libperfring (application events, same file):"),
+	OPT_BOOLEAN(0, "no-app", no_app, "do not record them", .flags = M_PERF),
+	OPT_CALLBACK(0, "app-max-rings", "N", opt_app_max_rings,
+		     "read at most N of their rings at once (default 4096)",
+		     .flags = M_PERF),
+
+	OPT_GROUP("ftrace (tracefs per-CPU buffers):"),
+	OPT_BOOLEAN(
+		0, "tracefs", tracefs,
+		"record ftrace events only, into a trace.dat (-e names them,\n"
+		"-m is the per-CPU buffer size)",
+		.flags = M_TRACEFS),
+	OPT_CALLBACK(0, "tracefs-event", "SYS:EVENT", opt_tracefs_event,
+		     "ftrace events beside the perf events, into\n"
+		     "OUTPUT.trace.dat (perfring script merges the two)",
+		     .flags = M_PERF),
+	OPT_STRING(0, "tracefs-output", tracefs_output, "FILE",
+		   "that file instead", .flags = M_PERF | M_TRACEFS_PART),
+	OPT_CALLBACK(0, "buffer-size", "SIZE", opt_buffer_size,
+		     "per-CPU ftrace buffer size",
+		     .flags = M_PERF | M_TRACEFS | M_TRACEFS_PART),
+	OPT_CALLBACK(0, "subbuf-size", "SIZE", opt_subbuf_size,
+		     "ftrace sub-buffer size (4K, 8K, ...)",
+		     .flags = M_PERF | M_TRACEFS | M_TRACEFS_PART),
+	OPT_CALLBACK(0, "buffer-percent", "N", opt_buffer_percent,
+		     "wake when N% of a buffer is full",
+		     .flags = M_PERF | M_TRACEFS | M_TRACEFS_PART),
+	OPT_BOOLEAN(0, "no-mmap", no_mmap,
+		    "read() trace_pipe_raw instead of mapping it",
+		    .flags = M_PERF | M_TRACEFS | M_TRACEFS_PART),
+
+	OPT_GROUP(
+		"AUX trace (CoreSight, replayed: no machine here has a trace unit):"),
+	OPT_STRING(0, "replay-cs", replay, "DIR|PERF_DATA",
+		   "play an OpenCSD snapshot or a cs_etm perf.data\n"
+		   "through AUX areas (alone, or beside a COMMAND/-e)",
+		   .flags = M_AUX | M_AUX_PART),
+	OPT_SIZE(0, "rate", rate, "BYTES/S", "how fast it is played",
+		 .flags = M_AUX | M_AUX_PART),
+	OPT_CALLBACK(0, "loops", "N", opt_loops, "how many times",
+		     .flags = M_AUX | M_AUX_PART),
+	OPT_SIZE(0, "chunk", chunk, "SIZE", "in chunks of SIZE",
+		 .flags = M_AUX | M_AUX_PART),
+	OPT_CALLBACK(0, "replay-cpu", "CPU", opt_replay_cpu, "on which CPU",
+		     .flags = M_AUX | M_AUX_PART),
+	OPT_CALLBACK(0, "cs-header-version", "1|2", opt_cs_header,
+		     "the cs_etm header's version",
+		     .flags = M_AUX | M_AUX_PART),
+	OPT_CALLBACK_OPTARG('S', "snapshot", "[e]SIZE", opt_snapshot,
+			    "snapshot mode: SIGUSR2 takes one (e: at exit too)",
+			    .flags = M_AUX),
+	OPT_END(),
+};
+#undef CLI_ARGS
+
+/* Each mode's usage lines; perf mode's help lists every option. */
+static const char *const usage_perf[] = {
+	"[OPTIONS] [-- COMMAND [ARGS]]",
+	"--tracefs -e SYS:EVENT... [OPTIONS] [-- COMMAND [ARGS]]",
+	"--replay-cs DIR|PERF_DATA [OPTIONS]",
+	NULL,
+};
+static const char *const usage_tracefs[] = {
+	"--tracefs -e SYS:EVENT... [OPTIONS] [-- COMMAND [ARGS]]",
+	NULL,
+};
+static const char *const usage_aux[] = {
+	"--replay-cs DIR|PERF_DATA [OPTIONS]",
+	"-e cs_etm// | intel_pt// | arm_spe// ... [OPTIONS]",
+	NULL,
+};
+
+static const struct cli_command record_command = {
+	.name = "record",
+	.usage = usage_perf,
+	.options = record_options,
+	.notes =
+		"See perfring(1) (man -l docs/perfring.1 in the source tree).\n",
+	.in_order = true,
+};
+
+void record_help(enum record_mode mode)
+{
+	struct cli_command c = record_command;
+
+	if (mode == RECORD_TRACEFS)
+		c.usage = usage_tracefs;
+	else if (mode == RECORD_AUX)
+		c.usage = usage_aux;
+	c.help_flags = mode == RECORD_TRACEFS ? M_TRACEFS :
+		       mode == RECORD_AUX     ? M_AUX :
+						0;
+	cli_help(&c);
 }
 
 /* --replay-cs with anything else to record (a command, perf events,
@@ -900,28 +854,67 @@ static enum record_mode pick_mode(const struct record_args *ra, bool command)
 	return ra->tracefs ? RECORD_TRACEFS : RECORD_PERF;
 }
 
+/* Whether @mode takes the option of row @i. */
+static bool mode_takes(const struct record_args *ra, size_t i)
+{
+	unsigned f = record_options[i].flags;
+
+	if (ra->mode == RECORD_AUX)
+		return f & M_AUX;
+	if (ra->mode == RECORD_TRACEFS)
+		return f & M_TRACEFS;
+	return (f & M_PERF) || (ra->replay && (f & M_AUX_PART));
+}
+
+static const char *not_for_mode(const struct record_args *ra)
+{
+	return ra->mode == RECORD_AUX ?
+		       "--%s does not apply to AUX area recording (--replay-cs, cs_etm//...)" :
+	       ra->mode == RECORD_TRACEFS ?
+		       "--%s does not apply to record --tracefs (use --tracefs-event in a perf recording)" :
+	       ra->replay ?
+		       "--%s does not apply to AUX trace beside other sources (--replay-cs with a command, -e, --tracefs-event...)" :
+		       "--%s does not apply to record of perf events";
+}
+
+/* The options given that the mode has no use for: usage errors. */
+static void check_mode(const struct record_args *ra, const bool *seen)
+{
+	for (size_t i = 0; record_options[i].kind != CLI_OPT_END; i++) {
+		const struct cli_option *o = &record_options[i];
+
+		if (!seen[i])
+			continue;
+		if (!mode_takes(ra, i))
+			die_usage(not_for_mode(ra), cli_option_name(o));
+		if (ra->mode == RECORD_PERF && (o->flags & M_TRACEFS_PART) &&
+		    !ra->nr_tracefs_events)
+			die_usage("--%s needs --tracefs-event",
+				  cli_option_name(o));
+	}
+}
+
+static bool seen_named(const bool *seen, const char *name)
+{
+	for (size_t i = 0; record_options[i].kind != CLI_OPT_END; i++)
+		if (seen[i] && record_options[i].long_name &&
+		    !strcmp(record_options[i].long_name, name))
+			return true;
+	return false;
+}
+
 int record_parse_args(int argc, char **argv, struct record_args *ra)
 {
-	bool seen[OPT_MAX] = { false };
-	const int *ok;
-	int c;
+	bool seen[sizeof(record_options) / sizeof(record_options[0])] = {
+		false
+	};
+	int first;
 
 	memset(ra, 0, sizeof(*ra));
 	ra->buffer_percent = -1;
 	ra->replay_cpu = -1;
-	optind = 1;
-	while ((c = getopt_long(argc, argv,
-				"+e:aC:p:t:m:F:c:go:S::qD:hTdk:z::NsRWPB",
-				record_longopts, NULL)) != -1) {
-		if (c == 'h') {
-			ra->help = true;
-			continue;
-		}
-		if (c < 0 || c >= OPT_MAX || !record_option(ra, c, optarg))
-			return 2;
-		seen[c] = true;
-	}
-	ra->mode = pick_mode(ra, optind < argc);
+	first = cli_parse(&record_command, argc, argv, ra, seen);
+	ra->mode = pick_mode(ra, first < argc);
 	if (ra->help)
 		return -1;
 	if (ra->mode == RECORD_PERF && ra->replay)
@@ -930,43 +923,24 @@ int record_parse_args(int argc, char **argv, struct record_args *ra)
 				die_usage(
 					"-e %s: an AUX PMU event is recorded alone; beside other sources the AUX trace is --replay-cs's",
 					ra->events[i]);
-	ok = ra->mode == RECORD_AUX	? aux_takes :
-	     ra->mode == RECORD_TRACEFS ? tracefs_takes :
-					  perf_takes;
-	for (c = 0; c < OPT_MAX; c++) {
-		if (!seen[c])
-			continue;
-		if (!takes(ok, c) && !(ra->mode == RECORD_PERF && ra->replay &&
-				       takes(aux_part, c)))
-			die_usage(
-				ra->mode == RECORD_AUX ?
-					"--%s does not apply to AUX area recording (--replay-cs, cs_etm//...)" :
-				ra->mode == RECORD_TRACEFS ?
-					"--%s does not apply to record --tracefs (use --tracefs-event in a perf recording)" :
-				ra->replay ?
-					"--%s does not apply to AUX trace beside other sources (--replay-cs with a command, -e, --tracefs-event...)" :
-					"--%s does not apply to record of perf events",
-				opt_name(c));
-		if (ra->mode == RECORD_PERF && takes(tracefs_part, c) &&
-		    !ra->nr_tracefs_events)
-			die_usage("--%s needs --tracefs-event", opt_name(c));
-	}
+	check_mode(ra, seen);
 	if (ra->mode != RECORD_AUX && !ra->replay && ra->mmap_has_aux)
 		die_usage(
 			"-m DATA,AUX: the AUX size is for AUX area recording: %s",
 			"-m");
-	ra->argv = optind < argc ? &argv[optind] : NULL;
+	ra->argv = first < argc ? &argv[first] : NULL;
 	if (ra->off_cpu_thresh_set && !ra->off_cpu)
 		die_usage("--off-cpu-thresh needs --off-cpu%s", "");
 	if (ra->pprof && ra->output && !strcmp(ra->output, "-"))
 		die_usage("--pprof reads the recording back: not with -o %s",
 			  ra->output);
-	if (!ra->nr_push && (seen[OPT_PUSH_EVERY] || seen[OPT_LABEL] ||
-			     seen[OPT_SPOOL] || seen[OPT_SPOOL_SIZE]))
+	if (!ra->nr_push &&
+	    (seen_named(seen, "push-every") || seen_named(seen, "label") ||
+	     seen_named(seen, "spool") || seen_named(seen, "spool-size")))
 		die_usage("--push-every, --label and --spool need --push: %s",
 			  "--push");
 	if (ra->argv && ra->mode == RECORD_AUX)
 		die_usage("record --replay-cs runs no command: %s",
-			  argv[optind]);
+			  argv[first]);
 	return -1;
 }

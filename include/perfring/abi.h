@@ -41,7 +41,7 @@ extern "C" {
  * Set by the library in perfring_ext.flags of every multi-producer ring it
  * creates (never passed by callers): producers only commit their slots and
  * the consumer gathers the committed prefix and publishes data_head
- * (docs/design.md, section 4b).  Libraries that predate it refuse the ring
+ * (docs/design.md, section 3 ("Gathered commits")).  Libraries that predate it refuse the ring
  * (unknown flag), as they would advance data_head themselves.
  */
 #define PERFRING_FLAG_MP_GATHER 0x4u

@@ -639,23 +639,24 @@ struct perfring_sample {
 	uint16_t misc; /* header misc: cpumode */
 };
 
-struct perfring_reader;
+/* A perf.data read sample by sample (perf script -s for C and Python). */
+struct perfring_data;
 
 /*
- * Returns 0 to go on, or a nonzero value that stops perfring_reader_run()
+ * Returns 0 to go on, or a nonzero value that stops perfring_data_run()
  * and is returned by it.
  */
-typedef int (*perfring_sample_fn)(struct perfring_reader *r,
+typedef int (*perfring_sample_fn)(struct perfring_data *r,
 				  const struct perfring_sample *s, void *ctx);
 
 /*
- * Opens opts->input for perfring_reader_run().  Of the script opts,
+ * Opens opts->input for perfring_data_run().  Of the script opts,
  * input, hide_callchain (no callchain resolved) and the filters
  * (pid_list, tid_list, comm_list, cpu_list, time_range, symbols) are
  * used.  Returns 0 and *@out, or -errno (logged).
  */
-PERFRING_API int perfring_reader_open(const struct perfring_script_opts *opts,
-				      struct perfring_reader **out);
+PERFRING_API int perfring_data_open(const struct perfring_script_opts *opts,
+				    struct perfring_data **out);
 
 /*
  * Reads the file in time order (as perf script does: the same decoder and
@@ -663,8 +664,8 @@ PERFRING_API int perfring_reader_open(const struct perfring_script_opts *opts,
  * passes the filters.  Once per reader.  Returns 0, @fn's nonzero value,
  * or -errno (-EBADMSG: damaged; the samples before it were handed over).
  */
-PERFRING_API int perfring_reader_run(struct perfring_reader *r,
-				     perfring_sample_fn fn, void *ctx);
+PERFRING_API int perfring_data_run(struct perfring_data *r,
+				   perfring_sample_fn fn, void *ctx);
 
 /*
  * The tracepoint field @name of @s (inside its callback) as a number
@@ -673,12 +674,12 @@ PERFRING_API int perfring_reader_run(struct perfring_reader *r,
  * no such field or not a tracepoint; -EBADMSG: the record is too short
  * for it.
  */
-PERFRING_API int perfring_reader_field(struct perfring_reader *r,
-				       const struct perfring_sample *s,
-				       const char *name, uint64_t *num,
-				       char *buf, size_t len);
+PERFRING_API int perfring_data_field(struct perfring_data *r,
+				     const struct perfring_sample *s,
+				     const char *name, uint64_t *num, char *buf,
+				     size_t len);
 
-PERFRING_API void perfring_reader_close(struct perfring_reader *r);
+PERFRING_API void perfring_data_close(struct perfring_data *r);
 
 struct perfring_report_opts {
 	size_t sz;
@@ -770,6 +771,80 @@ struct perfring_report_opts {
  */
 PERFRING_API int perfring_report(const struct perfring_report_opts *opts,
 				 FILE *out);
+
+/* ---- annotate, diff, the report browser ------------------------------ */
+
+struct perfring_annotate_opts {
+	size_t sz;
+	const char *input; /* -i: default "perf.data" */
+	/* the symbol to annotate (its name as report shows it); NULL: every
+	 * symbol with samples, hottest first */
+	const char *symbol;
+	const char *symfs; /* --symfs, as perfring_script_opts' */
+	bool no_source; /* --no-source: instructions only */
+	/* only the samples of this event (its name); NULL: every event */
+	const char *event;
+};
+
+/*
+ * perf annotate --stdio: per event and symbol with samples, a header
+ * ("Percent | Source code & Disassembly of OBJ for EVENT (N samples,
+ * percent: local period)"), then each instruction of the symbol as
+ * "PERCENT : ADDRESS:   INSTRUCTION" (its share of the symbol's period,
+ * AT&T syntax as objdump prints it, branch targets as "ADDR <sym+0xOFF>")
+ * with the source lines (libdw) interleaved as "         : LINE   TEXT".
+ * The code is read from the object with the recorded build-id, or
+ * perf's build-id cache copy; symbols from its debug file when it is
+ * stripped.  Returns 0, -ENOENT (no samples in @opts->symbol, or no
+ * object code for it: logged) or -errno.
+ */
+PERFRING_API int perfring_annotate(const struct perfring_annotate_opts *opts,
+				   FILE *out);
+
+struct perfring_diff_opts {
+	size_t sz;
+	const char *baseline; /* default "perf.data.old" */
+	const char *input; /* default "perf.data" */
+	/* -c: "delta-abs" (default, perf 6.1's), "delta", "ratio",
+	 * "wdiff:W1,W2" */
+	const char *compute;
+	const char *sort; /* -s: "dso,sym" (default); also comm, pid, sym */
+	const char *symfs;
+	double percent_limit; /* rows whose baseline and new shares are both
+				 below this percentage hidden */
+};
+
+/*
+ * perf diff: per event (matched by name), the entries of @opts->baseline
+ * and @opts->input grouped by the sort keys, as "Baseline" (the share of
+ * the baseline's period) and "Delta" (new share minus baseline share;
+ * "Ratio", "Weighted diff" with -c), perf diff's rows, order and format.
+ * Returns 0 or -errno.
+ */
+PERFRING_API int perfring_diff(const struct perfring_diff_opts *opts,
+			       FILE *out);
+
+/*
+ * A differential flame graph as SVG (export -f svg --diff OLD NEW): the
+ * stacks of @opts->input drawn as a flame graph, each frame coloured by
+ * the change of its share from @opts->baseline's (red grew, blue shrank,
+ * white the same; full colour at 5 points), its tooltip both shares.  Of
+ * the opts, baseline and input are used.  Returns 0 or -errno.
+ */
+PERFRING_API int perfring_diff_svg(const struct perfring_diff_opts *opts,
+				   FILE *out);
+
+/*
+ * Progress of the readers (report, script, annotate, diff, ...): @fn is
+ * called while a perf.data's records are read, at most every 100 ms and
+ * once when they are all read (@done == @total), with the bytes of the
+ * data section read so far; not for a pipe.  Process-wide, as
+ * perfring_set_log(); NULL turns it off.  @fn must not call the library.
+ */
+typedef void (*perfring_read_progress_fn)(const char *path, uint64_t done,
+					  uint64_t total, void *ctx);
+PERFRING_API void perfring_set_read_progress(perfring_read_progress_fn fn,
+					     void *ctx);
 
 /* ---- export ------------------------------------------------------------ */
 
@@ -1105,6 +1180,23 @@ PERFRING_API int perfring_trace_dat_dump(const char *path, FILE *out);
  */
 PERFRING_API int perfring_subbuf_save(struct perfring_subbuf *const *rings,
 				      int nr, const char *path);
+
+/*
+ * Names of 0.2, kept for one release (0.3) as aliases of the new ones
+ * (NEWS.md): the perf.data reader was struct perfring_reader and
+ * perfring_reader_open/run/field/close (now struct perfring_data and
+ * perfring_data_*, apart from the ring's read cycle perfring_read_*).
+ */
+#define perfring_reader perfring_data
+PERFRING_API int perfring_reader_open(const struct perfring_script_opts *opts,
+				      struct perfring_data **out);
+PERFRING_API int perfring_reader_run(struct perfring_data *r,
+				     perfring_sample_fn fn, void *ctx);
+PERFRING_API int perfring_reader_field(struct perfring_data *r,
+				       const struct perfring_sample *s,
+				       const char *name, uint64_t *num,
+				       char *buf, size_t len);
+PERFRING_API void perfring_reader_close(struct perfring_data *r);
 
 #ifdef __cplusplus
 }

@@ -110,7 +110,7 @@ static int on_event(struct prd_file *f, const struct prd_event *ev, void *ctx)
 	}
 	if (ev->hdr->type != PERF_RECORD_SAMPLE) {
 		if (c->json)
-			return machine_process(&c->m, ev->hdr);
+			return machine_process(&c->m, ev->rec);
 		return ctf_conv_side(c->ctf, ev);
 	}
 	if (!s || !s->attr)

@@ -1139,24 +1139,16 @@ int ctf_conv_sample(struct ctf_conv *c, const struct conv_sample *cs)
 	return err;
 }
 
-/* @size bytes at @at of a record whose own fields end at @payload. */
-static bool rec_get(const struct perf_event_header *h, uint32_t payload,
-		    uint32_t at, void *v, size_t size)
-{
-	if (at + size > payload)
-		return false;
-	memcpy(v, (const unsigned char *)h + at, size);
-	return true;
-}
-
 int ctf_conv_side(struct ctf_conv *c, const struct prd_event *pe)
 {
 	const struct perf_event_header *h = pe->hdr;
+	const union prd_record *v = pe->rec;
 	uint32_t payload = prd_payload_size(c->f, pe), pid, tid, ppid, ptid;
 	uint64_t t, start_addr;
 	struct bt_ctf_event *ev;
 	int kind, err;
-	uint32_t name_at;
+	const char *name;
+	uint32_t name_len;
 
 	switch (h->type) {
 	case PERF_RECORD_COMM:
@@ -1181,9 +1173,15 @@ int ctf_conv_side(struct ctf_conv *c, const struct prd_event *pe)
 		return 0;
 	if (!c->started && (err = start(c)))
 		return err;
-	if (!rec_get(h, payload, 8, &pid, 4) ||
-	    !rec_get(h, payload, 12, &tid, 4))
+	if (payload < 16)
 		return 0; /* too short: the reader has said so */
+	/* pid and tid (FORK, EXIT: pid and ppid) lead every one of them */
+	pid = kind == SIDE_COMM			     ? v->comm.pid :
+	      kind == SIDE_FORK || kind == SIDE_EXIT ? v->fork.pid :
+						       v->mmap.pid;
+	tid = kind == SIDE_COMM			     ? v->comm.tid :
+	      kind == SIDE_FORK || kind == SIDE_EXIT ? v->fork.ppid :
+						       v->mmap.tid;
 	ev = bt_ctf_event_create(c->side[kind]);
 	if (!ev)
 		return -ENOMEM;
@@ -1200,16 +1198,18 @@ int ctf_conv_side(struct ctf_conv *c, const struct prd_event *pe)
 		if (!err)
 			err = set_u(c, ev, "tid", T_U32, tid);
 		if (!err)
-			err = set_str(c, ev, "comm", (const char *)h + 16,
-				      payload > 16 ? payload - 16 : 0);
+			err = set_str(c, ev, "comm",
+				      v->comm.comm ? v->comm.comm : "",
+				      v->comm.comm_len);
 		break;
 	case SIDE_EXIT:
 	case SIDE_FORK:
 		/* pid, ppid, tid, ptid, time */
 		ppid = tid;
-		if (!rec_get(h, payload, 16, &tid, 4) ||
-		    !rec_get(h, payload, 20, &ptid, 4) ||
-		    !rec_get(h, payload, 24, &t, 8))
+		if (payload >= 32)
+			tid = v->fork.tid, ptid = v->fork.ptid,
+			t = v->fork.time;
+		else
 			tid = ptid = 0, t = 0;
 		if (!err)
 			err = set_u(c, ev, "ppid", T_U32, ppid);
@@ -1221,17 +1221,16 @@ int ctf_conv_side(struct ctf_conv *c, const struct prd_event *pe)
 			err = set_u(c, ev, "time", T_U64, t);
 		break;
 	default:
-		name_at = kind == SIDE_MMAP ? 40 : 72;
-		if (!rec_get(h, payload, 16, &start_addr, 8))
-			start_addr = 0;
+		start_addr = payload >= 24 ? v->mmap.start : 0;
+		name = v->mmap.filename;
+		name_len = v->mmap.filename_len;
 		if (!err)
 			err = set_u(c, ev, "tid", T_U32, tid);
 		if (!err)
 			err = set_u(c, ev, "start", T_U64_HEX, start_addr);
 		if (!err)
-			err = set_str(
-				c, ev, "filename", (const char *)h + name_at,
-				payload > name_at ? payload - name_at : 0);
+			err = set_str(c, ev, "filename", name ? name : "",
+				      name_len);
 		break;
 	}
 	if (err) {

@@ -205,6 +205,148 @@ static int load_trace(const char *path, void **data, uint64_t *size)
 	return 0;
 }
 
+/* The devices snapshot.ini lists ([device_list]), each with its ini. */
+static int load_devices(const char *dir, const struct cs_ini *snap,
+			struct dev *devs, size_t *nr_devs)
+{
+	char path[PATH_MAX];
+	int ret;
+
+	for (int i = 0; i < snap->n; i++) {
+		struct dev *dv;
+
+		if (strcasecmp(snap->e[i].sect, "device_list"))
+			continue;
+		ret = join_path(path, sizeof(path), dir, snap->e[i].val);
+		if (ret)
+			return ret;
+		dv = &devs[*nr_devs];
+		ret = ini_load(path, &dv->ini);
+		if (ret)
+			return ret;
+		(*nr_devs)++;
+		dv->name = cs_ini_str(&dv->ini, "device", "name");
+		dv->class = cs_ini_str(&dv->ini, "device", "class");
+		dv->type = cs_ini_str(&dv->ini, "device", "type");
+		if (!dv->name || !dv->class || !dv->type) {
+			pr_err("%s: [device] needs name, class and type",
+			       dv->ini.name);
+			return -EBADMSG;
+		}
+	}
+	return 0;
+}
+
+/* One metadata block per core with an ETM/PTM/ETE source; *@buffer: the
+ * name of the buffer the first of them writes to. */
+static int etm_sources(const struct cs_ini *trace, const struct dev *devs,
+		       size_t nr_devs, struct pr_replay_desc *d,
+		       const char **buffer)
+{
+	int ret, nr = 0;
+
+	d->etm = calloc(trace->n ? trace->n : 1, sizeof(*d->etm));
+	d->cpus = calloc(1, sizeof(int));
+	if (!d->etm || !d->cpus)
+		return -ENOMEM;
+	for (int i = 0; i < trace->n; i++) {
+		const struct cs_ini_ent *kv = &trace->e[i];
+		struct pr_cs_etm_cpu *c = &d->etm[d->nr_etm];
+		const struct dev *src = NULL;
+		const char *buf_name;
+
+		if (strcasecmp(kv->sect, "core_trace_sources"))
+			continue;
+		for (size_t k = 0; k < nr_devs; k++)
+			if (!strcmp(devs[k].name, kv->val))
+				src = &devs[k];
+		if (!src) {
+			pr_err("%s:%d: trace source %s of core %s: no such device",
+			       trace->name, kv->line, kv->val, kv->key);
+			return -EBADMSG;
+		}
+		if (kind_of_type(src->type, &c->kind)) {
+			pr_warn("%s: %s is a %s, not an ETM/PTM/ETE: left out",
+				trace->name, src->name, src->type);
+			continue;
+		}
+		c->cpu = (uint32_t)cpu_number(kv->key, nr);
+		ret = etm_regs(src, c);
+		if (ret)
+			return ret;
+		buf_name = cs_ini_str(trace, "source_buffers", src->name);
+		if (buf_name && !*buffer)
+			*buffer = buf_name;
+		d->nr_etm++;
+		nr++;
+	}
+	if (!d->nr_etm) {
+		pr_err("%s: no core has an ETM, PTM or ETE trace source",
+		       trace->name);
+		return -EBADMSG;
+	}
+	if (!*buffer) {
+		pr_err("%s: no [source_buffers] entry names the ETMs' buffer",
+		       trace->name);
+		return -EBADMSG;
+	}
+	return 0;
+}
+
+/* [bufferN] name=<buffer> file=... format=coresight: its bytes. */
+static int load_buffer(const char *dir, const struct cs_ini *trace,
+		       const char *buffer, void **data, uint64_t *size)
+{
+	const char *file = NULL, *fmt = NULL;
+	char path[PATH_MAX];
+	int ret;
+
+	for (int i = 0; i < trace->n && !file; i++)
+		if (!strcasecmp(trace->e[i].key, "name") &&
+		    !strcmp(trace->e[i].val, buffer)) {
+			file = cs_ini_str(trace, trace->e[i].sect, "file");
+			fmt = cs_ini_str(trace, trace->e[i].sect, "format");
+		}
+	if (!file) {
+		pr_err("%s: buffer %s has no file=", trace->name, buffer);
+		return -EBADMSG;
+	}
+	if (fmt && strcasecmp(fmt, "coresight"))
+		pr_warn("%s: buffer %s has format %s (played as is)",
+			trace->name, buffer, fmt);
+	ret = join_path(path, sizeof(path), dir, file);
+	if (!ret)
+		ret = load_trace(path, data, size);
+	return ret;
+}
+
+/* The buffer's @size bytes at @data as @chunk-byte chunks of @cpu (< 0:
+ * the lowest CPU with an ETM). */
+static int make_chunks(struct pr_replay_desc *d, const void *data,
+		       uint64_t size, uint64_t chunk, int cpu)
+{
+	if (cpu < 0) {
+		cpu = (int)d->etm[0].cpu;
+		for (uint32_t i = 1; i < d->nr_etm; i++)
+			if ((int)d->etm[i].cpu < cpu)
+				cpu = (int)d->etm[i].cpu;
+	}
+	d->cpus[0] = cpu;
+	d->nr_cpus = 1;
+	d->nr_chunks = (size_t)((size + chunk - 1) / chunk);
+	d->chunks = calloc(d->nr_chunks, sizeof(*d->chunks));
+	if (!d->chunks)
+		return -ENOMEM;
+	for (size_t i = 0; i < d->nr_chunks; i++) {
+		d->chunks[i].cpu = cpu;
+		d->chunks[i].data = (const char *)data + i * chunk;
+		d->chunks[i].size = i + 1 < d->nr_chunks ? chunk :
+							   size - i * chunk;
+	}
+	d->pid = d->tid = (uint32_t)-1;
+	return 0;
+}
+
 int pr_replay_load_snapshot(const char *dir, int cpu, uint64_t chunk,
 			    struct pr_replay_desc *d)
 {
@@ -215,7 +357,7 @@ int pr_replay_load_snapshot(const char *dir, int cpu, uint64_t chunk,
 	char path[PATH_MAX];
 	uint64_t size = 0;
 	void *data = NULL;
-	int ret, nr = 0;
+	int ret;
 
 	memset(d, 0, sizeof(*d));
 	if (!chunk)
@@ -231,29 +373,9 @@ int pr_replay_load_snapshot(const char *dir, int cpu, uint64_t chunk,
 		ret = -ENOMEM;
 		goto out;
 	}
-	for (int i = 0; i < snap.n; i++) {
-		struct dev *dv;
-
-		if (strcasecmp(snap.e[i].sect, "device_list"))
-			continue;
-		ret = join_path(path, sizeof(path), dir, snap.e[i].val);
-		if (ret)
-			goto out;
-		dv = &devs[nr_devs];
-		ret = ini_load(path, &dv->ini);
-		if (ret)
-			goto out;
-		nr_devs++;
-		dv->name = cs_ini_str(&dv->ini, "device", "name");
-		dv->class = cs_ini_str(&dv->ini, "device", "class");
-		dv->type = cs_ini_str(&dv->ini, "device", "type");
-		if (!dv->name || !dv->class || !dv->type) {
-			pr_err("%s: [device] needs name, class and type",
-			       dv->ini.name);
-			ret = -EBADMSG;
-			goto out;
-		}
-	}
+	ret = load_devices(dir, &snap, devs, &nr_devs);
+	if (ret)
+		goto out;
 	meta = cs_ini_str(&snap, "trace", "metadata");
 	if (!meta) {
 		pr_err("%s/snapshot.ini: no [trace] metadata= (no trace in this snapshot)",
@@ -264,110 +386,14 @@ int pr_replay_load_snapshot(const char *dir, int cpu, uint64_t chunk,
 	ret = join_path(path, sizeof(path), dir, meta);
 	if (!ret)
 		ret = ini_load(path, &trace);
+	if (!ret)
+		ret = etm_sources(&trace, devs, nr_devs, d, &buffer);
+	if (!ret)
+		ret = load_buffer(dir, &trace, buffer, &data, &size);
 	if (ret)
 		goto out;
-
-	/* One metadata block per core with an ETM/PTM/ETE source. */
-	d->etm = calloc(trace.n ? trace.n : 1, sizeof(*d->etm));
-	d->cpus = calloc(1, sizeof(int));
-	if (!d->etm || !d->cpus) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	for (int i = 0; i < trace.n; i++) {
-		const struct cs_ini_ent *kv = &trace.e[i];
-		struct pr_cs_etm_cpu *c = &d->etm[d->nr_etm];
-		const struct dev *src = NULL;
-		const char *buf_name;
-
-		if (strcasecmp(kv->sect, "core_trace_sources"))
-			continue;
-		for (size_t k = 0; k < nr_devs; k++)
-			if (!strcmp(devs[k].name, kv->val))
-				src = &devs[k];
-		if (!src) {
-			pr_err("%s:%d: trace source %s of core %s: no such device",
-			       trace.name, kv->line, kv->val, kv->key);
-			ret = -EBADMSG;
-			goto out;
-		}
-		if (kind_of_type(src->type, &c->kind)) {
-			pr_warn("%s: %s is a %s, not an ETM/PTM/ETE: left out",
-				trace.name, src->name, src->type);
-			continue;
-		}
-		c->cpu = (uint32_t)cpu_number(kv->key, nr);
-		ret = etm_regs(src, c);
-		if (ret)
-			goto out;
-		buf_name = cs_ini_str(&trace, "source_buffers", src->name);
-		if (buf_name && !buffer)
-			buffer = buf_name;
-		d->nr_etm++;
-		nr++;
-	}
-	if (!d->nr_etm) {
-		pr_err("%s: no core has an ETM, PTM or ETE trace source",
-		       trace.name);
-		ret = -EBADMSG;
-		goto out;
-	}
-	if (!buffer) {
-		pr_err("%s: no [source_buffers] entry names the ETMs' buffer",
-		       trace.name);
-		ret = -EBADMSG;
-		goto out;
-	}
-	/* [bufferN] name=<buffer> file=... format=coresight */
-	{
-		const char *file = NULL, *fmt = NULL;
-
-		for (int i = 0; i < trace.n && !file; i++)
-			if (!strcasecmp(trace.e[i].key, "name") &&
-			    !strcmp(trace.e[i].val, buffer)) {
-				file = cs_ini_str(&trace, trace.e[i].sect,
-						  "file");
-				fmt = cs_ini_str(&trace, trace.e[i].sect,
-						 "format");
-			}
-		if (!file) {
-			pr_err("%s: buffer %s has no file=", trace.name,
-			       buffer);
-			ret = -EBADMSG;
-			goto out;
-		}
-		if (fmt && strcasecmp(fmt, "coresight"))
-			pr_warn("%s: buffer %s has format %s (played as is)",
-				trace.name, buffer, fmt);
-		ret = join_path(path, sizeof(path), dir, file);
-		if (!ret)
-			ret = load_trace(path, &data, &size);
-		if (ret)
-			goto out;
-	}
 	d->owned = data;
-	if (cpu < 0) {
-		cpu = (int)d->etm[0].cpu;
-		for (uint32_t i = 1; i < d->nr_etm; i++)
-			if ((int)d->etm[i].cpu < cpu)
-				cpu = (int)d->etm[i].cpu;
-	}
-	d->cpus[0] = cpu;
-	d->nr_cpus = 1;
-	d->nr_chunks = (size_t)((size + chunk - 1) / chunk);
-	d->chunks = calloc(d->nr_chunks, sizeof(*d->chunks));
-	if (!d->chunks) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	for (size_t i = 0; i < d->nr_chunks; i++) {
-		d->chunks[i].cpu = cpu;
-		d->chunks[i].data = (const char *)data + i * chunk;
-		d->chunks[i].size = i + 1 < d->nr_chunks ? chunk :
-							   size - i * chunk;
-	}
-	d->pid = d->tid = (uint32_t)-1;
-	ret = 0;
+	ret = make_chunks(d, data, size, chunk, cpu);
 out:
 	for (size_t k = 0; k < nr_devs; k++)
 		cs_ini_free(&devs[k].ini);

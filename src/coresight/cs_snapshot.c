@@ -347,6 +347,130 @@ static struct device *find_device(struct css *s, const char *name)
 	return NULL;
 }
 
+/* snapshot.ini's [device_list]: each device's ini, names unique. */
+static int parse_devices(struct css *s)
+{
+	int ret;
+
+	for (int i = 0; i < s->snap.n; i++) {
+		const struct cs_ini_ent *e = &s->snap.e[i];
+		struct device *nd;
+
+		if (strcasecmp(e->sect, "device_list"))
+			continue;
+		if (s->ndev == MAX_DEVICES) {
+			pr_err("%s: snapshot.ini: more than %d devices",
+			       s->label, MAX_DEVICES);
+			return -EBADMSG;
+		}
+		if (!safe_name(e->val)) {
+			pr_err("%s: snapshot.ini:%d: unsafe file name '%s'",
+			       s->label, e->line, e->val);
+			return -EBADMSG;
+		}
+		nd = realloc(s->dev, (s->ndev + 1) * sizeof(*nd));
+		if (!nd)
+			return -ENOMEM;
+		s->dev = nd;
+		memset(&s->dev[s->ndev], 0, sizeof(s->dev[0]));
+		s->ndev++;
+		ret = device_load(s, e->val, &s->dev[s->ndev - 1]);
+		if (ret < 0)
+			return ret;
+		for (int j = 0; j < s->ndev - 1; j++) {
+			if (!strcmp(s->dev[j].name, s->dev[s->ndev - 1].name)) {
+				pr_err("%s: %s: device name '%s' used twice",
+				       s->label, e->val, s->dev[j].name);
+				return -EBADMSG;
+			}
+		}
+	}
+	return 0;
+}
+
+/* One [bufferN] section named in [trace_buffers] buffers= (@meta: the
+ * metadata file, for messages). */
+static int parse_buffer(struct css *s, const char *meta, const char *t)
+{
+	struct buffer *b;
+
+	if (s->nbuf == MAX_BUFFERS) {
+		pr_err("%s: %s: more than %d buffers", s->label, meta,
+		       MAX_BUFFERS);
+		return -EBADMSG;
+	}
+	b = &s->buf[s->nbuf];
+	b->name = cs_ini_str(&s->trace, t, "name");
+	b->file = cs_ini_str(&s->trace, t, "file");
+	b->format = cs_ini_str(&s->trace, t, "format");
+	if (!b->name || !b->file || !safe_name(b->file)) {
+		pr_err("%s: %s: buffer section [%s]: %s", s->label, meta, t,
+		       !b->name ? "no name" :
+		       !b->file ? "no file" :
+				  "unsafe file name");
+		return -EBADMSG;
+	}
+	if (!b->format)
+		b->format = "coresight";
+	s->nbuf++;
+	return 0;
+}
+
+/* The trace metadata's [trace_buffers] buffers=, each a section. */
+static int parse_buffers(struct css *s, const char *meta)
+{
+	const char *list = cs_ini_str(&s->trace, "trace_buffers", "buffers");
+	char *copy, *tok, *save = NULL;
+	int ret = 0;
+
+	if (!list) {
+		pr_err("%s: %s: no [trace_buffers] buffers", s->label, meta);
+		return -EBADMSG;
+	}
+	copy = strdup(list);
+	if (!copy)
+		return -ENOMEM;
+	for (tok = strtok_r(copy, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		char *t = cs_ini_trim(tok, tok + strlen(tok));
+
+		if (!*t)
+			continue;
+		ret = parse_buffer(s, meta, t);
+		if (ret < 0)
+			break;
+	}
+	free(copy);
+	if (ret < 0)
+		return ret;
+	if (!s->nbuf) {
+		pr_err("%s: %s: no trace buffers", s->label, meta);
+		return -EBADMSG;
+	}
+	return 0;
+}
+
+/* [source_buffers] and [core_trace_sources]: the pairs they list. */
+static int parse_pairs(struct css *s)
+{
+	s->srcbuf = calloc(s->trace.n ? s->trace.n : 1, sizeof(struct pair));
+	s->coresrc = calloc(s->trace.n ? s->trace.n : 1, sizeof(struct pair));
+	if (!s->srcbuf || !s->coresrc)
+		return -ENOMEM;
+	for (int i = 0; i < s->trace.n; i++) {
+		const struct cs_ini_ent *e = &s->trace.e[i];
+
+		if (!strcasecmp(e->sect, "source_buffers")) {
+			s->srcbuf[s->nsrcbuf].a = e->key;
+			s->srcbuf[s->nsrcbuf++].b = e->val;
+		} else if (!strcasecmp(e->sect, "core_trace_sources")) {
+			s->coresrc[s->ncoresrc].a = e->key;
+			s->coresrc[s->ncoresrc++].b = e->val;
+		}
+	}
+	return 0;
+}
+
 int css_parse(css_read_fn rd, void *ctx, const char *label, struct css **out)
 {
 	struct css *s = calloc(1, sizeof(*s));
@@ -365,47 +489,10 @@ int css_parse(css_read_fn rd, void *ctx, const char *label, struct css **out)
 		goto fail;
 	}
 	ret = ini_load(s, "snapshot.ini", &s->snap);
+	if (ret >= 0)
+		ret = parse_devices(s);
 	if (ret < 0)
 		goto fail;
-	/* Devices. */
-	for (int i = 0; i < s->snap.n; i++) {
-		const struct cs_ini_ent *e = &s->snap.e[i];
-		struct device *nd;
-
-		if (strcasecmp(e->sect, "device_list"))
-			continue;
-		if (s->ndev == MAX_DEVICES) {
-			pr_err("%s: snapshot.ini: more than %d devices",
-			       s->label, MAX_DEVICES);
-			ret = -EBADMSG;
-			goto fail;
-		}
-		if (!safe_name(e->val)) {
-			pr_err("%s: snapshot.ini:%d: unsafe file name '%s'",
-			       s->label, e->line, e->val);
-			ret = -EBADMSG;
-			goto fail;
-		}
-		nd = realloc(s->dev, (s->ndev + 1) * sizeof(*nd));
-		if (!nd) {
-			ret = -ENOMEM;
-			goto fail;
-		}
-		s->dev = nd;
-		memset(&s->dev[s->ndev], 0, sizeof(s->dev[0]));
-		s->ndev++;
-		ret = device_load(s, e->val, &s->dev[s->ndev - 1]);
-		if (ret < 0)
-			goto fail;
-		for (int j = 0; j < s->ndev - 1; j++) {
-			if (!strcmp(s->dev[j].name, s->dev[s->ndev - 1].name)) {
-				pr_err("%s: %s: device name '%s' used twice",
-				       s->label, e->val, s->dev[j].name);
-				ret = -EBADMSG;
-				goto fail;
-			}
-		}
-	}
 	/* Trace metadata. */
 	meta = cs_ini_str(&s->snap, "trace", "metadata");
 	if (!meta) {
@@ -421,80 +508,12 @@ int css_parse(css_read_fn rd, void *ctx, const char *label, struct css **out)
 		goto fail;
 	}
 	ret = ini_load(s, meta, &s->trace);
+	if (ret >= 0)
+		ret = parse_buffers(s, meta);
+	if (ret >= 0)
+		ret = parse_pairs(s);
 	if (ret < 0)
 		goto fail;
-	{
-		const char *list =
-			cs_ini_str(&s->trace, "trace_buffers", "buffers");
-		char *copy, *tok, *save = NULL;
-
-		if (!list) {
-			pr_err("%s: %s: no [trace_buffers] buffers", s->label,
-			       meta);
-			ret = -EBADMSG;
-			goto fail;
-		}
-		copy = strdup(list);
-		if (!copy) {
-			ret = -ENOMEM;
-			goto fail;
-		}
-		for (tok = strtok_r(copy, ",", &save); tok;
-		     tok = strtok_r(NULL, ",", &save)) {
-			char *t = cs_ini_trim(tok, tok + strlen(tok));
-			struct buffer *b;
-
-			if (!*t)
-				continue;
-			if (s->nbuf == MAX_BUFFERS) {
-				pr_err("%s: %s: more than %d buffers", s->label,
-				       meta, MAX_BUFFERS);
-				ret = -EBADMSG;
-				break;
-			}
-			b = &s->buf[s->nbuf];
-			b->name = cs_ini_str(&s->trace, t, "name");
-			b->file = cs_ini_str(&s->trace, t, "file");
-			b->format = cs_ini_str(&s->trace, t, "format");
-			if (!b->name || !b->file || !safe_name(b->file)) {
-				pr_err("%s: %s: buffer section [%s]: %s",
-				       s->label, meta, t,
-				       !b->name ? "no name" :
-				       !b->file ? "no file" :
-						  "unsafe file name");
-				ret = -EBADMSG;
-				break;
-			}
-			if (!b->format)
-				b->format = "coresight";
-			s->nbuf++;
-		}
-		free(copy);
-		if (ret < 0)
-			goto fail;
-		if (!s->nbuf) {
-			pr_err("%s: %s: no trace buffers", s->label, meta);
-			ret = -EBADMSG;
-			goto fail;
-		}
-	}
-	s->srcbuf = calloc(s->trace.n ? s->trace.n : 1, sizeof(struct pair));
-	s->coresrc = calloc(s->trace.n ? s->trace.n : 1, sizeof(struct pair));
-	if (!s->srcbuf || !s->coresrc) {
-		ret = -ENOMEM;
-		goto fail;
-	}
-	for (int i = 0; i < s->trace.n; i++) {
-		const struct cs_ini_ent *e = &s->trace.e[i];
-
-		if (!strcasecmp(e->sect, "source_buffers")) {
-			s->srcbuf[s->nsrcbuf].a = e->key;
-			s->srcbuf[s->nsrcbuf++].b = e->val;
-		} else if (!strcasecmp(e->sect, "core_trace_sources")) {
-			s->coresrc[s->ncoresrc].a = e->key;
-			s->coresrc[s->ncoresrc++].b = e->val;
-		}
-	}
 	*out = s;
 	return 0;
 fail:
@@ -885,78 +904,49 @@ static int feed_file(struct css *s, struct feeder *f, const char *name)
 	return ret;
 }
 
-int css_decode(struct css *s, const char *buffer, unsigned flags,
-	       struct outbuf *ob, csd_elem_fn fn, void *ctx,
-	       struct csd_stats *st)
+/* How buffer @b is framed: --framing, else by its format= (*@flags gets
+ * CSD_HALT_ON_ERROR for dstream_coresight, as trc_pkt_lister reads it). */
+static enum css_framing buffer_framing(const struct css *s,
+				       const struct buffer *b, unsigned *flags)
 {
-	const struct buffer *b = NULL;
-	const struct loaded *data;
-	int ret = 0, nsrc = 0;
-	bool formatted, raw;
-	uint32_t frame_flags = OCSD_DFRMTR_FRAME_MEM_ALIGN;
-	enum css_framing framing;
-	struct feeder feeder = { 0 };
-	struct csd *d;
+	enum css_framing framing = s->framing;
 
-	for (int i = 0; i < s->nbuf; i++)
-		if (!buffer || !strcmp(buffer, s->buf[i].name)) {
-			b = &s->buf[i];
-			break;
-		}
-	if (!b) {
-		pr_err("%s: no trace buffer named '%s'", s->label, buffer);
-		return -ENOENT;
-	}
-	s->nmem = 0; /* memory images are given to each tree anew */
-	framing = s->framing;
-	if (framing == CSS_FRAMING_AUTO) {
-		if (!strcasecmp(b->format, "source_data"))
-			framing = CSS_FRAMING_RAW;
-		else if (!strcasecmp(b->format, "dstream_coresight")) {
-			/*
-			 * As OpenCSD's snapshot reader (trc_pkt_lister without
-			 * -dstream_format) reads it: TPIU frames found by
-			 * their FSYNCs, the block footers taken for trace.
-			 * The first footer breaks the decode and, as
-			 * trc_pkt_lister, decoding stops there: resyncing past
-			 * every footer would give a listing nobody else does.
-			 */
-			framing = CSS_FRAMING_TPIU;
-			flags |= CSD_HALT_ON_ERROR;
-			pr_warn("%s: buffer %s: format dstream_coresight read "
-				"as trc_pkt_lister 1.3.3 reads it (TPIU "
-				"frames, stopping at the first error); "
-				"--framing dstream reads its blocks",
-				s->label, b->name);
-		} else
-			framing = CSS_FRAMING_FRAMES;
-		if (framing == CSS_FRAMING_FRAMES &&
-		    strcasecmp(b->format, "coresight"))
-			pr_warn("%s: buffer %s: unknown format '%s', read as "
-				"CoreSight frames",
-				s->label, b->name, b->format);
-	}
-	raw = framing == CSS_FRAMING_RAW;
-	formatted = !raw;
-	switch (framing) {
-	case CSS_FRAMING_TPIU:
-	case CSS_FRAMING_DSTREAM:
-		/* TPIU output: frames found by their FSYNCs, anywhere. */
-		frame_flags = OCSD_DFRMTR_HAS_FSYNCS;
-		break;
-	case CSS_FRAMING_TPIU_HSYNC:
-		frame_flags = OCSD_DFRMTR_HAS_FSYNCS | OCSD_DFRMTR_HAS_HSYNCS;
-		break;
-	default:
-		break;
-	}
-	feeder.dstream = framing == CSS_FRAMING_DSTREAM;
-	d = csd_new(formatted, frame_flags, flags, ob);
-	if (!d)
-		return -ENOMEM;
-	if (fn)
-		csd_set_elem_fn(d, fn, ctx);
-	feeder.d = d;
+	if (framing != CSS_FRAMING_AUTO)
+		return framing;
+	if (!strcasecmp(b->format, "source_data"))
+		framing = CSS_FRAMING_RAW;
+	else if (!strcasecmp(b->format, "dstream_coresight")) {
+		/*
+		 * As OpenCSD's snapshot reader (trc_pkt_lister without
+		 * -dstream_format) reads it: TPIU frames found by their
+		 * FSYNCs, the block footers taken for trace.  The first
+		 * footer breaks the decode and, as trc_pkt_lister, decoding
+		 * stops there: resyncing past every footer would give a
+		 * listing nobody else does.
+		 */
+		framing = CSS_FRAMING_TPIU;
+		*flags |= CSD_HALT_ON_ERROR;
+		pr_warn("%s: buffer %s: format dstream_coresight read "
+			"as trc_pkt_lister 1.3.3 reads it (TPIU "
+			"frames, stopping at the first error); "
+			"--framing dstream reads its blocks",
+			s->label, b->name);
+	} else
+		framing = CSS_FRAMING_FRAMES;
+	if (framing == CSS_FRAMING_FRAMES && strcasecmp(b->format, "coresight"))
+		pr_warn("%s: buffer %s: unknown format '%s', read as "
+			"CoreSight frames",
+			s->label, b->name, b->format);
+	return framing;
+}
+
+/* The decoder for buffer @b's sources (their cores' memory dumps with
+ * CSD_DECODE); *@nsrc: how many. */
+static int add_sources(struct css *s, struct csd *d, const struct buffer *b,
+		       unsigned flags, bool raw, int *nsrc)
+{
+	int ret;
+
 	for (int i = 0; i < s->nsrcbuf; i++) {
 		const struct device *src, *core = NULL;
 		const char *core_name = NULL;
@@ -983,15 +973,66 @@ int css_decode(struct css *s, const char *buffer, unsigned flags,
 		}
 		if (add_source(s, d, src, core) < 0)
 			continue;
-		nsrc++;
+		(*nsrc)++;
 		if (core && (flags & CSD_DECODE)) {
 			ret = add_dumps(s, d, core);
 			if (ret < 0)
-				goto out;
+				return ret;
 		}
 		if (raw)
 			break; /* a raw buffer holds one source */
 	}
+	return 0;
+}
+
+int css_decode(struct css *s, const char *buffer, unsigned flags,
+	       struct outbuf *ob, csd_elem_fn fn, void *ctx,
+	       struct csd_stats *st)
+{
+	const struct buffer *b = NULL;
+	const struct loaded *data;
+	int ret = 0, nsrc = 0;
+	bool formatted, raw;
+	uint32_t frame_flags = OCSD_DFRMTR_FRAME_MEM_ALIGN;
+	enum css_framing framing;
+	struct feeder feeder = { 0 };
+	struct csd *d;
+
+	for (int i = 0; i < s->nbuf; i++)
+		if (!buffer || !strcmp(buffer, s->buf[i].name)) {
+			b = &s->buf[i];
+			break;
+		}
+	if (!b) {
+		pr_err("%s: no trace buffer named '%s'", s->label, buffer);
+		return -ENOENT;
+	}
+	s->nmem = 0; /* memory images are given to each tree anew */
+	framing = buffer_framing(s, b, &flags);
+	raw = framing == CSS_FRAMING_RAW;
+	formatted = !raw;
+	switch (framing) {
+	case CSS_FRAMING_TPIU:
+	case CSS_FRAMING_DSTREAM:
+		/* TPIU output: frames found by their FSYNCs, anywhere. */
+		frame_flags = OCSD_DFRMTR_HAS_FSYNCS;
+		break;
+	case CSS_FRAMING_TPIU_HSYNC:
+		frame_flags = OCSD_DFRMTR_HAS_FSYNCS | OCSD_DFRMTR_HAS_HSYNCS;
+		break;
+	default:
+		break;
+	}
+	feeder.dstream = framing == CSS_FRAMING_DSTREAM;
+	d = csd_new(formatted, frame_flags, flags, ob);
+	if (!d)
+		return -ENOMEM;
+	if (fn)
+		csd_set_elem_fn(d, fn, ctx);
+	feeder.d = d;
+	ret = add_sources(s, d, b, flags, raw, &nsrc);
+	if (ret < 0)
+		goto out;
 	if (!nsrc) {
 		pr_err("%s: no decodable trace source writes to buffer %s",
 		       s->label, b->name);

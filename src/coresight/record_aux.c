@@ -196,12 +196,9 @@ static int collect_pd(struct prd_file *f, const struct prd_event *ev, void *ctx)
 
 	(void)f;
 	if (h->type == PERF_RECORD_AUX) {
-		const uint64_t *u = (const void *)(h + 1);
 		struct oaux *a;
 		void *n;
 
-		if (h->size < 32)
-			return 0;
 		n = grow(L->aux, &L->cap_aux, L->nr_aux + 1, sizeof(*L->aux));
 		if (!n)
 			return -ENOMEM;
@@ -210,9 +207,9 @@ static int collect_pd(struct prd_file *f, const struct prd_event *ev, void *ctx)
 		memset(a, 0, sizeof(*a));
 		a->cpu = cpu;
 		a->tid = ev->sample ? (int)ev->sample->tid : -1;
-		memcpy(&a->off, &u[0], 8);
-		memcpy(&a->size, &u[1], 8);
-		memcpy(&a->flags, &u[2], 8);
+		a->off = ev->rec->aux.aux_offset;
+		a->size = ev->rec->aux.aux_size;
+		a->flags = ev->rec->aux.flags;
 		if (L->own_trailer && h->size >= 32 + PR_SAMPLE_ID_SIZE) {
 			memcpy(a->sid,
 			       (const char *)h + h->size - PR_SAMPLE_ID_SIZE,
@@ -658,13 +655,13 @@ static int drain_ring(struct aux_source *R, struct rbuf *b, bool *any)
 	int64_t n;
 	int ret = 0, k;
 
-	n = perfring_reader_begin(b->sb.ring);
+	n = perfring_read_begin(b->sb.ring);
 	if (n <= 0)
 		return n < 0 && n != -EBADMSG ? (int)n : 0;
-	k = perfring_reader_range(b->sb.ring, p, l);
+	k = perfring_read_range(b->sb.ring, p, l);
 	for (int i = 0; i < k && !ret; i++)
 		ret = pd_writer_write(R->w, p[i], l[i]);
-	perfring_reader_end(b->sb.ring);
+	perfring_read_end(b->sb.ring);
 	*any = true;
 	return ret;
 }

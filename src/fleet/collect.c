@@ -435,11 +435,13 @@ static void ns_note(struct fleet_collector *c, const unsigned char *rec,
 
 /* After an MMAP2 named through /proc/PID/root: the object's symbols and
  * build-id read now, while the process (and its root) still exists.  And
- * kallsyms read at the kernel's first mapping, before the recording. */
-static void after_mmap(struct fleet_collector *c, const unsigned char *rec,
-		       size_t size)
+ * kallsyms read at the kernel's first mapping, before the recording.
+ * @v: the record's view, NULL when it does not decode. */
+static void after_mmap(struct fleet_collector *c, const union prd_record *v)
 {
 	char hex[2 * BUILDID_MAX + 1];
+	/* the name read to the end of the record, as the thread model does */
+	const struct prd_str_in_record *name = &v->mmap.filename_in_record;
 
 	if (!c->kernel_warm && c->m.kmaps.nr) {
 		struct thread *idle = machine_findnew_thread(&c->m, 0, 0);
@@ -450,12 +452,9 @@ static void after_mmap(struct fleet_collector *c, const unsigned char *rec,
 			machine_resolve(&c->m, idle, PERF_RECORD_MISC_KERNEL,
 					c->m.kmaps.v[0].start, true, &al);
 	}
-	if (((const struct perf_event_header *)(const void *)rec)->type ==
-		    PERF_RECORD_MMAP2 &&
-	    size > 79 && !memcmp(rec + 72, "/proc/", 6)) {
-		size_t n = strnlen((const char *)rec + 72, size - 72);
-		struct dso *d =
-			dsos_findnew(&c->m.dsos, (const char *)rec + 72, n);
+	if (v && v->header.type == PERF_RECORD_MMAP2 && v->header.size > 79 &&
+	    name->str && !memcmp(name->str, "/proc/", 6)) {
+		struct dso *d = dsos_findnew(&c->m.dsos, name->str, name->len);
 
 		if (d && store_path(d->name) != d->name) {
 			dso_find_symbol(d, 0);
@@ -469,6 +468,8 @@ static void take(struct fleet_collector *c, const unsigned char *rec,
 		 size_t size)
 {
 	const struct perf_event_header *h = (const void *)rec;
+	union prd_record v;
+	bool ok;
 	int err = 0;
 
 	if (size < sizeof(*h) || size != h->size)
@@ -479,13 +480,16 @@ static void take(struct fleet_collector *c, const unsigned char *rec,
 		break;
 	case PERF_RECORD_EXIT:
 		c->exits++;
-		err = machine_process(&c->m, h);
+		if (prd_record_view(rec, size, &v))
+			err = machine_process(&c->m, &v);
 		break;
 	default:
-		err = machine_process(&c->m, h);
+		ok = prd_record_view(rec, size, &v);
+		if (ok)
+			err = machine_process(&c->m, &v);
 		if (!err && (h->type == PERF_RECORD_MMAP2 ||
 			     h->type == PERF_RECORD_MMAP))
-			after_mmap(c, rec, size);
+			after_mmap(c, ok ? &v : NULL);
 		break;
 	}
 	if (err == -ENOMEM)

@@ -14,7 +14,7 @@
 #include <unistd.h>
 #include "../common/log.h"
 #include "auxtrace.h"
-#include "load.h"
+#include "../common/load.h"
 #include "perf_reader.h"
 
 static unsigned long long ull(uint64_t v)

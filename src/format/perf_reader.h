@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <linux/perf_event.h>
+#include "perf_record.h"
 
 struct prd_file;
 
@@ -52,14 +53,16 @@ struct prd_sample {
 /*
  * One record as handed to the callback: @hdr points at its bytes (valid
  * until the callback returns), @offset is its file offset (stream offset
- * in pipe mode).  @sample is decoded for PERF_RECORD_SAMPLE, and for other
- * records carries the sample_id_all trailer fields (pid, tid, time, id,
- * cpu) when present; NULL when the record has none.
+ * in pipe mode).  @rec is its typed view (perf_record.h; for samples and
+ * unknown types: the header).  @sample is decoded for PERF_RECORD_SAMPLE,
+ * and for other records carries the sample_id_all trailer fields (pid,
+ * tid, time, id, cpu) when present; NULL when the record has none.
  */
 struct prd_event {
 	const struct perf_event_header *hdr;
 	uint64_t offset;
 	const struct prd_sample *sample;
+	const union prd_record *rec;
 };
 
 typedef int (*prd_event_fn)(struct prd_file *f, const struct prd_event *ev,
@@ -103,32 +106,6 @@ const char *prd_type_name(uint32_t type);
 
 /* The file's data section size (file mode) or bytes read so far (pipe). */
 uint64_t prd_data_size(const struct prd_file *f);
-
-/* ---- additions (issue 4) ---- */
-
-/* perf tool record types (tools/lib/perf/include/perf/event.h, 6.1). */
-enum {
-	PRD_REC_HEADER_ATTR = 64,
-	PRD_REC_HEADER_EVENT_TYPE = 65,
-	PRD_REC_HEADER_TRACING_DATA = 66,
-	PRD_REC_HEADER_BUILD_ID = 67,
-	PRD_REC_FINISHED_ROUND = 68,
-	PRD_REC_ID_INDEX = 69,
-	PRD_REC_AUXTRACE_INFO = 70,
-	PRD_REC_AUXTRACE = 71,
-	PRD_REC_AUXTRACE_ERROR = 72,
-	PRD_REC_THREAD_MAP = 73,
-	PRD_REC_CPU_MAP = 74,
-	PRD_REC_STAT_CONFIG = 75,
-	PRD_REC_STAT = 76,
-	PRD_REC_STAT_ROUND = 77,
-	PRD_REC_EVENT_UPDATE = 78,
-	PRD_REC_TIME_CONV = 79,
-	PRD_REC_HEADER_FEATURE = 80,
-	PRD_REC_COMPRESSED = 81,
-	PRD_REC_FINISHED_INIT = 82,
-	PRD_REC_MAX = 83, /* perf 6.1's PERF_RECORD_HEADER_MAX */
-};
 
 /*
  * A file written by perfring record while it was recording (a checkpoint:

@@ -107,6 +107,11 @@ const struct symbol *dso_find_symbol(struct dso *dso, uint64_t addr);
 /* Anonymous code of process @pid: symbols from its perf-PID.map (the
  * dso's name), addresses its own, named "[JIT] tid PID" as perf does. */
 void dso_set_perfmap(struct dso *dso, int32_t pid);
+/* The file holding @dso's code as the symbols were read for it: the
+ * object (under --symfs) if it has the recorded build-id, else perf's
+ * build-id cache copy; into @path (PATH_MAX).  False: none (the kernel,
+ * anonymous code, an object gone or rebuilt). */
+bool dso_code_path(struct dso *dso, char *path);
 /* Sets the build-id a perf.data BUILD_ID feature gives for the dso. */
 void dso_set_build_id(struct dso *dso, const void *id, size_t len);
 

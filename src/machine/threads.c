@@ -383,34 +383,20 @@ static const char *keep_string(struct machine *m, const char *s, size_t len)
 	return p;
 }
 
-/* A string field from @off to the end of the record: its length up to the
- * first NUL, bounded by the record. */
-static size_t rec_strlen(const struct perf_event_header *h, size_t off)
+static int do_comm(struct machine *m, const struct prd_record_comm *r)
 {
-	const char *s = (const char *)h + off;
-
-	if (off >= h->size)
-		return 0;
-	return strnlen(s, h->size - off);
-}
-
-static int do_comm(struct machine *m, const struct perf_event_header *h)
-{
-	const uint32_t *u = (const void *)(h + 1);
+	const char *name = r->comm_in_record.str, *comm;
+	size_t len = r->comm_in_record.len;
 	struct thread *t;
-	const char *comm;
-	size_t len;
 
-	if (h->size < 8 + 8 + 1)
+	if (!name)
 		return 0;
-	len = rec_strlen(h, 16);
-	t = machine_findnew_thread(m, (int32_t)u[0], (int32_t)u[1]);
+	t = machine_findnew_thread(m, (int32_t)r->pid, (int32_t)r->tid);
 	if (!t)
 		return -ENOMEM;
-	if (t->comm_set && !strncmp(t->comm, (const char *)h + 16, len) &&
-	    !t->comm[len])
+	if (t->comm_set && !strncmp(t->comm, name, len) && !t->comm[len])
 		return 0;
-	comm = keep_string(m, (const char *)h + 16, len);
+	comm = keep_string(m, name, len);
 	if (!comm)
 		return -ENOMEM;
 	t->comm = comm;
@@ -419,92 +405,86 @@ static int do_comm(struct machine *m, const struct perf_event_header *h)
 	return 0;
 }
 
-static int do_mmap(struct machine *m, const struct perf_event_header *h)
+/* The kernel's own maps: the text's place (the others are not kept). */
+static int kernel_mmap(struct machine *m, const struct prd_record_mmap *r)
 {
-	const unsigned char *p = (const void *)h;
-	uint32_t pid, tid;
-	uint64_t start, len, pgoff;
-	size_t name_off = h->type == PERF_RECORD_MMAP2 ? 72 : 40, nlen;
-	const char *name;
+	const struct prd_str_in_record *name = &r->filename_in_record;
+
+	if (name->len >= 17 && !memcmp(name->str, "[kernel.kallsyms]", 17)) {
+		dsos_set_kernel_text(&m->dsos, r->pgoff);
+		if (maps_reserve(&m->kmaps, 1))
+			return -ENOMEM;
+		m->kmaps.v[0].start = r->start;
+		m->kmaps.v[0].end = r->start + r->len < r->start ?
+					    UINT64_MAX :
+					    r->start + r->len;
+		m->kmaps.v[0].pgoff = r->pgoff;
+		m->kmaps.v[0].dso = NULL;
+		m->kmaps.nr = 1;
+	}
+	return 0;
+}
+
+static int do_mmap(struct machine *m, const struct prd_record_mmap *r)
+{
+	uint16_t misc = r->header.misc;
+	bool mmap2 = r->header.type == PERF_RECORD_MMAP2;
+	const char *name = r->filename_in_record.str;
+	size_t nlen = r->filename_in_record.len;
 	struct thread *t;
 	struct map nm;
 	char anon[32];
 
-	if (h->size < name_off + 1)
+	if (!name)
 		return 0;
-	memcpy(&pid, p + 8, 4);
-	memcpy(&tid, p + 12, 4);
-	memcpy(&start, p + 16, 8);
-	memcpy(&len, p + 24, 8);
-	memcpy(&pgoff, p + 32, 8);
-	name = (const char *)p + name_off;
-	nlen = rec_strlen(h, name_off);
-	if ((h->misc & PERF_RECORD_MISC_CPUMODE_MASK) ==
-		    PERF_RECORD_MISC_KERNEL ||
-	    (int32_t)pid == -1) {
-		if (nlen >= 17 && !memcmp(name, "[kernel.kallsyms]", 17)) {
-			dsos_set_kernel_text(&m->dsos, pgoff);
-			if (maps_reserve(&m->kmaps, 1))
-				return -ENOMEM;
-			m->kmaps.v[0].start = start;
-			m->kmaps.v[0].end = start + len < start ? UINT64_MAX :
-								  start + len;
-			m->kmaps.v[0].pgoff = pgoff;
-			m->kmaps.v[0].dso = NULL;
-			m->kmaps.nr = 1;
-		}
+	if ((misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL ||
+	    (int32_t)r->pid == -1)
+		return kernel_mmap(m, r);
+	if (!r->len || r->start + r->len < r->start)
 		return 0;
-	}
-	if (!len || start + len < start)
-		return 0;
-	t = machine_findnew_thread(m, (int32_t)pid, (int32_t)tid);
+	t = machine_findnew_thread(m, (int32_t)r->pid, (int32_t)r->tid);
 	if (!t || !t->maps)
 		return -ENOMEM;
 	/* Anonymous executable memory: perf's JIT map file name. */
 	if ((nlen == 6 && !memcmp(name, "//anon", 6)) ||
 	    (nlen >= 9 && !memcmp(name, "/dev/zero", 9)) ||
 	    (nlen >= 14 && !memcmp(name, "/anon_hugepage", 14))) {
-		snprintf(anon, sizeof(anon), "/tmp/perf-%d.map", (int32_t)pid);
+		snprintf(anon, sizeof(anon), "/tmp/perf-%d.map",
+			 (int32_t)r->pid);
 		name = anon;
 		nlen = strlen(anon);
 	}
-	nm.start = start;
-	nm.end = start + len;
-	nm.pgoff = pgoff;
+	nm.start = r->start;
+	nm.end = r->start + r->len;
+	nm.pgoff = r->pgoff;
 	nm.dso = dsos_findnew(&m->dsos, name, nlen);
 	if (!nm.dso)
 		return -ENOMEM;
 	if (name == anon)
-		dso_set_perfmap(nm.dso, (int32_t)pid);
-	if (h->type == PERF_RECORD_MMAP2 &&
-	    (h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) && p[40] &&
-	    !nm.dso->build_id_size)
-		dso_set_build_id(nm.dso, p + 44, p[40] > 20 ? 20 : p[40]);
+		dso_set_perfmap(nm.dso, (int32_t)r->pid);
+	if (mmap2 && (misc & PERF_RECORD_MISC_MMAP_BUILD_ID) &&
+	    r->build_id_size && !nm.dso->build_id_size)
+		dso_set_build_id(nm.dso, r->build_id,
+				 r->build_id_size > 20 ? 20 : r->build_id_size);
 	nm.ino = 0;
 	nm.flags = 0;
 	/* perf: an MMAP's map is executable unless it is a data map */
-	nm.prot = (h->misc & PERF_RECORD_MISC_MMAP_DATA) ? 0 : PROT_EXEC;
-	if (h->type == PERF_RECORD_MMAP2) {
-		memcpy(&nm.prot, p + 64, 4);
-		memcpy(&nm.flags, p + 68, 4);
-		if (!(h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID))
-			memcpy(&nm.ino, p + 48, 8);
+	nm.prot = (misc & PERF_RECORD_MISC_MMAP_DATA) ? 0 : PROT_EXEC;
+	if (mmap2) {
+		nm.prot = r->prot;
+		nm.flags = r->flags;
+		if (!(misc & PERF_RECORD_MISC_MMAP_BUILD_ID))
+			nm.ino = r->ino;
 	}
 	return maps_insert(t->maps, &nm);
 }
 
-static int do_fork(struct machine *m, const struct perf_event_header *h)
+static int do_fork(struct machine *m, const struct prd_record_fork *r)
 {
-	const uint32_t *u = (const void *)(h + 1);
-	int32_t pid, ppid, tid, ptid;
+	int32_t pid = (int32_t)r->pid, ppid = (int32_t)r->ppid;
+	int32_t tid = (int32_t)r->tid, ptid = (int32_t)r->ptid;
 	struct thread *t, *parent;
 
-	if (h->size < 8 + 16)
-		return 0;
-	pid = (int32_t)u[0];
-	ppid = (int32_t)u[1];
-	tid = (int32_t)u[2];
-	ptid = (int32_t)u[3];
 	t = find_thread(m, tid);
 	parent = machine_findnew_thread(m, ppid, ptid);
 	if (!parent)
@@ -534,36 +514,32 @@ static int do_fork(struct machine *m, const struct perf_event_header *h)
 	/* A new process: a copy of the parent's address space, but for
 	 * the FORKs perf record synthesizes from /proc (FORK_EXEC: the
 	 * child's own maps follow), which perf does not copy either. */
-	if (h->misc & PERF_RECORD_MISC_FORK_EXEC)
+	if (r->header.misc & PERF_RECORD_MISC_FORK_EXEC)
 		return 0;
 	return maps_clone_into(t->maps, parent->maps);
 }
 
-static int do_exit(struct machine *m, const struct perf_event_header *h)
+static int do_exit(struct machine *m, const struct prd_record_fork *r)
 {
-	const uint32_t *u = (const void *)(h + 1);
-	struct thread *t;
+	struct thread *t = find_thread(m, (int32_t)r->tid);
 
-	if (h->size < 8 + 16)
-		return 0;
-	t = find_thread(m, (int32_t)u[2]);
 	if (t)
 		t->exited = true;
 	return 0;
 }
 
-int machine_process(struct machine *m, const struct perf_event_header *hdr)
+int machine_process(struct machine *m, const union prd_record *rec)
 {
-	switch (hdr->type) {
+	switch (rec->header.type) {
 	case PERF_RECORD_COMM:
-		return do_comm(m, hdr);
+		return do_comm(m, &rec->comm);
 	case PERF_RECORD_MMAP:
 	case PERF_RECORD_MMAP2:
-		return do_mmap(m, hdr);
+		return do_mmap(m, &rec->mmap);
 	case PERF_RECORD_FORK:
-		return do_fork(m, hdr);
+		return do_fork(m, &rec->fork);
 	case PERF_RECORD_EXIT:
-		return do_exit(m, hdr);
+		return do_exit(m, &rec->fork);
 	default:
 		return 0;
 	}

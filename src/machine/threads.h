@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <linux/perf_event.h>
+#include "../format/perf_record.h"
 #include "symbols.h"
 
 struct unwinder;
@@ -94,11 +95,10 @@ void machine_set_host(struct machine *m, bool host);
 bool file_recorded_here(struct prd_file *f);
 
 /*
- * Updates the state from a side-band record (COMM, MMAP, MMAP2, FORK,
- * EXIT; other types are ignored).  Every length is checked against
- * @hdr->size.  Returns 0 or -ENOMEM.
+ * Updates the state from a side-band record's view (COMM, MMAP, MMAP2,
+ * FORK, EXIT; other types are ignored).  Returns 0 or -ENOMEM.
  */
-int machine_process(struct machine *m, const struct perf_event_header *hdr);
+int machine_process(struct machine *m, const union prd_record *rec);
 
 struct thread *machine_findnew_thread(struct machine *m, int32_t pid,
 				      int32_t tid);

@@ -9,13 +9,11 @@
 #include <linux/perf_event.h>
 #include "../common/log.h"
 #include "../format/buildid.h"
+#include "../format/perf_record.h"
 #include "dso_hits.h"
 
 #define PENDING_MAX 65536 /* samples seen before their MMAP, kept */
 #define NAME_MAX_LEN 4096
-#define MMAP_NAME_OFF 40 /* header, pid, tid, addr, len, pgoff */
-#define MMAP2_NAME_OFF 72 /* ... maj, min, ino, ino_gen, prot, flags */
-#define MMAP2_PROT_OFF 64
 
 struct dso {
 	char *name;
@@ -54,16 +52,14 @@ struct dso_hits {
 struct dso_hits *dso_hits_new(uint64_t sample_type)
 {
 	struct dso_hits *h = calloc(1, sizeof(*h));
-	size_t off = sizeof(struct perf_event_header);
+	struct prd_sample_pos pos;
 
 	if (!h)
 		return NULL;
-	if (sample_type & PERF_SAMPLE_IDENTIFIER)
-		off += 8;
-	h->ok = (sample_type & PERF_SAMPLE_IP) &&
-		(sample_type & PERF_SAMPLE_TID);
-	h->ip_off = off;
-	h->pid_off = off + 8;
+	prd_sample_positions(sample_type, &pos);
+	h->ok = pos.ip && pos.tid;
+	h->ip_off = pos.ip;
+	h->pid_off = pos.tid;
 	return h;
 }
 
@@ -253,70 +249,60 @@ static void sample(struct dso_hits *h, const unsigned char *r, size_t size,
 		h->pend[h->nr_pend++] = (struct pending){ pid, ip };
 }
 
+static void note_mmap(struct dso_hits *h, const struct prd_record_mmap *r)
+{
+	uint16_t misc = r->header.misc;
+	char name[NAME_MAX_LEN];
+
+	if (!r->filename)
+		return;
+	if ((misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL) {
+		h->kernel_mapped = true;
+		return;
+	}
+	if (misc & PERF_RECORD_MISC_MMAP_DATA)
+		return; /* -d's data mappings */
+	if (r->header.type == PERF_RECORD_MMAP2 && !(r->prot & PROT_EXEC))
+		return;
+	if (r->filename_len >= sizeof(name))
+		return;
+	memcpy(name, r->filename, r->filename_len);
+	name[r->filename_len] = 0;
+	if (!strcmp(name, "[vdso]"))
+		h->vdso_mapped = true;
+	map_add(h, (int32_t)r->pid, r->start, r->len, name);
+}
+
 void dso_hits_note(struct dso_hits *h, const void *rec, size_t size)
 {
 	const unsigned char *r = rec;
 	struct perf_event_header hd;
-	char name[NAME_MAX_LEN];
-	uint32_t v[4], prot;
-	uint64_t u[2];
-	size_t off;
+	union prd_record v;
 
 	if (!h || size < sizeof(hd))
 		return;
 	memcpy(&hd, r, sizeof(hd));
 	if (hd.size > size)
 		return;
-	switch (hd.type) {
-	case PERF_RECORD_SAMPLE:
+	if (hd.type == PERF_RECORD_SAMPLE) {
 		sample(h, r, hd.size, hd.misc);
 		return;
+	}
+	if (!prd_record_view(rec, size, &v))
+		return;
+	switch (hd.type) {
 	case PERF_RECORD_MMAP:
 	case PERF_RECORD_MMAP2:
-		off = hd.type == PERF_RECORD_MMAP ? MMAP_NAME_OFF :
-						    MMAP2_NAME_OFF;
-		if (hd.size <= off)
-			return;
-		if ((hd.misc & PERF_RECORD_MISC_CPUMODE_MASK) ==
-		    PERF_RECORD_MISC_KERNEL) {
-			h->kernel_mapped = true;
-			return;
-		}
-		if (hd.misc & PERF_RECORD_MISC_MMAP_DATA)
-			return; /* -d's data mappings */
-		if (hd.type == PERF_RECORD_MMAP2) {
-			memcpy(&prot, r + MMAP2_PROT_OFF, 4);
-			if (!(prot & PROT_EXEC))
-				return;
-		}
-		memcpy(v, r + 8, 8);
-		memcpy(u, r + 16, 16);
-		{
-			size_t n =
-				strnlen((const char *)r + off, hd.size - off);
-
-			if (n >= sizeof(name))
-				return;
-			memcpy(name, r + off, n);
-			name[n] = 0;
-		}
-		if (!strcmp(name, "[vdso]"))
-			h->vdso_mapped = true;
-		map_add(h, (int32_t)v[0], u[0], u[1], name);
+		note_mmap(h, &v.mmap);
 		return;
 	case PERF_RECORD_FORK:
-		if (hd.size >= 24) {
-			memcpy(v, r + 8, 16);
-			if (v[0] == v[2]) /* a process, not a thread */
-				proc_fork(h, (int32_t)v[0], (int32_t)v[1]);
-		}
+		if (v.fork.pid == v.fork.tid) /* a process, not a thread */
+			proc_fork(h, (int32_t)v.fork.pid, (int32_t)v.fork.ppid);
 		return;
 	case PERF_RECORD_COMM:
-		if ((hd.misc & PERF_RECORD_MISC_COMM_EXEC) && hd.size >= 16) {
-			struct proc *p;
+		if (hd.misc & PERF_RECORD_MISC_COMM_EXEC) {
+			struct proc *p = proc_find(h, (int32_t)v.comm.pid);
 
-			memcpy(v, r + 8, 8);
-			p = proc_find(h, (int32_t)v[0]);
 			if (p)
 				p->n = 0; /* exec: a new image */
 		}

@@ -498,10 +498,10 @@ static int read_ring(struct offcpu *oc, struct pe_buffer *b)
 	int64_t avail;
 	int pieces, err = 0;
 
-	avail = perfring_reader_begin(b->ring);
+	avail = perfring_read_begin(b->ring);
 	if (avail <= 0)
 		return avail == -EBADMSG ? 0 : (int)avail;
-	pieces = perfring_reader_range(b->ring, ptr, len);
+	pieces = perfring_read_range(b->ring, ptr, len);
 	total = pieces > 0 ? len[0] + (pieces > 1 ? len[1] : 0) : 0;
 	while (!err && off + sizeof(struct perf_event_header) <= total) {
 		struct perf_event_header h;
@@ -531,7 +531,7 @@ static int read_ring(struct offcpu *oc, struct pe_buffer *b)
 		err = parse_record(oc, p, h.size);
 		off += h.size;
 	}
-	perfring_reader_end(b->ring);
+	perfring_read_end(b->ring);
 	return err;
 }
 

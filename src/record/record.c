@@ -35,6 +35,7 @@
 #include "../format/compress.h"
 #include "../format/out_file.h"
 #include "../format/perf_data.h"
+#include "../format/perf_record.h"
 #include "../format/tracing_data.h"
 #include "../sources/app_session.h"
 #include "../sources/evparse.h"
@@ -47,672 +48,7 @@
 #include "switch_output.h"
 #include "synth.h"
 #include "tracefs_source.h"
-
-#define MAX_CPUS 4096
-#define MAX_TIDS 65536
-#define DEFAULT_MMAP_BYTES (512u << 10)
-#define DEFAULT_FREQ 4000
-/* perf's x86_64 PERF_REGS_MASK (every user register but DS, ES, FS, GS)
- * and DWARF_MINIMAL_REGS (IP, SP) for --call-graph dwarf. */
-#define DWARF_REGS_MASK 0xff0fffull
-#define DWARF_MINIMAL_REGS \
-	((1ull << PERF_REG_X86_IP) | (1ull << PERF_REG_X86_SP))
-#define POLL_MS 100
-/* What perfring_record_opts.sample_bits may add (the readers parse them) */
-#define SAMPLE_BITS_OK                                           \
-	((uint64_t)PERF_SAMPLE_RAW | PERF_SAMPLE_WEIGHT_STRUCT | \
-	 PERF_SAMPLE_PHYS_ADDR | PERF_SAMPLE_DATA_PAGE_SIZE |    \
-	 PERF_SAMPLE_CODE_PAGE_SIZE)
-#define APP_ROUND_MS 100 /* shortest round with application rings */
-/* ... unless their rings fill: their space is freed only once the round
- * holding their records is written, so a full ring ends the round early
- * (a record delayed longer than this may then show as out of order). */
-#define APP_ROUND_MIN_MS 5
-/* perf.data room for application event descriptions that outgrow one
- * record (pd_writer_set_growth): about 250 event types past 64 KiB. */
-#define APP_DESC_ROOM (256u << 10)
-
-struct session {
-	const struct perfring_record_opts *o;
-	/* -D's windows: a timer at each edge (range_edge: the next, 2 i the
-	 * start of window i, 2 i + 1 its end), from range_t0 */
-	int range_fd;
-	uint32_t range_edge;
-	struct timespec range_t0;
-	bool ranges_done;
-	bool ctl_stop; /* --control's "stop" */
-	struct rec_control ctl; /* --control's pipes */
-	struct perfring_record_stats st;
-	struct pe_event events[PE_MAX_EVENTS];
-	struct pe_evlist el;
-	/*
-	 * With --overwrite, side-band records (COMM, MMAP2, FORK, EXIT) come
-	 * from a dummy event in forward rings read all along, as perf does,
-	 * so they are not overwritten by the samples they describe.
-	 */
-	struct pe_event track_ev;
-	struct pe_evlist track_el;
-	/* The dummy above is used (--overwrite, -a/-C, -D); with -a/-C it
-	 * is enabled when opened, before /proc is read, so tasks forked
-	 * while the recording starts get their FORK and COMM (perf's
-	 * record__open does the same). */
-	bool use_track, track_now;
-	bool cmd_target; /* the command is what is recorded (not -p/-t) */
-	int clockid;
-	struct dso_hits *hits; /* the DSOs samples hit: HEADER_BUILD_ID */
-	struct pd_compress *z; /* -z: ring data into COMPRESSED records */
-	uint64_t max_size; /* --max-size (0: none) */
-	struct switch_output so; /* --switch-output */
-	bool max_size_hit;
-	struct pd_writer *w;
-	int out_fd;
-	bool pipe;
-	struct held_child cmd; /* the command (pid 0: none) */
-	uint64_t first_time, last_time;
-	int err; /* first write error */
-	bool overwrite;
-	struct app_session *app; /* application rings, or NULL */
-	uint32_t app_types;
-	bool round_open; /* data written since the last FINISHED_ROUND */
-	uint64_t last_round_ms;
-	bool have_tdata; /* TRACING_DATA set: application formats join it */
-	uint64_t app_first, app_last; /* application events' time range */
-	/* --switch-output: app_last when the current file began (its
-	 * application events are the later ones). */
-	uint64_t app_floor;
-	bool warned_tdata;
-	/* The opts, parsed (session_parse, session_targets). */
-	const char *const *evs;
-	int nr_events;
-	char *const *argv;
-	bool all, per_thread, on_exec, app_on, app_possible;
-	const char *cpu_list, *pid_list, *tid_list;
-	const int *cpus;
-	const pid_t *tids;
-	/* The CPU and thread lists' storage (heap, per session: freed by
-	 * session_close()); cpus/tids point here or at a single "any". */
-	int *cpus_buf;
-	pid_t *tids_buf; /* tids[0] is the command's pid once forked */
-	int nr_cpus, nr_tids;
-	uint64_t data_bytes;
-	/* ftrace events of the same run (opts->tracefs), or NULL. */
-	struct tfs_source *tfs;
-	struct perfring_tracefs_opts tfs_opts;
-	struct perfring_tracefs_stats *tfs_st;
-	char tfs_path[4096];
-	int tfs_err; /* its first write error: recording stopped */
-	/* AUX trace of the same run (opts->aux), or NULL. */
-	struct aux_source *aux;
-	struct offcpu *oc; /* --off-cpu: the sched events' rings, or NULL */
-	struct rec_session rs; /* the loop over the sources */
-	struct fleet *fleet; /* --push, or NULL */
-};
-
-static uint64_t now_ms(void)
-{
-	return perfring_clock_ns() / 1000000ull;
-}
-
-/* Reads @n bytes at @off of the two pieces as one range. */
-static void piece_read(const void *const ptr[2], const size_t len[2],
-		       int pieces, size_t off, void *dst, size_t n)
-{
-	const unsigned char *p0 = ptr[0], *p1 = pieces > 1 ? ptr[1] : NULL;
-
-	for (size_t i = 0; i < n; i++, off++)
-		((unsigned char *)dst)[i] = off < len[0] ? p0[off] :
-							   p1[off - len[0]];
-}
-
-/*
- * --max-size: the bytes of whole records from @off of the pieces (@total
- * bytes) that fit in @room; *@rest gets the number of records after them.
- */
-static size_t records_within(const void *const ptr[2], const size_t len[2],
-			     int pieces, size_t total, uint64_t room,
-			     uint64_t *rest)
-{
-	size_t off = 0, cut = 0;
-
-	*rest = 0;
-	while (off + sizeof(struct perf_event_header) <= total) {
-		struct perf_event_header h;
-
-		piece_read(ptr, len, pieces, off, &h, sizeof(h));
-		if (h.size < sizeof(h) || off + h.size > total)
-			break;
-		off += h.size;
-		if (off <= room && !*rest)
-			cut = off;
-		else
-			(*rest)++;
-	}
-	return cut;
-}
-
-/* Room --max-size leaves for more records (UINT64_MAX: no limit). */
-static uint64_t max_size_room(const struct session *s)
-{
-	uint64_t have;
-
-	if (!s->max_size)
-		return UINT64_MAX;
-	if (s->max_size_hit)
-		return 0;
-	/* the round that writes them and the last one: their checkpoints */
-	have = pd_writer_data_bytes(s->w) + 2 * pd_writer_round_bytes(s->w);
-	return have < s->max_size ? s->max_size - have : 0;
-}
-
-/* @len bytes of records from the pieces would pass --max-size: the
- * pieces cut back to the records that fit, the rest counted. */
-static void max_size_cut(struct session *s, const void *const ptr[2],
-			 size_t len[2], int pieces, uint64_t room)
-{
-	size_t total = len[0] + (pieces > 1 ? len[1] : 0), cut;
-	uint64_t rest;
-
-	cut = records_within(ptr, len, pieces, total, room, &rest);
-	if (cut < len[0])
-		len[0] = cut;
-	if (pieces > 1)
-		len[1] = cut > len[0] ? cut - len[0] : 0;
-	s->max_size_hit = true;
-	s->st.max_size_dropped += rest;
-	s->st.max_size_dropped_bytes += total - cut;
-}
-
-/* Counts what the kernel wrote: samples, lost, time range. */
-static void scan(struct session *s, const void *const ptr[2],
-		 const size_t len[2], int pieces)
-{
-	size_t total = len[0] + (pieces > 1 ? len[1] : 0), off = 0;
-
-	while (off + sizeof(struct perf_event_header) <= total) {
-		struct perf_event_header h;
-		uint64_t v;
-
-		piece_read(ptr, len, pieces, off, &h, sizeof(h));
-		if (h.size < sizeof(h) || off + h.size > total)
-			break; /* the reader already checked; be safe */
-		s->st.records++;
-		if (s->hits)
-			dso_hits_note_pieces(s->hits, ptr, len, pieces, off,
-					     h.size);
-		if (s->fleet)
-			fleet_feed_pieces(s->fleet, ptr, len, pieces, off,
-					  h.size);
-		switch (h.type) {
-		case PERF_RECORD_SAMPLE:
-			s->st.samples++;
-			if (h.size >= 40) {
-				/* IDENTIFIER, IP, TID come first, then TIME. */
-				piece_read(ptr, len, pieces, off + 32, &v, 8);
-				if (!s->first_time || v < s->first_time)
-					s->first_time = v;
-				if (v > s->last_time)
-					s->last_time = v;
-			}
-			break;
-		case PERF_RECORD_LOST:
-			s->st.lost_records++;
-			if (h.size >= 24) {
-				piece_read(ptr, len, pieces, off + 16, &v, 8);
-				s->st.lost += v;
-			}
-			break;
-		case PERF_RECORD_LOST_SAMPLES:
-			if (h.size >= 16) {
-				piece_read(ptr, len, pieces, off + 8, &v, 8);
-				s->st.lost_samples += v;
-			}
-			break;
-		default:
-			break;
-		}
-		off += h.size;
-	}
-}
-
-/* One ring: everything waiting goes to the file in at most two writes. */
-static int drain(struct session *s, struct pe_buffer *b)
-{
-	const void *ptr[2];
-	size_t len[2];
-	int64_t avail;
-	int pieces, err = 0;
-
-	avail = perfring_reader_begin(b->ring);
-	if (avail <= 0)
-		return avail == -EBADMSG ? 0 : (int)avail;
-	pieces = perfring_reader_range(b->ring, ptr, len);
-	if (pieces > 0 && (uint64_t)avail > max_size_room(s))
-		max_size_cut(s, ptr, len, pieces, max_size_room(s));
-	if (pieces > 0 && len[0] + (pieces > 1 ? len[1] : 0)) {
-		avail = (int64_t)(len[0] + (pieces > 1 ? len[1] : 0));
-		scan(s, ptr, len, pieces);
-		if (s->z)
-			err = pd_compress_write(s->z, s->w, ptr, len, pieces);
-		for (int i = 0; i < pieces && !err && !s->z; i++)
-			err = pd_writer_write(s->w, ptr[i], len[i]);
-		if (!err) {
-			b->bytes += (uint64_t)avail;
-			s->st.bytes += (uint64_t)avail;
-		}
-	}
-	perfring_reader_end(b->ring);
-	return err;
-}
-
-/* The application session's figures into the summary. */
-static void app_stats(struct session *s)
-{
-	struct app_session_stats as;
-
-	app_session_stats(s->app, &as);
-	s->st.app_events = as.events;
-	s->st.app_lost = as.lost;
-	s->st.app_corrupt = as.corrupt;
-	s->st.app_rings = as.rings;
-	s->st.app_event_types = s->app_types;
-	s->st.app_lost_implausible = as.lost_implausible;
-	s->st.app_too_large = as.too_large < as.lost ? as.too_large : as.lost;
-	s->st.app_corrupt_bytes = as.corrupt_bytes;
-	s->st.app_dead_reservations = as.dead_reservations;
-	s->st.app_rings_dropped = as.rings_dropped;
-	s->st.app_rings_refused = as.rings_refused;
-	s->st.app_dropped_bytes = as.dropped_bytes;
-	s->st.app_rings_over_cap = as.rings_over_cap;
-	s->st.app_rings_no_fd = as.rings_no_fd;
-	s->st.app_unattached_bytes = as.unattached_bytes;
-	s->app_first = as.first_time;
-	s->app_last = as.last_time;
-}
-
-/* The application events' time range in this file (SAMPLE_TIME). */
-static void note_app_time(struct session *s)
-{
-	if (!s->app || s->app_last <= s->app_floor)
-		return;
-	pd_writer_note_time(s->w,
-			    s->app_first > s->app_floor ? s->app_first :
-							  s->app_floor + 1,
-			    s->app_last);
-}
-
-/* One sample the off-CPU source made: into the file as the kernel's. */
-static int offcpu_emit(void *ctx, const void *rec, size_t size)
-{
-	struct session *s = ctx;
-	const struct perf_event_header *h = rec;
-	uint64_t time;
-	int err;
-
-	if (size > max_size_room(s)) {
-		s->max_size_hit = true;
-		s->st.max_size_dropped++;
-		s->st.max_size_dropped_bytes += size;
-		return 0;
-	}
-	err = pd_writer_write_whole(s->w, rec, size);
-	if (err)
-		return err;
-	s->st.bytes += size;
-	s->st.records++;
-	s->st.samples++;
-	if (s->hits)
-		dso_hits_note(s->hits, rec, size);
-	/* IDENTIFIER, IP, TID, then TIME (not the sums' made-up one) */
-	if (h->size < 40)
-		return 0;
-	memcpy(&time, (const char *)rec + 32, 8);
-	if (!offcpu_summed_time(time)) {
-		if (!s->first_time || time < s->first_time)
-			s->first_time = time;
-		if (time > s->last_time)
-			s->last_time = time;
-	}
-	return 0;
-}
-
-/* Drains the forward rings; the overwrite ones too if @snapshot; @final:
- * the last pass (application rings all read and released). */
-static int drain_all(struct session *s, bool snapshot, bool final)
-{
-	uint64_t before = s->st.bytes, now;
-	int err = 0;
-
-	for (int i = 0; i < s->track_el.nr_bufs && !err; i++)
-		err = drain(s, &s->track_el.bufs[i]);
-	if (!s->overwrite || snapshot)
-		for (int i = 0; i < s->el.nr_bufs && !err; i++)
-			err = drain(s, &s->el.bufs[i]);
-	/* After the kernel rings: its horizon is this pass's start. */
-	if (!err && s->oc) {
-		struct offcpu_stats os;
-
-		err = offcpu_drain(s->oc, final, offcpu_emit, s);
-		offcpu_stats(s->oc, &os);
-		s->st.offcpu_blocks = os.blocks;
-		s->st.offcpu_samples = os.samples;
-		s->st.offcpu_lost = os.lost;
-		s->st.offcpu_dropped = os.dropped;
-	}
-	if (!err && s->app) {
-		err = app_session_drain(s->app, snapshot, final);
-		app_stats(s); /* live figures for the progress line */
-	}
-	/* The AUX source's pass (before ours) left its data in this round. */
-	if (s->st.bytes != before || (s->aux && aux_source_take_data(s->aux)))
-		s->round_open = true;
-	/*
-	 * perf flushes, at each FINISHED_ROUND, the events older than the
-	 * newest one before the previous round.  A kernel event is written
-	 * with its timestamp taken in the same critical section, but a
-	 * program's thread can be preempted between reading the clock and
-	 * committing its record: with application rings, rounds end at most
-	 * every APP_ROUND_MS so such a late record still lands in time.
-	 */
-	/* The off-CPU source's samples are made a pass or more after their
-	 * events (it waits for the other CPUs): rounds as long, so that its
-	 * samples are never older than a round perf has flushed. */
-	now = s->app || s->oc ? now_ms() : 0;
-	if (!err && s->round_open &&
-	    ((!s->app && !s->oc) || final || snapshot ||
-	     now - s->last_round_ms >= APP_ROUND_MS ||
-	     (s->app && now - s->last_round_ms >= APP_ROUND_MIN_MS &&
-	      app_session_pressed(s->app)))) {
-		/* SAMPLE_TIME of the checkpoint the round makes */
-		pd_writer_note_time(s->w, s->first_time, s->last_time);
-		note_app_time(s);
-		err = pd_writer_finish_round(s->w);
-		if (!err) {
-			s->st.rounds++;
-			s->round_open = false;
-			s->last_round_ms = now;
-			/* The round is in the file: the application records
-			 * it holds may leave their rings now, not before. */
-			if (s->app)
-				app_session_release(s->app);
-			offcpu_round_done(s->oc);
-		}
-	}
-	if (err && !s->err)
-		s->err = err;
-	return err;
-}
-
-static int snapshot(struct session *s)
-{
-	s->st.snapshots++;
-	return drain_all(s, true, false);
-}
-
-/* Forks the command stopped before exec, as perf's workload does; the
- * program's events go to our session (libperfring). */
-static int start_child(struct session *s, char *const *argv)
-{
-	return held_child_start(&s->cmd, argv, PERFRING_SESSION_ENV,
-				s->app ? app_session_dir(s->app) : NULL);
-}
-
-/* -D: the events are not enabled at the start (a delay, -1 or windows) */
-static bool delayed(const struct perfring_record_opts *o)
-{
-	return OPTS_GET(o, delay_ms, 0.0) > 0 ||
-	       OPTS_GET(o, delay_ms, 0.0) == -1 ||
-	       OPTS_GET(o, nr_enable_ranges, 0) > 0;
-}
-
-/* The side-band records perf needs to name threads and map addresses. */
-static void set_tracking(struct perf_event_attr *a)
-{
-	/* DWARF unwinding reads .eh_frame_hdr from non-executable maps too */
-	a->mmap_data = !!(a->sample_type & PERF_SAMPLE_STACK_USER);
-	a->mmap = 1;
-	a->mmap2 = 1;
-	a->comm = 1;
-	a->comm_exec = 1;
-	a->task = 1;
-}
-
-static void setup_attrs(struct session *s, bool inherit, bool on_exec,
-			uint64_t data_bytes)
-{
-	const struct perfring_record_opts *o = s->o;
-	uint64_t freq = OPTS_GET(o, freq, 0), period = OPTS_GET(o, period, 0);
-	bool callchain = OPTS_GET(o, callchain, false);
-	uint32_t dwarf = callchain ? OPTS_GET(o, callchain_dwarf_size, 0) : 0;
-	uint16_t max_stack = OPTS_GET(o, callchain_max_stack, 0);
-	uint64_t user_regs = OPTS_GET(o, user_regs, 0);
-
-	for (int i = 0; i < s->el.nr_events; i++) {
-		struct perf_event_attr *a = &s->events[i].attr;
-
-		a->size = sizeof(*a);
-		a->sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP |
-				 PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
-				 PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD;
-		if (callchain)
-			a->sample_type |= PERF_SAMPLE_CALLCHAIN;
-		if (callchain && max_stack)
-			a->sample_max_stack = max_stack;
-		if (user_regs) {
-			a->sample_type |= PERF_SAMPLE_REGS_USER;
-			a->sample_regs_user = user_regs;
-		}
-		if (dwarf) {
-			/* perf's dwarf mode: all user registers (a subset
-			 * from --user-regs gets IP and SP), the stack, data
-			 * addresses, and no user part in the callchain */
-			a->sample_type |=
-				PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER |
-				PERF_SAMPLE_ADDR | PERF_SAMPLE_DATA_SRC;
-			a->sample_regs_user =
-				user_regs ? user_regs | DWARF_MINIMAL_REGS :
-					    DWARF_REGS_MASK;
-			a->sample_stack_user = dwarf;
-			a->exclude_callchain_user = 1;
-		}
-		if (s->events[i].has_period || s->events[i].has_freq) {
-			/* period=/freq= terms win over -c/-F, as in perf */
-			if (s->events[i].tracepoint &&
-			    !s->events[i].tp_pmu_syntax)
-				a->sample_type |= PERF_SAMPLE_RAW;
-		} else if (s->events[i].tracepoint &&
-			   !s->events[i].tp_pmu_syntax) {
-			a->sample_type |= PERF_SAMPLE_RAW;
-			a->sample_period = period ? period : 1;
-		} else if (period) {
-			a->sample_period = period;
-		} else {
-			a->freq = 1;
-			a->sample_freq = freq ? freq : DEFAULT_FREQ;
-		}
-		if (OPTS_GET(o, sample_addr, false)) /* perf's -d */
-			a->sample_type |= PERF_SAMPLE_ADDR |
-					  PERF_SAMPLE_DATA_SRC;
-		/* -R, -W, --phys-data, --data/code-page-size */
-		a->sample_type |= OPTS_GET(o, sample_bits, 0) & SAMPLE_BITS_OK;
-		if (callchain && OPTS_GET(o, user_callchains, false))
-			a->exclude_callchain_kernel = 1;
-		if (callchain && OPTS_GET(o, kernel_callchains, false))
-			a->exclude_callchain_user = 1;
-		a->sample_id_all = 1;
-		a->use_clockid = 1;
-		a->clockid = s->clockid;
-		a->disabled = 1;
-		a->inherit = inherit;
-		if (inherit && OPTS_GET(o, inherit_stat, false)) {
-			/* perf record -s: each exiting child's counts */
-			a->inherit_stat = 1;
-			a->read_format |= PERF_FORMAT_TOTAL_TIME_ENABLED |
-					  PERF_FORMAT_TOTAL_TIME_RUNNING |
-					  PERF_FORMAT_ID;
-		}
-		/* -D: enabled by us once the delay is over */
-		a->enable_on_exec = on_exec && !delayed(o);
-		a->watermark = 1;
-		a->wakeup_watermark = (uint32_t)(data_bytes / 4);
-		/* exclude_* and precise_ip are the event string's. */
-		if (i == 0 && !s->use_track) {
-			set_tracking(a);
-			a->context_switch = OPTS_GET(o, switch_events, false);
-		}
-		if (i == 0 && !s->use_track && OPTS_GET(o, sample_addr, false))
-			a->mmap_data = 1;
-		pe_group_attr(&s->events[i], i);
-	}
-	if (s->use_track) {
-		s->track_ev.attr = s->events[0].attr;
-		s->track_ev.attr.type = PERF_TYPE_SOFTWARE;
-		s->track_ev.attr.config = PERF_COUNT_SW_DUMMY;
-		s->track_ev.attr.sample_type &= ~(uint64_t)PERF_SAMPLE_RAW;
-		s->track_ev.attr.freq = 0;
-		s->track_ev.attr.sample_period = 1;
-		set_tracking(&s->track_ev.attr);
-		s->track_ev.attr.context_switch =
-			OPTS_GET(o, switch_events, false);
-		s->track_ev.attr.mmap_data = OPTS_GET(o, sample_addr, false);
-		if (s->track_now) {
-			s->track_ev.attr.disabled = 0;
-			s->track_ev.attr.enable_on_exec = 0;
-		} else if (delayed(o) && on_exec) {
-			/* perf: tracked from the exec, the samples later */
-			s->track_ev.attr.enable_on_exec = 1;
-		}
-		snprintf(s->track_ev.name, sizeof(s->track_ev.name), "dummy");
-		s->track_el.events = &s->track_ev;
-		s->track_el.nr_events = 1;
-	}
-}
-
-static const char *output_path(const struct perfring_record_opts *o)
-{
-	const char *out = OPTS_GET(o, output, NULL);
-
-	return out ? out : "perf.data";
-}
-
-static int open_output(struct session *s)
-{
-	const char *out = output_path(s->o);
-	if (!strcmp(out, "-")) {
-		s->out_fd = STDOUT_FILENO;
-		s->pipe = true;
-		return 0;
-	}
-	if (OPTS_GET(s->o, push, NULL) && !strcmp(out, "/dev/null")) {
-		/* --push alone: nothing kept here, streamed as a pipe is */
-		s->out_fd = open(out, O_WRONLY | O_CLOEXEC);
-		s->pipe = true;
-		return s->out_fd < 0 ? -errno : 0;
-	}
-	/* The previous file is kept as .old, as perf does; never through
-	 * a symbolic link, always a new file (0600). */
-	s->out_fd = out_file_open(out, OUT_FILE_KEEP_OLD | OUT_FILE_SEEKABLE);
-	return s->out_fd < 0 ? s->out_fd : 0;
-}
-
-/* The attr and name of an application event type. */
-static void app_attr(struct perf_event_attr *a, const struct app_event_desc *d,
-		     char *name, size_t size)
-{
-	memset(a, 0, sizeof(*a));
-	a->size = sizeof(*a);
-	a->type = PERF_TYPE_TRACEPOINT;
-	a->config = d->id;
-	a->sample_type = APP_SAMPLE_TYPE;
-	a->sample_period = 1; /* no PERIOD in the samples: perf takes this */
-	a->sample_id_all = 1;
-	a->use_clockid = 1;
-	a->clockid = CLOCK_MONOTONIC;
-	snprintf(name, size, "%s:%s", d->provider, d->name);
-}
-
-/* A new application event: its attr joins the file's. */
-static int app_new_event(void *ctx, const struct app_event_desc *d,
-			 uint64_t sample_id)
-{
-	struct session *s = ctx;
-	struct perf_event_attr a;
-	char name[2 * APP_NAME_MAX + 2];
-	char *text = NULL;
-	size_t len;
-	int err;
-
-	app_attr(&a, d, name, sizeof(name));
-	s->app_types++;
-	err = pd_writer_add_attr(s->w, &a, name, &sample_id, 1);
-	if (err)
-		return err;
-	/* Its format joins TRACING_DATA; the writer puts both into the file
-	 * before any of the event's records becomes part of it. */
-	if (!s->have_tdata) {
-		if (!s->warned_tdata)
-			pr_warn("perf.data: no tracing data (tracefs): perf cannot decode the application events");
-		s->warned_tdata = true;
-		return 0;
-	}
-	err = app_desc_format_file(d, &text, &len);
-	if (!err)
-		err = pd_writer_add_format(s->w, d->provider, text, len);
-	free(text);
-	return err;
-}
-
-/* --switch-output: a known application event type into the new file. */
-static int app_readd(void *ctx, const struct app_event_desc *d,
-		     const char *format, size_t len)
-{
-	struct session *s = ctx;
-	struct perf_event_attr a;
-	char name[2 * APP_NAME_MAX + 2];
-	uint64_t sample_id = APP_SAMPLE_ID(d->id);
-	int err;
-
-	app_attr(&a, d, name, sizeof(name));
-	err = pd_writer_add_attr(s->w, &a, name, &sample_id, 1);
-	if (!err && s->have_tdata)
-		err = pd_writer_add_format(s->w, d->provider, format, len);
-	return err;
-}
-
-static int app_write(void *ctx, const void *buf, size_t len)
-{
-	struct session *s = ctx;
-	int err;
-
-	if (len > max_size_room(s)) {
-		const void *ptr[2] = { buf, NULL };
-		size_t l[2] = { len, 0 };
-
-		max_size_cut(s, ptr, l, 1, max_size_room(s));
-		len = l[0];
-		if (!len)
-			return 0;
-	}
-	/* app_session built these records: whole, sizes right */
-	err = pd_writer_write_whole(s->w, buf, len);
-
-	if (!err)
-		s->st.bytes += len;
-	return err;
-}
-
-/*
- * TRACING_DATA for the kernel's tracepoint events, or an empty one (no
- * system) when application events may come: their formats are added to it
- * as they appear (pd_writer_add_format()).
- */
-/* Whether this user can read tracefs's event headers. */
-static bool tracefs_readable(const char *tracefs)
-{
-	char path[PATH_MAX];
-
-	snprintf(path, sizeof(path), "%s/events/header_page", tracefs);
-	return !access(path, R_OK);
-}
+#include "record_internal.h"
 
 static int add_tracing_data(struct session *s, bool app_possible)
 {
@@ -730,13 +66,13 @@ static int add_tracing_data(struct session *s, bool app_possible)
 	tracefs = pe_tracefs();
 	/* Application events only and tracefs out of reach (not root):
 	 * built-in headers, so that perf decodes them all the same. */
-	if (!n && tracefs && !tracefs_readable(tracefs))
+	if (!n && tracefs && !record_tracefs_readable(tracefs))
 		tracefs = NULL;
 	err = tracefs || !n ?
 		      tracing_data_build(tracefs, names, n, &blob, &len) :
 		      -ENOENT;
 	if (err && !n)
-		return 0; /* app_new_event() warns if events come */
+		return 0; /* record_app_new_event() warns if events come */
 	if (err)
 		return err;
 	err = pd_writer_set_tracing_data(s->w, blob, len);
@@ -844,11 +180,12 @@ static int pd_pass(void *ctx)
 
 	if (s->app)
 		app_session_finish(s->app);
-	int err = drain_all(s, false, false);
+	int err = record_drain_all(s, false, false);
 
 	if (!err && (s->ranges_done || s->ctl_stop))
 		return 1; /* perf: -D's last window ended, or "stop" */
-	if (!err && s->max_size && (s->max_size_hit || !max_size_room(s))) {
+	if (!err && s->max_size &&
+	    (s->max_size_hit || !record_max_size_room(s))) {
 		/* perf's --max-size: stop once the file holds that much (the
 		 * records that did not fit are counted in the stats) */
 		s->max_size_hit = true;
@@ -858,8 +195,8 @@ static int pd_pass(void *ctx)
 			(unsigned long long)(pd_writer_data_bytes(s->w) >> 10));
 		return 1;
 	}
-	if (!err &&
-	    switch_output_due(&s->so, pd_writer_data_bytes(s->w), now_ms()))
+	if (!err && switch_output_due(&s->so, pd_writer_data_bytes(s->w),
+				      record_now_ms()))
 		err = switch_output(s);
 	if (!err && s->fleet && fleet_tick(s->fleet))
 		err = push_synthesize(s);
@@ -889,7 +226,7 @@ static const struct rec_source_ops perf_data_source_ops = {
 static int session_snapshot(void *ctx)
 {
 	struct session *s = ctx;
-	int err = snapshot(s);
+	int err = record_snapshot(s);
 
 	if (!err && s->so.signal)
 		err = switch_output(s);
@@ -1158,8 +495,8 @@ static int session_targets(struct session *s)
 		inherit = false;
 	/* -a/-C: tracked from before /proc is read; -D: from the start. */
 	s->track_now = s->tids == &any_tid;
-	s->use_track = s->overwrite || s->track_now || delayed(s->o);
-	setup_attrs(s, inherit, s->on_exec, s->data_bytes);
+	s->use_track = s->overwrite || s->track_now || record_delayed(s->o);
+	record_setup_attrs(s, inherit, s->on_exec, s->data_bytes);
 	return offcpu_setup(s, inherit);
 }
 
@@ -1185,7 +522,7 @@ static int tracefs_open(struct session *s)
 	to->all_cpus = s->all;
 	to->cpu_list = s->cpu_list;
 	if (!to->output) {
-		const char *out = output_path(s->o);
+		const char *out = record_output_path(s->o);
 
 		if (!strcmp(out, "-")) {
 			pr_err("tracefs events with -o -: give the trace.dat a file name");
@@ -1362,7 +699,7 @@ static int extras_open(struct session *s)
 	s->so.every_ms =
 		(uint64_t)(OPTS_GET(s->o, switch_secs, 0.0) * 1000 + 0.5);
 	s->so.on = s->so.signal || s->so.bytes || s->so.every_ms;
-	s->so.started_ms = now_ms();
+	s->so.started_ms = record_now_ms();
 	/* The AUX trace would not follow the switch: not together.
 	 * (Application events and the trace.dat do: switch_output().) */
 	if (s->so.on && (s->pipe || s->aux)) {
@@ -1508,7 +845,7 @@ static int session_start(struct session *s, const struct app_session_cb *cb)
 	if (!err)
 		err = session_targets(s);
 	if (!err)
-		err = open_output(s);
+		err = record_open_output(s);
 	if (err)
 		return err;
 	s->app_on = !OPTS_GET(s->o, no_app, false) && !s->pipe;
@@ -1520,7 +857,7 @@ static int session_start(struct session *s, const struct app_session_cb *cb)
 	if (!err && s->app_on && s->cmd_target)
 		err = app_session_create(cb, &s->app);
 	if (!err && s->argv) {
-		err = start_child(s, s->argv);
+		err = record_start_child(s, s->argv);
 		if (!err && s->on_exec)
 			s->tids_buf[0] = s->cmd.pid;
 	}
@@ -1568,7 +905,7 @@ static int session_start(struct session *s, const struct app_session_cb *cb)
 	if (!s->on_exec) {
 		offcpu_enable(s->oc, true);
 		pe_evlist_enable(&s->track_el, true);
-		if (!delayed(s->o))
+		if (!record_delayed(s->o))
 			pe_evlist_enable(&s->el, true);
 	}
 	if (s->aux) {
@@ -1624,7 +961,7 @@ static int writer_close(struct session *s)
 	s->st.bytes = kept;
 	if (err)
 		pr_err("writing %s failed: %s; it holds %llu bytes of data, up to its last complete round",
-		       s->pipe ? "the output" : output_path(s->o),
+		       s->pipe ? "the output" : record_output_path(s->o),
 		       strerror(-err), (unsigned long long)kept);
 	return err;
 }
@@ -1635,7 +972,7 @@ static int writer_close(struct session *s)
 static void tfs_switched_name(const struct session *s, const char *done,
 			      char *out, size_t len)
 {
-	const char *suffix = done + strlen(output_path(s->o));
+	const char *suffix = done + strlen(record_output_path(s->o));
 
 	if (s->tfs_opts.output == s->tfs_path)
 		snprintf(out, len, "%s.trace.dat", done);
@@ -1649,11 +986,12 @@ static int switch_rename(struct session *s, bool tfs_done)
 {
 	void (*fn)(const char *, void *) = OPTS_GET(s->o, switched, NULL);
 	char path[PATH_MAX], tpath[PATH_MAX + 64];
-	int err = switch_output_rename(output_path(s->o), path, sizeof(path));
+	int err = switch_output_rename(record_output_path(s->o), path,
+				       sizeof(path));
 
 	if (err) {
 		pr_err("--switch-output: cannot rename %s: %s",
-		       output_path(s->o), strerror(-err));
+		       record_output_path(s->o), strerror(-err));
 		return err;
 	}
 	s->so.files++;
@@ -1685,7 +1023,7 @@ static int switch_output(struct session *s)
 	if (s->oc) {
 		uint64_t before = s->st.bytes;
 
-		err = offcpu_flush(s->oc, offcpu_emit, s);
+		err = offcpu_flush(s->oc, record_offcpu_emit, s);
 		if (err)
 			return err;
 		if (s->st.bytes != before)
@@ -1693,7 +1031,7 @@ static int switch_output(struct session *s)
 	}
 	if (s->round_open) {
 		pd_writer_note_time(s->w, s->first_time, s->last_time);
-		note_app_time(s);
+		record_note_app_time(s);
 		err = pd_writer_finish_round(s->w);
 		if (err)
 			return err;
@@ -1713,7 +1051,7 @@ static int switch_output(struct session *s)
 	if (!err)
 		err = switch_rename(s, false);
 	if (!err)
-		err = open_output(s);
+		err = record_open_output(s);
 	dso_hits_free(s->hits);
 	s->hits = NULL;
 	pd_compress_free(s->z);
@@ -1736,10 +1074,10 @@ static int switch_output(struct session *s)
 	/* The application event types seen so far: their attrs (same
 	 * sample ids) and formats, before any of their records. */
 	if (!err && s->app)
-		err = app_session_formats(s->app, app_readd, s);
+		err = app_session_formats(s->app, record_app_readd, s);
 	if (!err)
 		err = synthesize(s);
-	s->so.started_ms = now_ms();
+	s->so.started_ms = record_now_ms();
 	if (err && !s->err)
 		s->err = err;
 	return err;
@@ -1753,7 +1091,7 @@ static int session_finish(struct session *s, int err)
 		struct app_session_stats as;
 
 		app_session_stats(s->app, &as);
-		app_stats(s);
+		record_app_stats(s);
 		s->st.samples += as.events;
 		s->st.records += as.events + as.lost_records;
 		if (as.events &&
@@ -1788,8 +1126,8 @@ PERFRING_API int perfring_record(const struct perfring_record_opts *o,
 {
 	struct session s = { .o = o };
 	const struct app_session_cb app_cb = {
-		.new_event = app_new_event,
-		.write = app_write,
+		.new_event = record_app_new_event,
+		.write = record_app_write,
 		.ctx = &s,
 		.max_rings = OPTS_GET(o, app_max_rings, 0),
 	};
@@ -1822,7 +1160,7 @@ PERFRING_API int perfring_record(const struct perfring_record_opts *o,
 			 * snapshot. */
 			if (s.overwrite)
 				s.st.snapshots++;
-			drain_all(&s, s.overwrite, true);
+			record_drain_all(&s, s.overwrite, true);
 		}
 		if (!err)
 			err = s.err;

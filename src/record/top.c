@@ -35,6 +35,7 @@
 #include "perfring/tools.h"
 #include "../common/log.h"
 #include "../common/opts.h"
+#include "../format/perf_record.h"
 #include "../machine/threads.h"
 #include "../sources/perf_event.h"
 #include "../sources/session.h"
@@ -96,6 +97,12 @@ struct thists {
 	uint64_t samples, kernel_samples, lost, lost_total;
 };
 
+/* What top's samples hold (and, with -g, CALLCHAIN): the fields
+ * add_sample() reads, at the places prd_sample_positions() gives. */
+#define TOP_SAMPLE_TYPE                                              \
+	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | \
+	 PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD)
+
 struct top {
 	struct perfring_top_opts o;
 	FILE *out;
@@ -108,6 +115,7 @@ struct top {
 	enum top_key keys[TK_MAX];
 	int nkeys;
 	struct rec_session rs;
+	struct prd_sample_pos pos; /* of TOP_SAMPLE_TYPE's fields */
 	const int *cpus;
 	const pid_t *tids;
 	int nr_cpus, nr_tids;
@@ -491,13 +499,13 @@ static int add_sample(struct top *t, const unsigned char *rec, size_t size,
 	struct tentry key, *e;
 	bool pending;
 
-	if (size < 56)
+	if (size < t->pos.fixed_end)
 		return 0;
-	memcpy(&id, rec + 8, 8);
-	memcpy(&ip, rec + 16, 8);
-	memcpy(pid_tid, rec + 24, 8);
-	memcpy(&time, rec + 32, 8);
-	memcpy(&period, rec + 48, 8);
+	memcpy(&id, rec + t->pos.id, 8);
+	memcpy(&ip, rec + t->pos.ip, 8);
+	memcpy(pid_tid, rec + t->pos.tid, 8);
+	memcpy(&time, rec + t->pos.time, 8);
+	memcpy(&period, rec + t->pos.period, 8);
 	h = hists_for(t, id);
 	if (!h)
 		return 0;
@@ -532,15 +540,15 @@ static int add_sample(struct top *t, const unsigned char *rec, size_t size,
 	e->period += period;
 	e->nr_samples++;
 	h->total += period;
-	if (t->o.callchain && size >= 64) {
-		memcpy(&nr, rec + 56, 8);
-		if (nr <= (size - 64) / 8) {
+	if (t->o.callchain && size >= t->pos.callchain + 8u) {
+		memcpy(&nr, rec + t->pos.callchain, 8);
+		if (nr <= (size - t->pos.callchain - 8) / 8) {
 			uint64_t ips[TOP_MAX_STACK + 8];
 			uint32_t n;
 
 			if (nr > TOP_MAX_STACK + 8)
 				nr = TOP_MAX_STACK + 8;
-			memcpy(ips, rec + 64, nr * 8);
+			memcpy(ips, rec + t->pos.callchain + 8, nr * 8);
 			n = resolve_chain(t, th, ips, nr);
 			if (n && add_chain(e, t->cursor, n, period))
 				return -ENOMEM;
@@ -553,33 +561,29 @@ static int top_record(const struct perf_event_header *rec, size_t size,
 		      void *ctx)
 {
 	struct top *t = ctx;
-	const unsigned char *p = (const unsigned char *)rec;
-	uint64_t v;
+	union prd_record v;
+	uint64_t lost;
 	int err = 0;
 
+	if (rec->type == PERF_RECORD_SAMPLE)
+		return add_sample(t, (const unsigned char *)rec, size,
+				  rec->misc) == -ENOMEM ?
+			       -ENOMEM :
+			       0;
+	if (size > UINT16_MAX || size != rec->size ||
+	    !prd_record_view(rec, size, &v))
+		return 0;
 	switch (rec->type) {
-	case PERF_RECORD_SAMPLE:
-		err = add_sample(t, p, size, rec->misc);
-		break;
 	case PERF_RECORD_LOST:
-		if (size >= 24) {
-			memcpy(&v, p + 16, 8);
-			t->st.lost += v;
-			t->h[0].lost += v;
-			t->h[0].lost_total += v;
-		}
-		break;
 	case PERF_RECORD_LOST_SAMPLES:
-		if (size >= 16) {
-			memcpy(&v, p + 8, 8);
-			t->st.lost += v;
-			t->h[0].lost += v;
-			t->h[0].lost_total += v;
-		}
+		lost = rec->type == PERF_RECORD_LOST ? v.lost.lost :
+						       v.lost_samples.lost;
+		t->st.lost += lost;
+		t->h[0].lost += lost;
+		t->h[0].lost_total += lost;
 		break;
 	default:
-		if (size <= UINT16_MAX && size == rec->size)
-			err = machine_process(&t->m, rec);
+		err = machine_process(&t->m, &v);
 		break;
 	}
 	return err == -ENOMEM ? err : 0;
@@ -588,9 +592,11 @@ static int top_record(const struct perf_event_header *rec, size_t size,
 static int synth_sink(void *ctx, const void *rec, size_t size)
 {
 	struct top *t = ctx;
+	union prd_record v;
 
-	(void)size;
-	return machine_process(&t->m, rec) == -ENOMEM ? -ENOMEM : 0;
+	if (!prd_record_view(rec, size, &v))
+		return 0;
+	return machine_process(&t->m, &v) == -ENOMEM ? -ENOMEM : 0;
 }
 
 static int drain_all(struct top *t)
@@ -930,9 +936,7 @@ static void setup_attrs(struct top *t, bool inherit)
 		struct perf_event_attr *a = &t->events[i].attr;
 
 		a->size = sizeof(*a);
-		a->sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP |
-				 PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
-				 PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD;
+		a->sample_type = TOP_SAMPLE_TYPE;
 		if (t->o.callchain)
 			a->sample_type |= PERF_SAMPLE_CALLCHAIN;
 		if (t->events[i].tracepoint)
@@ -1078,6 +1082,7 @@ static int table_init(struct top *t, int nr_rings, bool host)
 {
 	int err;
 
+	prd_sample_positions(TOP_SAMPLE_TYPE | PERF_SAMPLE_CALLCHAIN, &t->pos);
 	t->entries = t->o.entries ? t->o.entries : TOP_DEFAULT_ENTRIES;
 	err = parse_sort(t, t->o.sort ? t->o.sort : "dso,sym");
 	if (err)

@@ -23,7 +23,7 @@
 #include "perfring/tools.h"
 #include "../common/opts.h"
 #include "../format/group_desc.h"
-#include "../format/load.h"
+#include "../common/load.h"
 #include "../format/perf_data.h"
 #include "../format/perf_reader.h"
 #include "dump.h"
@@ -70,16 +70,14 @@ static void put_hex(FILE *out, const char *path, uint64_t off,
 	fputc('\n', out);
 }
 
-/* A string field at @at of a record whose own fields end at @end. */
-static void put_str(FILE *out, const unsigned char *r, uint32_t at,
-		    uint32_t end)
+/* A string field of a record (NULL: the record ends before it). */
+static void put_str(FILE *out, const char *str, uint32_t len)
 {
-	if (at >= end) {
+	if (!str) {
 		fputs("?", out);
 		return;
 	}
-	fprintf(out, "%.*s", (int)strnlen((const char *)r + at, end - at),
-		(const char *)r + at);
+	fprintf(out, "%.*s", (int)len, str);
 }
 
 static const char *const sample_bits[] = {
@@ -385,151 +383,272 @@ static void put_sample(FILE *out, const unsigned char *r,
 		put_read(out, s, a->read_format);
 }
 
-static void put_cpu_map(FILE *out, const unsigned char *d, uint32_t len)
+static void put_cpu_map(FILE *out, const struct prd_cpu_map_data *d)
 {
-	uint16_t type, nr;
+	struct prd_cpu_map m;
 
-	if (len < 2)
+	if (!prd_cpu_map_decode(d, &m))
 		return;
-	type = ld16(d);
-	if (type == 0 && len >= 4) {
-		nr = ld16(d + 2);
+	if (m.valid && m.type == PRD_CPU_MAP_CPUS) {
 		fputs(":", out);
-		for (uint32_t i = 0; i < nr && 4 + 2 * i + 2 <= len; i++)
+		for (uint32_t i = 0; i < m.nr_fit; i++)
 			fprintf(out, "%s%u", i ? "," : " ",
-				ld16(d + 4 + 2 * i));
-	} else if (type == 2 && len >= 8) {
-		/* range: u8 any_cpu, u8 pad, u16 start_cpu, u16 end_cpu */
-		fprintf(out, ": %s%u-%u", d[2] ? "-1," : "", ld16(d + 4),
-			ld16(d + 6));
+				prd_cpu_map_cpu(&m, i));
+	} else if (m.valid && m.type == PRD_CPU_MAP_RANGE) {
+		fprintf(out, ": %s%u-%u", m.any_cpu ? "-1," : "", m.start_cpu,
+			m.end_cpu);
 	} else {
-		fprintf(out, ": type %u", type);
+		fprintf(out, ": type %u", m.type);
 	}
 }
 
-/* The fields of the kernel's records (types below 64), perf's wording. */
-static void put_kernel_fields(FILE *out, const unsigned char *r, uint32_t type,
-			      uint32_t end)
+static void put_mmap(FILE *out, const struct prd_record_mmap *r)
 {
-	uint16_t misc = ld16(r + 4);
+	uint16_t misc = r->header.misc;
 
-	switch (type) {
-	case PERF_RECORD_MMAP:
-		fprintf(out, " %d/%d: [%#llx(%#llx) @ %#llx]: %c ",
-			(int)ld32(r + 8), (int)ld32(r + 12), ull(ld64(r + 16)),
-			ull(ld64(r + 24)), ull(ld64(r + 32)),
+	if (r->header.type == PERF_RECORD_MMAP) {
+		fprintf(out, " %d/%d: [%#llx(%#llx) @ %#llx]: %c ", (int)r->pid,
+			(int)r->tid, ull(r->start), ull(r->len), ull(r->pgoff),
 			misc & PERF_RECORD_MISC_MMAP_DATA ? 'r' : 'x');
-		put_str(out, r, 40, end);
-		break;
-	case PERF_RECORD_MMAP2: {
-		uint32_t prot = ld32(r + 64), flags = ld32(r + 68);
-
-		fprintf(out, " %d/%d: [%#llx(%#llx) @ %#llx ", (int)ld32(r + 8),
-			(int)ld32(r + 12), ull(ld64(r + 16)), ull(ld64(r + 24)),
-			ull(ld64(r + 32)));
-		if (misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
-			unsigned int n = r[40] < 20 ? r[40] : 20;
-
-			for (unsigned int i = 0; i < n; i++)
-				fprintf(out, "%02x", r[44 + i]);
-		} else {
-			fprintf(out, "%02x:%02x %llu %llu", ld32(r + 40),
-				ld32(r + 44), ull(ld64(r + 48)),
-				ull(ld64(r + 56)));
-		}
-		fprintf(out, "]: %c%c%c%c ", prot & 1 ? 'r' : '-',
-			prot & 2 ? 'w' : '-', prot & 4 ? 'x' : '-',
-			flags & 1 /* MAP_SHARED */ ? 's' : 'p');
-		put_str(out, r, 72, end);
-		break;
+		put_str(out, r->filename, r->filename_len);
+		return;
 	}
+	fprintf(out, " %d/%d: [%#llx(%#llx) @ %#llx ", (int)r->pid, (int)r->tid,
+		ull(r->start), ull(r->len), ull(r->pgoff));
+	if (misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
+		unsigned int n = r->build_id_size < 20 ? r->build_id_size : 20;
+
+		for (unsigned int i = 0; i < n; i++)
+			fprintf(out, "%02x", r->build_id[i]);
+	} else {
+		fprintf(out, "%02x:%02x %llu %llu", r->maj, r->min, ull(r->ino),
+			ull(r->ino_generation));
+	}
+	fprintf(out, "]: %c%c%c%c ", r->prot & 1 ? 'r' : '-',
+		r->prot & 2 ? 'w' : '-', r->prot & 4 ? 'x' : '-',
+		r->flags & 1 /* MAP_SHARED */ ? 's' : 'p');
+	put_str(out, r->filename, r->filename_len);
+}
+
+static void put_switch(FILE *out, const struct prd_record_switch *r)
+{
+	uint16_t misc = r->header.misc;
+	bool out_ = misc & PERF_RECORD_MISC_SWITCH_OUT;
+
+	fprintf(out, " %s%s", out_ ? "OUT" : "IN",
+		out_ && (misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT) ?
+			" preempt" :
+			"");
+	if (r->header.type == PERF_RECORD_SWITCH_CPU_WIDE)
+		fprintf(out, "  %s pid/tid: %5d/%-5d", out_ ? "next" : "prev",
+			(int)r->next_prev_pid, (int)r->next_prev_tid);
+}
+
+static void put_namespaces(FILE *out, const struct prd_record_namespaces *r)
+{
+	fprintf(out, " %d/%d - nr_namespaces: %llu", (int)r->pid, (int)r->tid,
+		ull(r->nr_namespaces));
+	for (uint64_t i = 0; i < r->nr_link_info; i++) {
+		struct prd_ns_link_info e = prd_ns_link_info(r, i);
+
+		fprintf(out, "%s%llu/%#llx", i ? ", " : "\n\t\t[", ull(e.dev),
+			ull(e.ino));
+	}
+	if (r->nr_namespaces)
+		fputs("]", out);
+}
+
+/* The fields of the kernel's records (types below 64), perf's wording. */
+static void put_kernel_fields(FILE *out, const union prd_record *v)
+{
+	uint16_t misc = v->header.misc;
+
+	switch (v->header.type) {
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2:
+		put_mmap(out, &v->mmap);
+		break;
 	case PERF_RECORD_COMM:
 		fprintf(out, "%s: ",
 			misc & PERF_RECORD_MISC_COMM_EXEC ? " exec" : "");
-		put_str(out, r, 16, end);
-		fprintf(out, ":%d/%d", (int)ld32(r + 8), (int)ld32(r + 12));
+		put_str(out, v->comm.comm, v->comm.comm_len);
+		fprintf(out, ":%d/%d", (int)v->comm.pid, (int)v->comm.tid);
 		break;
 	case PERF_RECORD_FORK:
 	case PERF_RECORD_EXIT:
-		fprintf(out, "(%d:%d):(%d:%d)", (int)ld32(r + 8),
-			(int)ld32(r + 16), (int)ld32(r + 12),
-			(int)ld32(r + 20));
+		fprintf(out, "(%d:%d):(%d:%d)", (int)v->fork.pid,
+			(int)v->fork.tid, (int)v->fork.ppid, (int)v->fork.ptid);
 		break;
 	case PERF_RECORD_LOST:
-		fprintf(out, ": id:%llu: lost:%llu", ull(ld64(r + 8)),
-			ull(ld64(r + 16)));
+		fprintf(out, ": id:%llu: lost:%llu", ull(v->lost.id),
+			ull(v->lost.lost));
 		break;
 	case PERF_RECORD_LOST_SAMPLES:
-		fprintf(out, " lost: %llu", ull(ld64(r + 8)));
+		fprintf(out, " lost: %llu", ull(v->lost_samples.lost));
 		break;
 	case PERF_RECORD_THROTTLE:
 	case PERF_RECORD_UNTHROTTLE:
 		fprintf(out, ": time %llu id %llu stream_id %llu",
-			ull(ld64(r + 8)), ull(ld64(r + 16)), ull(ld64(r + 24)));
+			ull(v->throttle.time), ull(v->throttle.id),
+			ull(v->throttle.stream_id));
 		break;
 	case PERF_RECORD_READ:
-		fprintf(out, ": %d %d value %llu", (int)ld32(r + 8),
-			(int)ld32(r + 12), ull(ld64(r + 16)));
+		fprintf(out, ": %d %d value %llu", (int)v->read.pid,
+			(int)v->read.tid, ull(v->read.value));
 		break;
 	case PERF_RECORD_AUX: {
-		uint64_t fl = ld64(r + 24);
+		uint64_t fl = v->aux.flags;
 
 		fprintf(out, " offset: %#llx size: %#llx flags: %#llx [%s%s%s]",
-			ull(ld64(r + 8)), ull(ld64(r + 16)), ull(fl),
+			ull(v->aux.aux_offset), ull(v->aux.aux_size), ull(fl),
 			fl & 1 ? "T" : "", fl & 2 ? "O" : "",
 			fl & 4 ? "P" : "");
 		break;
 	}
 	case PERF_RECORD_ITRACE_START:
-		fprintf(out, " pid: %u tid: %u", ld32(r + 8), ld32(r + 12));
+		fprintf(out, " pid: %u tid: %u", v->itrace_start.pid,
+			v->itrace_start.tid);
 		break;
 	case PERF_RECORD_SWITCH:
-	case PERF_RECORD_SWITCH_CPU_WIDE: {
-		bool out_ = misc & PERF_RECORD_MISC_SWITCH_OUT;
-
-		fprintf(out, " %s%s", out_ ? "OUT" : "IN",
-			out_ && (misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT) ?
-				" preempt" :
-				"");
-		if (type == PERF_RECORD_SWITCH_CPU_WIDE)
-			fprintf(out, "  %s pid/tid: %5d/%-5d",
-				out_ ? "next" : "prev", (int)ld32(r + 8),
-				(int)ld32(r + 12));
+	case PERF_RECORD_SWITCH_CPU_WIDE:
+		put_switch(out, &v->context_switch);
 		break;
-	}
-	case PERF_RECORD_NAMESPACES: {
-		uint64_t nr = ld64(r + 16);
-
-		fprintf(out, " %d/%d - nr_namespaces: %llu", (int)ld32(r + 8),
-			(int)ld32(r + 12), ull(nr));
-		for (uint64_t i = 0; i < nr && 24 + 16 * i + 16 <= end; i++)
-			fprintf(out, "%s%llu/%#llx", i ? ", " : "\n\t\t[",
-				ull(ld64(r + 24 + 16 * i)),
-				ull(ld64(r + 32 + 16 * i)));
-		if (nr)
-			fputs("]", out);
+	case PERF_RECORD_NAMESPACES:
+		put_namespaces(out, &v->namespaces);
 		break;
-	}
 	case PERF_RECORD_KSYMBOL:
 		fprintf(out, " addr %llx len %u type %u flags 0x%x name ",
-			ull(ld64(r + 8)), ld32(r + 16), ld16(r + 20),
-			ld16(r + 22));
-		put_str(out, r, 24, end);
+			ull(v->ksymbol.addr), v->ksymbol.len,
+			v->ksymbol.ksym_type, v->ksymbol.flags);
+		put_str(out, v->ksymbol.name, v->ksymbol.name_len);
 		break;
 	case PERF_RECORD_BPF_EVENT:
-		fprintf(out, " type %u, flags %u, id %u", ld16(r + 8),
-			ld16(r + 10), ld32(r + 12));
+		fprintf(out, " type %u, flags %u, id %u", v->bpf.type,
+			v->bpf.flags, v->bpf.id);
 		break;
 	case PERF_RECORD_CGROUP:
-		fprintf(out, " cgroup: %llu ", ull(ld64(r + 8)));
-		put_str(out, r, 16, end);
+		fprintf(out, " cgroup: %llu ", ull(v->cgroup.id));
+		put_str(out, v->cgroup.path, v->cgroup.path_len);
 		break;
 	case PERF_RECORD_TEXT_POKE:
-		fprintf(out, " %#llx old len %u new len %u", ull(ld64(r + 8)),
-			ld16(r + 16), ld16(r + 18));
+		fprintf(out, " %#llx old len %u new len %u",
+			ull(v->text_poke.addr), v->text_poke.old_len,
+			v->text_poke.new_len);
 		break;
-	case 21: /* AUX_OUTPUT_HW_ID */
-		fprintf(out, " hw_id: %#llx", ull(ld64(r + 8)));
+	case PERF_RECORD_AUX_OUTPUT_HW_ID:
+		fprintf(out, " hw_id: %#llx", ull(v->aux_output_hw_id.hw_id));
+		break;
+	default:
+		break;
+	}
+}
+
+static void put_header_attr(FILE *out, const struct prd_record_header_attr *r)
+{
+	if (!r->attr_fits)
+		return;
+	fputs(": ", out);
+	put_attr(out, &r->attr);
+	fprintf(out, ", %u ids", r->nr_ids);
+	for (uint32_t k = 0; k < r->nr_ids && k < 16; k++)
+		fprintf(out, "%s%llu", k ? " " : ": ",
+			ull(prd_header_attr_id(r, k)));
+}
+
+static void put_build_id(FILE *out, const struct prd_record_header_build_id *r)
+{
+	unsigned int n = prd_build_id_size(r);
+
+	if (n > 20)
+		n = 20;
+	fprintf(out, ": pid %d build id ", (int)r->pid);
+	for (unsigned int i = 0; i < n; i++)
+		fprintf(out, "%02x", r->build_id[i]);
+	fputc(' ', out);
+	put_str(out, r->filename, r->filename_len);
+}
+
+static void put_event_update(FILE *out, const struct prd_record_event_update *r)
+{
+	uint64_t t = r->type;
+	double d;
+
+	fprintf(out, "\n... id:    %llu", ull(r->id));
+	if (t == PRD_EVENT_UPDATE_NAME && r->data_size) {
+		fputs("\n... name:  ", out);
+		fprintf(out, "%.*s",
+			(int)strnlen((const char *)r->data, r->data_size),
+			(const char *)r->data);
+	} else if (t == PRD_EVENT_UPDATE_UNIT && r->data_size) {
+		fputs("\n... unit:  ", out);
+		fprintf(out, "%.*s",
+			(int)strnlen((const char *)r->data, r->data_size),
+			(const char *)r->data);
+	} else if (t == PRD_EVENT_UPDATE_SCALE &&
+		   prd_event_update_scale(r, &d)) {
+		fprintf(out, "\n... scale: %f", d);
+	} else if (t == PRD_EVENT_UPDATE_CPUS) {
+		struct prd_cpu_map_data cpus = { r->data, r->data_size };
+
+		fputs("\n... cpus", out);
+		put_cpu_map(out, &cpus);
+	} else {
+		fprintf(out, "\n... type:  %llu", ull(t));
+	}
+}
+
+static void put_id_index(FILE *out, const struct prd_record_id_index *r)
+{
+	fprintf(out, " nr: %llu", ull(r->nr));
+	for (uint64_t i = 0; i < r->nr; i++) {
+		struct prd_id_index_entry e = prd_id_index_entry(r, i);
+
+		fprintf(out, "\n ... id: %llu  idx: %llu  cpu: %lld  tid: %lld",
+			ull(e.id), ull(e.idx), (long long)e.cpu,
+			(long long)e.tid);
+	}
+}
+
+/* The records of perf's for its own use (types from 64): their fields
+ * and counts (the stat ones). */
+static void put_user_misc(FILE *out, const union prd_record *v)
+{
+	switch (v->header.type) {
+	case PRD_REC_THREAD_MAP:
+		fprintf(out, " nr: %llu thread:", ull(v->thread_map.nr));
+		for (uint64_t i = 0; i < v->thread_map.nr; i++)
+			fprintf(out, "%s%lld", i ? "," : " ",
+				(long long)prd_thread_map_pid(&v->thread_map,
+							      i));
+		break;
+	case PRD_REC_CPU_MAP:
+		put_cpu_map(out, &v->cpu_map.data);
+		break;
+	case PRD_REC_STAT_CONFIG:
+		fprintf(out, " nr: %llu", ull(v->stat_config.nr));
+		for (uint64_t i = 0; i < v->stat_config.nr; i++) {
+			struct prd_stat_config_entry e =
+				prd_stat_config_entry(&v->stat_config, i);
+
+			fprintf(out, "\n ... tag %llu val %llu", ull(e.tag),
+				ull(e.val));
+		}
+		break;
+	case PRD_REC_STAT:
+		fprintf(out,
+			" id %llu cpu %d thread %d val %llu ena %llu run %llu",
+			ull(v->stat.id), (int)v->stat.cpu, (int)v->stat.thread,
+			ull(v->stat.val), ull(v->stat.ena), ull(v->stat.run));
+		break;
+	case PRD_REC_STAT_ROUND:
+		fprintf(out, " type %llu time %llu", ull(v->stat_round.type),
+			ull(v->stat_round.time));
+		break;
+	case PRD_REC_TIME_CONV:
+		fprintf(out, " time_shift %llu time_mult %llu time_zero %llu",
+			ull(v->time_conv.time_shift),
+			ull(v->time_conv.time_mult),
+			ull(v->time_conv.time_zero));
 		break;
 	default:
 		break;
@@ -537,184 +656,93 @@ static void put_kernel_fields(FILE *out, const unsigned char *r, uint32_t type,
 }
 
 /* The fields of the records perf itself writes (types from 64). */
-static void put_user_fields(FILE *out, const unsigned char *r, uint32_t type,
-			    uint32_t size)
+static void put_user_fields(FILE *out, const union prd_record *v)
 {
-	uint16_t misc = ld16(r + 4);
-
-	switch (type) {
-	case PRD_REC_HEADER_ATTR: {
-		struct perf_event_attr a;
-		uint32_t asz = ld32(r + 12) ? ld32(r + 12) : 64;
-
-		if (asz > sizeof(a) || asz > size - 8)
-			break;
-		memset(&a, 0, sizeof(a));
-		memcpy(&a, r + 8, asz);
-		fputs(": ", out);
-		put_attr(out, &a);
-		fprintf(out, ", %u ids", (size - 8 - asz) / 8);
-		for (uint32_t k = 0; k < (size - 8 - asz) / 8 && k < 16; k++)
-			fprintf(out, "%s%llu", k ? " " : ": ",
-				ull(ld64(r + 8 + asz + 8 * k)));
+	switch (v->header.type) {
+	case PRD_REC_HEADER_ATTR:
+		put_header_attr(out, &v->attr);
 		break;
-	}
 	case PRD_REC_HEADER_EVENT_TYPE:
-		if (ld64(r + 8) == PRD_CARRIER_TAG) {
+		if (v->event_type.event_id == PRD_CARRIER_TAG) {
 			fprintf(out, " (checkpoint carrier, %u bytes)",
-				size - 16);
+				v->event_type.payload_size);
 			break;
 		}
-		fprintf(out, ": id %llu name ", ull(ld64(r + 8)));
-		put_str(out, r, 16, size < 80 ? size : 80);
+		fprintf(out, ": id %llu name ", ull(v->event_type.event_id));
+		put_str(out, v->event_type.name, v->event_type.name_len);
 		break;
 	case PRD_REC_FINISHED_ROUND:
 		/* the feature table of a file written while recording */
-		if (size > 8)
-			fprintf(out, " (checkpoint, %u bytes)", size - 8);
+		if (v->finished_round.payload_size)
+			fprintf(out, " (checkpoint, %u bytes)",
+				v->finished_round.payload_size);
 		break;
 	case PRD_REC_HEADER_TRACING_DATA:
-		fprintf(out, ": %u bytes follow", ld32(r + 8));
+		fprintf(out, ": %u bytes follow", v->tracing_data.size);
 		break;
-	case PRD_REC_HEADER_BUILD_ID: {
-		unsigned int n = misc & (1 << 15) /* BUILD_ID_SIZE */ ?
-					 (r[32] < 20 ? r[32] : 20) :
-					 20;
-
-		fprintf(out, ": pid %d build id ", (int)ld32(r + 8));
-		for (unsigned int i = 0; i < n; i++)
-			fprintf(out, "%02x", r[12 + i]);
-		fputc(' ', out);
-		put_str(out, r, 36, size);
+	case PRD_REC_HEADER_BUILD_ID:
+		put_build_id(out, &v->build_id);
 		break;
-	}
-	case PRD_REC_ID_INDEX: {
-		uint64_t nr = ld64(r + 8);
-
-		fprintf(out, " nr: %llu", ull(nr));
-		for (uint64_t i = 0; i < nr; i++) {
-			const unsigned char *e = r + 16 + 32 * i;
-
-			fprintf(out,
-				"\n ... id: %llu  idx: %llu  cpu: %lld  tid: %lld",
-				ull(ld64(e)), ull(ld64(e + 8)),
-				(long long)ld64(e + 16),
-				(long long)ld64(e + 24));
-		}
+	case PRD_REC_ID_INDEX:
+		put_id_index(out, &v->id_index);
 		break;
-	}
 	case PRD_REC_AUXTRACE_INFO:
-		fprintf(out, " type: %u", ld32(r + 8));
+		fprintf(out, " type: %u", v->auxtrace_info.type);
 		break;
 	case PRD_REC_AUXTRACE:
 		fprintf(out,
 			" size: %#llx offset: %#llx ref: %#llx idx: %u tid: %d cpu: %d",
-			ull(ld64(r + 8)), ull(ld64(r + 16)), ull(ld64(r + 24)),
-			ld32(r + 32), (int)ld32(r + 36), (int)ld32(r + 40));
+			ull(v->auxtrace.size), ull(v->auxtrace.offset),
+			ull(v->auxtrace.reference), v->auxtrace.idx,
+			(int)v->auxtrace.tid, (int)v->auxtrace.cpu);
 		break;
-	case PRD_REC_AUXTRACE_ERROR:
+	case PRD_REC_AUXTRACE_ERROR: {
+		const struct prd_record_auxtrace_error *e = &v->auxtrace_error;
+
 		fprintf(out, " type %u code %u cpu %d pid %d tid %d ip %#llx: ",
-			ld32(r + 8), ld32(r + 12), (int)ld32(r + 16),
-			(int)ld32(r + 20), (int)ld32(r + 24),
-			ull(ld64(r + 32)));
-		put_str(out, r, 40, 104);
-		break;
-	case PRD_REC_THREAD_MAP: {
-		uint64_t nr = ld64(r + 8);
-
-		fprintf(out, " nr: %llu thread:", ull(nr));
-		for (uint64_t i = 0; i < nr; i++)
-			fprintf(out, "%s%lld", i ? "," : " ",
-				(long long)ld64(r + 16 + 24 * i));
+			e->type, e->code, (int)e->cpu, (int)e->pid, (int)e->tid,
+			ull(e->ip));
+		put_str(out, e->msg, e->msg_len);
 		break;
 	}
-	case PRD_REC_CPU_MAP:
-		put_cpu_map(out, r + 8, size - 8);
-		break;
-	case PRD_REC_STAT_CONFIG: {
-		uint64_t nr = ld64(r + 8);
-
-		fprintf(out, " nr: %llu", ull(nr));
-		for (uint64_t i = 0; i < nr; i++)
-			fprintf(out, "\n ... tag %llu val %llu",
-				ull(ld64(r + 16 + 16 * i)),
-				ull(ld64(r + 24 + 16 * i)));
-		break;
-	}
-	case PRD_REC_STAT:
-		fprintf(out,
-			" id %llu cpu %d thread %d val %llu ena %llu run %llu",
-			ull(ld64(r + 8)), (int)ld32(r + 16), (int)ld32(r + 20),
-			ull(ld64(r + 24)), ull(ld64(r + 32)),
-			ull(ld64(r + 40)));
-		break;
-	case PRD_REC_STAT_ROUND:
-		fprintf(out, " type %llu time %llu", ull(ld64(r + 8)),
-			ull(ld64(r + 16)));
-		break;
-	case PRD_REC_EVENT_UPDATE: {
-		uint64_t t = ld64(r + 8);
-
-		fprintf(out, "\n... id:    %llu", ull(ld64(r + 16)));
-		if (t == 2 /* NAME */ && size > 24) {
-			fputs("\n... name:  ", out);
-			put_str(out, r, 24, size);
-		} else if (t == 0 /* UNIT */ && size > 24) {
-			fputs("\n... unit:  ", out);
-			put_str(out, r, 24, size);
-		} else if (t == 1 /* SCALE */ && size >= 32) {
-			double d;
-
-			memcpy(&d, r + 24, sizeof(d));
-			fprintf(out, "\n... scale: %f", d);
-		} else if (t == 3 /* CPUS */) {
-			fputs("\n... cpus", out);
-			put_cpu_map(out, r + 24, size - 24);
-		} else {
-			fprintf(out, "\n... type:  %llu", ull(t));
-		}
-		break;
-	}
-	case PRD_REC_TIME_CONV:
-		fprintf(out, " time_shift %llu time_mult %llu time_zero %llu",
-			ull(ld64(r + 8)), ull(ld64(r + 16)), ull(ld64(r + 24)));
+	case PRD_REC_EVENT_UPDATE:
+		put_event_update(out, &v->event_update);
 		break;
 	case PRD_REC_HEADER_FEATURE: {
-		uint64_t feat = ld64(r + 8);
+		uint64_t feat = v->feat.feat_id;
 		const char *n = feat < 256 ? prd_feature_name((int)feat) : NULL;
 
 		fprintf(out, " %s (%llu), %u bytes", n ? n : "unknown",
-			ull(feat), size - 16);
+			ull(feat), v->feat.data_size);
 		break;
 	}
 	case PRD_REC_COMPRESSED:
-		fprintf(out, " %u bytes of zstd data (not decoded)", size - 8);
+		fprintf(out, " %u bytes of zstd data (not decoded)",
+			v->pack.data_size);
 		break;
 	default:
+		put_user_misc(out, v);
 		break;
 	}
 }
 
 /* The fields of records other than samples, perf's wording. */
-static void put_fields(FILE *out, const unsigned char *r, uint32_t type,
-		       uint32_t size, uint32_t end)
+static void put_fields(FILE *out, const union prd_record *v)
 {
-	if (type < PRD_REC_HEADER_ATTR)
-		put_kernel_fields(out, r, type, end);
+	if (v->header.type < PRD_REC_HEADER_ATTR)
+		put_kernel_fields(out, v);
 	else
-		put_user_fields(out, r, type, size);
+		put_user_fields(out, v);
 }
 
-int report_record_text(FILE *out, struct prd_file *f,
-		       const struct prd_event *ev)
+int report_record_text(FILE *out, const struct prd_event *ev)
 {
 	const char *name = prd_type_name(ev->hdr->type);
 
 	if (!name || ev->hdr->type == PERF_RECORD_SAMPLE)
 		return 0;
 	fprintf(out, "PERF_RECORD_%s", name);
-	put_fields(out, (const unsigned char *)ev->hdr, ev->hdr->type,
-		   ev->hdr->size, prd_payload_size(f, ev));
+	put_fields(out, ev->rec);
 	if (fputc('\n', out) == EOF || ferror(out))
 		return errno == EPIPE ? -EPIPE : -EIO;
 	return 1;
@@ -758,7 +786,7 @@ static int dump_event(struct prd_file *f, const struct prd_event *ev, void *ctx)
 			return errno == EPIPE ? -EPIPE : -EIO;
 		return 0;
 	}
-	put_fields(out, r, type, size, prd_payload_size(f, ev));
+	put_fields(out, ev->rec);
 	if (fputc('\n', out) == EOF || ferror(out))
 		return errno == EPIPE ? -EPIPE : -EIO;
 	return 0;

@@ -27,7 +27,6 @@ struct prd_event;
  * Returns 1 when printed, 0 for a sample or an unknown type, -errno of a
  * write error.
  */
-int report_record_text(FILE *out, struct prd_file *f,
-		       const struct prd_event *ev);
+int report_record_text(FILE *out, const struct prd_event *ev);
 
 #endif

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * perf.data's header block as perf 6.1 prints it (perf script --header,
- * perf report --header-only; -I for the topology in full), and perf
- * report -T's per-thread counter table.
+ * perf report --header-only; -I for the topology in full).  perf report
+ * -T's per-thread counter table is thread_stats.c.
  *
  * perf reads each feature section into its "env" when it opens the file
  * and prints from there; a section it could not read leaves the env at
@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include "../common/load.h"
 #include "../common/log.h"
 #include "../format/perf_reader.h"
 #include "header_print.h"
@@ -212,34 +213,17 @@ static const char *const flag_names[] = {
 	"sigtrap",
 };
 
-static uint64_t a64(const unsigned char *a, size_t o)
-{
-	uint64_t v;
-
-	memcpy(&v, a + o, 8);
-	return v;
-}
-
-static uint32_t a32(const unsigned char *a, size_t o)
-{
-	uint32_t v;
-
-	memcpy(&v, a + o, 4);
-	return v;
-}
-
 /* @a: ATTR_SIZE_61 bytes (the file's attr, zero-extended or cut). */
 static void put_attr(FILE *out, const unsigned char *a)
 {
-	uint64_t flags = a64(a, 40);
-	uint16_t max_stack;
+	uint64_t flags = ld64(a + 40);
 
-	put_u(out, "type", a32(a, 0));
-	put_u(out, "size", a32(a, 4));
-	put_x(out, "config", a64(a, 8));
-	put_u(out, "{ sample_period, sample_freq }", a64(a, 16));
-	put_bits(out, "sample_type", a64(a, 24), sample_type_names);
-	put_bits(out, "read_format", a64(a, 32), read_format_names);
+	put_u(out, "type", ld32(a + 0));
+	put_u(out, "size", ld32(a + 4));
+	put_x(out, "config", ld64(a + 8));
+	put_u(out, "{ sample_period, sample_freq }", ld64(a + 16));
+	put_bits(out, "sample_type", ld64(a + 24), sample_type_names);
+	put_bits(out, "read_format", ld64(a + 32), read_format_names);
 	for (int b = 0; b < 38; b++) {
 		if (!flag_names[b])
 			continue;
@@ -248,37 +232,34 @@ static void put_attr(FILE *out, const unsigned char *a)
 		else
 			put_u(out, flag_names[b], (flags >> b) & 1);
 	}
-	put_u(out, "{ wakeup_events, wakeup_watermark }", a32(a, 48));
-	put_u(out, "bp_type", a32(a, 52));
-	put_x(out, "{ bp_addr, config1 }", a64(a, 56));
-	put_x(out, "{ bp_len, config2 }", a64(a, 64));
-	put_bits(out, "branch_sample_type", a64(a, 72), branch_type_names);
-	put_x(out, "sample_regs_user", a64(a, 80));
-	put_u(out, "sample_stack_user", a32(a, 88));
-	if (a32(a, 92))
-		fprintf(out, ", clockid = %" PRId32, (int32_t)a32(a, 92));
-	put_x(out, "sample_regs_intr", a64(a, 96));
-	put_u(out, "aux_watermark", a32(a, 104));
-	memcpy(&max_stack, a + 108, 2);
-	put_u(out, "sample_max_stack", max_stack);
-	put_u(out, "aux_sample_size", a32(a, 112));
-	put_u(out, "sig_data", a64(a, 120));
+	put_u(out, "{ wakeup_events, wakeup_watermark }", ld32(a + 48));
+	put_u(out, "bp_type", ld32(a + 52));
+	put_x(out, "{ bp_addr, config1 }", ld64(a + 56));
+	put_x(out, "{ bp_len, config2 }", ld64(a + 64));
+	put_bits(out, "branch_sample_type", ld64(a + 72), branch_type_names);
+	put_x(out, "sample_regs_user", ld64(a + 80));
+	put_u(out, "sample_stack_user", ld32(a + 88));
+	if (ld32(a + 92))
+		fprintf(out, ", clockid = %" PRId32, (int32_t)ld32(a + 92));
+	put_x(out, "sample_regs_intr", ld64(a + 96));
+	put_u(out, "aux_watermark", ld32(a + 104));
+	put_u(out, "sample_max_stack", ld16(a + 108));
+	put_u(out, "aux_sample_size", ld32(a + 112));
+	put_u(out, "sig_data", ld64(a + 120));
 }
 
 /* perf_attr_check(): what perf 6.1 refuses in an EVENT_DESC attr. */
 static bool attr_known(const unsigned char *a)
 {
-	uint64_t st = a64(a, 24);
-	uint16_t res2;
+	uint64_t st = ld64(a + 24);
 
-	memcpy(&res2, a + 110, 2);
-	if ((a64(a, 40) >> 38) || res2 || a32(a, 116))
+	if ((ld64(a + 40) >> 38) || ld16(a + 110) || ld32(a + 116))
 		return false;
 	if (st & ~(SAMPLE_MAX_61 - 1))
 		return false;
-	if (a64(a, 32) & ~(FORMAT_MAX_61 - 1))
+	if (ld64(a + 32) & ~(FORMAT_MAX_61 - 1))
 		return false;
-	if ((st & (1u << 11)) && (a64(a, 72) & ~(BRANCH_MAX_61 - 1)))
+	if ((st & (1u << 11)) && (ld64(a + 72) & ~(BRANCH_MAX_61 - 1)))
 		return false;
 	return true;
 }
@@ -328,7 +309,7 @@ static void print_event_desc(struct cur *c, FILE *out)
 		c->off += sz;
 		rd32(c, &nr);
 		name = rdstr(c, &slen);
-		if (!a32(a, 4))
+		if (!ld32(a + 4))
 			break;
 		fprintf(out, "# event : name = %.*s, ", (int)slen, name);
 		if (nr) {
@@ -1308,277 +1289,11 @@ void header_print_feature_record(const struct prd_file *f,
 				 const struct prd_event *ev, bool full,
 				 FILE *out)
 {
-	const unsigned char *rec = (const void *)ev->hdr;
-	uint64_t feat;
+	const struct prd_record_header_feature *r = &ev->rec->feat;
 
-	if (ev->hdr->type != PRD_REC_HEADER_FEATURE || ev->hdr->size < 16)
+	if (ev->hdr->type != PRD_REC_HEADER_FEATURE || !r->feat_id ||
+	    r->feat_id >= PRD_FEAT_LAST)
 		return;
-	memcpy(&feat, rec + 8, 8);
-	if (!feat || feat >= PRD_FEAT_LAST)
-		return;
-	header_print_section(f, (int)feat, rec + 16, ev->hdr->size - 16u, full,
+	header_print_section(f, (int)r->feat_id, r->data, r->data_size, full,
 			     out);
-}
-
-/* ---- perf report -T ---- */
-
-struct ts_thread {
-	uint32_t pid, tid;
-};
-
-struct thread_stats {
-	struct ts_thread *threads;
-	uint32_t nr_threads, cap_threads;
-	uint32_t *counters; /* attr index per column */
-	uint32_t nr_counters, cap_counters;
-	uint64_t *values; /* [thread * cap_counters + counter] */
-	uint64_t dropped;
-	/* (pid, tid) -> thread index + 1, open addressing (0: empty) */
-	uint32_t *ht;
-	uint32_t ht_cap;
-	/* attr index -> column + 1 (0: none yet) */
-	uint32_t *col_of;
-	uint32_t nr_col_of;
-};
-
-/* At most this many values (threads x events, 64 MiB): past it READ
- * records of new threads are counted as dropped. */
-#define TS_MAX_VALUES (1u << 23)
-
-static uint32_t ts_hash(uint32_t pid, uint32_t tid)
-{
-	uint64_t k = ((uint64_t)pid << 32 | tid) * 0x9e3779b97f4a7c15ull;
-
-	return (uint32_t)(k >> 32);
-}
-
-/* The thread's row, or nr_threads if it is new. */
-static uint32_t ts_find(const struct thread_stats *ts, uint32_t pid,
-			uint32_t tid)
-{
-	if (!ts->ht_cap)
-		return ts->nr_threads;
-	for (uint32_t h = ts_hash(pid, tid) & (ts->ht_cap - 1);;
-	     h = (h + 1) & (ts->ht_cap - 1)) {
-		uint32_t v = ts->ht[h];
-
-		if (!v)
-			return ts->nr_threads;
-		if (ts->threads[v - 1].pid == pid &&
-		    ts->threads[v - 1].tid == tid)
-			return v - 1;
-	}
-}
-
-/* Indexes thread @t (a new row); grows the table at half full. */
-static int ts_index(struct thread_stats *ts, uint32_t t)
-{
-	if ((uint64_t)(t + 1) * 2 > ts->ht_cap) {
-		uint32_t cap = ts->ht_cap ? ts->ht_cap * 2 : 64;
-		uint32_t *ht = calloc(cap, sizeof(*ht));
-
-		if (!ht)
-			return -ENOMEM;
-		free(ts->ht);
-		ts->ht = ht;
-		ts->ht_cap = cap;
-		for (uint32_t i = 0; i < t; i++)
-			ts_index(ts, i);
-	}
-	for (uint32_t h = ts_hash(ts->threads[t].pid, ts->threads[t].tid) &
-			  (ts->ht_cap - 1);
-	     ; h = (h + 1) & (ts->ht_cap - 1)) {
-		if (!ts->ht[h]) {
-			ts->ht[h] = t + 1;
-			return 0;
-		}
-	}
-}
-
-int thread_stats_new(struct thread_stats **out)
-{
-	*out = calloc(1, sizeof(**out));
-	return *out ? 0 : -ENOMEM;
-}
-
-void thread_stats_free(struct thread_stats *ts)
-{
-	if (!ts)
-		return;
-	free(ts->threads);
-	free(ts->counters);
-	free(ts->values);
-	free(ts->ht);
-	free(ts->col_of);
-	free(ts);
-}
-
-/* Grows the value matrix to @threads x @counters (zero-filled). */
-static int ts_grow(struct thread_stats *ts, uint32_t threads, uint32_t counters)
-{
-	uint32_t nt = ts->cap_threads, nc = ts->cap_counters;
-	uint64_t *v;
-
-	while (nt < threads)
-		nt = nt ? nt * 2 : 16;
-	while (nc < counters)
-		nc = nc ? nc * 2 : 4;
-	if (nt == ts->cap_threads && nc == ts->cap_counters)
-		return 0;
-	if ((uint64_t)nt * nc > TS_MAX_VALUES)
-		return -E2BIG;
-	if (nt != ts->cap_threads) {
-		struct ts_thread *t = realloc(ts->threads, nt * sizeof(*t));
-
-		if (!t)
-			return -ENOMEM;
-		ts->threads = t;
-	}
-	if (nc != ts->cap_counters) {
-		uint32_t *c = realloc(ts->counters, nc * sizeof(*c));
-
-		if (!c)
-			return -ENOMEM;
-		ts->counters = c;
-	}
-	v = calloc((size_t)nt * nc, sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	for (uint32_t t = 0; t < ts->nr_threads; t++)
-		memcpy(v + (size_t)t * nc,
-		       ts->values + (size_t)t * ts->cap_counters,
-		       ts->nr_counters * sizeof(*v));
-	free(ts->values);
-	ts->values = v;
-	ts->cap_threads = nt;
-	ts->cap_counters = nc;
-	return 0;
-}
-
-int thread_stats_add(struct thread_stats *ts, const struct prd_file *f,
-		     const struct prd_event *ev)
-{
-	const unsigned char *rec = (const void *)ev->hdr;
-	const struct prd_attr *a;
-	uint32_t pid, tid, t, c;
-	uint64_t value, id = 0;
-	uint64_t rf;
-	size_t off;
-	int ret;
-
-	if (ev->hdr->type != PERF_RECORD_READ)
-		return 0;
-	/* {header; u32 pid, tid; read_format values} */
-	if (prd_payload_size(f, ev) < 24) {
-		ts->dropped++;
-		return 0;
-	}
-	memcpy(&pid, rec + 8, 4);
-	memcpy(&tid, rec + 12, 4);
-	memcpy(&value, rec + 16, 8);
-	/* The event: by the id in the values (PERF_FORMAT_ID), else by
-	 * the sample_id_all trailer's id. */
-	a = ev->sample ? prd_attr_by_id(f, ev->sample->id) : NULL;
-	if (!a && prd_nr_attrs(f)) {
-		rf = prd_attr(f, 0)->attr.read_format;
-		off = 24 + (rf & PERF_FORMAT_TOTAL_TIME_ENABLED ? 8 : 0) +
-		      (rf & PERF_FORMAT_TOTAL_TIME_RUNNING ? 8 : 0);
-		if ((rf & PERF_FORMAT_ID) && !(rf & PERF_FORMAT_GROUP) &&
-		    off + 8 <= prd_payload_size(f, ev)) {
-			memcpy(&id, rec + off, 8);
-			a = prd_attr_by_id(f, id);
-		}
-	}
-	if (!a) {
-		ts->dropped++;
-		return 0;
-	}
-	if (!ts->col_of) {
-		ts->nr_col_of = prd_nr_attrs(f);
-		ts->col_of = calloc(ts->nr_col_of ? ts->nr_col_of : 1,
-				    sizeof(*ts->col_of));
-		if (!ts->col_of)
-			return -ENOMEM;
-	}
-	if (a->index >= ts->nr_col_of) {
-		ts->dropped++;
-		return 0;
-	}
-	t = ts_find(ts, pid, tid);
-	c = ts->col_of[a->index] ? ts->col_of[a->index] - 1 : ts->nr_counters;
-	ret = ts_grow(ts, t + 1, c + 1);
-	if (ret == -E2BIG) {
-		ts->dropped++;
-		return 0;
-	}
-	if (ret)
-		return ret;
-	if (t == ts->nr_threads) {
-		ts->threads[t] = (struct ts_thread){ pid, tid };
-		ret = ts_index(ts, t);
-		if (ret)
-			return ret;
-		ts->nr_threads++;
-	}
-	if (c == ts->nr_counters) {
-		ts->counters[c] = a->index;
-		ts->col_of[a->index] = c + 1;
-		ts->nr_counters++;
-	}
-	ts->values[(size_t)t * ts->cap_counters + c] += value;
-	return 0;
-}
-
-static const char *counter_name(const struct prd_file *f, uint32_t index)
-{
-	for (uint32_t i = 0; i < prd_nr_attrs(f); i++) {
-		const struct prd_attr *a = prd_attr(f, i);
-
-		if (a && a->index == index && a->name)
-			return a->name;
-	}
-	return "";
-}
-
-/* perf_read_values__display_pretty: columns as wide as their widest. */
-void thread_stats_print(const struct thread_stats *ts, const struct prd_file *f,
-			FILE *out)
-{
-	int pidw = 3, tidw = 3, *cw;
-
-	cw = calloc(ts->nr_counters ? ts->nr_counters : 1, sizeof(*cw));
-	if (!cw)
-		return;
-	for (uint32_t c = 0; c < ts->nr_counters; c++)
-		cw[c] = (int)strlen(counter_name(f, ts->counters[c]));
-	for (uint32_t t = 0; t < ts->nr_threads; t++) {
-		int w = snprintf(NULL, 0, "%d", (int)ts->threads[t].pid);
-
-		pidw = w > pidw ? w : pidw;
-		w = snprintf(NULL, 0, "%d", (int)ts->threads[t].tid);
-		tidw = w > tidw ? w : tidw;
-		for (uint32_t c = 0; c < ts->nr_counters; c++) {
-			w = snprintf(
-				NULL, 0, "%" PRIu64,
-				ts->values[(size_t)t * ts->cap_counters + c]);
-			cw[c] = w > cw[c] ? w : cw[c];
-		}
-	}
-	fprintf(out, "# %*s  %*s", pidw, "PID", tidw, "TID");
-	for (uint32_t c = 0; c < ts->nr_counters; c++)
-		fprintf(out, "  %*s", cw[c], counter_name(f, ts->counters[c]));
-	fputc('\n', out);
-	for (uint32_t t = 0; t < ts->nr_threads; t++) {
-		fprintf(out, "  %*d  %*d", pidw, (int)ts->threads[t].pid, tidw,
-			(int)ts->threads[t].tid);
-		for (uint32_t c = 0; c < ts->nr_counters; c++)
-			fprintf(out, "  %*" PRIu64, cw[c],
-				ts->values[(size_t)t * ts->cap_counters + c]);
-		fputc('\n', out);
-	}
-	free(cw);
-	if (ts->dropped)
-		pr_warn("%" PRIu64
-			" READ records left out of the thread table (no known event, or past its size)",
-			ts->dropped);
 }

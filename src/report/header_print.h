@@ -2,8 +2,7 @@
 /*
  * perf.data's header and feature sections as perf 6.1 prints them
  * (perf script --header, perf report --header-only, -I for the full
- * topology), and perf report -T's per-thread counters (PERF_RECORD_READ
- * of a file recorded with -s).  The report layer, over src/format.
+ * topology).  The report layer, over src/format.
  */
 #ifndef PERFRING_REPORT_HEADER_PRINT_H
 #define PERFRING_REPORT_HEADER_PRINT_H
@@ -44,18 +43,5 @@ void header_print_section(const struct prd_file *f, int feat,
 
 /* perf's name of a clock id ("monotonic", "(not found)"). */
 const char *clockid_name(uint32_t id);
-
-/* perf report -T: PERF_RECORD_READ values summed per thread and event. */
-struct thread_stats;
-int thread_stats_new(struct thread_stats **out);
-/* Adds a READ record (others are ignored); a malformed one is counted
- * as dropped.  Returns 0 or -ENOMEM. */
-int thread_stats_add(struct thread_stats *ts, const struct prd_file *f,
-		     const struct prd_event *ev);
-/* perf's "#   PID    TID  event ..." table (its heading alone without
- * READs). */
-void thread_stats_print(const struct thread_stats *ts, const struct prd_file *f,
-			FILE *out);
-void thread_stats_free(struct thread_stats *ts);
 
 #endif

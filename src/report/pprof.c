@@ -361,25 +361,20 @@ static void apply_build_ids(struct pprof *p, struct machine *m)
 {
 	size_t len = 0, off = 0;
 	const uint8_t *b = prd_feature(p->f, PRD_FEAT_BUILD_ID, &len);
+	struct prd_record_header_build_id e;
+	uint32_t rsz;
 
-	while (b && len - off >= 36) {
-		uint16_t misc, rsz;
+	while (b && (rsz = prd_build_id_entry(b + off, len - off, &e))) {
+		size_t n = prd_build_id_size(&e);
 		struct dso *d;
-		size_t n, nl;
 
-		memcpy(&misc, b + off + 4, 2);
-		memcpy(&rsz, b + off + 6, 2);
-		if (rsz < 36 || rsz > len - off)
-			break;
-		nl = strnlen((const char *)b + off + 36, rsz - 36u);
-		n = misc & (1u << 15) ? b[off + 32] : 20;
 		if (n > 20)
 			n = 20;
-		d = nl ? dsos_findnew(&m->dsos, (const char *)b + off + 36,
-				      nl) :
-			 NULL;
+		d = e.filename_len ?
+			    dsos_findnew(&m->dsos, e.filename, e.filename_len) :
+			    NULL;
 		if (d && !d->build_id_size && n)
-			dso_set_build_id(d, b + off + 12, n);
+			dso_set_build_id(d, e.build_id, n);
 		off += rsz;
 	}
 }
@@ -480,73 +475,59 @@ static void put_label(struct pb *smp, struct pb *lab, uint64_t key,
 	pb_msg(smp, 3, lab);
 }
 
-int pprof_write(struct pprof *p, struct machine *m, const char *input,
-		FILE *out)
-{
-	uint32_t nattrs = prd_nr_attrs(p->f);
+/* What pprof_write() builds the profile with. */
+struct pprof_out {
+	uint32_t nattrs;
 	/* value slot (1..) of each attr, 0: no samples */
-	uint32_t *slot = calloc(nattrs ? nattrs : 1, sizeof(*slot));
-	uint64_t *tid = NULL, *uid = NULL, *vals = NULL;
-	uint64_t *map_file = NULL, *map_bid = NULL, *map_hits = NULL;
+	uint32_t *slot;
+	uint32_t nslots, first_attr;
+	/* the "wall" slot (on- plus off-CPU time), 0: no off-CPU events */
+	uint32_t wall;
+	bool offcpu; /* the file has off-CPU time: wall-clock value names */
+	/* per value slot: its type's and unit's strings; a sample's values */
+	uint64_t *tid, *uid, *vals;
+	/* per mapping: its file's and build id's strings, samples ending in it */
+	uint64_t *map_file, *map_bid, *map_hits;
 	uint32_t main_map;
-	uint64_t s_samples = 0, s_count = 0, s_pid = 0, s_tid = 0, s_cpu = 0,
-		 s_comm = 0, s_ns = 0;
-	uint32_t nslots = 0, first_attr = UINT32_MAX, wall = 0;
-	struct pb b = { 0 }, sub = { 0 }, sub2 = { 0 }, pk = { 0 };
-	bool offcpu = false;
-	int err = -ENOMEM;
+	uint64_t s_samples, s_count, s_pid, s_tid, s_cpu, s_comm, s_ns;
+	struct pb b, sub, sub2, pk;
+};
 
-	if (!slot)
-		return -ENOMEM;
-	for (uint32_t i = 0; i < nattrs; i++)
-		if (i < p->attr_used.nr && p->attr_used.v[i]) {
-			slot[i] = ++nslots;
-			if (first_attr == UINT32_MAX)
-				first_attr = i;
-			offcpu |= attr_offcpu(prd_attr(p->f, i)) ==
-				  OFFCPU_BLOCKED;
-		}
-	if (offcpu)
-		wall = ++nslots;
-	tid = calloc(nslots + 1, sizeof(*tid));
-	uid = calloc(nslots + 1, sizeof(*uid));
-	vals = calloc(nslots + 1, sizeof(*vals));
-	map_file = calloc(p->maps.nr + 1, sizeof(*map_file));
-	map_bid = calloc(p->maps.nr + 1, sizeof(*map_bid));
-	map_hits = calloc(p->maps.nr + 1, sizeof(*map_hits));
-	if (!tid || !uid || !vals || !map_file || !map_bid || !map_hits)
-		goto out;
-	main_map = main_mapping(p, map_hits);
+/* Every string of the profile, interned before the table is written. */
+static int intern_strings(struct pprof *p, struct machine *m,
+			  struct pprof_out *w)
+{
+	int err;
 
-	/* Every string first (the table is written last). */
 	apply_build_ids(p, m);
-	err = str_idc(p, "samples", &s_samples);
+	err = str_idc(p, "samples", &w->s_samples);
 	if (!err)
-		err = str_idc(p, "count", &s_count);
+		err = str_idc(p, "count", &w->s_count);
 	if (!err)
-		err = str_idc(p, "nanoseconds", &s_ns);
+		err = str_idc(p, "nanoseconds", &w->s_ns);
 	if (!err)
-		err = str_idc(p, "pid", &s_pid);
+		err = str_idc(p, "pid", &w->s_pid);
 	if (!err)
-		err = str_idc(p, "tid", &s_tid);
+		err = str_idc(p, "tid", &w->s_tid);
 	if (!err)
-		err = str_idc(p, "cpu", &s_cpu);
+		err = str_idc(p, "cpu", &w->s_cpu);
 	if (!err)
-		err = str_idc(p, "comm", &s_comm);
-	tid[0] = s_samples;
-	uid[0] = s_count;
-	for (uint32_t i = 0; !err && i < nattrs; i++) {
+		err = str_idc(p, "comm", &w->s_comm);
+	w->tid[0] = w->s_samples;
+	w->uid[0] = w->s_count;
+	for (uint32_t i = 0; !err && i < w->nattrs; i++) {
 		const struct prd_attr *a = prd_attr(p->f, i);
 
-		if (!slot[i])
+		if (!w->slot[i])
 			continue;
-		err = str_idc(p, value_name(a, offcpu), &tid[slot[i]]);
-		uid[slot[i]] = is_clock_event(a) || attr_offcpu(a) ? s_ns :
-								     s_count;
+		err = str_idc(p, value_name(a, w->offcpu), &w->tid[w->slot[i]]);
+		w->uid[w->slot[i]] = is_clock_event(a) || attr_offcpu(a) ?
+					     w->s_ns :
+					     w->s_count;
 	}
-	if (!err && wall) {
-		err = str_idc(p, "wall", &tid[wall]);
-		uid[wall] = s_ns;
+	if (!err && w->wall) {
+		err = str_idc(p, "wall", &w->tid[w->wall]);
+		w->uid[w->wall] = w->s_ns;
 	}
 	for (uint32_t id = 1; !err && id <= p->maps.nr; id++) {
 		struct map_key mk;
@@ -555,7 +536,7 @@ int pprof_write(struct pprof *p, struct machine *m, const char *input,
 
 		memcpy(&mk, itab_key(&p->maps, id, &kl), sizeof(mk));
 		d = (const struct dso *)(uintptr_t)mk.dso;
-		err = str_idc(p, d ? d->name : "", &map_file[id]);
+		err = str_idc(p, d ? d->name : "", &w->map_file[id]);
 		if (!err && d && d->build_id_size) {
 			char hex[41];
 
@@ -563,16 +544,15 @@ int pprof_write(struct pprof *p, struct machine *m, const char *input,
 				snprintf(hex + 2 * k, 3, "%02x",
 					 d->build_id[k]);
 			err = str_id(p, hex, 2u * d->build_id_size,
-				     &map_bid[id]);
+				     &w->map_bid[id]);
 		}
 	}
-	if (err)
-		goto out;
+	return err;
+}
 
-	/* 1: sample_type */
-	for (uint32_t k = 0; k <= nslots; k++)
-		put_value_type(&b, &sub, 1, tid[k], uid[k]);
-	/* 2: sample */
+/* 2: sample */
+static void put_samples(struct pprof *p, struct pprof_out *w)
+{
 	for (uint32_t id = 1; id <= p->samples.nr; id++) {
 		size_t kl;
 		uint64_t key[SK_LOCS];
@@ -587,43 +567,50 @@ int pprof_write(struct pprof *p, struct machine *m, const char *input,
 
 			memcpy(&loc, kp + (SK_LOCS + i) * sizeof(loc),
 			       sizeof(loc));
-			pb_varint(&pk, loc);
+			pb_varint(&w->pk, loc);
 		}
-		pb_msg(&sub, 1, &pk);
-		memset(vals, 0, (nslots + 1) * sizeof(*vals));
-		vals[0] = p->count.v[id - 1];
-		if (attr < nattrs && slot[attr])
-			vals[slot[attr]] = p->period.v[id - 1];
-		if (wall && attr < nattrs && wall_part(prd_attr(p->f, attr)))
-			vals[wall] = p->period.v[id - 1];
-		for (uint32_t k = 0; k <= nslots; k++)
-			pb_varint(&pk, vals[k]);
-		pb_msg(&sub, 2, &pk);
-		put_label(&sub, &sub2, s_pid, key[SK_PID]);
-		put_label(&sub, &sub2, s_tid, key[SK_TID]);
-		put_label(&sub, &sub2, s_cpu, key[SK_CPU]);
-		put_label(&sub, &sub2, s_comm, key[SK_COMM]);
-		pb_msg(&b, 2, &sub);
+		pb_msg(&w->sub, 1, &w->pk);
+		memset(w->vals, 0, (w->nslots + 1) * sizeof(*w->vals));
+		w->vals[0] = p->count.v[id - 1];
+		if (attr < w->nattrs && w->slot[attr])
+			w->vals[w->slot[attr]] = p->period.v[id - 1];
+		if (w->wall && attr < w->nattrs &&
+		    wall_part(prd_attr(p->f, attr)))
+			w->vals[w->wall] = p->period.v[id - 1];
+		for (uint32_t k = 0; k <= w->nslots; k++)
+			pb_varint(&w->pk, w->vals[k]);
+		pb_msg(&w->sub, 2, &w->pk);
+		put_label(&w->sub, &w->sub2, w->s_pid, key[SK_PID]);
+		put_label(&w->sub, &w->sub2, w->s_tid, key[SK_TID]);
+		put_label(&w->sub, &w->sub2, w->s_cpu, key[SK_CPU]);
+		put_label(&w->sub, &w->sub2, w->s_comm, key[SK_COMM]);
+		pb_msg(&w->b, 2, &w->sub);
 	}
-	/* 3: mapping (the main one first: pprof goes by their order) */
+}
+
+/* 3: mapping (the main one first: pprof goes by their order), 4:
+ * location, 5: function */
+static void put_places(struct pprof *p, struct pprof_out *w)
+{
+	struct pb *b = &w->b, *sub = &w->sub, *sub2 = &w->sub2;
+
 	for (uint32_t k = 1; k <= p->maps.nr; k++) {
-		uint32_t id = (uint32_t)swap_id(k, main_map);
+		uint32_t id = (uint32_t)swap_id(k, w->main_map);
 		struct map_key mk;
 		size_t kl;
 		bool hf = id - 1 < p->map_has_func.nr &&
 			  p->map_has_func.v[id - 1];
 
 		memcpy(&mk, itab_key(&p->maps, id, &kl), sizeof(mk));
-		pb_uint(&sub, 1, k);
-		pb_uint(&sub, 2, mk.start);
-		pb_uint(&sub, 3, mk.end);
-		pb_uint(&sub, 4, mk.pgoff);
-		pb_uint(&sub, 5, map_file[id]);
-		pb_uint(&sub, 6, map_bid[id]);
-		pb_uint(&sub, 7, hf);
-		pb_msg(&b, 3, &sub);
+		pb_uint(sub, 1, k);
+		pb_uint(sub, 2, mk.start);
+		pb_uint(sub, 3, mk.end);
+		pb_uint(sub, 4, mk.pgoff);
+		pb_uint(sub, 5, w->map_file[id]);
+		pb_uint(sub, 6, w->map_bid[id]);
+		pb_uint(sub, 7, hf);
+		pb_msg(b, 3, sub);
 	}
-	/* 4: location */
 	for (uint32_t id = 1; id <= p->locs.nr; id++) {
 		struct loc_key lk;
 		size_t kl;
@@ -631,69 +618,120 @@ int pprof_write(struct pprof *p, struct machine *m, const char *input,
 							 0;
 
 		memcpy(&lk, itab_key(&p->locs, id, &kl), sizeof(lk));
-		pb_uint(&sub, 1, id);
-		pb_uint(&sub, 2, swap_id((uint32_t)lk.mapping_id, main_map));
-		pb_uint(&sub, 3, lk.address);
+		pb_uint(sub, 1, id);
+		pb_uint(sub, 2, swap_id((uint32_t)lk.mapping_id, w->main_map));
+		pb_uint(sub, 3, lk.address);
 		if (fid) {
-			pb_uint(&sub2, 1, fid);
-			pb_msg(&sub, 4, &sub2);
+			pb_uint(sub2, 1, fid);
+			pb_msg(sub, 4, sub2);
 		}
-		pb_msg(&b, 4, &sub);
+		pb_msg(b, 4, sub);
 	}
-	/* 5: function */
 	for (uint32_t id = 1; id <= p->funcs.nr; id++) {
 		struct func_key fk;
 		size_t kl;
 
 		memcpy(&fk, itab_key(&p->funcs, id, &kl), sizeof(fk));
-		pb_uint(&sub, 1, id);
-		pb_uint(&sub, 2, fk.name);
-		pb_uint(&sub, 3, fk.name);
-		pb_uint(&sub, 4, fk.file);
+		pb_uint(sub, 1, id);
+		pb_uint(sub, 2, fk.name);
+		pb_uint(sub, 3, fk.name);
+		pb_uint(sub, 4, fk.file);
 		if (fk.start_line)
-			pb_uint(&sub, 5, fk.start_line);
-		pb_msg(&b, 5, &sub);
+			pb_uint(sub, 5, fk.start_line);
+		pb_msg(b, 5, sub);
 	}
-	/* 6: string_table */
+}
+
+/* 6: string_table; 9, 10: time_nanos, duration_nanos; 11, 12:
+ * period_type, period; 14: default_sample_type */
+static void put_tail(struct pprof *p, struct pprof_out *w, const char *input)
+{
+	struct pb *b = &w->b;
+
 	for (uint32_t id = 1; id <= p->strs.nr; id++) {
 		size_t kl;
 		const char *k = itab_key(&p->strs, id, &kl);
 
-		pb_bytes(&b, 6, k, kl);
+		pb_bytes(b, 6, k, kl);
 	}
-	/* 9, 10: time_nanos, duration_nanos */
 	if (p->first_time != UINT64_MAX) {
-		pb_uint(&b, 9, start_wall_ns(p, input));
-		pb_uint(&b, 10, p->last_time - p->first_time);
+		pb_uint(b, 9, start_wall_ns(p, input));
+		pb_uint(b, 10, p->last_time - p->first_time);
 	}
-	/* 11, 12: period_type, period; 14: default_sample_type */
-	if (first_attr != UINT32_MAX) {
-		const struct prd_attr *a = prd_attr(p->f, first_attr);
+	if (w->first_attr != UINT32_MAX) {
+		const struct prd_attr *a = prd_attr(p->f, w->first_attr);
 		uint64_t period = a->attr.sample_period;
+		uint32_t s = w->slot[w->first_attr];
 
 		if (a->attr.freq)
 			period = is_clock_event(a) && a->attr.sample_freq ?
 					 1000000000u / a->attr.sample_freq :
 					 0;
-		put_value_type(&b, &sub, 11, tid[slot[first_attr]],
-			       uid[slot[first_attr]]);
-		pb_uint(&b, 12, period);
-		pb_uint(&b, 14, tid[slot[first_attr]]);
+		put_value_type(b, &w->sub, 11, w->tid[s], w->uid[s]);
+		pb_uint(b, 12, period);
+		pb_uint(b, 14, w->tid[s]);
 	}
-	err = b.err ? b.err : sub.err ? sub.err : sub2.err ? sub2.err : pk.err;
+}
+
+int pprof_write(struct pprof *p, struct machine *m, const char *input,
+		FILE *out)
+{
+	struct pprof_out w = { .nattrs = prd_nr_attrs(p->f),
+			       .first_attr = UINT32_MAX };
+	int err = -ENOMEM;
+
+	w.slot = calloc(w.nattrs ? w.nattrs : 1, sizeof(*w.slot));
+	if (!w.slot)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < w.nattrs; i++)
+		if (i < p->attr_used.nr && p->attr_used.v[i]) {
+			w.slot[i] = ++w.nslots;
+			if (w.first_attr == UINT32_MAX)
+				w.first_attr = i;
+			w.offcpu |= attr_offcpu(prd_attr(p->f, i)) ==
+				    OFFCPU_BLOCKED;
+		}
+	if (w.offcpu)
+		w.wall = ++w.nslots;
+	w.tid = calloc(w.nslots + 1, sizeof(*w.tid));
+	w.uid = calloc(w.nslots + 1, sizeof(*w.uid));
+	w.vals = calloc(w.nslots + 1, sizeof(*w.vals));
+	w.map_file = calloc(p->maps.nr + 1, sizeof(*w.map_file));
+	w.map_bid = calloc(p->maps.nr + 1, sizeof(*w.map_bid));
+	w.map_hits = calloc(p->maps.nr + 1, sizeof(*w.map_hits));
+	if (!w.tid || !w.uid || !w.vals || !w.map_file || !w.map_bid ||
+	    !w.map_hits)
+		goto out;
+	w.main_map = main_mapping(p, w.map_hits);
+
+	/* Every string first (the table is written last). */
+	err = intern_strings(p, m, &w);
+	if (err)
+		goto out;
+
+	/* 1: sample_type */
+	for (uint32_t k = 0; k <= w.nslots; k++)
+		put_value_type(&w.b, &w.sub, 1, w.tid[k], w.uid[k]);
+	put_samples(p, &w);
+	put_places(p, &w);
+	put_tail(p, &w, input);
+	err = w.b.err	 ? w.b.err :
+	      w.sub.err	 ? w.sub.err :
+	      w.sub2.err ? w.sub2.err :
+			   w.pk.err;
 	if (!err)
-		err = gzip_out(&b, out);
+		err = gzip_out(&w.b, out);
 out:
-	free(b.p);
-	free(sub.p);
-	free(sub2.p);
-	free(pk.p);
-	free(slot);
-	free(tid);
-	free(uid);
-	free(vals);
-	free(map_file);
-	free(map_bid);
-	free(map_hits);
+	free(w.b.p);
+	free(w.sub.p);
+	free(w.sub2.p);
+	free(w.pk.p);
+	free(w.slot);
+	free(w.tid);
+	free(w.uid);
+	free(w.vals);
+	free(w.map_file);
+	free(w.map_bid);
+	free(w.map_hits);
 	return err;
 }

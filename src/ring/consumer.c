@@ -55,8 +55,8 @@ struct perfring_consumer {
 };
 
 PERFRING_API int
-perfring_consumer_new(const struct perfring_consumer_opts *opts,
-		      struct perfring_consumer **out)
+perfring_consumer_create(const struct perfring_consumer_opts *opts,
+			 struct perfring_consumer **out)
 {
 	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = SELF_WAKE };
 	struct perfring_consumer *c;
@@ -93,7 +93,7 @@ perfring_consumer_new(const struct perfring_consumer_opts *opts,
 	return 0;
 err:
 	err = -errno;
-	perfring_consumer_free(c);
+	perfring_consumer_destroy(c);
 	return err;
 }
 
@@ -290,7 +290,7 @@ static int source_read(struct perfring_consumer *c, struct consumer_source *s,
 		if (!r->kernel) /* read(2) on a perf fd reads its count */
 			drain(s->wait_fd);
 	}
-	avail = perfring_reader_begin(r);
+	avail = perfring_read_begin(r);
 	if (avail == -EBADMSG) {
 		c->st.corrupt++; /* resynchronised; logged by the reader */
 		avail = 0;
@@ -302,7 +302,7 @@ static int source_read(struct perfring_consumer *c, struct consumer_source *s,
 	while (avail > 0) {
 		const struct perf_event_header *p;
 
-		sz = perfring_reader_next(r, &rec);
+		sz = perfring_read_next(r, &rec);
 		if (sz == 0)
 			break;
 		if (sz == -EBADMSG) {
@@ -331,7 +331,7 @@ static int source_read(struct perfring_consumer *c, struct consumer_source *s,
 		if (stop)
 			break;
 	}
-	perfring_reader_end(r);
+	perfring_read_end(r);
 out:
 	if (err == -EFAULT) {
 		source_drop(c, s, err);
@@ -443,7 +443,7 @@ PERFRING_API int perfring_consumer_stats(const struct perfring_consumer *c,
 	return 0;
 }
 
-PERFRING_API void perfring_consumer_free(struct perfring_consumer *c)
+PERFRING_API void perfring_consumer_destroy(struct perfring_consumer *c)
 {
 	if (!c)
 		return;

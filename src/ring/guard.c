@@ -12,7 +12,7 @@
  * mapping of that ring (raw mmap(MAP_FIXED) system calls: async-signal-safe
  * and invisible to sanitizer interceptors), marks the ring dead and
  * returns: the faulting instruction runs again and reads zeros, so even a
- * caller holding a record pointer from perfring_reader_next() cannot crash.
+ * caller holding a record pointer from perfring_read_next() cannot crash.
  * The ring's functions then return -EFAULT.  Faults anywhere else go to the
  * handler that was installed before ours (or the default action).
  *

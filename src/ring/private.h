@@ -59,7 +59,7 @@ PR_PRIVATE_API int perfring__ring_attachat(int dirfd, const char *name,
 					   size_t why_len,
 					   struct perfring_ring **out);
 
-/* Ends the batch like perfring_reader_end() but keeps data_tail where it
+/* Ends the batch like perfring_read_end() but keeps data_tail where it
  * is: the space is freed by perfring__ring_reader_release(), once what was read is
  * safe elsewhere (the recorder: after the round is written). */
 PR_PRIVATE_API void perfring__ring_reader_end_hold(struct perfring_ring *r);
@@ -73,9 +73,9 @@ PR_PRIVATE_API void perfring__ring_reader_release(struct perfring_ring *r);
  * on a guest with shadow page tables the first read of each page of a
  * new mapping costs microseconds (docs/design.md 4c), and pread() reads
  * through the kernel's mapping instead.  0, -EINVAL (kernel or overwrite
- * ring, chunk too small), -ENOMEM.  A record from perfring_reader_next()
+ * ring, chunk too small), -ENOMEM.  A record from perfring_read_next()
  * then stays valid until the next call (which may refill the chunk), not
- * until perfring_reader_end(); perfring_reader_range() hands out the rest
+ * until perfring_read_end(); perfring_read_range() hands out the rest
  * of the chunk, one piece per call, a record possibly cut between two
  * calls, until it returns 0 at the end of the batch.  A file found
  * shorter than the batch is a dead ring (-EFAULT), as a SIGBUS would say.

@@ -218,7 +218,7 @@ uint64_t ring_mp_committed(const struct perfring_ring *r, uint64_t head,
  * for anyone who reads the control page.  Slots are written by producers
  * and so not trusted: an end must be 8-aligned, beyond its start and within
  * one ring of c_tail (stale slots of older laps end before their start);
- * the records themselves are checked by perfring_reader_next().  Each step
+ * the records themselves are checked by perfring_read_next().  Each step
  * moves forward by 8 at least, inside one ring: at most size / 8 loads.
  */
 uint64_t ring_mp_gather(struct perfring_ring *r)
@@ -341,7 +341,7 @@ int64_t perfring__ring_warm(struct perfring_ring *r, size_t pages)
 	return (int64_t)((left + r->page_size - 1) / r->page_size);
 }
 
-PERFRING_API int64_t perfring_reader_begin(struct perfring_ring *r)
+PERFRING_API int64_t perfring_read_begin(struct perfring_ring *r)
 {
 	uint64_t head, avail;
 
@@ -483,8 +483,8 @@ reader_next_slow(struct perfring_ring *r, const struct perf_event_header **rec)
 	return hdr.size;
 }
 
-PERFRING_API int perfring_reader_next(struct perfring_ring *r,
-				      const struct perf_event_header **rec)
+PERFRING_API int perfring_read_next(struct perfring_ring *r,
+				    const struct perf_event_header **rec)
 {
 	uint64_t rem;
 
@@ -521,8 +521,8 @@ PERFRING_API int perfring_reader_next(struct perfring_ring *r,
 	return reader_next_slow(r, rec);
 }
 
-PERFRING_API int perfring_reader_range(struct perfring_ring *r,
-				       const void *ptr[2], size_t len[2])
+PERFRING_API int perfring_read_range(struct perfring_ring *r,
+				     const void *ptr[2], size_t len[2])
 {
 	uint64_t rem, off, first;
 
@@ -572,7 +572,7 @@ static bool reader_end_batch(struct perfring_ring *r)
 	return true;
 }
 
-PERFRING_API void perfring_reader_end(struct perfring_ring *r)
+PERFRING_API void perfring_read_end(struct perfring_ring *r)
 {
 	/* Also frees what an earlier perfring__ring_reader_end_hold() kept. */
 	reader_end_batch(r);
@@ -606,17 +606,17 @@ PERFRING_API int perfring_ring_consume(struct perfring_ring *r,
 
 	if (!fn)
 		return -EINVAL;
-	avail = perfring_reader_begin(r);
+	avail = perfring_read_begin(r);
 	if (avail <= 0)
 		return (int)avail;
-	while ((sz = perfring_reader_next(r, &rec)) > 0) {
+	while ((sz = perfring_read_next(r, &rec)) > 0) {
 		ret = fn(rec, (size_t)sz, ctx);
 		if (ret < 0)
 			break;
 		if (n < INT32_MAX)
 			n++;
 	}
-	perfring_reader_end(r);
+	perfring_read_end(r);
 	if (ret < 0)
 		return ret;
 	return sz < 0 ? sz : n;

@@ -313,37 +313,25 @@ busy:
 	return -EEXIST;
 }
 
-PERFRING_API int perfring_ring_create(const struct perfring_ring_opts *opts,
-				      struct perfring_ring **out)
+/* The options into @r (size, mode, roles, wake-ups); *@start: the counter
+ * the ring starts at.  0 or -EINVAL. */
+static int create_config(struct perfring_ring *r,
+			 const struct perfring_ring_opts *opts, uint64_t *start)
 {
-	const char *path = OPTS_GET(opts, path, NULL);
 	uint64_t size = OPTS_GET(opts, data_size, 0);
 	unsigned int flags = OPTS_GET(opts, flags, 0);
-	struct perfring_ring *r;
-	struct perfring_ext *ext;
-	bool fifo_made = false;
-	uint64_t start, commit_size;
-	int err;
 
-	if (!out || !OPTS_VALID(opts))
-		return -EINVAL;
-	*out = NULL;
-	r = ring_alloc();
-	if (!r)
-		return -ENOMEM;
 	if (!size)
 		size = DEFAULT_DATA_SIZE;
 	if (!is_pow2(size) || size < r->page_size || size > MAX_DATA_SIZE) {
 		pr_err("ring: data size %llu is not a power of two between the page size and 2^40",
 		       (unsigned long long)size);
-		err = -EINVAL;
-		goto err_free;
+		return -EINVAL;
 	}
 	if (flags & ~PERFRING_MODE_MASK ||
 	    flags == (PERFRING_MODE_OVERWRITE | PERFRING_MODE_MULTI_PRODUCER)) {
 		pr_err("ring: unsupported mode flags %#x", flags);
-		err = -EINVAL;
-		goto err_free;
+		return -EINVAL;
 	}
 	r->size = size;
 	r->mask = size - 1;
@@ -351,10 +339,8 @@ PERFRING_API int perfring_ring_create(const struct perfring_ring_opts *opts,
 	r->role = OPTS_GET(opts, role, 0);
 	if (!r->role)
 		r->role = PERFRING_ROLE_BOTH;
-	if (r->role & ~PERFRING_ROLE_BOTH) {
-		err = -EINVAL;
-		goto err_free;
-	}
+	if (r->role & ~PERFRING_ROLE_BOTH)
+		return -EINVAL;
 	r->watermark = OPTS_GET(opts, watermark, 0);
 	if (!r->watermark || r->watermark > size)
 		r->watermark = r->watermark ? size : size / 2;
@@ -362,81 +348,77 @@ PERFRING_API int perfring_ring_create(const struct perfring_ring_opts *opts,
 	r->wakeup_mode = r->wakeup_events ? PERFRING_WAKE_EVENTS :
 					    PERFRING_WAKE_WATERMARK;
 	r->id = OPTS_GET(opts, id, 0);
-	start = OPTS_GET(opts, start, 0);
-	if (start & 7) {
+	*start = OPTS_GET(opts, start, 0);
+	if (*start & 7) {
 		pr_err("ring: start counter %llu is not a multiple of 8",
-		       (unsigned long long)start);
-		err = -EINVAL;
-		goto err_free;
+		       (unsigned long long)*start);
+		return -EINVAL;
 	}
-	commit_size = (flags & PERFRING_MODE_MULTI_PRODUCER) ? size : 0;
+	return 0;
+}
 
-	if (path) {
+/*
+ * The ring's file: @path with its wake-up FIFO beside it, or (no path) a
+ * memfd and an eventfd.  *@made: what to remove if creation fails later
+ * (1: the file, 2: the file and the FIFO).
+ */
+static int create_file(struct perfring_ring *r, const char *path, int *made)
+{
+	char wpath[PATH_MAX];
+	int err;
+
+	if (!path) {
+		r->fd = memfd_create("perfring", MFD_CLOEXEC);
+		if (r->fd < 0)
+			return -errno;
+		r->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+		return r->wake_fd < 0 ? -errno : 0;
+	}
+	r->fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		     0600);
+	if (r->fd < 0 && errno == EEXIST) {
+		err = remove_stale_ring(path);
+		if (err)
+			return err;
 		r->fd = open(path,
 			     O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
 			     0600);
-		if (r->fd < 0 && errno == EEXIST) {
-			err = remove_stale_ring(path);
-			if (err)
-				goto err_free;
-			r->fd = open(path,
-				     O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW |
-					     O_CLOEXEC,
-				     0600);
-		}
-		if (r->fd < 0) {
-			err = -errno;
-			pr_err("ring: cannot create %s: %s", path,
-			       strerror(-err));
-			goto err_free;
-		}
-		char wpath[PATH_MAX];
-		if (snprintf(wpath, sizeof(wpath), "%s%s", path, WAKE_SUFFIX) >=
-		    (int)sizeof(wpath)) {
-			err = -ENAMETOOLONG;
-			goto err_unlink;
-		}
-		if (mkfifo(wpath, 0600) < 0) {
-			err = -errno;
-			/* (a FIFO without its ring is not ours to remove) */
-			pr_err("ring: cannot create wake-up FIFO %s: %s%s",
-			       wpath, strerror(-err),
-			       err == -EEXIST ?
-				       ": remove it, or choose another path" :
-				       "");
-			goto err_unlink;
-		}
-		fifo_made = true;
-		err = wake_open_fifo(r, path);
-		if (err)
-			goto err_unlink;
-	} else {
-		r->fd = memfd_create("perfring", MFD_CLOEXEC);
-		if (r->fd < 0) {
-			err = -errno;
-			goto err_free;
-		}
-		r->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-		if (r->wake_fd < 0) {
-			err = -errno;
-			goto err_free;
-		}
 	}
-	if (ftruncate(r->fd, (off_t)(r->page_size + size + commit_size)) < 0) {
+	if (r->fd < 0) {
 		err = -errno;
-		goto err_unlink;
+		pr_err("ring: cannot create %s: %s", path, strerror(-err));
+		return err;
 	}
-	err = ring_map(r, true);
-	if (err)
-		goto err_unlink;
+	*made = 1;
+	if (snprintf(wpath, sizeof(wpath), "%s%s", path, WAKE_SUFFIX) >=
+	    (int)sizeof(wpath))
+		return -ENAMETOOLONG;
+	if (mkfifo(wpath, 0600) < 0) {
+		err = -errno;
+		/* (a FIFO without its ring is not ours to remove) */
+		pr_err("ring: cannot create wake-up FIFO %s: %s%s", wpath,
+		       strerror(-err),
+		       err == -EEXIST ? ": remove it, or choose another path" :
+					"");
+		return err;
+	}
+	*made = 2;
+	return wake_open_fifo(r, path);
+}
 
-	/* The file is zero-filled; fill in the kernel's fields, then ours. */
+/* The zero-filled control page: the kernel's fields, then ours (but the
+ * magic, published last). */
+static void init_control_page(struct perfring_ring *r, uint64_t start,
+			      uint64_t commit_size)
+{
+	struct perfring_ext *ext = r->ext;
+	unsigned int flags = r->mode;
+
 	r->pc->size = offsetof(struct perf_event_mmap_page, __reserved);
 	r->pc->data_offset = r->page_size;
-	r->pc->data_size = size;
+	r->pc->data_size = r->size;
 	r->pc->data_head = start;
 	r->pc->data_tail = start;
-	ext = r->ext;
 	ext->abi_version = PERFRING_ABI_VERSION;
 	ext->ext_size = sizeof(*ext);
 	/* PERFRING_MP_NO_GATHER builds rings with the producers publishing
@@ -450,7 +432,7 @@ PERFRING_API int perfring_ring_create(const struct perfring_ring_opts *opts,
 #endif
 	r->mp_gather = !!(ext->flags & PERFRING_FLAG_MP_GATHER);
 	ext->page_size = (uint32_t)r->page_size;
-	ext->commit_offset = commit_size ? r->page_size + size : 0;
+	ext->commit_offset = commit_size ? r->page_size + r->size : 0;
 	ext->commit_size = commit_size;
 	ext->id = r->id;
 	ext->watermark = r->watermark;
@@ -465,6 +447,38 @@ PERFRING_API int perfring_ring_create(const struct perfring_ring_opts *opts,
 	 * never the end of a reservation that starts at or after start. */
 	for (uint64_t i = 0; i < commit_size / 8; i++)
 		r->slots[i] = start;
+}
+
+PERFRING_API int perfring_ring_create(const struct perfring_ring_opts *opts,
+				      struct perfring_ring **out)
+{
+	const char *path = OPTS_GET(opts, path, NULL);
+	struct perfring_ring *r;
+	uint64_t start, commit_size;
+	int err, made = 0;
+
+	if (!out || !OPTS_VALID(opts))
+		return -EINVAL;
+	*out = NULL;
+	r = ring_alloc();
+	if (!r)
+		return -ENOMEM;
+	err = create_config(r, opts, &start);
+	if (err)
+		goto err_free;
+	commit_size = (r->mode & PERFRING_MODE_MULTI_PRODUCER) ? r->size : 0;
+	err = create_file(r, path, &made);
+	if (err)
+		goto err_unlink;
+	if (ftruncate(r->fd, (off_t)(r->page_size + r->size + commit_size)) <
+	    0) {
+		err = -errno;
+		goto err_unlink;
+	}
+	err = ring_map(r, true);
+	if (err)
+		goto err_unlink;
+	init_control_page(r, start, commit_size);
 	{
 		const struct attach_ctx c = { .what = path ? path : "ring" };
 
@@ -472,7 +486,7 @@ PERFRING_API int perfring_ring_create(const struct perfring_ring_opts *opts,
 	}
 	if (err)
 		goto err_unmap;
-	r->file_len = r->page_size + size + commit_size;
+	r->file_len = r->page_size + r->size + commit_size;
 	if (path && !(r->name = strdup(path))) {
 		err = -ENOMEM;
 		goto err_unmap;
@@ -481,7 +495,7 @@ PERFRING_API int perfring_ring_create(const struct perfring_ring_opts *opts,
 	 * Publishing the magic last: an attacher that reads it sees a fully
 	 * initialised page.  Pairs with smp_load_acquire in ring_check().
 	 */
-	smp_store_release(&ext->magic, PERFRING_MAGIC);
+	smp_store_release(&r->ext->magic, PERFRING_MAGIC);
 	ring_init_private(r);
 	*out = r;
 	return 0;
@@ -489,11 +503,11 @@ PERFRING_API int perfring_ring_create(const struct perfring_ring_opts *opts,
 err_unmap:
 	ring_unmap(r);
 err_unlink:
-	if (path) {
+	if (path && made) {
 		char wpath[PATH_MAX];
 
 		unlink(path);
-		if (fifo_made && snprintf(wpath, sizeof(wpath), "%s%s", path,
+		if (made == 2 && snprintf(wpath, sizeof(wpath), "%s%s", path,
 					  WAKE_SUFFIX) < (int)sizeof(wpath))
 			unlink(wpath);
 	}

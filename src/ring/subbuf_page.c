@@ -9,23 +9,8 @@
  */
 #include <errno.h>
 #include <string.h>
+#include "../common/load.h"
 #include "subbuf_page.h"
-
-static uint32_t get32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
 
 static int page_info(const void *page, size_t page_size,
 		     struct subbuf_page_info *pi, bool live)
@@ -38,11 +23,11 @@ static int page_info(const void *page, size_t page_size,
 	if (page_size < SUBBUF_HDR_SIZE + 8)
 		return -EBADMSG;
 	room = page_size - SUBBUF_HDR_SIZE;
-	pi->time_stamp = get64(p);
+	pi->time_stamp = ld64(p);
 	/* Live: pairs with the writer's smp_store_release() of commit. */
 	commit = live ? smp_load_acquire(
 				(const uint64_t *)(const void *)(p + 8)) :
-			get64(p + 8);
+			ld64(p + 8);
 	pi->missed = commit & SUBBUF_MISSED_EVENTS;
 	pi->missed_stored = commit & SUBBUF_MISSED_STORED;
 	pi->commit = (uint32_t)(commit & SUBBUF_COMMIT_MASK);
@@ -52,7 +37,7 @@ static int page_info(const void *page, size_t page_size,
 		/* An unsigned long after the data (64-bit kernels). */
 		if (room - pi->commit < 8)
 			return -EBADMSG;
-		pi->missed_count = get64(p + SUBBUF_HDR_SIZE + pi->commit);
+		pi->missed_count = ld64(p + SUBBUF_HDR_SIZE + pi->commit);
 	}
 	return 0;
 }
@@ -101,7 +86,7 @@ int subbuf_iter_next(struct subbuf_iter *it, struct subbuf_event *ev)
 
 		if (left < 4)
 			return bad(it, "truncated event header");
-		w = get32(e);
+		w = ld32(e);
 		type = w & 31;
 		delta = w >> 5;
 		if (type == SUBBUF_TYPE_PADDING) {
@@ -110,7 +95,7 @@ int subbuf_iter_next(struct subbuf_iter *it, struct subbuf_event *ev)
 				return 0;
 			if (left < 8)
 				return bad(it, "truncated padding");
-			a0 = get32(e + 4);
+			a0 = ld32(e + 4);
 			if (a0 < 4 || a0 > left - 4)
 				return bad(it, "padding length out of page");
 			it->ts += delta;
@@ -121,7 +106,7 @@ int subbuf_iter_next(struct subbuf_iter *it, struct subbuf_event *ev)
 		    type == SUBBUF_TYPE_TIME_STAMP) {
 			if (left < 8)
 				return bad(it, "truncated time extend");
-			a0 = get32(e + 4);
+			a0 = ld32(e + 4);
 			if (type == SUBBUF_TYPE_TIME_EXTEND)
 				it->ts += ((uint64_t)a0 << SUBBUF_TS_SHIFT) +
 					  delta;
@@ -135,7 +120,7 @@ int subbuf_iter_next(struct subbuf_iter *it, struct subbuf_event *ev)
 		if (type == 0) {
 			if (left < 8)
 				return bad(it, "truncated large event");
-			a0 = get32(e + 4);
+			a0 = ld32(e + 4);
 			if (a0 < 4 || a0 > left - 4)
 				return bad(it, "event length out of page");
 			ev->data = e + 8;

@@ -447,12 +447,136 @@ static int take_breakpoint(struct scan *sc, struct evp_event *ev, int a, int c2,
 	return 0;
 }
 
+/* pmu/terms/[:mods], or symbol/terms/ (@slash: the first '/'). */
+static int take_pmu_event(struct scan *sc, struct evp_event *ev, int a,
+			  int slash, int b)
+{
+	const char *s = sc->s;
+	int end = -1, err;
+
+	for (int i = slash + 1; i < b; i++)
+		if (s[i] == '/') {
+			end = i;
+			break;
+		}
+	if (end < 0)
+		return fail(sc->err, slash, -EINVAL,
+			    "no closing '/' for the terms");
+	err = copy_part(sc, ev->sys, sizeof(ev->sys), a, slash, "PMU");
+	if (err)
+		return err;
+	for (int i = a; i < slash; i++)
+		if (!name_char(s[i]))
+			return fail(sc->err, i, -EINVAL,
+				    "bad character in PMU name");
+	err = take_terms(sc, ev, slash + 1, end);
+	if (err)
+		return err;
+	if (end + 1 < b) {
+		/* pmu/terms/u and pmu/terms/:u both, as in perf */
+		int m = end + 1 + (s[end + 1] == ':');
+
+		err = take_mods(sc, ev->mods, &ev->mods_pos, m, b);
+		if (err)
+			return err;
+	}
+	if (is_symbol(ev->sys)) {
+		ev->kind = EVP_SYMBOL;
+		memcpy(ev->name, ev->sys, sizeof(ev->name));
+		ev->sys[0] = 0;
+	} else {
+		ev->kind = EVP_PMU;
+	}
+	sc->l->nr++;
+	return 0;
+}
+
+/* system:event[:mods] (@c1, @c2: its colons, @c2 < 0 when none). */
+static int take_tracepoint(struct scan *sc, struct evp_event *ev, int a, int c1,
+			   int c2, int b)
+{
+	const char *s = sc->s;
+	int err;
+
+	ev->kind = EVP_TRACEPOINT;
+	memcpy(ev->sys, ev->name, sizeof(ev->sys));
+	err = copy_part(sc, ev->name, sizeof(ev->name), c1 + 1, c2 < 0 ? b : c2,
+			"tracepoint event");
+	if (err)
+		return err;
+	for (int i = a; i < (c2 < 0 ? b : c2); i++)
+		if (i != c1 && !glob_char(s[i]))
+			return fail(sc->err, i, -EINVAL,
+				    "bad character in tracepoint name");
+	if (c2 >= 0) {
+		err = take_mods(sc, ev->mods, &ev->mods_pos, c2 + 1, b);
+		if (err)
+			return err;
+	}
+	sc->l->nr++;
+	return 0;
+}
+
+/* name[:mods] (a symbolic or raw event) or system:event[:mods]. */
+static int take_named_event(struct scan *sc, struct evp_event *ev, int a, int b)
+{
+	const char *s = sc->s;
+	int c1 = -1, c2 = -1, err;
+
+	for (int i = a; i < b; i++)
+		if (s[i] == ':') {
+			if (c1 < 0)
+				c1 = i;
+			else if (c2 < 0)
+				c2 = i;
+			else
+				return fail(sc->err, i, -EINVAL,
+					    "parser error: too many ':'");
+		}
+	if (c1 < 0)
+		c1 = b;
+	err = copy_part(sc, ev->name, sizeof(ev->name), a, c1, "event name");
+	if (err)
+		return err;
+	if (is_symbol(ev->name)) {
+		ev->kind = EVP_SYMBOL;
+		if (c2 >= 0)
+			return fail(
+				sc->err, c2, -EINVAL,
+				"parser error: '%s' is not a tracepoint (system:event)",
+				ev->name);
+	} else if (ev->name[0] == 'r' && ev->name[1] &&
+		   strspn(ev->name + 1, "0123456789abcdefABCDEF") ==
+			   strlen(ev->name + 1) &&
+		   strlen(ev->name + 1) <= 16) {
+		ev->kind = EVP_RAW;
+		ev->raw_config = strtoull(ev->name + 1, NULL, 16);
+		if (c2 >= 0)
+			return fail(sc->err, c2, -EINVAL,
+				    "parser error: too many ':'");
+	} else if (c1 < b) {
+		return take_tracepoint(sc, ev, a, c1, c2, b);
+	} else {
+		return fail(
+			sc->err, a, -ENOENT,
+			"unknown event '%s': `perfring list` shows the events this machine has",
+			ev->name);
+	}
+	if (c1 < b) {
+		err = take_mods(sc, ev->mods, &ev->mods_pos, c1 + 1, b);
+		if (err)
+			return err;
+	}
+	sc->l->nr++;
+	return 0;
+}
+
 /* One event at s[a, b) (no group braces, no top-level comma). */
 static int take_event(struct scan *sc, int a, int b, int group)
 {
 	struct evp_event *ev;
 	const char *s = sc->s;
-	int slash = -1, err;
+	int err;
 
 	if (sc->l->nr == EVP_MAX_EVENTS)
 		return fail(sc->err, a, -E2BIG, "more than %d events",
@@ -471,121 +595,9 @@ static int take_event(struct scan *sc, int a, int b, int group)
 				       b);
 	}
 	for (int i = a; i < b; i++)
-		if (s[i] == '/') {
-			slash = i;
-			break;
-		}
-	if (slash >= 0) {
-		/* pmu/terms/[:mods], or symbol/terms/ */
-		int end = -1;
-
-		for (int i = slash + 1; i < b; i++)
-			if (s[i] == '/') {
-				end = i;
-				break;
-			}
-		if (end < 0)
-			return fail(sc->err, slash, -EINVAL,
-				    "no closing '/' for the terms");
-		err = copy_part(sc, ev->sys, sizeof(ev->sys), a, slash, "PMU");
-		if (err)
-			return err;
-		for (int i = a; i < slash; i++)
-			if (!name_char(s[i]))
-				return fail(sc->err, i, -EINVAL,
-					    "bad character in PMU name");
-		err = take_terms(sc, ev, slash + 1, end);
-		if (err)
-			return err;
-		if (end + 1 < b) {
-			/* pmu/terms/u and pmu/terms/:u both, as in perf */
-			int m = end + 1 + (s[end + 1] == ':');
-
-			err = take_mods(sc, ev->mods, &ev->mods_pos, m, b);
-			if (err)
-				return err;
-		}
-		if (is_symbol(ev->sys)) {
-			ev->kind = EVP_SYMBOL;
-			memcpy(ev->name, ev->sys, sizeof(ev->name));
-			ev->sys[0] = 0;
-		} else {
-			ev->kind = EVP_PMU;
-		}
-		sc->l->nr++;
-		return 0;
-	}
-	{
-		int c1 = -1, c2 = -1;
-
-		for (int i = a; i < b; i++)
-			if (s[i] == ':') {
-				if (c1 < 0)
-					c1 = i;
-				else if (c2 < 0)
-					c2 = i;
-				else
-					return fail(
-						sc->err, i, -EINVAL,
-						"parser error: too many ':'");
-			}
-		if (c1 < 0)
-			c1 = b;
-		err = copy_part(sc, ev->name, sizeof(ev->name), a, c1,
-				"event name");
-		if (err)
-			return err;
-		if (is_symbol(ev->name)) {
-			ev->kind = EVP_SYMBOL;
-			if (c2 >= 0)
-				return fail(
-					sc->err, c2, -EINVAL,
-					"parser error: '%s' is not a tracepoint (system:event)",
-					ev->name);
-		} else if (ev->name[0] == 'r' && ev->name[1] &&
-			   strspn(ev->name + 1, "0123456789abcdefABCDEF") ==
-				   strlen(ev->name + 1) &&
-			   strlen(ev->name + 1) <= 16) {
-			ev->kind = EVP_RAW;
-			ev->raw_config = strtoull(ev->name + 1, NULL, 16);
-			if (c2 >= 0)
-				return fail(sc->err, c2, -EINVAL,
-					    "parser error: too many ':'");
-		} else if (c1 < b) {
-			/* system:event[:mods] */
-			ev->kind = EVP_TRACEPOINT;
-			memcpy(ev->sys, ev->name, sizeof(ev->sys));
-			err = copy_part(sc, ev->name, sizeof(ev->name), c1 + 1,
-					c2 < 0 ? b : c2, "tracepoint event");
-			if (err)
-				return err;
-			for (int i = a; i < (c2 < 0 ? b : c2); i++)
-				if (i != c1 && !glob_char(s[i]))
-					return fail(
-						sc->err, i, -EINVAL,
-						"bad character in tracepoint name");
-			if (c2 >= 0) {
-				err = take_mods(sc, ev->mods, &ev->mods_pos,
-						c2 + 1, b);
-				if (err)
-					return err;
-			}
-			sc->l->nr++;
-			return 0;
-		} else {
-			return fail(
-				sc->err, a, -ENOENT,
-				"unknown event '%s': `perfring list` shows the events this machine has",
-				ev->name);
-		}
-		if (c1 < b) {
-			err = take_mods(sc, ev->mods, &ev->mods_pos, c1 + 1, b);
-			if (err)
-				return err;
-		}
-	}
-	sc->l->nr++;
-	return 0;
+		if (s[i] == '/')
+			return take_pmu_event(sc, ev, a, i, b);
+	return take_named_event(sc, ev, a, b);
 }
 
 /* The end of the item from @i: a top-level ',' or '}' or the NUL. */

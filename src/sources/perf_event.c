@@ -451,6 +451,72 @@ static int buffer_map(struct pe_buffer *b, uint64_t data_bytes, bool overwrite)
 					 &b->ring);
 }
 
+/* Where pe_evlist_open() opens an event: a CPU and a thread, and their
+ * indexes among @nr_cpus and @nr_tids. */
+struct pe_slot {
+	int cpu;
+	pid_t tid;
+	int c, t, nr_cpus, nr_tids;
+};
+
+/* Event @e at @at, its output into @buf (mapped by the first event of
+ * it).  0 (opened, or its thread or group leader is gone) or -errno. */
+static int open_one(struct pe_evlist *el, int e, const struct pe_slot *at,
+		    struct pe_buffer *buf, uint64_t data_bytes)
+{
+	struct pe_event *ev = &el->events[e];
+	int idx = (e * at->nr_cpus + at->c) * at->nr_tids + at->t, fd;
+	uint64_t id = 0;
+
+	int group_fd = -1;
+
+	if (ev->leader >= 0 && ev->leader != e) {
+		group_fd =
+			el->fds[(ev->leader * at->nr_cpus + at->c) * at->nr_tids +
+				at->t];
+		if (group_fd < 0)
+			return 0; /* its thread is gone */
+	}
+	ev->attr.write_backward = el->overwrite;
+	fd = perf_open(&ev->attr, at->tid, at->cpu, group_fd);
+	if (fd < 0 && cycles_fallback(ev, -fd))
+		fd = perf_open(&ev->attr, at->tid, at->cpu, group_fd);
+	if (fd < 0 && paranoid_fallback(ev, -fd))
+		fd = perf_open(&ev->attr, at->tid, at->cpu, group_fd);
+	if (fd == -ESRCH) {
+		/* The thread exited meanwhile. */
+		pr_debug("thread %d is gone", at->tid);
+		return 0;
+	}
+	if (fd < 0) {
+		pe_explain_open_error(-fd, ev);
+		return fd;
+	}
+	el->fds[idx] = fd;
+	if (ev->filter &&
+	    ioctl(fd, PERF_EVENT_IOC_SET_FILTER, ev->filter) < 0) {
+		int err = -errno;
+
+		pr_err("failed to set filter \"%s\" on event %s with %d (%s)",
+		       ev->filter, ev->name, errno, strerror(errno));
+		return err;
+	}
+	if (ioctl(fd, PERF_EVENT_IOC_ID, &id) == 0)
+		ev->ids[ev->nr_ids++] = id;
+	if (buf->fd < 0) {
+		buf->fd = fd;
+		return buffer_map(buf, data_bytes, el->overwrite);
+	}
+	if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, buf->fd) < 0) {
+		int err = -errno;
+
+		pr_err("cannot redirect event '%s' into the ring of fd %d: %s",
+		       ev->name, buf->fd, strerror(errno));
+		return err;
+	}
+	return 0;
+}
+
 int pe_evlist_open(struct pe_evlist *el, const int *cpus, int nr_cpus,
 		   const pid_t *tids, int nr_tids, uint64_t data_bytes,
 		   bool overwrite)
@@ -490,67 +556,13 @@ int pe_evlist_open(struct pe_evlist *el, const int *cpus, int nr_cpus,
 	for (int c = 0; c < nr_cpus; c++) {
 		for (int t = 0; t < nr_tids; t++) {
 			struct pe_buffer *buf = &el->bufs[per_thread ? t : c];
+			const struct pe_slot at = { cpus[c], tids[t], c,
+						    t,	     nr_cpus, nr_tids };
 
 			for (int e = 0; e < el->nr_events; e++) {
-				struct pe_event *ev = &el->events[e];
-				int idx = (e * nr_cpus + c) * nr_tids + t, fd;
-				uint64_t id = 0;
-
-				int group_fd = -1;
-
-				if (ev->leader >= 0 && ev->leader != e) {
-					group_fd =
-						el->fds[(ev->leader * nr_cpus +
-							 c) * nr_tids +
-							t];
-					if (group_fd < 0)
-						continue; /* its thread is gone */
-				}
-				ev->attr.write_backward = overwrite;
-				fd = perf_open(&ev->attr, tids[t], cpus[c],
-					       group_fd);
-				if (fd < 0 && cycles_fallback(ev, -fd))
-					fd = perf_open(&ev->attr, tids[t],
-						       cpus[c], group_fd);
-				if (fd < 0 && paranoid_fallback(ev, -fd))
-					fd = perf_open(&ev->attr, tids[t],
-						       cpus[c], group_fd);
-				if (fd == -ESRCH) {
-					/* The thread exited meanwhile. */
-					pr_debug("thread %d is gone", tids[t]);
-					continue;
-				}
-				if (fd < 0) {
-					pe_explain_open_error(-fd, ev);
-					err = fd;
+				err = open_one(el, e, &at, buf, data_bytes);
+				if (err)
 					goto err;
-				}
-				el->fds[idx] = fd;
-				if (ev->filter &&
-				    ioctl(fd, PERF_EVENT_IOC_SET_FILTER,
-					  ev->filter) < 0) {
-					err = -errno;
-					pr_err("failed to set filter \"%s\" on event %s with %d (%s)",
-					       ev->filter, ev->name, errno,
-					       strerror(errno));
-					goto err;
-				}
-				if (ioctl(fd, PERF_EVENT_IOC_ID, &id) == 0)
-					ev->ids[ev->nr_ids++] = id;
-				if (buf->fd < 0) {
-					buf->fd = fd;
-					err = buffer_map(buf, data_bytes,
-							 overwrite);
-					if (err)
-						goto err;
-				} else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT,
-						 buf->fd) < 0) {
-					err = -errno;
-					pr_err("cannot redirect event '%s' into the ring of fd %d: %s",
-					       ev->name, buf->fd,
-					       strerror(errno));
-					goto err;
-				}
 			}
 		}
 	}

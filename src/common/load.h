@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Unaligned loads of the host-endian numbers in file and ring bytes (the
- * readers refuse the other byte order up front).
+ * readers refuse the other byte order up front): the one set every layer
+ * uses.  Header-only and libc only, so that libperfring's sub-buffer page
+ * parser (src/ring/subbuf_page.c) shares it too.
  */
-#ifndef PERFRING_FORMAT_LOAD_H
-#define PERFRING_FORMAT_LOAD_H
+#ifndef PERFRING_COMMON_LOAD_H
+#define PERFRING_COMMON_LOAD_H
 
 #include <stdint.h>
 #include <string.h>

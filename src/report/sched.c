@@ -1182,6 +1182,17 @@ PERFRING_API int perfring_sched(const struct perfring_sched_opts *opts,
 	}
 	memset(s.curr_pid, 0xff, MAX_CPUS * sizeof(*s.curr_pid));
 	setup_events(&s);
+	/* perf_session__register_idle_thread(): every perf tool names
+	 * thread 0 (a waker in idle context, for one) "swapper". */
+	{
+		struct sched_thread *swapper = thread_findnew(&s, 0, 0);
+
+		if (!swapper) {
+			err = -ENOMEM;
+			goto out;
+		}
+		set_comm(swapper, "swapper", strlen("swapper"));
+	}
 	if (!s.latency) {
 		bool have_switch = false;
 

@@ -2,8 +2,10 @@
 # perfring sched timehist (plain, -s, -S, -w, -V) and sched latency
 # (plain, -p) print what perf sched prints, byte for byte, on a file of
 # `perf sched record` and on one of `perfring sched record`, both of the
-# same program with known waits (workloads/offcpu.c 200 200 100: 200 ms
-# asleep, 200 ms blocked on a pipe, the writer thread 200 ms asleep);
+# same program with known waits (workloads/offcpu.c 200 200 100 20: 200 ms
+# asleep, 200 ms blocked on a pipe, the writer thread 200 ms asleep, then
+# 20 ms asleep: a switch-out that prints the pipe wait's line even when
+# nothing preempts the spin after it);
 # timehist shows the main thread's two waits (the sleep; the pipe, which
 # lasts from its block until the writer has slept 200 ms) as 195-600 ms of
 # wait time.  (The writer's wait ends in its exit, a switch-out that perf
@@ -66,11 +68,11 @@ check_file() {
 	known_waits "$f"
 }
 
-timeout $((WAIT_S * 2)) perf sched record -o "$tmp/perf.data" -- "$wl/offcpu" 200 200 100 \
+timeout $((WAIT_S * 2)) perf sched record -o "$tmp/perf.data" -- "$wl/offcpu" 200 200 100 20 \
 	>/dev/null 2>"$tmp/rec.err" || fail "perf sched record: $(tail -3 "$tmp/rec.err")"
 check_file "$tmp/perf.data"
 
-timeout $((WAIT_S * 2)) "$cli" sched record -o "$tmp/perfring.data" -- "$wl/offcpu" 200 200 100 \
+timeout $((WAIT_S * 2)) "$cli" sched record -o "$tmp/perfring.data" -- "$wl/offcpu" 200 200 100 20 \
 	>/dev/null 2>"$tmp/rec.err" || fail "perfring sched record: $(tail -3 "$tmp/rec.err")"
 grep -q ' 0 lost samples' "$tmp/rec.err" || echo "note: $(grep 'Captured' "$tmp/rec.err")"
 # the sched events perf sched record asks for

@@ -2,13 +2,14 @@
 #define _GNU_SOURCE
 /*
  * Known off-CPU time for `record --off-cpu` (test/offcpu.sh):
- * `offcpu [SLEEP_MS [BLOCK_MS [SPIN_MS]]]` (default 500 500 300).  The
- * main thread sleeps SLEEP_MS in sleeper(), then blocks on a pipe in
- * blocker() until a second thread, which sleeps BLOCK_MS first, writes to
- * it from pipe_writer(); then it spins SPIN_MS in spinner(), on the CPU
- * the whole time.  Each thread prints "thread TID START END" (its own
- * lifetime, CLOCK_MONOTONIC nanoseconds, the clock of the recording) to
- * standard error as it ends.
+ * `offcpu [SLEEP_MS [BLOCK_MS [SPIN_MS [REST_MS]]]]` (default 500 500 300
+ * 0).  The main thread sleeps SLEEP_MS in sleeper(), then blocks on a pipe
+ * in blocker() until a second thread, which sleeps BLOCK_MS first, writes
+ * to it from pipe_writer(); then it spins SPIN_MS in spinner(), on the CPU
+ * the whole time, and sleeps REST_MS in rester() (a last switch-out before
+ * its exit's, which perf sched timehist does not print).  Each thread
+ * prints "thread TID START END" (its own lifetime, CLOCK_MONOTONIC
+ * nanoseconds, the clock of the recording) to standard error as it ends.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -97,6 +98,13 @@ __attribute__((noinline)) void spinner(long ms)
 			sink += (unsigned long)i;
 }
 
+__attribute__((noinline)) void rester(long ms);
+__attribute__((noinline)) void rester(long ms)
+{
+	wait_nanosleep(ms);
+	__asm__ volatile("" ::: "memory");
+}
+
 __attribute__((noinline)) void writer_wait(long ms);
 __attribute__((noinline)) void writer_wait(long ms)
 {
@@ -120,6 +128,7 @@ int main(int argc, char **argv)
 	unsigned long long start = now_ns();
 	long sleep_ms = argc > 1 ? atol(argv[1]) : 500;
 	long spin_ms = argc > 3 ? atol(argv[3]) : 300;
+	long rest_ms = argc > 4 ? atol(argv[4]) : 0;
 	pthread_t th;
 
 	block_ms = argc > 2 ? atol(argv[2]) : 500;
@@ -131,6 +140,8 @@ int main(int argc, char **argv)
 	blocker();
 	pthread_join(th, NULL);
 	spinner(spin_ms);
+	if (rest_ms > 0)
+		rester(rest_ms);
 	print_life(start);
 	return 0;
 }

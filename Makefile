@@ -40,11 +40,12 @@ LDLIBS := -pthread
 # with OpenCSD's C API (its .pc names only the C++ library) and capstone
 # for disassembly; libunwind (remote, x86_64) unwinds --call-graph dwarf
 # samples' user stacks as perf does; libdw reads source lines (srcline);
-# libbabeltrace-ctf (babeltrace 1.5's CTF writer, perf's) writes CTF.
+# libbabeltrace-ctf (babeltrace 1.5's CTF writer, perf's) writes CTF;
+# libm: sched's standard deviations.
 TOOLS_CFLAGS := $(shell pkg-config --cflags libtraceevent libelf libdw libzstd zlib capstone libunwind-generic babeltrace-ctf)
 TOOLS_LDLIBS := $(shell pkg-config --libs libtraceevent libelf libdw libzstd zlib) \
 	-lopencsd_c_api $(shell pkg-config --libs libopencsd capstone) \
-	$(shell pkg-config --libs libunwind-generic babeltrace-ctf)
+	$(shell pkg-config --libs libunwind-generic babeltrace-ctf) -lm
 
 # Layers: libperfring (src/ring, src/app: libc only) -> libperfring-tools
 # (src/sources, src/format -> src/machine, src/tracepoint -> src/coresight
@@ -216,6 +217,8 @@ SHELL_TESTS := \
 	test/record_opts.sh \
 	test/switch_app.sh \
 	test/export.sh \
+	test/offcpu.sh \
+	test/sched.sh \
 	test/export_tdat.sh \
 	test/convert.sh \
 	test/pprof.sh \

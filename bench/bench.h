@@ -217,5 +217,6 @@ void case_tracefs_get_reader(void);
 /* top.c */
 void case_top_overhead(void);
 void case_record_push(void); /* push.c */
+void case_offcpu_cost(void); /* offcpu.c */
 
 #endif

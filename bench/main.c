@@ -6,7 +6,7 @@
  * This file holds the case table and the settings; the cases are grouped
  * by area: ring.c (cross-core throughput), emit.c (single-thread costs and
  * wake-ups), record.c, script.c, convert.c, app.c, cs.c, tracefs.c, top.c,
- * push.c; bench.h and util.c hold what they share.
+ * push.c, offcpu.c; bench.h and util.c hold what they share.
  *
  *   spsc-32, spsc-256  one writer thread (CPU 0), one reader thread (CPU 1);
  *                      32/256-byte records with a perfring_clock_fast_ns()
@@ -52,6 +52,13 @@
  *                      99 -g`, each for BENCH_PUSH_SECS (10), processes
  *                      coming and going: CPU seconds, bytes per interval
  *                      (push.c).
+ *   offcpu-cost        a program switching 100,000 times a second (two
+ *                      threads on one CPU, workloads/pacedpong) untraced,
+ *                      under `perfring record --off-cpu -g` and under `perf
+ *                      record -e sched:sched_switch -g`: each recorder's
+ *                      CPU seconds (ratio=, target <= 0.5) and the
+ *                      program's slowdown (slowdown_pct=, target <= 10)
+ *                      (offcpu.c).
  *
  * Each case runs 3 times.  Single-thread figures are medians
  * (stat=median).  Cross-core ones report the best run (stat=best) with the
@@ -114,6 +121,7 @@ static const struct {
 	{ "naive-pipe", case_naive_pipe },
 	{ "top-overhead", case_top_overhead },
 	{ "record-push", case_record_push },
+	{ "offcpu-cost", case_offcpu_cost },
 	{ "annotate-vs-perf", case_annotate_vs_perf },
 };
 

@@ -4,10 +4,12 @@
  * formats that build state from the samples: chrome (call stacks, CPU
  * tracks, counters, sched_switch fields), pprof (intern tables, the
  * BUILD_ID and CLOCK_DATA features, the protobuf and gzip writers) and
- * folded.  The input is a memfd read by its /proc/self/fd path; the output
+ * folded; then, for record --off-cpu's samples, folded -e offcpu-time,
+ * folded --wakers (the offcpu-waker samples' raw block and call chain)
+ * and the hot/cold svg.  The input is a memfd read by its /proc/self/fd path; the output
  * goes to /dev/null.  Seeds: fuzz/corpus/export/ (-g, page-fault,
- * sched_switch, pipe and --call-graph dwarf files of perf record and
- * perfring record, and damaged callchains).  A target of its own: the
+ * sched_switch, pipe, --off-cpu and --call-graph dwarf files of perf
+ * record and perfring record, and damaged callchains and waker payloads).  A target of its own: the
  * exports resolve symbols, slower than fuzz_perf_data's reader alone.
  */
 #define _GNU_SOURCE
@@ -37,6 +39,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (size_t i = 0; i < sizeof(fmts) / sizeof(fmts[0]); i++) {
 		PERFRING_OPTS(perfring_export_opts, eo, .input = path,
 			      .format = fmts[i]);
+
+		perfring_export(&eo, devnull);
+	}
+	for (int i = 0; i < 3; i++) {
+		PERFRING_OPTS(perfring_export_opts, eo, .input = path,
+			      .format = i == 2 ? "svg" : "folded",
+			      .event = i == 0 ? "offcpu-time" : NULL,
+			      .wakers = i == 1);
 
 		perfring_export(&eo, devnull);
 	}

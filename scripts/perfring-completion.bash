@@ -23,7 +23,7 @@ _perfring()
 		esac
 	done
 	if [ -z "$cmd" ]; then
-		COMPREPLY=($(compgen -W "record top list demo ring-stat script report annotate diff dump stats export data decode inject push version help" -- "$cur"))
+		COMPREPLY=($(compgen -W "record top list demo ring-stat script report annotate diff dump stats export sched data decode inject push version help" -- "$cur"))
 		return
 	fi
 	case $prev in
@@ -68,6 +68,12 @@ _perfring()
 			COMPREPLY=($(compgen -W convert -- "$cur"))
 			return
 		fi ;;
+	sched)
+		# perf sched's subcommands first
+		if [ "$prev" = sched ]; then
+			COMPREPLY=($(compgen -W "record timehist latency" -- "$cur"))
+			return
+		fi ;;
 	push)
 		if [[ $cur != -* ]]; then
 			COMPREPLY=($(compgen -W "clickhouse=http:// pyroscope=http:// parca=http://" -- "$cur"))
@@ -79,9 +85,10 @@ _perfring()
 	esac
 	local opts
 	[ "$cmd" = data ] && cmd="data convert"
+	[ "$cmd" = sched ] && cmd="sched ${COMP_WORDS[i + 1]}"
 	opts=$(perfring $cmd --list-opts 2>/dev/null)
 	[ "$cmd" = list ] && opts="hw sw cache pmu tracepoint $opts"
-	if [ "$cmd" = record ] && [[ $cur != -* ]]; then
+	if [[ $cmd == record || $cmd == "sched record" ]] && [[ $cur != -* ]]; then
 		COMPREPLY=($(compgen -c -- "$cur"))
 		return
 	fi

@@ -84,6 +84,12 @@ static const struct cli_option export_options[] = {
 		   "FILE.trace.dat beside the perf.data)"),
 	OPT_BOOLEAN(0, "no-trace-dat", no_trace_dat,
 		    "not the trace.dat beside the perf.data"),
+	OPT_STRING('e', "event", eo.event, "EVENT",
+		   "that event's samples only (record --off-cpu's\n"
+		   "offcpu-time counts ns)"),
+	OPT_BOOLEAN(0, "wakers", eo.wakers,
+		    "folded: blocked stack;--;waker stack lines (bcc's\n"
+		    "offwaketime)"),
 	OPT_STRING(0, "from", eo.from, "clickhouse=URL",
 		   "a fleet's samples (record --push) instead of a file:\n"
 		   "folded, svg or pprof"),

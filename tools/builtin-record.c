@@ -265,6 +265,9 @@ static void record_opts_from(const struct record_args *ra,
 	ro->clockid = ra->clockid;
 	ro->compression_level = ra->compression_level;
 	ro->max_size = ra->max_size;
+	ro->off_cpu = ra->off_cpu;
+	ro->off_cpu_thresh_set = ra->off_cpu_thresh_set;
+	ro->off_cpu_thresh_ms = ra->off_cpu_thresh_ms;
 	if (ra->switch_output)
 		parse_switch_output(ra->switch_output, ro);
 }
@@ -354,6 +357,13 @@ static void record_summary(const struct perfring_record_opts *ro,
 			" events in %" PRIu64
 			" chunks: use a larger -m or fewer events.\n",
 			st->lost, st->lost_records);
+	if (ro->off_cpu)
+		fprintf(stderr,
+			"[ perfring record: off-CPU: %" PRIu64
+			" blocks in %" PRIu64 " samples, %" PRIu64
+			" sched events lost, %" PRIu64 " blocks left out ]\n",
+			st->offcpu_blocks, st->offcpu_samples, st->offcpu_lost,
+			st->offcpu_dropped);
 	app_summary(st);
 }
 

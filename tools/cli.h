@@ -116,6 +116,9 @@ struct record_args {
 	bool user_callchains, kernel_callchains;
 	bool no_buildid; /* -B/--no-buildid */
 	bool timestamp_filename; /* --timestamp-filename */
+	bool off_cpu; /* --off-cpu */
+	bool off_cpu_thresh_set; /* --off-cpu-thresh MSEC */
+	uint64_t off_cpu_thresh_ms;
 	/* fleet profiling: --push SINK=URL..., --push-every, --label,
 	 * --spool, --spool-size */
 	const char *push[PERFRING_PUSH_MAX_SINKS];
@@ -156,6 +159,7 @@ int cmd_top(int argc, char **argv);
 int cmd_push(int argc, char **argv);
 void push_summary(const struct perfring_push_stats *ps);
 int cmd_data(int argc, char **argv);
+int cmd_sched(int argc, char **argv);
 /* A command's -v: the library's log down to debug messages. */
 void cli_verbose(void);
 /* perfring export of @eo into @outpath ("-": standard output), as export

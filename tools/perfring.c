@@ -47,6 +47,7 @@ static const struct command {
 	{ "data", NULL, cmd_data },
 	{ "annotate", NULL, cmd_annotate },
 	{ "diff", NULL, cmd_diff },
+	{ "sched", NULL, cmd_sched },
 };
 
 /* Commands whose text output goes to the pager on a terminal; report and
@@ -79,6 +80,8 @@ static void usage(FILE *f)
 		"  export [-i FILE|-] -f chrome|folded|svg|pprof [-o OUT]\n"
 		"                                     Chrome trace JSON, folded stacks, flame graph,\n"
 		"                                     pprof profile (go tool pprof)\n"
+		"  sched record [-- COMMAND] | timehist [-s|-S] [-w] [-V] | latency\n"
+		"                                     the scheduler's timeline (perf sched)\n"
 		"  data convert [-i FILE|-] --to-ctf DIR | --to-json FILE [--all] [--tod]\n"
 		"                                     CTF (babeltrace2, Trace Compass) or perf's JSON\n"
 		"  decode --snapshot DIR [--decode]   CoreSight packets/elements of an OpenCSD snapshot\n"

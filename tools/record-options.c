@@ -558,6 +558,21 @@ static void opt_cs_header(void *args, const char *arg)
 	((struct record_args *)args)->cs_header_version = atoi(arg);
 }
 
+/* perf's --off-cpu-thresh: milliseconds */
+static void opt_off_cpu_thresh(void *args, const char *arg)
+{
+	struct record_args *ra = args;
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(arg, &end, 10);
+	if (errno || end == arg || *end || v > UINT64_MAX / 1000000)
+		die_usage("--off-cpu-thresh takes milliseconds: %s", arg);
+	ra->off_cpu_thresh_ms = v;
+	ra->off_cpu_thresh_set = true;
+}
+
 /* fleet profiling: SINK=URL, more than one */
 static void opt_push(void *args, const char *arg)
 {
@@ -644,6 +659,15 @@ static const struct cli_option record_options[] = {
 		 .flags = M_PERF),
 	OPT_BOOLEAN(0, "switch-events", switch_events, "context switch records",
 		    .flags = M_PERF),
+	OPT_BOOLEAN(0, "off-cpu", off_cpu,
+		    "where threads wait: offcpu-time samples (period: ns\n"
+		    "off the CPU) at the stacks where they blocked, with\n"
+		    "offcpu-preempted and offcpu-waker (who woke them)",
+		    .flags = M_PERF),
+	OPT_CALLBACK(0, "off-cpu-thresh", "MSEC", opt_off_cpu_thresh,
+		     "blocks longer keep their own time (default 500);\n"
+		     "shorter ones are summed per thread and stack",
+		     .flags = M_PERF),
 	OPT_BOOLEAN('s', "stat", inherit_stat, "per-thread counts (report -T)",
 		    .flags = M_PERF),
 	OPT_CALLBACK('k', "clockid", "CLOCK", opt_clockid,
@@ -905,6 +929,8 @@ int record_parse_args(int argc, char **argv, struct record_args *ra)
 			"-m DATA,AUX: the AUX size is for AUX area recording: %s",
 			"-m");
 	ra->argv = first < argc ? &argv[first] : NULL;
+	if (ra->off_cpu_thresh_set && !ra->off_cpu)
+		die_usage("--off-cpu-thresh needs --off-cpu%s", "");
 	if (ra->pprof && ra->output && !strcmp(ra->output, "-"))
 		die_usage("--pprof reads the recording back: not with -o %s",
 			  ra->output);

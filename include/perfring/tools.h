@@ -86,6 +86,11 @@ struct perfring_record_stats {
 	 * the rings that did not fit, and their bytes. */
 	bool max_size_hit;
 	uint64_t max_size_dropped, max_size_dropped_bytes;
+	/* --off-cpu: blocks measured (switch-out to switch-in), samples
+	 * written for them (offcpu-time, -preempted, -waker), sched events
+	 * the kernel dropped, and blocks left out because an event of
+	 * theirs was among them. */
+	uint64_t offcpu_blocks, offcpu_samples, offcpu_lost, offcpu_dropped;
 };
 
 struct perfring_tracefs_opts;
@@ -248,6 +253,20 @@ struct perfring_record_opts {
 	 */
 	const struct perfring_push_opts *push;
 	struct perfring_push_stats *push_stats; /* its figures (sz set) */
+	/*
+	 * perf's --off-cpu: every switch-out of a traced thread until it runs
+	 * again, with the call chain where it blocked (frame pointers, or as
+	 * callchain_dwarf_size says), as samples of "offcpu-time" whose
+	 * period is the time off the CPU in ns (perf's bpf-output event);
+	 * preemptions (still runnable) as "offcpu-preempted", and the thread
+	 * that woke each block, with its call chain, as "offcpu-waker".
+	 * Blocks up to off_cpu_thresh_ms (with off_cpu_thresh_set; else
+	 * perf's 500 ms) are summed per thread and stack and written at the
+	 * end; longer ones keep their own time.  Not with overwrite.
+	 */
+	bool off_cpu;
+	bool off_cpu_thresh_set;
+	uint64_t off_cpu_thresh_ms;
 };
 
 /*
@@ -854,6 +873,20 @@ struct perfring_export_opts {
 	 * folded, svg and pprof (chrome: -EINVAL). */
 	const char *from;
 	const char *where;
+	/*
+	 * -e: the samples of this event (by name) only.  folded and svg count
+	 * an off-CPU event's nanoseconds (record --off-cpu: "offcpu-time",
+	 * "offcpu-preempted", "offcpu-waker"), other events' samples.
+	 * Without it folded leaves the off-CPU events out, and svg draws a
+	 * file that has offcpu-time as one wall-time graph: the clock
+	 * events' and the off-CPU nanoseconds, off-CPU frames in cold
+	 * colours; pprof adds the sample types off_cpu, preempted and wall
+	 * (nanoseconds) beside cpu.
+	 */
+	const char *event;
+	/* folded: bcc offwaketime's lines, "comm;blocked stack;--;waker
+	 * stack;waker comm NS", from the offcpu-waker samples */
+	bool wakers;
 };
 
 /*
@@ -869,6 +902,33 @@ struct perfring_export_opts {
  */
 PERFRING_API int perfring_export(const struct perfring_export_opts *opts,
 				 FILE *out);
+
+/* ---- sched: perf sched timehist and latency ----------------------------- */
+
+struct perfring_sched_opts {
+	size_t sz;
+	const char *input; /* -i: default "perf.data" */
+	const char *command; /* "timehist" or "latency" */
+	/* timehist: -s the summary alone, -S the lines and the summary,
+	 * -w the wake-ups among them, -V the CPUs as columns */
+	bool summary_only, with_summary, wakeups, cpu_visual;
+	/* latency: -s sort keys ("avg, max, switch, runtime"; also pid),
+	 * -p one line per thread (not merged by comm) */
+	const char *sort;
+	bool per_thread;
+};
+
+/*
+ * perf sched timehist / latency, as perf 6.1 prints them, on a file of
+ * sched tracepoints (perf sched record, perfring sched record): timehist a
+ * line per sched_switch (the task switched out: its wait time, scheduling
+ * delay and run time), latency a line per task (runtime, switches,
+ * average and maximum delay between wake-up and run).  Returns 0 or -errno
+ * (-ENOENT: no sched_switch; -EBADMSG: damaged, what came before was
+ * printed).
+ */
+PERFRING_API int perfring_sched(const struct perfring_sched_opts *opts,
+				FILE *out);
 
 /* ---- data convert: CTF and JSON (perf data convert) -------------------- */
 

@@ -43,6 +43,7 @@
 #include "../sources/child.h"
 #include "control.h"
 #include "dso_hits.h"
+#include "offcpu.h"
 #include "../sources/session.h"
 #include "switch_output.h"
 #include "synth.h"
@@ -85,6 +86,7 @@ static int add_tracing_data(struct session *s, bool app_possible)
 #define APP_INDEX 0xFFFFFFu /* the application session's descriptor */
 
 #define TRACK_INDEX 0x800000u /* the tracking dummy's rings from here */
+#define OFFCPU_INDEX 0x700000u /* --off-cpu's rings from here */
 #define RANGE_INDEX 0xFFFFFEu /* -D's windows' timer */
 #define CTL_INDEX 0xFFFFFDu /* --control's commands */
 static int ranges_tick(struct session *s);
@@ -115,6 +117,9 @@ static int pd_watch(void *ctx, struct rec_session *rs)
 	for (int i = 0; i < s->track_el.nr_bufs; i++)
 		rec_session_watch(rs, s->track_el.bufs[i].fd,
 				  TRACK_INDEX + (uint32_t)i);
+	for (int i = 0; i < offcpu_nr_fds(s->oc); i++)
+		rec_session_watch(rs, offcpu_fd(s->oc, i),
+				  OFFCPU_INDEX + (uint32_t)i);
 	if (s->app)
 		rec_session_watch(rs, app_session_fd(s->app), APP_INDEX);
 	if (s->range_fd >= 0)
@@ -135,6 +140,14 @@ static int pd_ready(void *ctx, uint32_t index, uint32_t events)
 		return ranges_tick(s);
 	if (index == CTL_INDEX)
 		return control_commands(s);
+	if (index >= OFFCPU_INDEX && index < TRACK_INDEX) {
+		/* drained every pass; a task gone: not watched any more */
+		if (events & (EPOLLHUP | EPOLLERR))
+			rec_session_unwatch(
+				&s->rs,
+				offcpu_fd(s->oc, (int)(index - OFFCPU_INDEX)));
+		return !(events & (EPOLLHUP | EPOLLERR));
+	}
 	b = forward_ring(s, index);
 	if (!b)
 		return 0;
@@ -254,6 +267,8 @@ static void session_close(struct session *s)
 {
 	pe_evlist_close(&s->el);
 	pe_evlist_close(&s->track_el);
+	offcpu_close(s->oc);
+	s->oc = NULL;
 	rec_session_close(&s->rs);
 	if (s->cmd.pidfd >= 0)
 		close(s->cmd.pidfd);
@@ -363,6 +378,45 @@ static int session_parse(struct session *s)
 	return 0;
 }
 
+/* --off-cpu: the sched events on the same targets, their call chains
+ * as the samples' (frame pointers without -g: a block needs its stack). */
+static int offcpu_setup(struct session *s, bool inherit)
+{
+	const struct perfring_record_opts *o = s->o;
+	bool callchain = OPTS_GET(o, callchain, false);
+	struct offcpu_opts oo = {
+		.tracefs = pe_tracefs(),
+		.thresh_ns =
+			OPTS_GET(o, off_cpu_thresh_set, false) ?
+				OPTS_GET(o, off_cpu_thresh_ms, 0) * 1000000ull :
+				OFFCPU_DEFAULT_THRESH_NS,
+		.dwarf_size = callchain ? OPTS_GET(o, callchain_dwarf_size, 0) :
+					  0,
+		.max_stack = OPTS_GET(o, callchain_max_stack, 0),
+		.user_only = callchain && OPTS_GET(o, user_callchains, false),
+		.kernel_only = callchain &&
+			       OPTS_GET(o, kernel_callchains, false),
+		.clockid = s->clockid,
+		.inherit = inherit,
+		.on_exec = s->on_exec,
+		.data_bytes = s->data_bytes,
+	};
+
+	if (!OPTS_GET(o, off_cpu, false))
+		return 0;
+	if (s->overwrite) {
+		pr_err("--off-cpu: not with --overwrite (its samples are made as the rings are read)");
+		return -EINVAL;
+	}
+	if (oo.dwarf_size) {
+		uint64_t regs = OPTS_GET(o, user_regs, 0);
+
+		oo.dwarf_regs = regs ? regs | DWARF_MINIMAL_REGS :
+				       DWARF_REGS_MASK;
+	}
+	return offcpu_new(&oo, &s->oc);
+}
+
 /* The perf events, then the CPUs and threads by mode
  * (perf-ring-buffer.rst 2.2), then their attrs. */
 static int session_targets(struct session *s)
@@ -443,7 +497,7 @@ static int session_targets(struct session *s)
 	s->track_now = s->tids == &any_tid;
 	s->use_track = s->overwrite || s->track_now || record_delayed(s->o);
 	record_setup_attrs(s, inherit, s->on_exec, s->data_bytes);
-	return 0;
+	return offcpu_setup(s, inherit);
 }
 
 /*
@@ -550,6 +604,9 @@ static int writer_open(struct session *s)
 		err = pd_writer_add_attr(s->w, &s->track_ev.attr,
 					 s->track_ev.name, s->track_ev.ids,
 					 s->track_ev.nr_ids);
+	/* After the others, as perf adds its offcpu-time event. */
+	if (!err && s->oc)
+		err = offcpu_add_attrs(s->oc, s->w);
 	if (!err)
 		err = add_tracing_data(s, s->app_possible);
 	if (err)
@@ -812,6 +869,9 @@ static int session_start(struct session *s, const struct app_session_cb *cb)
 	if (!err && s->use_track)
 		err = pe_evlist_open(&s->track_el, s->cpus, s->nr_cpus, s->tids,
 				     s->nr_tids, s->data_bytes, false);
+	if (!err && s->oc)
+		err = offcpu_open(s->oc, s->cpus, s->nr_cpus, s->tids,
+				  s->nr_tids);
 	if (!err)
 		err = aux_open(s);
 	if (!err)
@@ -820,7 +880,8 @@ static int session_start(struct session *s, const struct app_session_cb *cb)
 		err = extras_open(s);
 	if (err)
 		return err;
-	s->st.nr_buffers = (uint32_t)(s->el.nr_bufs + s->track_el.nr_bufs);
+	s->st.nr_buffers = (uint32_t)(s->el.nr_bufs + s->track_el.nr_bufs +
+				      offcpu_nr_fds(s->oc));
 	err = writer_open(s);
 	if (!err)
 		err = synthesize(s);
@@ -842,6 +903,7 @@ static int session_start(struct session *s, const struct app_session_cb *cb)
 			return err;
 	}
 	if (!s->on_exec) {
+		offcpu_enable(s->oc, true);
 		pe_evlist_enable(&s->track_el, true);
 		if (!record_delayed(s->o))
 			pe_evlist_enable(&s->el, true);
@@ -957,6 +1019,16 @@ static int switch_output(struct session *s)
 {
 	int level = OPTS_GET(s->o, compression_level, 0), err;
 
+	/* --off-cpu: the short blocks summed so far go with this file. */
+	if (s->oc) {
+		uint64_t before = s->st.bytes;
+
+		err = offcpu_flush(s->oc, record_offcpu_emit, s);
+		if (err)
+			return err;
+		if (s->st.bytes != before)
+			s->round_open = true;
+	}
 	if (s->round_open) {
 		pd_writer_note_time(s->w, s->first_time, s->last_time);
 		record_note_app_time(s);
@@ -1074,6 +1146,7 @@ PERFRING_API int perfring_record(const struct perfring_record_opts *o,
 		err = loop(&s);
 		pe_evlist_enable(&s.el, false);
 		pe_evlist_enable(&s.track_el, false);
+		offcpu_enable(s.oc, false);
 		if (s.aux) {
 			/* The trace stops; its last data joins the last
 			 * round. */

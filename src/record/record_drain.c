@@ -38,6 +38,7 @@
 #include "../sources/child.h"
 #include "control.h"
 #include "dso_hits.h"
+#include "offcpu.h"
 #include "../sources/session.h"
 #include "switch_output.h"
 #include "synth.h"
@@ -246,6 +247,41 @@ void record_note_app_time(struct session *s)
 			    s->app_last);
 }
 
+/* One sample the off-CPU source made: into the file as the kernel's. */
+int record_offcpu_emit(void *ctx, const void *rec, size_t size)
+{
+	struct session *s = ctx;
+	const struct perf_event_header *h = rec;
+	uint64_t time;
+	int err;
+
+	if (size > record_max_size_room(s)) {
+		s->max_size_hit = true;
+		s->st.max_size_dropped++;
+		s->st.max_size_dropped_bytes += size;
+		return 0;
+	}
+	err = pd_writer_write_whole(s->w, rec, size);
+	if (err)
+		return err;
+	s->st.bytes += size;
+	s->st.records++;
+	s->st.samples++;
+	if (s->hits)
+		dso_hits_note(s->hits, rec, size);
+	/* IDENTIFIER, IP, TID, then TIME (not the sums' made-up one) */
+	if (h->size < 40)
+		return 0;
+	memcpy(&time, (const char *)rec + 32, 8);
+	if (!offcpu_summed_time(time)) {
+		if (!s->first_time || time < s->first_time)
+			s->first_time = time;
+		if (time > s->last_time)
+			s->last_time = time;
+	}
+	return 0;
+}
+
 /* Drains the forward rings; the overwrite ones too if @snapshot; @final:
  * the last pass (application rings all read and released). */
 int record_drain_all(struct session *s, bool snapshot, bool final)
@@ -258,6 +294,17 @@ int record_drain_all(struct session *s, bool snapshot, bool final)
 	if (!s->overwrite || snapshot)
 		for (int i = 0; i < s->el.nr_bufs && !err; i++)
 			err = drain(s, &s->el.bufs[i]);
+	/* After the kernel rings: its horizon is this pass's start. */
+	if (!err && s->oc) {
+		struct offcpu_stats os;
+
+		err = offcpu_drain(s->oc, final, record_offcpu_emit, s);
+		offcpu_stats(s->oc, &os);
+		s->st.offcpu_blocks = os.blocks;
+		s->st.offcpu_samples = os.samples;
+		s->st.offcpu_lost = os.lost;
+		s->st.offcpu_dropped = os.dropped;
+	}
 	if (!err && s->app) {
 		err = app_session_drain(s->app, snapshot, final);
 		record_app_stats(s); /* live figures for the progress line */
@@ -273,11 +320,14 @@ int record_drain_all(struct session *s, bool snapshot, bool final)
 	 * committing its record: with application rings, rounds end at most
 	 * every APP_ROUND_MS so such a late record still lands in time.
 	 */
-	now = s->app ? record_now_ms() : 0;
+	/* The off-CPU source's samples are made a pass or more after their
+	 * events (it waits for the other CPUs): rounds as long, so that its
+	 * samples are never older than a round perf has flushed. */
+	now = s->app || s->oc ? record_now_ms() : 0;
 	if (!err && s->round_open &&
-	    (!s->app || final || snapshot ||
+	    ((!s->app && !s->oc) || final || snapshot ||
 	     now - s->last_round_ms >= APP_ROUND_MS ||
-	     (now - s->last_round_ms >= APP_ROUND_MIN_MS &&
+	     (s->app && now - s->last_round_ms >= APP_ROUND_MIN_MS &&
 	      app_session_pressed(s->app)))) {
 		/* SAMPLE_TIME of the checkpoint the round makes */
 		pd_writer_note_time(s->w, s->first_time, s->last_time);
@@ -291,6 +341,7 @@ int record_drain_all(struct session *s, bool snapshot, bool final)
 			 * it holds may leave their rings now, not before. */
 			if (s->app)
 				app_session_release(s->app);
+			offcpu_round_done(s->oc);
 		}
 	}
 	/*

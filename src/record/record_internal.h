@@ -29,6 +29,7 @@
 #include "../sources/child.h"
 #include "control.h"
 #include "dso_hits.h"
+#include "offcpu.h"
 #include "../sources/session.h"
 #include "switch_output.h"
 #include "synth.h"
@@ -129,6 +130,7 @@ struct session {
 	int tfs_err; /* its first write error: recording stopped */
 	/* AUX trace of the same run (opts->aux), or NULL. */
 	struct aux_source *aux;
+	struct offcpu *oc; /* --off-cpu: the sched events' rings, or NULL */
 	struct rec_session rs; /* the loop over the sources */
 	struct fleet *fleet; /* --push, or NULL */
 };
@@ -146,6 +148,8 @@ void record_app_stats(struct session *s);
 void record_note_app_time(struct session *s);
 
 int record_drain_all(struct session *s, bool snapshot, bool final);
+
+int record_offcpu_emit(void *ctx, const void *rec, size_t size);
 
 int record_snapshot(struct session *s);
 

@@ -163,10 +163,15 @@ void export_put_us(struct outbuf *ob, uint64_t ns)
 
 /* ---- driver ---------------------------------------------------------- */
 
+static void export_offcpu_setup(struct exp *e);
+
 static void first_sample(struct exp *e)
 {
 	const void *td;
 	size_t len;
+
+	if (prd_is_pipe(e->f))
+		export_offcpu_setup(e); /* its attrs came as records */
 
 	machine_set_host(&e->m, file_recorded_here(e->f));
 	td = prd_feature(e->f, PRD_FEAT_TRACING_DATA, &len);
@@ -182,7 +187,8 @@ static int on_event(struct prd_file *f, const struct prd_event *ev, void *ctx)
 	int err;
 
 	(void)f;
-	if (ev->sample && ev->sample->time != UINT64_MAX) {
+	if (ev->sample && ev->sample->time != UINT64_MAX &&
+	    !offcpu_summed_time(ev->sample->time)) {
 		/* The trace.dat's events before it go first. */
 		err = export_td_until(e, ev->sample->time);
 		if (err)
@@ -198,6 +204,13 @@ static int on_event(struct prd_file *f, const struct prd_event *ev, void *ctx)
 		e->machine_ok = true;
 		first_sample(e);
 	}
+	if (e->event && e->fmt != FMT_FOLDED && e->fmt != FMT_SVG &&
+	    (!ev->sample->attr || !ev->sample->attr->name ||
+	     strcmp(ev->sample->attr->name, e->event)))
+		return 0; /* -e: that event's samples only */
+	if (e->fmt == FMT_PPROF && !e->event &&
+	    export_sample_offcpu(ev->sample) == OFFCPU_WAKER)
+		return 0; /* the blocked time again, at the wakers' stacks */
 	if (e->fmt == FMT_PPROF) {
 		struct thread *t =
 			machine_findnew_thread(&e->m, (int32_t)ev->sample->pid,
@@ -237,6 +250,28 @@ static void exp_free(struct exp *e)
 	free(e->sob.p);
 	pprof_free(e->pprof);
 	tdat_lines_close(e->td);
+}
+
+/* What the file's off-CPU events change: the wall-time svg, counts in
+ * ns; an -e that names no event of the file is told. */
+static void export_offcpu_setup(struct exp *e)
+{
+	bool offcpu = false, found = !e->event;
+
+	for (uint32_t i = 0; i < prd_nr_attrs(e->f); i++) {
+		const struct prd_attr *a = prd_attr(e->f, i);
+
+		offcpu |= offcpu_kind_of(a->attr.type, a->attr.config,
+					 a->name) == OFFCPU_BLOCKED;
+		found |= e->event && a->name && !strcmp(a->name, e->event);
+	}
+	if (!found && !prd_is_pipe(e->f))
+		pr_warn("export: -e %s: the file has no such event", e->event);
+	e->wall = e->fmt == FMT_SVG && offcpu && !e->event;
+	e->ns = e->wall || e->wakers ||
+		(e->event &&
+		 offcpu_kind_of(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_BPF_OUTPUT,
+				e->event));
 }
 
 /* The perf.data (e->f, may be NULL) and the trace.dat (e->td, may be
@@ -295,7 +330,7 @@ static int export_run(struct exp *e, const char *in, FILE *out)
  * stacks or a flame graph, the samples as pprof. */
 static int stack_in(void *ctx, const char *key, size_t len, uint64_t count)
 {
-	return export_tab_add_n(ctx, key, len, false, count);
+	return export_tab_add(ctx, key, len, false, count, OFFCPU_NONE);
 }
 
 static int export_from(struct exp *e, const struct perfring_export_opts *o,
@@ -341,6 +376,8 @@ PERFRING_API int perfring_export(const struct perfring_export_opts *opts,
 	tdat = OPTS_GET(opts, trace_dat, NULL);
 	e.title = OPTS_GET(opts, title, NULL);
 	e.width = OPTS_GET(opts, width, 0);
+	e.event = OPTS_GET(opts, event, NULL);
+	e.wakers = OPTS_GET(opts, wakers, false);
 	if (!in || !*in)
 		in = "perf.data";
 	if (!fmt || !strcmp(fmt, "chrome") || !strcmp(fmt, "json")) {
@@ -354,6 +391,10 @@ PERFRING_API int perfring_export(const struct perfring_export_opts *opts,
 	} else {
 		pr_err("export: unknown format '%s' (chrome, folded, svg or pprof)",
 		       fmt);
+		return -EINVAL;
+	}
+	if (e.wakers && (e.fmt != FMT_FOLDED || e.event)) {
+		pr_err("export: --wakers is a folded export of its own (not with -e)");
 		return -EINVAL;
 	}
 	if (e.width && (e.width < 100 || e.width > 1000000)) {
@@ -386,6 +427,8 @@ PERFRING_API int perfring_export(const struct perfring_export_opts *opts,
 		err = prd_open(in, &e.f);
 	if (in && !err)
 		err = machine_use_build_ids(&e.m, e.f);
+	if (in && !err)
+		export_offcpu_setup(&e);
 	if (!err && tdat)
 		err = export_td_open(&e, tdat);
 	if (!err)

@@ -758,6 +758,22 @@ static int put_stack_sample(struct exp *e, const struct prd_sample *s,
 	return ob->err;
 }
 
+/* A trace event's ,"pid":P,"tid":T and its stack frame (,"sf":"N") if
+ * it has one. */
+static void ob_pid_tid_sf(struct outbuf *ob, int64_t pid, int32_t tid,
+			  uint64_t sf)
+{
+	ob_puts(ob, ",\"pid\":");
+	ob_s64(ob, pid, 0);
+	ob_puts(ob, ",\"tid\":");
+	ob_s64(ob, tid, 0);
+	if (sf) {
+		ob_puts(ob, ",\"sf\":\"");
+		ob_u64(ob, sf, 0, ' ');
+		ob_putc(ob, '"');
+	}
+}
+
 /* Events that count something (page-faults, cycles, ...): not the clocks,
  * whose samples are the time itself, nor tracepoints and breakpoints,
  * which are instants. */
@@ -803,6 +819,103 @@ static int put_counter(struct exp *e, const struct prd_sample *s, int32_t pid,
 	return 0;
 }
 
+/* A wake-up (offcpu-waker): an instant slice on the waker's track with
+ * its stack, a flow from there to the end of the block it ended. */
+static int chrome_wakeup(struct exp *e, const struct prd_sample *s, int32_t pid,
+			 uint32_t sf)
+{
+	struct outbuf *ob = &e->ob;
+	struct offcpu_waker_raw w;
+	struct thread *wakee;
+	const void *chain;
+	char name[64];
+	int32_t wpid;
+
+	if (offcpu_waker_parse(s->raw, s->raw_size, &w, &chain) ||
+	    !w.block_end || w.wake_time > w.block_end)
+		return 0;
+	wakee = machine_findnew_thread(&e->m, w.wakee_pid, w.wakee_tid);
+	if (!wakee)
+		return -ENOMEM;
+	wpid = track_pid(wakee);
+	ensure_named(e, wakee, wpid);
+	snprintf(name, sizeof(name), "wakes %s", thread_name(wakee));
+	ev_begin(e);
+	ob_puts(ob, "\"name\":");
+	export_json_cstr(ob, name);
+	ob_puts(ob, ",\"cat\":\"offcpu\",\"ph\":\"X\",\"ts\":");
+	export_put_us(ob, w.wake_time);
+	ob_puts(ob, ",\"dur\":0");
+	ob_pid_tid_sf(ob, pid, (int32_t)s->tid, sf);
+	ob_puts(ob, ",\"args\":{\"wakee_tid\":");
+	ob_s64(ob, w.wakee_tid, 0);
+	ob_puts(ob, ",\"blocked_ns\":");
+	ob_u64(ob, w.block_end - w.block_start, 0, ' ');
+	ob_puts(ob, "}}");
+	/* the flow: from the waker, into the blocked slice at its end */
+	e->nr_flows++;
+	ev_begin(e);
+	ob_puts(ob,
+		"\"name\":\"wakeup\",\"cat\":\"offcpu\",\"ph\":\"s\",\"id\":");
+	ob_u64(ob, e->nr_flows, 0, ' ');
+	ob_puts(ob, ",\"ts\":");
+	export_put_us(ob, w.wake_time);
+	ob_puts(ob, ",\"pid\":");
+	ob_s64(ob, pid, 0);
+	ob_puts(ob, ",\"tid\":");
+	ob_s64(ob, (int32_t)s->tid, 0);
+	ob_puts(ob, "}");
+	ev_begin(e);
+	ob_puts(ob,
+		"\"name\":\"wakeup\",\"cat\":\"offcpu\",\"ph\":\"f\",\"bp\":\"e\",\"id\":");
+	ob_u64(ob, e->nr_flows, 0, ' ');
+	ob_puts(ob, ",\"ts\":");
+	export_put_us(ob, w.block_end > w.block_start ? w.block_end - 1 :
+							w.block_end);
+	ob_puts(ob, ",\"pid\":");
+	ob_s64(ob, wpid, 0);
+	ob_puts(ob, ",\"tid\":");
+	ob_s64(ob, w.wakee_tid, 0);
+	ob_puts(ob, "}");
+	return 0;
+}
+
+/* An off-CPU sample: a block as a slice on its thread's track, from its
+ * switch-out to its switch-in, with the stack where it blocked; a waker
+ * as above.  Summed blocks have no time of their own: left out. */
+static int chrome_offcpu(struct exp *e, const struct prd_event *ev,
+			 struct thread *t, int32_t pid, enum offcpu_kind kind)
+{
+	const struct prd_sample *s = ev->sample;
+	struct outbuf *ob = &e->ob;
+	uint32_t sf = 0;
+	int err;
+
+	if (offcpu_summed_time(s->time) || s->period > s->time)
+		return 0;
+	err = chrome_stack(e, ev, t, &sf);
+	if (err)
+		return err;
+	if (kind == OFFCPU_WAKER)
+		return chrome_wakeup(e, s, pid, sf);
+	ev_begin(e);
+	ob_puts(ob, kind == OFFCPU_BLOCKED ?
+			    "\"name\":\"off-CPU (blocked)\"" :
+			    "\"name\":\"off-CPU (preempted)\"");
+	ob_puts(ob, ",\"cat\":\"offcpu\",\"ph\":\"X\",\"ts\":");
+	export_put_us(ob, s->time - s->period);
+	ob_puts(ob, ",\"dur\":");
+	export_put_us(ob, s->period);
+	ob_pid_tid_sf(ob, pid, (int32_t)s->tid, sf);
+	ob_puts(ob, ",\"args\":{\"ns\":");
+	ob_u64(ob, s->period, 0, ' ');
+	ob_puts(ob, ",\"cpu\":");
+	ob_u64(ob, s->cpu, 0, ' ');
+	ob_puts(ob, "}}");
+	e->nr_slices++;
+	return 0;
+}
+
 int export_chrome_sample(struct exp *e, const struct prd_event *ev)
 {
 	const struct prd_sample *s = ev->sample;
@@ -826,6 +939,8 @@ int export_chrome_sample(struct exp *e, const struct prd_event *ev)
 	if (pid < 0)
 		pid = track_pid(t);
 	ensure_named(e, t, pid);
+	if (export_sample_offcpu(s))
+		return chrome_offcpu(e, ev, t, pid, export_sample_offcpu(s));
 	evname = s->attr && s->attr->name ? s->attr->name : "sample";
 	{
 		size_t stem;

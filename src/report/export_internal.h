@@ -21,6 +21,7 @@
 #include "../common/log.h"
 #include "../common/opts.h"
 #include "../common/outbuf.h"
+#include "../format/offcpu_format.h"
 #include "../format/perf_reader.h"
 #include "../format/trace_dat.h"
 #include "../machine/intern.h"
@@ -76,6 +77,7 @@ struct stk {
 	uint32_t len;
 	uint64_t hash;
 	uint64_t count;
+	uint64_t off, runq; /* of count: blocked, preempted (svg colours) */
 };
 
 struct exp {
@@ -98,6 +100,15 @@ struct exp {
 	struct cpu_run *cpus;
 	uint32_t nr_cpus;
 	uint64_t nr_samples, nr_slices, nr_cpu_slices, nr_counters;
+
+	/* -e: this event only; --wakers: offcpu-waker lines */
+	const char *event;
+	bool wakers;
+	/* svg of a file with off-CPU time and no -e: on- and off-CPU time
+	 * in one graph, in nanoseconds (hot/cold colours) */
+	bool wall;
+	bool ns; /* folded/svg counts are nanoseconds */
+	uint64_t nr_flows;
 
 	/* folded, svg */
 	struct stk *tab;
@@ -157,8 +168,10 @@ void export_chrome_begin(struct exp *e);
 void export_chrome_end(struct exp *e);
 
 /* export_stacks.c */
-int export_tab_add_n(struct exp *e, const char *key, size_t len, bool force,
-		     uint64_t count);
+int export_tab_add(struct exp *e, const char *key, size_t len, bool force,
+		   uint64_t weight, enum offcpu_kind kind);
+
+enum offcpu_kind export_sample_offcpu(const struct prd_sample *s);
 
 void export_key_puts(struct exp *e, const char *s);
 

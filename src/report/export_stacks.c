@@ -46,8 +46,8 @@ static int tab_grow(struct exp *e)
 	return 0;
 }
 
-int export_tab_add_n(struct exp *e, const char *key, size_t len, bool force,
-		     uint64_t count)
+int export_tab_add(struct exp *e, const char *key, size_t len, bool force,
+		   uint64_t weight, enum offcpu_kind kind)
 {
 	uint64_t h;
 	size_t j;
@@ -64,7 +64,9 @@ int export_tab_add_n(struct exp *e, const char *key, size_t len, bool force,
 		s = &e->tab[j];
 		if (s->hash == h && s->len == len &&
 		    !memcmp(s->key, key, len)) {
-			s->count += count;
+			s->count += weight;
+			s->off += kind == OFFCPU_BLOCKED ? weight : 0;
+			s->runq += kind == OFFCPU_PREEMPTED ? weight : 0;
 			return 0;
 		}
 	}
@@ -77,8 +79,8 @@ int export_tab_add_n(struct exp *e, const char *key, size_t len, bool force,
 			pr_warn("export: over %u distinct stacks or %u MiB of them: the rest are counted as \"%s\"",
 				MAX_STACKS, MAX_STACK_BYTES >> 20, other);
 		}
-		return export_tab_add_n(e, other, sizeof(other) - 1, true,
-					count);
+		return export_tab_add(e, other, sizeof(other) - 1, true, weight,
+				      kind);
 	}
 	s = &e->tab[j];
 	s->key = malloc(len + 1);
@@ -88,15 +90,12 @@ int export_tab_add_n(struct exp *e, const char *key, size_t len, bool force,
 	s->key[len] = 0;
 	s->len = (uint32_t)len;
 	s->hash = h;
-	s->count = count;
+	s->count = weight;
+	s->off = kind == OFFCPU_BLOCKED ? weight : 0;
+	s->runq = kind == OFFCPU_PREEMPTED ? weight : 0;
 	e->tab_nr++;
 	e->tab_bytes += len;
 	return 0;
-}
-
-static int tab_add(struct exp *e, const char *key, size_t len, bool force)
-{
-	return export_tab_add_n(e, key, len, force, 1);
 }
 
 /* Appends @n bytes of a name to the key: ';' (the separator) becomes ':',
@@ -150,6 +149,38 @@ static void key_frame(struct exp *e, const struct addr_loc *al)
 		export_key_puts(e, "_[k]");
 }
 
+static int locs_room(struct exp *e, uint64_t need)
+{
+	if (need > e->nr_locs_cap) {
+		struct addr_loc *v =
+			realloc(e->locs, (size_t)need * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		e->locs = v;
+		e->nr_locs_cap = (size_t)need;
+	}
+	return 0;
+}
+
+/* The entries of a callchain (@nr u64 at @chain, maybe unaligned: an
+ * offcpu-waker's payload) resolved in the mode of each context marker,
+ * leaf first, into e->locs from *@n on. */
+static void resolve_chain(struct exp *e, struct thread *t, const void *chain,
+			  uint64_t nr, size_t *n)
+{
+	uint8_t mode = 0; /* before a context marker: guess */
+
+	for (uint64_t i = 0; i < nr; i++) {
+		uint64_t ip;
+
+		memcpy(&ip, (const char *)chain + i * sizeof(ip), sizeof(ip));
+		if (callchain_marker(ip, &mode))
+			continue;
+		machine_resolve(&e->m, t, mode, ip, true, &e->locs[(*n)++]);
+	}
+}
+
 /* The frames of a sample, leaf first, into e->locs[0..*n): its callchain
  * resolved in the mode of each context marker, then (--call-graph dwarf)
  * the user frames unwound below it, or its ip alone. */
@@ -160,32 +191,15 @@ int export_resolve_stack(struct exp *e, const struct prd_event *ev,
 	uint8_t cpumode = ev->hdr->misc & PERF_RECORD_MISC_CPUMODE_MASK;
 	uint64_t user[UNWIND_MAX_FRAMES];
 	unsigned nr_user;
-	uint64_t need;
+	int err;
 
 	*n = 0;
 	nr_user = unwind_user_stack(&e->m, t, s, user, UNWIND_MAX_FRAMES);
-	need = s->nr_callchain + nr_user ? s->nr_callchain + nr_user : 1;
-	if (need > e->nr_locs_cap) {
-		struct addr_loc *v =
-			realloc(e->locs, (size_t)need * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		e->locs = v;
-		e->nr_locs_cap = (size_t)need;
-	}
-	if (s->nr_callchain) {
-		uint8_t mode = 0; /* before a context marker: guess */
-
-		for (uint64_t i = 0; i < s->nr_callchain; i++) {
-			uint64_t ip = s->callchain[i];
-
-			if (callchain_marker(ip, &mode))
-				continue;
-			machine_resolve(&e->m, t, mode, ip, true,
-					&e->locs[(*n)++]);
-		}
-	}
+	err = locs_room(
+		e, s->nr_callchain + nr_user ? s->nr_callchain + nr_user : 1);
+	if (err)
+		return err;
+	resolve_chain(e, t, s->callchain, s->nr_callchain, n);
 	for (unsigned i = 0; i < nr_user; i++)
 		machine_resolve(&e->m, t, PERF_RECORD_MISC_USER, user[i], true,
 				&e->locs[(*n)++]);
@@ -195,22 +209,108 @@ int export_resolve_stack(struct exp *e, const struct prd_event *ev,
 	return 0;
 }
 
+static bool clock_event(const struct prd_attr *a)
+{
+	return a && a->attr.type == PERF_TYPE_SOFTWARE &&
+	       (a->attr.config == PERF_COUNT_SW_CPU_CLOCK ||
+		a->attr.config == PERF_COUNT_SW_TASK_CLOCK);
+}
+
+enum offcpu_kind export_sample_offcpu(const struct prd_sample *s)
+{
+	const struct prd_attr *a = s->attr;
+
+	return a ? offcpu_kind_of(a->attr.type, a->attr.config, a->name) :
+		   OFFCPU_NONE;
+}
+
+/* What a sample adds to its stack's count, 0 to leave it out: -e's event
+ * only (an off-CPU event's ns, else 1 a sample); in the wall-time svg the
+ * ns of the clock events and the blocked and preempted time; otherwise 1
+ * a sample, the off-CPU events left out (their counts are ns). */
+static uint64_t stack_weight(struct exp *e, const struct prd_sample *s,
+			     enum offcpu_kind kind)
+{
+	const struct prd_attr *a = s->attr;
+
+	if (e->event)
+		return a && a->name && !strcmp(a->name, e->event) ?
+			       (kind ? s->period : 1) :
+			       0;
+	if (e->wall)
+		return kind == OFFCPU_BLOCKED || kind == OFFCPU_PREEMPTED ||
+				       clock_event(a) ?
+			       s->period :
+			       0;
+	return kind ? 0 : 1;
+}
+
+/*
+ * --wakers, bcc's offwaketime -f: "comm;blocked stack (root first);--;
+ * waker stack (leaf first);waker comm ns" per offcpu-waker sample: the
+ * blocked chain is in its payload, the waker's is its own.
+ */
+static int waker_sample(struct exp *e, const struct prd_event *ev)
+{
+	const struct prd_sample *s = ev->sample;
+	struct offcpu_waker_raw w;
+	struct thread *wakee, *waker;
+	const void *chain;
+	size_t n = 0;
+	int err;
+
+	if (offcpu_waker_parse(s->raw, s->raw_size, &w, &chain))
+		return 0; /* not ours, or damaged: left out */
+	wakee = machine_findnew_thread(&e->m, w.wakee_pid, w.wakee_tid);
+	waker = machine_findnew_thread(&e->m, (int32_t)s->pid, (int32_t)s->tid);
+	if (!wakee || !waker)
+		return -ENOMEM;
+	e->key_len = 0;
+	key_put(e, wakee->comm, strlen(wakee->comm), true);
+	err = locs_room(e, w.nr ? w.nr : 1);
+	if (err)
+		return err;
+	resolve_chain(e, wakee, chain, w.nr, &n);
+	for (size_t i = n; i-- > 0;)
+		key_frame(e, &e->locs[i]);
+	if (e->key_len < MAX_KEY)
+		e->key[e->key_len++] = ';';
+	export_key_puts(e, "--");
+	err = export_resolve_stack(e, ev, waker, &n);
+	if (err)
+		return err;
+	for (size_t i = 0; i < n; i++)
+		key_frame(e, &e->locs[i]);
+	if (e->key_len < MAX_KEY)
+		e->key[e->key_len++] = ';';
+	key_put(e, waker->comm, strlen(waker->comm), true);
+	return export_tab_add(e, e->key, e->key_len, false, s->period,
+			      OFFCPU_WAKER);
+}
+
 int export_stack_sample(struct exp *e, const struct prd_event *ev)
 {
 	const struct prd_sample *s = ev->sample;
+	enum offcpu_kind kind = export_sample_offcpu(s);
+	uint64_t weight;
 	struct thread *t;
 	const char *comm;
 	size_t n;
 	int err;
 
-	t = machine_findnew_thread(&e->m, (int32_t)s->pid, (int32_t)s->tid);
-	if (!t)
-		return -ENOMEM;
 	if (!e->key) {
 		e->key = malloc(MAX_KEY);
 		if (!e->key)
 			return -ENOMEM;
 	}
+	if (e->wakers)
+		return kind == OFFCPU_WAKER ? waker_sample(e, ev) : 0;
+	weight = stack_weight(e, s, kind);
+	if (!weight)
+		return 0;
+	t = machine_findnew_thread(&e->m, (int32_t)s->pid, (int32_t)s->tid);
+	if (!t)
+		return -ENOMEM;
 	e->key_len = 0;
 	comm = t->comm;
 	key_put(e, comm, strlen(comm), true);
@@ -220,7 +320,7 @@ int export_stack_sample(struct exp *e, const struct prd_event *ev)
 	/* Root first. */
 	for (size_t i = n; i-- > 0;)
 		key_frame(e, &e->locs[i]);
-	return tab_add(e, e->key, e->key_len, false);
+	return export_tab_add(e, e->key, e->key_len, false, weight, kind);
 }
 
 /*
@@ -313,10 +413,17 @@ struct svg {
 	double wpt; /* pixels per sample */
 	uint64_t total;
 	uint32_t height;
+	bool ns; /* counts are nanoseconds (off-CPU time, the wall graph) */
+};
+
+/* Of a frame's width: what was blocked and what waited to run. */
+struct frame_share {
+	uint64_t off, runq;
 };
 
 static void svg_frame(struct svg *g, const char *name, size_t len,
-		      uint32_t depth, uint64_t start, uint64_t end)
+		      uint32_t depth, uint64_t start, uint64_t end,
+		      struct frame_share sh)
 {
 	struct outbuf *ob = &g->e->ob;
 	double x1 = SVG_XPAD + (double)start * g->wpt;
@@ -331,7 +438,15 @@ static void svg_frame(struct svg *g, const char *name, size_t len,
 		return;
 	v1 = namehash(name, len, false);
 	v2 = namehash(name, len, true);
-	if (len > 4 && !memcmp(name + len - 4, "_[k]", 4)) {
+	if (2 * sh.off > end - start) {
+		r = 80 + (unsigned int)(60 * v1); /* off-CPU: blue */
+		gr = r;
+		b = 190 + (unsigned int)(55 * v2);
+	} else if (2 * sh.runq > end - start) {
+		r = 50 + (unsigned int)(60 * v1); /* run queue: aqua */
+		gr = 165 + (unsigned int)(55 * v1);
+		b = gr;
+	} else if (len > 4 && !memcmp(name + len - 4, "_[k]", 4)) {
 		r = 190 + (unsigned int)(65 * v1); /* kernel: orange */
 		gr = 90 + (unsigned int)(65 * v1);
 		b = 0;
@@ -343,8 +458,24 @@ static void svg_frame(struct svg *g, const char *name, size_t len,
 	ob_puts(ob, "<g><title>");
 	export_xml_str(ob, name, len);
 	ob_puts(ob, " (");
-	ob_u64(ob, end - start, 0, ' ');
-	ob_puts(ob, end - start == 1 ? " sample, " : " samples, ");
+	if (g->ns) {
+		export_put_fixed(ob, (double)(end - start) / 1e6, 3);
+		ob_puts(ob, " ms");
+		if (sh.off) {
+			ob_puts(ob, ", off-CPU ");
+			export_put_fixed(ob, (double)sh.off / 1e6, 3);
+			ob_puts(ob, " ms");
+		}
+		if (sh.runq) {
+			ob_puts(ob, ", preempted ");
+			export_put_fixed(ob, (double)sh.runq / 1e6, 3);
+			ob_puts(ob, " ms");
+		}
+		ob_puts(ob, ", ");
+	} else {
+		ob_u64(ob, end - start, 0, ' ');
+		ob_puts(ob, end - start == 1 ? " sample, " : " samples, ");
+	}
 	export_put_fixed(ob, (double)(end - start) * 100.0 / (double)g->total,
 			 2);
 	ob_puts(ob, "%)</title><rect x=\"");
@@ -465,9 +596,11 @@ int export_svg_out(struct exp *e)
 	struct outbuf *ob = &e->ob;
 	struct frame *cur = NULL, *last = NULL;
 	uint64_t *starts = NULL;
+	/* the blocked and preempted time so far, and at each frame's start */
+	struct frame_share done = { 0, 0 }, *sstarts = NULL;
 	uint32_t maxd = 0, nlast = 0;
 	const struct stk *lastk = NULL;
-	struct svg g = { .e = e };
+	struct svg g = { .e = e, .ns = e->ns };
 	unsigned int width = e->width ? e->width : 1200;
 	uint64_t x = 0;
 	int err = -ENOMEM;
@@ -486,7 +619,8 @@ int export_svg_out(struct exp *e)
 	cur = malloc((size_t)(maxd + 1) * sizeof(*cur));
 	last = malloc((size_t)(maxd + 1) * sizeof(*last));
 	starts = malloc((size_t)(maxd + 1) * sizeof(*starts));
-	if (!cur || !last || !starts)
+	sstarts = malloc((size_t)(maxd + 1) * sizeof(*sstarts));
+	if (!cur || !last || !starts || !sstarts)
 		goto out;
 	g.height = (maxd + 1) * SVG_FRAME_H + SVG_YPAD1 + SVG_YPAD2;
 	g.wpt = g.total ? (double)(width - 2 * SVG_XPAD) / (double)g.total : 0;
@@ -547,25 +681,35 @@ int export_svg_out(struct exp *e)
 			same++;
 		for (uint32_t d = nlast; d-- > same;)
 			svg_frame(&g, lastk->key + last[d].off, last[d].len,
-				  d + 1, starts[d], x);
-		for (uint32_t d = same; d < n; d++)
+				  d + 1, starts[d], x,
+				  (struct frame_share){
+					  done.off - sstarts[d].off,
+					  done.runq - sstarts[d].runq });
+		for (uint32_t d = same; d < n; d++) {
 			starts[d] = x;
+			sstarts[d] = done;
+		}
 		x += v[i]->count;
+		done.off += v[i]->off;
+		done.runq += v[i]->runq;
 		memcpy(last, cur, (size_t)n * sizeof(*cur));
 		nlast = n;
 		lastk = v[i];
 	}
 	for (uint32_t d = nlast; d-- > 0;)
 		svg_frame(&g, lastk->key + last[d].off, last[d].len, d + 1,
-			  starts[d], x);
+			  starts[d], x,
+			  (struct frame_share){ done.off - sstarts[d].off,
+						done.runq - sstarts[d].runq });
 	if (g.total)
-		svg_frame(&g, "all", 3, 0, 0, g.total);
+		svg_frame(&g, "all", 3, 0, 0, g.total, done);
 	ob_puts(ob, "</g>\n</svg>\n");
 	err = 0;
 out:
 	free(cur);
 	free(last);
 	free(starts);
+	free(sstarts);
 	free(v);
 	return err;
 }

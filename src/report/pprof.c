@@ -33,6 +33,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include "../common/log.h"
+#include "../format/offcpu_format.h"
 #include "../format/pbuf.h"
 #include "../machine/intern.h"
 #include "../machine/srcline.h"
@@ -67,6 +68,7 @@ struct pprof {
 	struct u64v loc_func; /* function id per location (0: none) */
 	struct u64v map_has_func; /* a location of the mapping has one */
 	struct u64v count, period; /* per sample */
+	struct u64v attr_used; /* per attr index: samples added */
 	uint64_t *key; /* sample key being built */
 	size_t key_cap;
 	uint64_t first_time, last_time;
@@ -108,6 +110,7 @@ void pprof_free(struct pprof *p)
 	free(p->map_has_func.v);
 	free(p->count.v);
 	free(p->period.v);
+	free(p->attr_used.v);
 	free(p->key);
 	free(p);
 }
@@ -239,7 +242,7 @@ int pprof_add(struct pprof *p, struct machine *m, struct thread *t,
 	bool added;
 	int err;
 
-	if (s->time != UINT64_MAX && s->time) {
+	if (s->time != UINT64_MAX && s->time && !offcpu_summed_time(s->time)) {
 		if (s->time < p->first_time)
 			p->first_time = s->time;
 		if (s->time > p->last_time)
@@ -310,6 +313,8 @@ int pprof_add(struct pprof *p, struct machine *m, struct thread *t,
 	err = u64v_set(&p->count, id - 1, 1);
 	if (!err)
 		err = u64v_set(&p->period, id - 1, s->period);
+	if (!err)
+		err = u64v_set(&p->attr_used, p->key[SK_ATTR], 1);
 	return err;
 }
 
@@ -320,6 +325,34 @@ static bool is_clock_event(const struct prd_attr *a)
 	return a->attr.type == PERF_TYPE_SOFTWARE &&
 	       (a->attr.config == PERF_COUNT_SW_CPU_CLOCK ||
 		a->attr.config == PERF_COUNT_SW_TASK_CLOCK);
+}
+
+static enum offcpu_kind attr_offcpu(const struct prd_attr *a)
+{
+	return offcpu_kind_of(a->attr.type, a->attr.config, a->name);
+}
+
+/*
+ * With off-CPU time (record --off-cpu) the value types are the ones
+ * Go's and the profilers' wall-clock profiles use: "cpu" (the clock
+ * events), "off_cpu" (offcpu-time), "preempted" (offcpu-preempted), and
+ * after them "wall", the three summed.  Otherwise the events' names.
+ */
+static const char *value_name(const struct prd_attr *a, bool offcpu)
+{
+	if (offcpu && is_clock_event(a))
+		return "cpu";
+	if (offcpu && attr_offcpu(a) == OFFCPU_BLOCKED)
+		return "off_cpu";
+	if (offcpu && attr_offcpu(a) == OFFCPU_PREEMPTED)
+		return "preempted";
+	return a->name ? a->name : "event";
+}
+
+static bool wall_part(const struct prd_attr *a)
+{
+	return is_clock_event(a) || attr_offcpu(a) == OFFCPU_BLOCKED ||
+	       attr_offcpu(a) == OFFCPU_PREEMPTED;
 }
 
 /* The BUILD_ID feature: records {header, pid, build_id[24], filename}
@@ -448,6 +481,9 @@ struct pprof_out {
 	/* value slot (1..) of each attr, 0: no samples */
 	uint32_t *slot;
 	uint32_t nslots, first_attr;
+	/* the "wall" slot (on- plus off-CPU time), 0: no off-CPU events */
+	uint32_t wall;
+	bool offcpu; /* the file has off-CPU time: wall-clock value names */
 	/* per value slot: its type's and unit's strings; a sample's values */
 	uint64_t *tid, *uid, *vals;
 	/* per mapping: its file's and build id's strings, samples ending in it */
@@ -484,9 +520,14 @@ static int intern_strings(struct pprof *p, struct machine *m,
 
 		if (!w->slot[i])
 			continue;
-		err = str_idc(p, a->name ? a->name : "event",
-			      &w->tid[w->slot[i]]);
-		w->uid[w->slot[i]] = is_clock_event(a) ? w->s_ns : w->s_count;
+		err = str_idc(p, value_name(a, w->offcpu), &w->tid[w->slot[i]]);
+		w->uid[w->slot[i]] = is_clock_event(a) || attr_offcpu(a) ?
+					     w->s_ns :
+					     w->s_count;
+	}
+	if (!err && w->wall) {
+		err = str_idc(p, "wall", &w->tid[w->wall]);
+		w->uid[w->wall] = w->s_ns;
 	}
 	for (uint32_t id = 1; !err && id <= p->maps.nr; id++) {
 		struct map_key mk;
@@ -533,6 +574,9 @@ static void put_samples(struct pprof *p, struct pprof_out *w)
 		w->vals[0] = p->count.v[id - 1];
 		if (attr < w->nattrs && w->slot[attr])
 			w->vals[w->slot[attr]] = p->period.v[id - 1];
+		if (w->wall && attr < w->nattrs &&
+		    wall_part(prd_attr(p->f, attr)))
+			w->vals[w->wall] = p->period.v[id - 1];
 		for (uint32_t k = 0; k <= w->nslots; k++)
 			pb_varint(&w->pk, w->vals[k]);
 		pb_msg(&w->sub, 2, &w->pk);
@@ -640,11 +684,15 @@ int pprof_write(struct pprof *p, struct machine *m, const char *input,
 	if (!w.slot)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < w.nattrs; i++)
-		if (prd_attr(p->f, i)->nr_samples) {
+		if (i < p->attr_used.nr && p->attr_used.v[i]) {
 			w.slot[i] = ++w.nslots;
 			if (w.first_attr == UINT32_MAX)
 				w.first_attr = i;
+			w.offcpu |= attr_offcpu(prd_attr(p->f, i)) ==
+				    OFFCPU_BLOCKED;
 		}
+	if (w.offcpu)
+		w.wall = ++w.nslots;
 	w.tid = calloc(w.nslots + 1, sizeof(*w.tid));
 	w.uid = calloc(w.nslots + 1, sizeof(*w.uid));
 	w.vals = calloc(w.nslots + 1, sizeof(*w.vals));

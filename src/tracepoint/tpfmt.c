@@ -400,6 +400,19 @@ static struct tep_format_field *field_named(struct tep_event *ev,
 	return NULL;
 }
 
+int tpfmt_field_layout(struct tpfmt *t, int id, const char *name, uint32_t *off,
+		       uint32_t *size)
+{
+	struct tep_event *ev = t ? tep_find_event(t->tep, id) : NULL;
+	struct tep_format_field *f = ev ? field_named(ev, name) : NULL;
+
+	if (!f || (f->flags & (TEP_FIELD_IS_DYNAMIC | TEP_FIELD_IS_RELATIVE)))
+		return -ENOENT;
+	*off = (uint32_t)f->offset;
+	*size = (uint32_t)f->size;
+	return 0;
+}
+
 int tpfmt_field(struct tpfmt *t, const void *raw, uint32_t size,
 		const char *name, uint64_t *num, char *buf, size_t len)
 {

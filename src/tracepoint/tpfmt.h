@@ -54,6 +54,12 @@ void tpfmt_print(struct tpfmt *t, const void *raw, uint32_t size, int cpu,
 int tpfmt_field(struct tpfmt *t, const void *raw, uint32_t size,
 		const char *name, uint64_t *num, char *buf, size_t len);
 
+/* Where the fixed field @name of tracepoint @id lies in its records:
+ * 0 and *@off, *@size; -ENOENT (no such event or field, or a dynamic
+ * one). */
+int tpfmt_field_layout(struct tpfmt *t, int id, const char *name, uint32_t *off,
+		       uint32_t *size);
+
 /* The libtraceevent format of tracepoint @id, or NULL (the conversion
  * to CTF reads its fields' layout and types). */
 struct tep_event;

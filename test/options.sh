@@ -76,7 +76,7 @@ check_command() {
 }
 
 for c in record top list demo ring-stat script report annotate diff export dump stats push "data convert" \
-	decode inject "dump --aux" "script --itrace" "report --itrace"; do
+	decode inject "dump --aux" "script --itrace" "report --itrace" "sched timehist" "sched latency"; do
 	check_command "$c"
 done
 [ "$total" -gt 200 ] || fail "only $total options checked"

@@ -7,7 +7,7 @@
 # 20 ms asleep: a switch-out that prints the pipe wait's line even when
 # nothing preempts the spin after it);
 # timehist shows the main thread's two waits (the sleep; the pipe, which
-# lasts from its block until the writer has slept 200 ms) as 195-600 ms of
+# lasts from its block until the writer has slept 200 ms) as 150-600 ms of
 # wait time (150 ms and more under load).  (The writer's wait ends in its exit, a switch-out that perf
 # sched timehist does not print: the sample of a task gone has pid -1.)
 # Skips (77) only if the kernel refuses perf_event_open or the sched
@@ -58,7 +58,7 @@ known_waits() {
 		grep ' offcpu\[' "$tmp/th.txt" | sort -k4 -n | tail -5 >&2
 		fail "$(basename "$1"): $n timehist lines of offcpu with 150-600 ms wait time, not 2"
 	}
-	echo "$(basename "$1"): $n switches of offcpu's main thread after a wait of 195-600 ms"
+	echo "$(basename "$1"): $n switches of offcpu's main thread after a wait of 150-600 ms"
 }
 
 check_file() {

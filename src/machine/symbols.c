@@ -688,7 +688,8 @@ int dsos_set_build_ids(struct dsos *d, const void *table, size_t len)
 	d->bid_len = len;
 	/* objects named before the table came */
 	for (struct dso *x = d->all; x; x = x->all_next)
-		if (x->kind == DSO_FILE && !x->build_id_size)
+		if ((x->kind == DSO_FILE || x->kind == DSO_VDSO) &&
+		    !x->build_id_size)
 			recorded_build_id(d, x);
 	return 0;
 }
@@ -734,8 +735,8 @@ struct dso *dsos_findnew(struct dsos *d, const char *name, size_t len)
 		x->kernel = true;
 		d->kernel = x;
 	}
-	if (x->kind == DSO_FILE)
-		recorded_build_id(d, x);
+	if (x->kind == DSO_FILE || x->kind == DSO_VDSO)
+		recorded_build_id(d, x); /* the vDSO: perf's cache copy */
 	slash = strrchr(x->name, '/');
 	x->short_name = slash && x->name[0] != '[' ? slash + 1 : x->name;
 	x->next = d->tab[x->hash & d->mask];

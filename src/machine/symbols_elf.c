@@ -625,20 +625,18 @@ static int load_elf(struct dso *dso, struct elf_file *run)
  * perf's build-id cache entry.  False if neither (perf rejects an object
  * whose build-id differs, and shows addresses).
  */
-static bool recorded_object(struct dso *dso, char *path)
+/*
+ * perf's build-id cache entry of @dso (PERF_BUILDID_DIR, else ~/.debug):
+ * .build-id/XX/REST/@leaf ("elf" for an object, "vdso" for the vDSO) into
+ * @path, if it is a regular file with the recorded build-id.
+ */
+static bool cached_object(struct dso *dso, const char *leaf, char *path)
 {
 	struct buildid disk;
 	const char *dir = getenv("PERF_BUILDID_DIR"), *home;
 	char hex[2 * BUILDID_MAX + 1], cache[PATH_MAX];
 	size_t n = dso->build_id_size;
 
-	if (!buildid_from_file(path, &disk) && disk.size >= n &&
-	    !memcmp(disk.data, dso->build_id, n))
-		return true;
-	/* under --symfs, the objects there only (perf 6.1 leaves an object
-	 * missing there unresolved, cache or not) */
-	if (dso->owner->symfs)
-		return false;
 	for (size_t i = 0; i < n; i++)
 		snprintf(hex + 2 * i, 3, "%02x", dso->build_id[i]);
 	home = getenv("HOME");
@@ -650,14 +648,35 @@ static bool recorded_object(struct dso *dso, char *path)
 		return false;
 	if (n >= sizeof(cache) ||
 	    (size_t)snprintf(cache + n, sizeof(cache) - n,
-			     "/.build-id/%.2s/%s/elf", hex,
-			     hex + 2) >= sizeof(cache) - n ||
+			     "/.build-id/%.2s/%s/%s", hex, hex + 2,
+			     leaf) >= sizeof(cache) - n ||
 	    !is_regular(cache) || buildid_from_file(cache, &disk) ||
 	    disk.size < dso->build_id_size ||
 	    memcmp(disk.data, dso->build_id, dso->build_id_size))
 		return false;
 	memcpy(path, cache, strlen(cache) + 1);
 	return true;
+}
+
+/*
+ * An object named in the file's build-id table: the path of a file with
+ * the recorded build-id into @path: the object if it still has it, else
+ * perf's build-id cache entry.  False if neither (perf rejects an object
+ * whose build-id differs, and shows addresses).
+ */
+static bool recorded_object(struct dso *dso, char *path)
+{
+	struct buildid disk;
+	size_t n = dso->build_id_size;
+
+	if (!buildid_from_file(path, &disk) && disk.size >= n &&
+	    !memcmp(disk.data, dso->build_id, n))
+		return true;
+	/* under --symfs, the objects there only (perf 6.1 leaves an object
+	 * missing there unresolved, cache or not) */
+	if (dso->owner->symfs)
+		return false;
+	return cached_object(dso, "elf", path);
 }
 
 /* True if @path exists and is not a regular file (symlinks followed);
@@ -727,7 +746,12 @@ bool dso_code_path(struct dso *dso, char *path)
 	return is_regular(path);
 }
 
-/* The vDSO of this process: the kernel maps the same image everywhere. */
+/*
+ * The vDSO.  With its build-id in the file, perf reads the copy its
+ * build-id cache keeps (perf record stores it there) and shows addresses
+ * without one: the same here.  Without a build-id, the vDSO of this
+ * process: the kernel maps the same image everywhere.
+ */
 void dso_load_vdso(struct dso *dso)
 {
 	unsigned long base = getauxval(AT_SYSINFO_EHDR);
@@ -736,6 +760,18 @@ void dso_load_vdso(struct dso *dso)
 	size_t len = 0;
 	struct elf_file ef;
 
+	if (dso->build_id_recorded) {
+		char path[PATH_MAX];
+		const char *kind;
+
+		if (!cached_object(dso, "vdso", path) ||
+		    elf_file_open(&ef, path, &kind))
+			return;
+		if (load_elf(dso, &ef))
+			pr_warn("[vdso]: cannot read its symbols from %s", path);
+		elf_file_close(&ef);
+		return;
+	}
 	if (!base)
 		return;
 	f = fopen("/proc/self/maps", "re");

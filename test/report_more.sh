@@ -252,4 +252,24 @@ for f in "$tmp/perf-m.data" "$tmp/ours-m.data"; do
 	compare "$f" -s s --no-children
 	compare "$f" -s c,d -g none
 done
+# The vDSO as perf reads it: a program spending its time in
+# clock_gettime() (the vDSO), recorded by perf and by perfring; without a
+# build-id cache (an empty HOME) perf shows the vDSO's addresses, with
+# perf record's cache the symbols of its copy there: perfring the same,
+# whatever the vDSO of the machine reading the file.
+printf '%s\n' '#include <time.h>' \
+	'int main(void) { struct timespec t; for (long i = 0; i < 3000000; i++) clock_gettime(CLOCK_MONOTONIC, &t); return 0; }' \
+	>"$tmp/vdso.c"
+cc -O1 -o "$tmp/vdsoloop" "$tmp/vdso.c" || fail "cc vdso.c"
+mkdir -p "$tmp/empty" "$tmp/cached"
+HOME=$tmp/cached perf record -q -o "$tmp/vdso-perf.data" -- "$tmp/vdsoloop" 2>/dev/null || fail "perf record vdsoloop"
+"$cli" record -q -o "$tmp/vdso-ours.data" -- "$tmp/vdsoloop" || fail "perfring record vdsoloop"
+for f in "$tmp/vdso-perf.data" "$tmp/vdso-ours.data"; do
+	for home in "$tmp/empty" "$tmp/cached"; do
+		HOME=$home compare "$f" --sort dso,sym
+		grep -q '\[vdso\]' "$tmp/ours.txt" || fail "$(basename "$f"): no sample in the vDSO"
+	done
+done
+grep -q '\[\.\] __vdso_clock_gettime' "$tmp/ours.txt" || fail "the vDSO's symbols not read from perf's build-id cache"
+echo "vDSO: addresses without a build-id cache, its symbols from perf's cache, as perf"
 exit 0

@@ -768,7 +768,8 @@ void dso_load_vdso(struct dso *dso)
 		    elf_file_open(&ef, path, &kind))
 			return;
 		if (load_elf(dso, &ef))
-			pr_warn("[vdso]: cannot read its symbols from %s", path);
+			pr_warn("[vdso]: cannot read its symbols from %s",
+				path);
 		elf_file_close(&ef);
 		return;
 	}

@@ -123,12 +123,24 @@ by = {}
 for e in sw:
     a = e["args"]
     by.setdefault((a["cpu"], a["prev_pid"]), []).append(e["ts"])
+# (only while both ran: the perf events and the tracefs instance start
+# and stop one after the other, so a switch at either end may be in one
+# of them alone)
+span = {}
+for e in sw:
+    c = e["args"]["cpu"]
+    lo, hi = span.get(c, (e["ts"], e["ts"]))
+    span[c] = (min(lo, e["ts"]), max(hi, e["ts"]))
+inside = [p for p in perf if p["args"]["cpu"] in span and
+          span[p["args"]["cpu"]][0] <= p["ts"] <= span[p["args"]["cpu"]][1]]
+if len(inside) < len(perf) // 2:
+    sys.exit(f"only {len(inside)} of {len(perf)} perf sched_switch samples while ftrace recorded")
 matched = 0
-for p in perf:
+for p in inside:
     near = [t for t in by.get((p["args"]["cpu"], p["tid"]), []) if abs(t - p["ts"]) < 1000]
     matched += bool(near)
-if matched != len(perf):
-    sys.exit(f"{len(perf) - matched} of {len(perf)} perf sched_switch samples have no ftrace twin within 1 ms")
+if matched != len(inside):
+    sys.exit(f"{len(inside) - matched} of {len(inside)} perf sched_switch samples (while ftrace recorded) have no ftrace twin within 1 ms")
 # perf's samples make the slices (not both files' switches).
 if d["otherData"]["slices"] == 0:
     sys.exit("no slices")

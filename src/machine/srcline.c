@@ -347,27 +347,12 @@ int srcline_line(struct srclines *s, struct dso *dso, uint64_t addr,
 /* How many symbols a no-DWARF lookup scans (hostile tables). */
 #define SRC_MAX_SYMS (1u << 22)
 
-/* Whether section @shndx of @elf holds the (unbiased) address @addr. */
-static bool section_holds(Elf *elf, GElf_Word shndx, uint64_t addr)
-{
-	Elf_Scn *scn = elf_getscn(elf, shndx);
-	GElf_Shdr shdr;
-
-	return scn && gelf_getshdr(scn, &shdr) && shdr.sh_addr <= addr &&
-	       addr - shdr.sh_addr < shdr.sh_size;
-}
-
 /*
- * Without DWARF for @addr, binutils' addr2line names the file from the
- * symbol table (elf_find_function()): the closest symbol at or below
- * @addr in its section that may be a function (anything but file,
- * section, object and TLS symbols, and the annobin markers: local hidden
- * untyped ones of size 0), the larger of two at one address, however far
- * @addr is past its end (crtstuff's functions have size 0); its file is
- * the STT_FILE symbol last seen before it, for a local symbol, or for any
- * while no STT_FILE has followed another symbol (past the locals, an
- * empty one marks the globals'); the line is 0.  Returns that name or
- * NULL.
+ * Without DWARF, binutils' addr2line names the file from the symbol
+ * table (elf_find_function()): the STT_FILE symbol last seen before the
+ * function holding @addr, for a local function, or for any while no
+ * STT_FILE has followed another symbol (past the locals, an empty one
+ * marks the globals'); the line is 0.  Returns that name or NULL.
  */
 static const char *symtab_file(struct src_obj *o, uint64_t addr)
 {
@@ -375,10 +360,9 @@ static const char *symtab_file(struct src_obj *o, uint64_t addr)
 	uint64_t best = 0, best_size = 0;
 	Dwarf_Addr bias = 0;
 	bool found = false, symbol_seen = false, file_after = false;
-	Elf *elf;
 	int n;
 
-	if (!o->mod || !(elf = dwfl_module_getelf(o->mod, &bias)))
+	if (!o->mod || !dwfl_module_getelf(o->mod, &bias))
 		return NULL;
 	n = dwfl_module_getsymtab(o->mod);
 	if (n <= 0 || (unsigned)n > SRC_MAX_SYMS)
@@ -388,11 +372,9 @@ static const char *symtab_file(struct src_obj *o, uint64_t addr)
 		GElf_Sym sym;
 		GElf_Addr a = 0;
 		GElf_Word shndx = 0;
-		Elf *sym_elf = NULL;
-		const char *name = dwfl_module_getsym_info(
-			o->mod, i, &sym, &a, &shndx, &sym_elf, NULL);
+		const char *name = dwfl_module_getsym_info(o->mod, i, &sym, &a,
+							   &shndx, NULL, NULL);
 		int type = GELF_ST_TYPE(sym.st_info);
-		uint64_t size = sym.st_size ? sym.st_size : 1;
 
 		if (!name)
 			continue;
@@ -403,21 +385,16 @@ static const char *symtab_file(struct src_obj *o, uint64_t addr)
 			continue;
 		}
 		symbol_seen = true;
-		if (type == STT_SECTION || type == STT_OBJECT ||
-		    type == STT_TLS || shndx == SHN_UNDEF ||
-		    shndx >= SHN_LORESERVE || a > addr)
+		if ((type != STT_FUNC && type != STT_GNU_IFUNC) ||
+		    shndx == SHN_UNDEF || !sym.st_size || a > addr ||
+		    addr - a >= sym.st_size)
 			continue;
-		if (!sym.st_size && type == STT_NOTYPE &&
-		    GELF_ST_BIND(sym.st_info) == STB_LOCAL &&
-		    GELF_ST_VISIBILITY(sym.st_other) == STV_HIDDEN)
-			continue;
-		if (found && (a < best || (a == best && size <= best_size)))
-			continue;
-		if (!section_holds(sym_elf ? sym_elf : elf, shndx, addr - bias))
+		if (found &&
+		    (a < best || (a == best && sym.st_size <= best_size)))
 			continue;
 		found = true;
 		best = a;
-		best_size = size;
+		best_size = sym.st_size;
 		best_file = file && (GELF_ST_BIND(sym.st_info) == STB_LOCAL ||
 				     !file_after) ?
 				    file :

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# test-parallel: yes
 # perfring annotate --stdio judged by perf annotate --stdio (6.1) on the
 # same files: recorded by perf record and by perfring record, with frame
 # pointers (-g) and DWARF call graphs (--call-graph dwarf), a program's own

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# test-parallel: yes
 # AUX area recording judged by perf 6.1 and OpenCSD: perfring record
 # --replay-cs plays real CoreSight trace through our AUX areas into a
 # perf.data that

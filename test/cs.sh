@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# test-parallel: yes
 # CoreSight decoding judged by OpenCSD's own listings: perfring decode
 # --snapshot on the OpenCSD test snapshots gives the lines of
 # trc_pkt_lister 1.3.3 (the golden files, and the installed trc_pkt_lister,

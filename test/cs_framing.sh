@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# test-parallel: yes
 # CoreSight framings and trace source types, each judged by OpenCSD's own
 # trc_pkt_lister (1.3.3, the installed libopencsd-bin) on the same input:
 # DSTREAM captures (the a55 snapshot, and one built from juno's frames),

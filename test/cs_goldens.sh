@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# test-parallel: yes
 # Every OpenCSD test snapshot under test/data/opencsd/snapshots that has a
 # golden listing (OpenCSD 1.3.3's trc_pkt_lister -ss_dir DIR [-decode],
 # golden-1.3.3/NAME.{decode,pkts}.ppl.gz): the plain perfring decode

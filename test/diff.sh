@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# test-parallel: yes
 # perfring diff judged by perf diff (6.1) on the same two files: recorded
 # by perf record and by perfring record (with -g and without), each pair
 # a run that spends most of its time in hot_loop and one that spends it in

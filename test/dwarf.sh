@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# test-parallel: yes
 # --call-graph dwarf judged by perf: a workload whose calls only DWARF CFI
 # can follow (built -O1 -fomit-frame-pointer), recorded by perf record and
 # by perfring record with --call-graph dwarf; perf script must show the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# test-parallel: yes
 # Event groups and leader sampling, judged by perf 6.1 on files recorded
 # by perf record and by perfring record with the same events:
 #   1. {a,b} groups: perfring record writes HEADER_GROUP_DESC, so perf

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# test-parallel: yes
 # Inlined frames judged by perf 6.1: a workload built -O2 -g whose static
 # functions are inlined and cloned (scaled.constprop.0), and a C++ one
 # (inlcxx: demangled member functions, a static function that addr2line

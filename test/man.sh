@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# test-parallel: yes
 # The manual pages: every page in docs/ renders without a groff warning;
 # every command `perfring --help` lists has its page perfring-COMMAND(1),
 # and the index pages name every page there is (perfring(1) each

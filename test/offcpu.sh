@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# test-parallel: yes
 # perfring record --off-cpu on a program with known waits (workloads/
 # offcpu.c: 500 ms asleep in sleeper(), 500 ms blocked on a pipe in
 # blocker() until a second thread writes to it from pipe_writer(), then

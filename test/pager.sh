@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# test-parallel: yes
 # The pager: on a terminal (a tmux window), script, dump, diff, report
 # --stdio and annotate --stdio hand their output to $PERFRING_PAGER, else
 # $PAGER, else less (with LESS=FRSX unless LESS is set), and wait for it;

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# test-parallel: yes
 # Progress: perfring report on a ~400 MB file (a --call-graph dwarf
 # recording: more than a second of reading, twice the half second before the
 # bar shows) on a terminal (a tmux window) shows perf's "Processing

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# test-parallel: yes
 # perfring report --sort srcline / srcfile judged by perf report --stdio
 # (6.1) on the same files (recorded by perf record and by perfring
 # record, with and without -g): a workload built -O0 -g (stable lines:

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# test-parallel: yes
 # The report browser, driven as a person would through a terminal (a tmux
 # window): perfring report --no-children on a tty waits for keys with the
 # hottest entry selected; + shows its callers; a annotates it with the

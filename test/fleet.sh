@@ -1,5 +1,4 @@
 #!/usr/bin/env bash
-# test-parallel: yes
 # record --push: a fleet on one machine.  Our own clickhouse-server (free
 # local ports, a temp dir), recorders with different host labels pushing
 # into it, a local HTTP receiver standing for Pyroscope and for Parca:

@@ -1,5 +1,4 @@
 #!/usr/bin/env bash
-# test-parallel: yes
 # perfring export -f pprof and record --pprof, judged by `go tool pprof`:
 # its -top must list the functions perfring report --no-children --sort sym
 # lists, with the same flat sample counts, and its -traces the stacks of

@@ -1,5 +1,4 @@
 #!/usr/bin/env bash
-# test-parallel: yes
 # perfring export -f chrome in a real viewer: speedscope (npm, installed
 # into a cache under build/ on first use) in headless Chromium loads the
 # export of a perfring record -g file and must show the thread, every frame

@@ -894,8 +894,8 @@ static int hand_over(struct top *t, int ev)
 		for (uint32_t j = 0; j < h->v[i]->nr_chains; j++)
 			nr_frames += h->v[i]->chains[j].n;
 	}
-	if (view_reserve((void **)&t->view_entries, &t->view_entries_cap,
-			 h->nr, sizeof(*t->view_entries)) ||
+	if (view_reserve((void **)&t->view_entries, &t->view_entries_cap, h->nr,
+			 sizeof(*t->view_entries)) ||
 	    view_reserve((void **)&t->view_chains, &t->view_chains_cap,
 			 nr_chains, sizeof(*t->view_chains)) ||
 	    view_reserve((void **)&t->view_frames, &t->view_frames_cap,

@@ -69,6 +69,7 @@ struct bmodel {
 	int nkeys;
 	bool children; /* Children column, entries by it */
 	bool live; /* top's: perf top's title */
+	const struct perfring_report_opts *ro; /* report's: its filters */
 	bool any_chain; /* a sample had a call chain */
 	uint64_t lost;
 	size_t chain_idx[128]; /* on_sample()'s entries of one chain */
@@ -337,6 +338,51 @@ static struct bevent *model_event(struct bmodel *m, const char *name)
 	return ev;
 }
 
+/* Whether @name is one of the comma-separated @list. */
+static bool in_list(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *p = list; *p;) {
+		size_t len = strcspn(p, ",");
+
+		if (len == n && !memcmp(p, name, n))
+			return true;
+		p += len + (p[len] == ',');
+	}
+	return false;
+}
+
+/* report's --comm, --pid, --tid, --dsos and --symbols, as --stdio (and
+ * perf) take them: a sample left out still counts in the total, so the
+ * percentages stay those of the whole file; its entries are not made. */
+static bool sample_shown(const struct perfring_report_opts *ro,
+			 const struct perfring_sample *s)
+{
+	const struct perfring_frame *f = &s->ip;
+	char num[32];
+
+	if (ro->comm_list && !in_list(ro->comm_list, s->comm ? s->comm : ""))
+		return false;
+	snprintf(num, sizeof(num), "%d", (int)s->pid);
+	if (ro->pid_list && !in_list(ro->pid_list, num))
+		return false;
+	snprintf(num, sizeof(num), "%d", (int)s->tid);
+	if (ro->tid_list && !in_list(ro->tid_list, num))
+		return false;
+	if (ro->dso_list &&
+	    (!f->dso || !(in_list(ro->dso_list, short_dso(f->dso)) ||
+			  in_list(ro->dso_list, f->dso))))
+		return false;
+	if (!ro->symbols)
+		return true;
+	if (!f->sym)
+		return false;
+	/* perf takes the symbol's start address too, "0x.." */
+	snprintf(num, sizeof(num), "0x%" PRIx64, f->ip - f->sym_off);
+	return in_list(ro->symbols, f->sym) || in_list(ro->symbols, num);
+}
+
 static int on_sample(struct perfring_data *r, const struct perfring_sample *s,
 		     void *ctx)
 {
@@ -349,6 +395,8 @@ static int on_sample(struct perfring_data *r, const struct perfring_sample *s,
 	(void)r;
 	ev->samples++;
 	ev->period += s->period;
+	if (!sample_shown(m->ro, s))
+		return 0;
 	e = entry_of_frame(m, ev, comm, s->pid, &s->ip);
 	e->self += s->period;
 	m->any_chain |= nr > 1;
@@ -516,15 +564,14 @@ static int report_load(const struct perfring_report_opts *ro, bool children,
 		       struct bmodel *m)
 {
 	PERFRING_OPTS(perfring_script_opts, so, .input = ro->input,
-		      .symfs = ro->symfs, .comm_list = ro->comm_list,
-		      .pid_list = ro->pid_list, .tid_list = ro->tid_list,
-		      .cpu_list = ro->cpu_list, .time_range = ro->time_range,
-		      .dsos = ro->dso_list);
+		      .symfs = ro->symfs, .cpu_list = ro->cpu_list,
+		      .time_range = ro->time_range);
 	struct perfring_data *r;
 	int err;
 
 	so.hide_callchain = ro->no_callgraph;
 	m->children = children;
+	m->ro = ro; /* sample_shown()'s filters */
 	err = perfring_data_open(&so, &r);
 	if (err)
 		return err;
@@ -1387,14 +1434,12 @@ static void live_log(enum perfring_log_level level, const char *msg, void *ctx)
 
 int browse_top(const struct perfring_top_opts *to)
 {
-	static struct live l; /* the top thread's until it is joined */
+	struct live l = { .src = { .tick_ms = 100, .poll = live_poll },
+			  .to = *to };
 	struct browser b = { .src = &l.src };
 	pthread_t thread;
 	int err;
 
-	l.src.tick_ms = 100;
-	l.src.poll = live_poll;
-	l.to = *to;
 	l.to.on_table = live_on_table;
 	l.to.ctx = &l;
 	pthread_mutex_init(&l.lock, NULL);

@@ -780,40 +780,40 @@ static void draw_status(const char *text, int lines, int cols)
 static void key_columns(const struct bmodel *m, const struct entry *e,
 			char *buf, size_t len)
 {
+	static const struct {
+		const char *name;
+		int width; /* 0: the rest of the line */
+	} cols[BK_MAX] = {
+		[BK_COMM] = { "Command", 15 },
+		[BK_PID] = { "    Pid:Command", 23 },
+		[BK_DSO] = { "Shared Object", 20 },
+		[BK_SYM] = { "Symbol", 0 },
+	};
 	size_t n = 0;
 
 	buf[0] = 0;
 	for (int i = 0; i < m->nkeys && n < len; i++) {
-		const char *sep = i ? "  " : "";
-		int w = 0;
+		enum bkey k = m->keys[i];
+		char value[512];
+		int w;
 
-		switch (m->keys[i]) {
-		case BK_COMM:
-			w = e ? snprintf(buf + n, len - n, "%s%-15.15s", sep,
-					 e->comm) :
-				snprintf(buf + n, len - n, "%s%-15s", sep,
-					 "Command");
-			break;
-		case BK_PID:
-			w = e ? snprintf(buf + n, len - n, "%s%7d:%-15.15s",
-					 sep, (int)e->pid, e->comm) :
-				snprintf(buf + n, len - n, "%s%-23s", sep,
-					 "    Pid:Command");
-			break;
-		case BK_DSO:
-			w = e ? snprintf(buf + n, len - n, "%s%-20.20s", sep,
-					 e->dso) :
-				snprintf(buf + n, len - n, "%s%-20s", sep,
-					 "Shared Object");
-			break;
-		case BK_SYM:
-			w = e ? snprintf(buf + n, len - n, "%s[%c] %s", sep,
-					 e->kernel ? 'k' : '.', e->sym) :
-				snprintf(buf + n, len - n, "%sSymbol", sep);
-			break;
-		default:
-			break;
-		}
+		if (!e)
+			snprintf(value, sizeof(value), "%s", cols[k].name);
+		else if (k == BK_COMM)
+			snprintf(value, sizeof(value), "%s", e->comm);
+		else if (k == BK_PID)
+			snprintf(value, sizeof(value), "%7d:%.15s", (int)e->pid,
+				 e->comm);
+		else if (k == BK_DSO)
+			snprintf(value, sizeof(value), "%s", e->dso);
+		else
+			snprintf(value, sizeof(value), "[%c] %s",
+				 e->kernel ? 'k' : '.', e->sym);
+		w = cols[k].width ? snprintf(buf + n, len - n, "%s%-*.*s",
+					     i ? "  " : "", cols[k].width,
+					     cols[k].width, value) :
+				    snprintf(buf + n, len - n, "%s%s",
+					     i ? "  " : "", value);
 		if (w > 0)
 			n += (size_t)w;
 	}

@@ -90,18 +90,6 @@ static void opt_mmap(void *args, const char *arg)
 	((struct top_args *)args)->to.mmap_bytes = parse_mmap(arg);
 }
 
-static void opt_stdio(void *args, const char *arg)
-{
-	(void)arg;
-	((struct top_args *)args)->tui = 0;
-}
-
-static void opt_tui(void *args, const char *arg)
-{
-	(void)arg;
-	((struct top_args *)args)->tui = 1;
-}
-
 static void opt_iterations(void *args, const char *arg)
 {
 	((struct top_args *)args)->to.iterations = parse_count(
@@ -143,11 +131,11 @@ static const struct cli_option top_options[] = {
 		    "a Samples column"),
 	OPT_CALLBACK(0, "iterations", "N", opt_iterations,
 		     "stop after N tables"),
-	OPT_CALLBACK_NOARG(
-		0, "stdio", opt_stdio,
+	OPT_SET_INT(
+		0, "stdio", tui, 0,
 		"perf top --stdio's text tables (the default off a terminal)"),
-	OPT_CALLBACK_NOARG(0, "tui", opt_tui,
-			   "perf top's browser (the default on a terminal)"),
+	OPT_SET_INT(0, "tui", tui, 1,
+		    "perf top's browser (the default on a terminal)"),
 	OPT_END(),
 };
 #undef CLI_ARGS

@@ -253,6 +253,7 @@ SHELL_TESTS := \
 	test/events.sh \
 	test/outputs.sh \
 	test/top.sh \
+	test/top_tui.sh \
 	test/fleet.sh \
 	test/soak_fleet.sh \
 	test/readme_tour.sh \

@@ -5,9 +5,10 @@
 # hottest entry selected; + shows its callers; a annotates it with the
 # hottest instruction highlighted (perf annotate's hottest); q goes back,
 # q quits with exit 0.  Also: the Children column by default on a -g
-# file, E/C, / filter, d and t zoom, ? help, Tab between the events of a
-# two-event file, Esc, resizing to a small terminal, --stdio on a tty,
-# annotate --tui, and perf's files as well as ours.
+# file, E/C, / filter, d and t zoom, ? help, --sort's columns and
+# --dsos's shares as --stdio's, Tab between the events of a two-event
+# file, Esc, resizing to a small terminal, --stdio on a tty, annotate
+# --tui, and perf's files as well as ours.
 set -u
 cli=${PERFRING_CLI:-build/perfring}
 wl=${WORKLOADS:-build/workloads}
@@ -91,6 +92,19 @@ wait_screen 'Children' "back to 120x40"
 keys Escape
 quit_ok "Esc"
 echo "report browser: Children, E/C, /, d, t, ?, resize, Esc"
+
+# --sort's keys are the columns; --dsos hides the other objects' entries
+# and keeps the shares of the whole file, as --stdio's
+tmux_run 120 40 "$cli report --no-children --sort dso,sym --dsos hot -i ours.data"
+wait_screen 'Overhead +Shared Object +Symbol' "--sort dso,sym: not its columns"
+on_screen 'Command' && fail "--sort dso,sym: a Command column: $(screen)"
+screen | sed -n '3,38p' | grep '%' | grep -v ' hot  ' && fail "--dsos hot left other objects: $(screen)"
+want=$("$cli" report --stdio --no-children --sort dso,sym --dsos hot -i "$tmp/ours.data" | awk '/hot_loop$/ { print $1; exit }')
+got=$(screen | awk '/hot_loop/ { print $2; exit }')
+[ -n "$want" ] && [ "$got" = "$want" ] || fail "--dsos hot: hot_loop has $got in the browser, $want in --stdio"
+keys q
+quit_ok "--sort --dsos"
+echo "report browser: --sort dso,sym columns, --dsos hot: hot_loop $got as --stdio"
 
 # two events: Tab switches
 tmux_run 120 40 "$cli report -i two.data"

@@ -15,6 +15,7 @@
 #include <curses.h>
 #include <inttypes.h>
 #include <locale.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,8 +30,15 @@ struct cnode {
 	bool expanded;
 };
 
+/* The columns an entry can be grouped by: perf's --sort keys the browser
+ * shows (report's default comm,dso,sym; top's dso,sym). */
+enum bkey { BK_COMM, BK_PID, BK_DSO, BK_SYM, BK_MAX };
+
+/* Only the model's keys tell entries apart; the other fields hold their
+ * first sample's values. */
 struct entry {
 	char *comm, *dso, *sym;
+	int32_t pid;
 	bool kernel;
 	uint64_t self, children;
 	struct cnode root; /* its chains */
@@ -41,10 +49,42 @@ struct entry {
 struct bevent {
 	char *name;
 	uint64_t samples, period;
+	uint64_t freq, lost, lost_total; /* live: the title's figures */
 	struct entry *v;
 	size_t nr, cap;
 	uint32_t *tab; /* index + 1 into v by entry_hash(), 0: empty */
 	size_t mask;
+};
+
+/*
+ * What the browser shows: per event its entries, sorted, with their
+ * chains.  Report builds one from the file; top one per refresh, which
+ * replaces the last (browser_swap() carries the selection and the
+ * expanded chains over).
+ */
+struct bmodel {
+	struct bevent *ev;
+	uint32_t nr_ev;
+	enum bkey keys[BK_MAX];
+	int nkeys;
+	bool children; /* Children column, entries by it */
+	bool live; /* top's: perf top's title */
+	const struct perfring_report_opts *ro; /* report's: its filters */
+	bool any_chain; /* a sample had a call chain */
+	uint64_t lost;
+	size_t chain_idx[128]; /* on_sample()'s entries of one chain */
+};
+
+/*
+ * Where the models come from.  report: the file, read once (ro: its
+ * options, what a annotates); top: poll() every tick_ms hands over the
+ * newest model, 1 then, 0 with none new, -1 when the source ended (a
+ * signal stopped it).
+ */
+struct bsource {
+	const struct perfring_report_opts *ro;
+	int tick_ms;
+	int (*poll)(struct bsource *src, struct bmodel **fresh);
 };
 
 /* One line on the screen: an entry, or a chain node under one. */
@@ -55,19 +95,15 @@ struct row {
 };
 
 struct browser {
-	const struct perfring_report_opts *ro;
-	bool children; /* Children column, entries by it */
-	struct bevent *ev;
-	uint32_t nr_ev, cur_ev;
+	struct bmodel *m;
+	struct bsource *src;
+	uint32_t cur_ev;
 	char *zoom_dso, *zoom_comm;
 	char filter[128];
+	char msg[256]; /* on the status line until the next key */
 	struct row *rows;
 	size_t nr_rows, cap_rows;
 	size_t sel, top;
-	uint64_t lost;
-	const char *input;
-	size_t chain_idx[128]; /* on_sample()'s entries of one chain */
-	bool any_chain; /* a sample had a call chain */
 };
 
 static char *xstrdup(const char *s)
@@ -109,6 +145,43 @@ static void frame_name(const struct perfring_frame *f, char *buf, size_t len)
 		snprintf(buf, len, "0x%" PRIx64, f->addr);
 }
 
+/* @s's keys (perf's names; symbol for sym) into @m; false if one is not
+ * a column of the browser. */
+static bool keys_parse(struct bmodel *m, const char *s)
+{
+	static const char *const names[BK_MAX] = { "comm", "pid", "dso",
+						   "sym" };
+
+	m->nkeys = 0;
+	while (*s) {
+		size_t n = strcspn(s, ",");
+		int k;
+
+		for (k = 0; k < BK_MAX; k++)
+			if (strlen(names[k]) == n && !memcmp(names[k], s, n))
+				break;
+		if (k == BK_MAX && n == 6 && !memcmp(s, "symbol", 6))
+			k = BK_SYM;
+		if (k == BK_MAX)
+			return false;
+		for (int i = 0; i < m->nkeys; i++)
+			if (m->keys[i] == (enum bkey)k)
+				k = -1;
+		if (k >= 0)
+			m->keys[m->nkeys++] = (enum bkey)k;
+		s += n + (s[n] == ',');
+	}
+	return m->nkeys > 0;
+}
+
+static bool model_has_key(const struct bmodel *m, enum bkey k)
+{
+	for (int i = 0; i < m->nkeys; i++)
+		if (m->keys[i] == k)
+			return true;
+	return false;
+}
+
 static struct cnode *cnode_child(struct cnode *parent, const char *name)
 {
 	struct cnode *c;
@@ -125,20 +198,39 @@ static struct cnode *cnode_child(struct cnode *parent, const char *name)
 	return c;
 }
 
-static uint64_t entry_hash(const char *comm, const char *dso, const char *sym)
+static uint64_t hash_str(uint64_t h, const char *s)
+{
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return (h ^ 1) * 1099511628211ull;
+}
+
+/* By the model's keys only. */
+static uint64_t entry_hash(const struct bmodel *m, const struct entry *e)
 {
 	uint64_t h = 1469598103934665603ull;
-	const char *parts[3] = { comm, dso, sym };
 
-	for (int i = 0; i < 3; i++) {
-		for (const char *p = parts[i]; *p; p++)
-			h = (h ^ (unsigned char)*p) * 1099511628211ull;
-		h = (h ^ 1) * 1099511628211ull;
-	}
+	if (model_has_key(m, BK_COMM))
+		h = hash_str(h, e->comm);
+	if (model_has_key(m, BK_PID))
+		h = (h ^ (uint32_t)e->pid) * 1099511628211ull;
+	if (model_has_key(m, BK_DSO))
+		h = hash_str(h, e->dso);
+	if (model_has_key(m, BK_SYM))
+		h = hash_str(h, e->sym);
 	return h;
 }
 
-static void entry_rehash(struct bevent *ev)
+static bool entry_same(const struct bmodel *m, const struct entry *a,
+		       const struct entry *b)
+{
+	return (!model_has_key(m, BK_SYM) || !strcmp(a->sym, b->sym)) &&
+	       (!model_has_key(m, BK_DSO) || !strcmp(a->dso, b->dso)) &&
+	       (!model_has_key(m, BK_COMM) || !strcmp(a->comm, b->comm)) &&
+	       (!model_has_key(m, BK_PID) || a->pid == b->pid);
+}
+
+static void entry_rehash(const struct bmodel *m, struct bevent *ev)
 {
 	size_t mask = 2 * ev->cap - 1;
 
@@ -147,8 +239,7 @@ static void entry_rehash(struct bevent *ev)
 	memset(ev->tab, 0, (mask + 1) * sizeof(*ev->tab));
 	ev->mask = mask;
 	for (size_t j = 0; j < ev->nr; j++) {
-		const struct entry *e = &ev->v[j];
-		size_t i = entry_hash(e->comm, e->dso, e->sym) & mask;
+		size_t i = entry_hash(m, &ev->v[j]) & mask;
 
 		while (ev->tab[i])
 			i = (i + 1) & mask;
@@ -156,41 +247,65 @@ static void entry_rehash(struct bevent *ev)
 	}
 }
 
-/* The entry of @comm and the frame's object and symbol, made on first
- * use. */
-static struct entry *entry_get(struct bevent *ev, const char *comm,
-			       const struct perfring_frame *f)
+/* The entry of @ev like @key (by the model's keys), or NULL. */
+static struct entry *entry_find(const struct bmodel *m, const struct bevent *ev,
+				const struct entry *key)
 {
-	char name[256];
-	const char *dso = short_dso(f->dso);
+	if (!ev->tab)
+		return NULL;
+	for (size_t i = entry_hash(m, key) & ev->mask; ev->tab[i];
+	     i = (i + 1) & ev->mask) {
+		struct entry *e = &ev->v[ev->tab[i] - 1];
+
+		if (entry_same(m, e, key))
+			return e;
+	}
+	return NULL;
+}
+
+/* The entry of @comm/@pid, @dso and @sym, made on first use. */
+static struct entry *entry_get(const struct bmodel *m, struct bevent *ev,
+			       const char *comm, int32_t pid, const char *dso,
+			       const char *sym, bool kernel)
+{
+	struct entry key = { .comm = (char *)comm,
+			     .pid = pid,
+			     .dso = (char *)dso,
+			     .sym = (char *)sym },
+		     *e = entry_find(m, ev, &key);
 	size_t i;
 
-	frame_name(f, name, sizeof(name));
-	if (ev->tab) {
-		for (i = entry_hash(comm, dso, name) & ev->mask; ev->tab[i];
-		     i = (i + 1) & ev->mask) {
-			struct entry *e = &ev->v[ev->tab[i] - 1];
-
-			if (!strcmp(e->sym, name) && !strcmp(e->dso, dso) &&
-			    !strcmp(e->comm, comm))
-				return e;
-		}
-	}
+	if (e)
+		return e;
 	if (ev->nr == ev->cap) {
 		ev->cap = ev->cap ? 2 * ev->cap : 256;
 		ev->v = xrealloc(ev->v, ev->cap * sizeof(*ev->v));
-		entry_rehash(ev);
+		entry_rehash(m, ev);
 	}
-	memset(&ev->v[ev->nr], 0, sizeof(ev->v[0]));
-	ev->v[ev->nr].comm = xstrdup(comm);
-	ev->v[ev->nr].dso = xstrdup(dso);
-	ev->v[ev->nr].sym = xstrdup(name);
-	ev->v[ev->nr].kernel = f->kernel;
-	for (i = entry_hash(comm, dso, name) & ev->mask; ev->tab[i];
+	e = &ev->v[ev->nr];
+	memset(e, 0, sizeof(*e));
+	e->comm = xstrdup(comm);
+	e->pid = pid;
+	e->dso = xstrdup(dso);
+	e->sym = xstrdup(sym);
+	e->kernel = kernel;
+	for (i = entry_hash(m, e) & ev->mask; ev->tab[i];
 	     i = (i + 1) & ev->mask)
 		;
 	ev->tab[i] = (uint32_t)ev->nr + 1;
-	return &ev->v[ev->nr++];
+	ev->nr++;
+	return e;
+}
+
+/* The entry of a frame of a sample of @comm/@pid. */
+static struct entry *entry_of_frame(const struct bmodel *m, struct bevent *ev,
+				    const char *comm, int32_t pid,
+				    const struct perfring_frame *f)
+{
+	char name[256];
+
+	frame_name(f, name, sizeof(name));
+	return entry_get(m, ev, comm, pid, short_dso(f->dso), name, f->kernel);
 }
 
 static void chain_add(struct entry *e, const struct perfring_frame *chain,
@@ -209,31 +324,83 @@ static void chain_add(struct entry *e, const struct perfring_frame *chain,
 	}
 }
 
+static struct bevent *model_event(struct bmodel *m, const char *name)
+{
+	struct bevent *ev;
+
+	for (uint32_t i = 0; i < m->nr_ev; i++)
+		if (!strcmp(m->ev[i].name, name))
+			return &m->ev[i];
+	m->ev = xrealloc(m->ev, (m->nr_ev + 1) * sizeof(*m->ev));
+	ev = &m->ev[m->nr_ev++];
+	memset(ev, 0, sizeof(*ev));
+	ev->name = xstrdup(name);
+	return ev;
+}
+
+/* Whether @name is one of the comma-separated @list. */
+static bool in_list(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *p = list; *p;) {
+		size_t len = strcspn(p, ",");
+
+		if (len == n && !memcmp(p, name, n))
+			return true;
+		p += len + (p[len] == ',');
+	}
+	return false;
+}
+
+/* report's --comm, --pid, --tid, --dsos and --symbols, as --stdio (and
+ * perf) take them: a sample left out still counts in the total, so the
+ * percentages stay those of the whole file; its entries are not made. */
+static bool sample_shown(const struct perfring_report_opts *ro,
+			 const struct perfring_sample *s)
+{
+	const struct perfring_frame *f = &s->ip;
+	char num[32];
+
+	if (ro->comm_list && !in_list(ro->comm_list, s->comm ? s->comm : ""))
+		return false;
+	snprintf(num, sizeof(num), "%d", (int)s->pid);
+	if (ro->pid_list && !in_list(ro->pid_list, num))
+		return false;
+	snprintf(num, sizeof(num), "%d", (int)s->tid);
+	if (ro->tid_list && !in_list(ro->tid_list, num))
+		return false;
+	if (ro->dso_list &&
+	    (!f->dso || !(in_list(ro->dso_list, short_dso(f->dso)) ||
+			  in_list(ro->dso_list, f->dso))))
+		return false;
+	if (!ro->symbols)
+		return true;
+	if (!f->sym)
+		return false;
+	/* perf takes the symbol's start address too, "0x.." */
+	snprintf(num, sizeof(num), "0x%" PRIx64, f->ip - f->sym_off);
+	return in_list(ro->symbols, f->sym) || in_list(ro->symbols, num);
+}
+
 static int on_sample(struct perfring_data *r, const struct perfring_sample *s,
 		     void *ctx)
 {
-	struct browser *b = ctx;
-	struct bevent *ev = NULL;
+	struct bmodel *m = ctx;
+	struct bevent *ev = model_event(m, s->event);
 	const char *comm = s->comm ? s->comm : "";
 	struct entry *e;
 	int nr = s->nr_callchain < 128 ? (int)s->nr_callchain : 128;
 
 	(void)r;
-	for (uint32_t i = 0; i < b->nr_ev; i++)
-		if (!strcmp(b->ev[i].name, s->event))
-			ev = &b->ev[i];
-	if (!ev) {
-		b->ev = xrealloc(b->ev, (b->nr_ev + 1) * sizeof(*b->ev));
-		ev = &b->ev[b->nr_ev++];
-		memset(ev, 0, sizeof(*ev));
-		ev->name = xstrdup(s->event);
-	}
 	ev->samples++;
 	ev->period += s->period;
-	e = entry_get(ev, comm, &s->ip);
+	if (!sample_shown(m->ro, s))
+		return 0;
+	e = entry_of_frame(m, ev, comm, s->pid, &s->ip);
 	e->self += s->period;
-	b->any_chain |= nr > 1;
-	if (!b->children) {
+	m->any_chain |= nr > 1;
+	if (!m->children) {
 		/* its callers, from the sample up (perf's callee order) */
 		if (nr > 1)
 			chain_add(e, s->callchain, 1, nr, 1, s->period);
@@ -244,14 +411,15 @@ static int on_sample(struct perfring_data *r, const struct perfring_sample *s,
 	/* every symbol of the chain gets the sample once, with the callees
 	 * below it (perf's caller order under a Children entry) */
 	for (int i = 0; i < nr; i++) {
-		size_t c =
-			(size_t)(entry_get(ev, comm, &s->callchain[i]) - ev->v);
+		size_t c = (size_t)(entry_of_frame(m, ev, comm, s->pid,
+						   &s->callchain[i]) -
+				    ev->v);
 		bool seen = false;
 
 		/* indices: entry_get() may move the array */
-		b->chain_idx[i] = c;
+		m->chain_idx[i] = c;
 		for (int j = 0; j < i && !seen; j++)
-			seen = b->chain_idx[j] == c;
+			seen = m->chain_idx[j] == c;
 		if (seen)
 			continue;
 		ev->v[c].children += s->period;
@@ -334,6 +502,45 @@ static void cnode_expand_all(struct cnode *n, bool on)
 	}
 }
 
+/* Every event's entries by Children or Self, their chains by period; the
+ * hash tables rebuilt for the entries' new places. */
+static void model_sort(struct bmodel *m)
+{
+	for (uint32_t i = 0; i < m->nr_ev; i++) {
+		struct bevent *ev = &m->ev[i];
+
+		if (ev->nr)
+			qsort(ev->v, ev->nr, sizeof(*ev->v),
+			      m->children ? entry_cmp_children :
+					    entry_cmp_self);
+		for (size_t j = 0; j < ev->nr; j++)
+			cnode_sort(&ev->v[j].root);
+		if (ev->nr)
+			entry_rehash(m, ev);
+	}
+}
+
+static void model_free(struct bmodel *m)
+{
+	if (!m)
+		return;
+	for (uint32_t i = 0; i < m->nr_ev; i++) {
+		struct bevent *ev = &m->ev[i];
+
+		for (size_t j = 0; j < ev->nr; j++) {
+			free(ev->v[j].comm);
+			free(ev->v[j].dso);
+			free(ev->v[j].sym);
+			cnode_free(ev->v[j].root.child);
+		}
+		free(ev->v);
+		free(ev->tab);
+		free(ev->name);
+	}
+	free(m->ev);
+	free(m);
+}
+
 /* The lost events of @path from perfring_stats()' summary. */
 static uint64_t file_lost(const char *path)
 {
@@ -352,38 +559,31 @@ static uint64_t file_lost(const char *path)
 	return lost;
 }
 
-static int browser_load(struct browser *b)
+/* Report's model: the file of @ro, its filters as --stdio's. */
+static int report_load(const struct perfring_report_opts *ro, bool children,
+		       struct bmodel *m)
 {
-	PERFRING_OPTS(perfring_script_opts, so, .input = b->input,
-		      .symfs = b->ro->symfs, .comm_list = b->ro->comm_list,
-		      .pid_list = b->ro->pid_list, .tid_list = b->ro->tid_list,
-		      .cpu_list = b->ro->cpu_list,
-		      .time_range = b->ro->time_range);
+	PERFRING_OPTS(perfring_script_opts, so, .input = ro->input,
+		      .symfs = ro->symfs, .cpu_list = ro->cpu_list,
+		      .time_range = ro->time_range);
 	struct perfring_data *r;
 	int err;
 
-	so.hide_callchain = b->ro->no_callgraph;
+	so.hide_callchain = ro->no_callgraph;
+	m->children = children;
+	m->ro = ro; /* sample_shown()'s filters */
 	err = perfring_data_open(&so, &r);
 	if (err)
 		return err;
-	err = perfring_data_run(r, on_sample, b);
+	err = perfring_data_run(r, on_sample, m);
 	perfring_data_close(r);
 	if (err && err != -EBADMSG)
 		return err;
 	/* perf's Children column only when the samples have chains */
-	b->children &= b->any_chain;
-	for (uint32_t i = 0; i < b->nr_ev; i++) {
-		struct bevent *ev = &b->ev[i];
-
-		if (ev->nr)
-			qsort(ev->v, ev->nr, sizeof(*ev->v),
-			      b->children ? entry_cmp_children :
-					    entry_cmp_self);
-		for (size_t j = 0; j < ev->nr; j++)
-			cnode_sort(&ev->v[j].root);
-	}
-	if (strcmp(b->input, "-"))
-		b->lost = file_lost(b->input);
+	m->children &= m->any_chain;
+	model_sort(m);
+	if (strcmp(ro->input, "-"))
+		m->lost = file_lost(ro->input);
 	return 0;
 }
 
@@ -395,7 +595,7 @@ static bool entry_visible(const struct browser *b, const struct entry *e)
 		return false;
 	if (b->filter[0] && !strstr(e->sym, b->filter))
 		return false;
-	if (b->children ? !e->children && !e->self : !e->self)
+	if (b->m->children ? !e->children && !e->self : !e->self)
 		return false;
 	return true;
 }
@@ -422,7 +622,7 @@ static void rows_chain(struct browser *b, struct entry *e, struct cnode *n,
 
 static void rows_build(struct browser *b)
 {
-	struct bevent *ev = &b->ev[b->cur_ev];
+	struct bevent *ev = &b->m->ev[b->cur_ev];
 
 	b->nr_rows = 0;
 	for (size_t i = 0; i < ev->nr; i++) {
@@ -438,28 +638,129 @@ static void rows_build(struct browser *b)
 		b->sel = b->nr_rows ? b->nr_rows - 1 : 0;
 }
 
+/* ---- a fresh model (top's refresh) ---------------------------------------- */
+
+/* The names from @root down to @target into @path; its depth, or -1. */
+static int cnode_path(const struct cnode *root, const struct cnode *target,
+		      const char **path, int depth, int max)
+{
+	for (const struct cnode *c = root->child; c && depth < max;
+	     c = c->next) {
+		int d;
+
+		path[depth] = c->name;
+		if (c == target)
+			return depth + 1;
+		d = cnode_path(c, target, path, depth + 1, max);
+		if (d > 0)
+			return d;
+	}
+	return -1;
+}
+
+/* @old's expanded nodes expanded in @new too (by name). */
+static void cnode_carry(const struct cnode *old, struct cnode *new)
+{
+	for (const struct cnode *o = old->child; o; o = o->next) {
+		if (!o->expanded && !o->child)
+			continue;
+		for (struct cnode *n = new->child; n; n = n->next)
+			if (!strcmp(n->name, o->name)) {
+				n->expanded = o->expanded;
+				cnode_carry(o, n);
+				break;
+			}
+	}
+}
+
+/*
+ * @fresh replaces the model: the expanded entries and chains stay
+ * expanded, and the selection stays on the same entry (by its keys, not
+ * its row) or chain node, at the same place on the screen when it can.
+ */
+static void browser_swap(struct browser *b, struct bmodel *fresh)
+{
+	struct bmodel *old = b->m;
+	struct row sel = b->nr_rows ? b->rows[b->sel] : (struct row){ 0 };
+	const char *path[128];
+	int depth = -1;
+	size_t screen_y = b->sel >= b->top ? b->sel - b->top : 0;
+	struct entry *e = NULL;
+	struct cnode *n = NULL;
+
+	if (b->cur_ev >= fresh->nr_ev)
+		b->cur_ev = 0;
+	if (sel.e && sel.n)
+		depth = cnode_path(&sel.e->root, sel.n, path, 0, 128);
+	for (uint32_t i = 0; i < old->nr_ev; i++) {
+		struct bevent *oev = &old->ev[i], *nev = NULL;
+
+		for (uint32_t j = 0; j < fresh->nr_ev && !nev; j++)
+			if (!strcmp(fresh->ev[j].name, oev->name))
+				nev = &fresh->ev[j];
+		for (size_t j = 0; nev && j < oev->nr; j++) {
+			struct entry *o = &oev->v[j],
+				     *f = entry_find(fresh, nev, o);
+
+			if (!f)
+				continue;
+			if (o == sel.e)
+				e = f;
+			f->expanded = o->expanded;
+			cnode_carry(&o->root, &f->root);
+		}
+	}
+	n = e ? &e->root : NULL;
+	for (int d = 0; n && d < depth; d++) {
+		struct cnode *c = n->child;
+
+		while (c && strcmp(c->name, path[d]))
+			c = c->next;
+		n = c;
+	}
+	b->m = fresh;
+	model_free(old);
+	rows_build(b);
+	for (size_t i = 0; e && i < b->nr_rows; i++)
+		if (b->rows[i].e == e &&
+		    b->rows[i].n == (depth > 0 && n ? n : NULL)) {
+			b->sel = i;
+			b->top = i > screen_y ? i - screen_y : 0;
+			break;
+		}
+}
+
+/* ---- drawing ------------------------------------------------------------- */
+
 static double pct(uint64_t v, uint64_t total)
 {
 	return total ? 100.0 * (double)v / (double)total : 0.0;
 }
 
-/* The title line, as perf's: samples, event, event count, lost. */
+/* The title line, as perf's: samples, event, event count, lost (perf
+ * top's: its rate and this interval's lost of all). */
 static void draw_title(struct browser *b, int cols)
 {
-	struct bevent *ev = &b->ev[b->cur_ev];
-	char t[512];
+	struct bevent *ev = &b->m->ev[b->cur_ev];
+	char t[512], rate[48] = "";
 	int n;
 
+	if (b->m->live && ev->freq)
+		snprintf(rate, sizeof(rate), " %" PRIu64 " Hz,", ev->freq);
 	n = snprintf(t, sizeof(t),
 		     "Samples: %" PRIu64
-		     "  of event '%s', Event count (approx.): %" PRIu64,
-		     ev->samples, ev->name, ev->period);
-	if (b->lost && n > 0 && (size_t)n < sizeof(t))
+		     "  of event '%s',%s Event count (approx.): %" PRIu64,
+		     ev->samples, ev->name, rate, ev->period);
+	if (b->m->live && n > 0 && (size_t)n < sizeof(t))
+		n += snprintf(t + n, sizeof(t) - (size_t)n,
+			      " lost: %" PRIu64 "/%" PRIu64, ev->lost,
+			      ev->lost_total);
+	else if (b->m->lost && n > 0 && (size_t)n < sizeof(t))
 		n += snprintf(t + n, sizeof(t) - (size_t)n, ", lost: %" PRIu64,
-			      b->lost);
-	if (b->nr_ev > 1 && n > 0 && (size_t)n < sizeof(t))
+			      b->m->lost);
+	if (b->m->nr_ev > 1 && n > 0 && (size_t)n < sizeof(t))
 		snprintf(t + n, sizeof(t) - (size_t)n, "  [event %u/%u: Tab]",
-			 b->cur_ev + 1, b->nr_ev);
+			 b->cur_ev + 1, b->m->nr_ev);
 	attron(A_BOLD);
 	mvaddnstr(0, 0, t, cols);
 	attroff(A_BOLD);
@@ -475,24 +776,61 @@ static void draw_status(const char *text, int lines, int cols)
 	attroff(A_REVERSE);
 }
 
+/* The columns of the model's keys: the header's names, or @e's values. */
+static void key_columns(const struct bmodel *m, const struct entry *e,
+			char *buf, size_t len)
+{
+	static const struct {
+		const char *name;
+		int width; /* 0: the rest of the line */
+	} cols[BK_MAX] = {
+		[BK_COMM] = { "Command", 15 },
+		[BK_PID] = { "    Pid:Command", 23 },
+		[BK_DSO] = { "Shared Object", 20 },
+		[BK_SYM] = { "Symbol", 0 },
+	};
+	size_t n = 0;
+
+	buf[0] = 0;
+	for (int i = 0; i < m->nkeys && n < len; i++) {
+		enum bkey k = m->keys[i];
+		char value[512];
+		int w;
+
+		if (!e)
+			snprintf(value, sizeof(value), "%s", cols[k].name);
+		else if (k == BK_COMM)
+			snprintf(value, sizeof(value), "%s", e->comm);
+		else if (k == BK_PID)
+			snprintf(value, sizeof(value), "%7d:%.15s", (int)e->pid,
+				 e->comm);
+		else if (k == BK_DSO)
+			snprintf(value, sizeof(value), "%s", e->dso);
+		else
+			snprintf(value, sizeof(value), "[%c] %s",
+				 e->kernel ? 'k' : '.', e->sym);
+		w = cols[k].width ? snprintf(buf + n, len - n, "%s%-*.*s",
+					     i ? "  " : "", cols[k].width,
+					     cols[k].width, value) :
+				    snprintf(buf + n, len - n, "%s%s",
+					     i ? "  " : "", value);
+		if (w > 0)
+			n += (size_t)w;
+	}
+}
+
 static void draw(struct browser *b)
 {
-	struct bevent *ev = &b->ev[b->cur_ev];
+	struct bevent *ev = &b->m->ev[b->cur_ev];
 	int lines = LINES, cols = COLS, body = lines - 3;
-	char line[1024], status[256];
+	char line[1024], keys[768], status[512];
 
 	erase();
 	draw_title(b, cols);
-	if (b->children)
-		mvaddnstr(
-			1, 0,
-			"  Children      Self  Command          Shared Object         Symbol",
-			cols);
-	else
-		mvaddnstr(
-			1, 0,
-			"  Overhead  Command          Shared Object         Symbol",
-			cols);
+	key_columns(b->m, NULL, keys, sizeof(keys));
+	snprintf(line, sizeof(line), "%s  %s",
+		 b->m->children ? "  Children      Self" : "  Overhead", keys);
+	mvaddnstr(1, 0, line, cols);
 	if (body < 1)
 		body = 1;
 	if (b->sel < b->top)
@@ -508,19 +846,15 @@ static void draw(struct browser *b)
 				    e->expanded	  ? '-' :
 						    '+';
 
-			if (b->children)
-				snprintf(
-					line, sizeof(line),
-					"%c %7.2f%% %8.2f%%  %-15.15s  %-20.20s  [%c] %s",
-					fold, pct(e->children, ev->period),
-					pct(e->self, ev->period), e->comm,
-					e->dso, e->kernel ? 'k' : '.', e->sym);
+			key_columns(b->m, e, keys, sizeof(keys));
+			if (b->m->children)
+				snprintf(line, sizeof(line),
+					 "%c %7.2f%% %8.2f%%  %s", fold,
+					 pct(e->children, ev->period),
+					 pct(e->self, ev->period), keys);
 			else
-				snprintf(
-					line, sizeof(line),
-					"%c %7.2f%%  %-15.15s  %-20.20s  [%c] %s",
-					fold, pct(e->self, ev->period), e->comm,
-					e->dso, e->kernel ? 'k' : '.', e->sym);
+				snprintf(line, sizeof(line), "%c %7.2f%%  %s",
+					 fold, pct(e->self, ev->period), keys);
 		} else {
 			char fold = !r->n->child   ? '-' :
 				    r->n->expanded ? '-' :
@@ -540,27 +874,30 @@ static void draw(struct browser *b)
 			attroff(A_REVERSE);
 		}
 	}
-	snprintf(status, sizeof(status),
-		 "%s%s%s%s%s%s  %zu/%zu  Press '?' for help",
+	snprintf(status, sizeof(status), "%s%s%s%s%s%s  %zu/%zu  %s",
 		 b->zoom_dso ? " dso: " : "", b->zoom_dso ? b->zoom_dso : "",
 		 b->zoom_comm ? " thread: " : "",
 		 b->zoom_comm ? b->zoom_comm : "", b->filter[0] ? " /" : "",
-		 b->filter, b->nr_rows ? b->sel + 1 : 0, b->nr_rows);
+		 b->filter, b->nr_rows ? b->sel + 1 : 0, b->nr_rows,
+		 b->msg[0] ? b->msg : "Press '?' for help");
 	draw_status(status, lines, cols);
 	refresh();
 }
 
-/* A key; an escape sequence ncurses does not know (a terminal's key
- * unknown to its terminfo: ESC [ or ESC O and more) is dropped whole,
- * not taken for Esc.  Anything else behind an Esc (a resize the kernel
- * signalled late, a key typed after it) stays for the next read. */
-static int read_key(void)
+/* A key within @wait_ms (-1: as long as it takes; ERR: none came).  An
+ * escape sequence ncurses does not know (a terminal's key unknown to its
+ * terminfo: ESC [ or ESC O and more) is dropped whole, not taken for Esc.
+ * Anything else behind an Esc (a resize the kernel signalled late, a key
+ * typed after it) stays for the next read. */
+static int read_key(int wait_ms)
 {
-	int c = getch(), next;
+	int c, next;
 
+	timeout(wait_ms);
+	c = getch();
 	if (c != 27)
 		return c;
-	nodelay(stdscr, TRUE);
+	timeout(0);
 	next = getch();
 	if (next == '[' || next == 'O') {
 		while (getch() != ERR)
@@ -569,39 +906,66 @@ static int read_key(void)
 	} else if (next != ERR) {
 		ungetch(next);
 	}
-	nodelay(stdscr, FALSE);
 	return c;
 }
 
-static void show_help(void)
+/* A key for a view over the list (help, annotate): with a live source,
+ * ERR once it ended (a signal), so that the view closes and the list
+ * quits; its newer models wait in the source meanwhile. */
+static int view_key(struct browser *b)
+{
+	struct bsource *src = b ? b->src : NULL;
+
+	if (!src || !src->poll)
+		return read_key(-1);
+	for (;;) {
+		int c = read_key(src->tick_ms);
+		struct bmodel *fresh = NULL;
+		int r;
+
+		if (c != ERR)
+			return c;
+		r = src->poll(src, &fresh);
+		if (r > 0)
+			browser_swap(b, fresh);
+		if (r < 0)
+			return ERR;
+	}
+}
+
+static void show_help(struct browser *b)
 {
 	static const char *const help[] = {
-		"Keys (as perf report's):",
+		"Keys (as perf report's and perf top's):",
 		"",
 		"  Up/Down/PgUp/PgDn/Home/End  move",
 		"  +, e, Enter   expand/collapse the call chains of the entry",
 		"  E, C          expand/collapse all",
-		"  a             annotate the selected symbol",
+		"  a             annotate the selected symbol (a file's samples)",
 		"  d             zoom into the selected entry's object (again: out)",
 		"  t             zoom into the selected entry's thread (again: out)",
 		"  /             filter by symbol name (empty: none)",
-		"  Tab           next event (files with several)",
+		"  Tab           next event (several events)",
 		"  ?, h          this help",
 		"  q, Esc        back (zoom, filter, annotate) or quit",
 		"",
+		"top: the list is refreshed every -d seconds; the selected",
+		"entry and the expanded chains stay.",
+		"",
 		"Press any key.",
 	};
-	erase();
-	for (size_t i = 0; i < sizeof(help) / sizeof(help[0]); i++)
-		mvaddnstr((int)i, 0, help[i], COLS);
-	refresh();
-	while (read_key() == KEY_RESIZE)
-		;
+	do {
+		erase();
+		for (size_t i = 0; i < sizeof(help) / sizeof(help[0]); i++)
+			mvaddnstr((int)i, 0, help[i], COLS);
+		refresh();
+	} while (view_key(b) == KEY_RESIZE);
 }
 
 /* A text view of @text: scroll, q/Esc/Left back; @hot the line shown
  * highlighted and first on screen. */
-static void text_view(const char *title, char *text, long hot)
+static void text_view(struct browser *b, const char *title, char *text,
+		      long hot)
 {
 	char **lines = NULL;
 	size_t nr = 0, cap = 0, top;
@@ -643,7 +1007,7 @@ static void text_view(const char *title, char *text, long hot)
 			 " annotate: %zu/%zu lines  q/Esc: back", top + 1, nr);
 		draw_status(status, LINES, COLS);
 		refresh();
-		c = read_key();
+		c = view_key(b);
 		if (c == 'q' || c == 27 || c == KEY_LEFT || c == ERR)
 			break;
 		if ((c == KEY_DOWN || c == 'j') && top + 1 < nr)
@@ -665,7 +1029,8 @@ static void text_view(const char *title, char *text, long hot)
 
 /* perfring_annotate()'s text of @ao in the text view, its hottest
  * instruction highlighted. */
-static void annotate_view(const struct perfring_annotate_opts *ao)
+static void annotate_view(struct browser *b,
+			  const struct perfring_annotate_opts *ao)
 {
 	char *text = NULL, title[256];
 	size_t len = 0;
@@ -695,7 +1060,7 @@ static void annotate_view(const struct perfring_annotate_opts *ao)
 	}
 	snprintf(title, sizeof(title), "Annotate %s%s%s", ao->symbol,
 		 err ? ": " : "", err ? strerror(-err) : "");
-	text_view(title, text, hot);
+	text_view(b, title, text, hot);
 	free(text);
 }
 
@@ -707,6 +1072,7 @@ static void prompt(const char *what, char *buf, size_t len)
 	move(LINES - 1, (int)strlen(what));
 	echo();
 	curs_set(1);
+	timeout(-1);
 	getnstr(in, (int)sizeof(in) - 1);
 	noecho();
 	curs_set(0);
@@ -723,7 +1089,63 @@ static void toggle_zoom(char **zoom, const char *value)
 	}
 }
 
-/* 0 on q at the top level. */
+/* a: the selected symbol's instructions, from the file report reads;
+ * top's samples are in no file perfring_annotate() could read. */
+static void annotate_key(struct browser *b, const struct row *r)
+{
+	const struct perfring_report_opts *ro = b->src->ro;
+
+	if (!r)
+		return;
+	if (!ro) {
+		snprintf(
+			b->msg, sizeof(b->msg),
+			"a: annotate reads a perf.data; top's live samples are in none (perfring record, then perfring annotate)");
+		return;
+	}
+	if (r->e->kernel && !r->n) {
+		snprintf(b->msg, sizeof(b->msg),
+			 "a: no annotation of kernel symbols");
+		return;
+	}
+	PERFRING_OPTS(perfring_annotate_opts, ao, .input = ro->input,
+		      .symbol = r->n ? r->n->name : r->e->sym,
+		      .symfs = ro->symfs, .event = b->m->ev[b->cur_ev].name);
+	annotate_view(b, &ao);
+}
+
+/* d/t: zoom, when the entries are grouped by that key. */
+static void zoom_key(struct browser *b, const struct row *r, bool dso)
+{
+	char **zoom = dso ? &b->zoom_dso : &b->zoom_comm;
+
+	if (!*zoom && !model_has_key(b->m, dso ? BK_DSO : BK_COMM) &&
+	    !(!dso && model_has_key(b->m, BK_PID))) {
+		snprintf(b->msg, sizeof(b->msg),
+			 "%c: the entries are not grouped by %s (--sort)",
+			 dso ? 'd' : 't', dso ? "dso" : "comm or pid");
+		return;
+	}
+	if (r || *zoom)
+		toggle_zoom(zoom, r ? (dso ? r->e->dso : r->e->comm) : "");
+	b->sel = 0;
+}
+
+/* A tick without a key: a live source's newer model; -1 once it ended. */
+static int tick(struct browser *b)
+{
+	struct bmodel *fresh = NULL;
+	int r;
+
+	if (!b->src->poll)
+		return -1; /* a file's browser: no key means no terminal */
+	r = b->src->poll(b->src, &fresh);
+	if (r > 0)
+		browser_swap(b, fresh);
+	return r < 0 ? -1 : 0;
+}
+
+/* 0 on q at the top level (or when a live source ended). */
 static int browse_loop(struct browser *b)
 {
 	for (;;) {
@@ -732,7 +1154,13 @@ static int browse_loop(struct browser *b)
 
 		rows_build(b);
 		draw(b);
-		c = read_key();
+		c = read_key(b->src->poll ? b->src->tick_ms : -1);
+		if (c == ERR) {
+			if (tick(b))
+				return 0;
+			continue;
+		}
+		b->msg[0] = 0;
 		r = b->nr_rows ? &b->rows[b->sel] : NULL;
 		switch (c) {
 		case KEY_DOWN:
@@ -770,56 +1198,39 @@ static int browse_loop(struct browser *b)
 			break;
 		case 'E':
 		case 'C':
-			for (size_t i = 0; i < b->ev[b->cur_ev].nr; i++) {
-				struct entry *e = &b->ev[b->cur_ev].v[i];
+			for (size_t i = 0; i < b->m->ev[b->cur_ev].nr; i++) {
+				struct entry *e = &b->m->ev[b->cur_ev].v[i];
 
 				e->expanded = c == 'E';
 				cnode_expand_all(e->root.child, c == 'E');
 			}
 			break;
 		case 'a':
-			if (r && !r->e->kernel) {
-				PERFRING_OPTS(perfring_annotate_opts, ao,
-					      .input = b->input,
-					      .symbol = r->n ? r->n->name :
-							       r->e->sym,
-					      .symfs = b->ro->symfs,
-					      .event = b->ev[b->cur_ev].name);
-
-				annotate_view(&ao);
-			}
+			annotate_key(b, r);
 			break;
 		case 'd':
-			if (r || b->zoom_dso)
-				toggle_zoom(&b->zoom_dso, r ? r->e->dso : "");
-			b->sel = 0;
-			break;
 		case 't':
-			if (r || b->zoom_comm)
-				toggle_zoom(&b->zoom_comm, r ? r->e->comm : "");
-			b->sel = 0;
+			zoom_key(b, r, c == 'd');
 			break;
 		case '/':
 			prompt("Symbol filter: ", b->filter, sizeof(b->filter));
 			b->sel = 0;
 			break;
 		case '\t':
-			b->cur_ev = (b->cur_ev + 1) % b->nr_ev;
+			b->cur_ev = (b->cur_ev + 1) % b->m->nr_ev;
 			b->sel = 0;
 			break;
 		case '?':
 		case 'h':
-			show_help();
+			show_help(b);
 			break;
 		case KEY_RESIZE:
 			break;
 		case 'q':
 		case 27:
 		case KEY_LEFT:
-		case ERR:
 			/* back out of a zoom or filter first, as perf */
-			if (c != ERR &&
-			    (b->zoom_dso || b->zoom_comm || b->filter[0])) {
+			if (b->zoom_dso || b->zoom_comm || b->filter[0]) {
 				free(b->zoom_dso);
 				free(b->zoom_comm);
 				b->zoom_dso = b->zoom_comm = NULL;
@@ -851,34 +1262,38 @@ static void screen_start(void)
 
 static void browser_free(struct browser *b)
 {
-	for (uint32_t i = 0; i < b->nr_ev; i++) {
-		struct bevent *ev = &b->ev[i];
-
-		for (size_t j = 0; j < ev->nr; j++) {
-			free(ev->v[j].comm);
-			free(ev->v[j].dso);
-			free(ev->v[j].sym);
-			cnode_free(ev->v[j].root.child);
-		}
-		free(ev->v);
-		free(ev->tab);
-		free(ev->name);
-	}
-	free(b->ev);
+	model_free(b->m);
 	free(b->rows);
 	free(b->zoom_dso);
 	free(b->zoom_comm);
 }
 
+/* report --sort's keys when the browser has them all as columns (else
+ * its comm,dso,sym, said on the status line). */
+static void report_keys(struct browser *b, const char *sort)
+{
+	if (sort && keys_parse(b->m, sort))
+		return;
+	keys_parse(b->m, "comm,dso,sym");
+	if (sort)
+		snprintf(
+			b->msg, sizeof(b->msg),
+			"--sort %s: the browser groups by comm,dso,sym (--stdio has every key)",
+			sort);
+}
+
 int browse_report(const struct perfring_report_opts *ro, bool has_children)
 {
-	struct browser b = { .ro = ro, .input = ro->input };
+	struct bsource src = { .ro = ro };
+	struct browser b = { .src = &src };
 	int err;
 
-	b.children = has_children;
-	err = browser_load(&b);
-	if (!err && !b.nr_ev) {
-		fprintf(stderr, "%s: report %s: no samples\n", prog, b.input);
+	b.m = xrealloc(NULL, sizeof(*b.m));
+	memset(b.m, 0, sizeof(*b.m));
+	report_keys(&b, ro->sort);
+	err = report_load(ro, has_children, b.m);
+	if (!err && !b.m->nr_ev) {
+		fprintf(stderr, "%s: report %s: no samples\n", prog, ro->input);
 		browser_free(&b);
 		return 0;
 	}
@@ -891,6 +1306,171 @@ int browse_report(const struct perfring_report_opts *ro, bool has_children)
 	endwin();
 	browser_free(&b);
 	return err;
+}
+
+/* ---- top's live source -------------------------------------------------- */
+
+/*
+ * perfring_top() runs on a thread of its own (as perf top's display and
+ * sampling threads), so that the rings are drained while the browser
+ * waits for keys or shows its help: each refresh's tables become a model
+ * there, handed to the browser's thread under the lock.
+ */
+struct live {
+	struct bsource src; /* first: poll() gets it */
+	struct perfring_top_opts to;
+	struct bmodel *building; /* the top thread's, until complete */
+	pthread_mutex_t lock; /* guards what follows */
+	struct bmodel *ready; /* the newest complete model, not taken yet */
+	bool ended;
+	int err;
+	char *log; /* the library's messages, printed after the screen */
+	size_t log_len;
+	FILE *log_f;
+};
+
+static struct bmodel *model_new(const char *sort, bool live)
+{
+	struct bmodel *m = xrealloc(NULL, sizeof(*m));
+
+	memset(m, 0, sizeof(*m));
+	m->live = live;
+	if (!sort || !keys_parse(m, sort))
+		keys_parse(m, "dso,sym");
+	return m;
+}
+
+/* A table of a refresh into the model being built; the last event's
+ * completes it. */
+static int live_on_table(const struct perfring_top_table *tab, void *ctx)
+{
+	struct live *l = ctx;
+	struct bmodel *m = l->building;
+	struct bevent *ev;
+
+	if (!tab->event || !m) {
+		model_free(m);
+		m = l->building = model_new(tab->sort, true);
+	}
+	ev = model_event(m, tab->event_name);
+	ev->samples = tab->samples_total;
+	ev->period = tab->total_period;
+	ev->freq = tab->freq;
+	ev->lost = tab->lost;
+	ev->lost_total = tab->lost_total;
+	for (uint32_t i = 0; i < tab->nr_entries; i++) {
+		const struct perfring_top_entry *te = &tab->entries[i];
+		struct entry *e;
+		char sym[256];
+
+		if (te->pending)
+			snprintf(sym, sizeof(sym), "[symbols not loaded yet]");
+		else if (te->sym)
+			snprintf(sym, sizeof(sym), "%s", te->sym);
+		else
+			snprintf(sym, sizeof(sym), "0x%016" PRIx64, te->addr);
+		e = entry_get(m, ev, te->comm, te->pid, te->dso, sym,
+			      te->kernel);
+		e->self += te->period;
+		/* frames[0] is the entry's own function: its callers above */
+		for (uint32_t j = 0; j < te->nr_chains; j++)
+			if (te->chains[j].nr_frames > 1)
+				chain_add(e, te->chains[j].frames, 1,
+					  (int)te->chains[j].nr_frames, 1,
+					  te->chains[j].period);
+	}
+	if (tab->event + 1 >= tab->nr_events) {
+		model_sort(m);
+		pthread_mutex_lock(&l->lock);
+		model_free(l->ready); /* the browser did not take it in time */
+		l->ready = m;
+		pthread_mutex_unlock(&l->lock);
+		l->building = NULL;
+	}
+	return 0;
+}
+
+static int live_poll(struct bsource *src, struct bmodel **fresh)
+{
+	struct live *l = (struct live *)src;
+	int r = 0;
+
+	pthread_mutex_lock(&l->lock);
+	if (l->ready) {
+		*fresh = l->ready;
+		l->ready = NULL;
+		r = 1;
+	} else if (l->ended) {
+		r = -1;
+	}
+	pthread_mutex_unlock(&l->lock);
+	return r;
+}
+
+static void *live_run(void *arg)
+{
+	struct live *l = arg;
+	int err = perfring_top(&l->to, NULL, NULL);
+
+	pthread_mutex_lock(&l->lock);
+	l->ended = true;
+	l->err = err;
+	pthread_mutex_unlock(&l->lock);
+	return NULL;
+}
+
+/* The library's messages while the screen is the browser's. */
+static void live_log(enum perfring_log_level level, const char *msg, void *ctx)
+{
+	static const char *const names[] = { "error", "warning", "info",
+					     "debug" };
+	struct live *l = ctx;
+
+	pthread_mutex_lock(&l->lock);
+	if (l->log_f && ftell(l->log_f) < 65536)
+		fprintf(l->log_f, "%s: %s: %s\n", prog, names[level], msg);
+	pthread_mutex_unlock(&l->lock);
+}
+
+int browse_top(const struct perfring_top_opts *to)
+{
+	struct live l = { .src = { .tick_ms = 100, .poll = live_poll },
+			  .to = *to };
+	struct browser b = { .src = &l.src };
+	pthread_t thread;
+	int err;
+
+	l.to.on_table = live_on_table;
+	l.to.ctx = &l;
+	pthread_mutex_init(&l.lock, NULL);
+	l.log_f = open_memstream(&l.log, &l.log_len);
+	perfring_set_log(live_log, &l, PERFRING_LOG_WARN);
+	/* the first refresh's model replaces this empty one */
+	b.m = model_new(to->sort, true);
+	model_event(b.m, to->nr_events > 0 ? to->events[0] : "cpu-clock");
+	snprintf(b.msg, sizeof(b.msg), "waiting for the first refresh");
+	err = pthread_create(&thread, NULL, live_run, &l);
+	if (err) {
+		browser_free(&b);
+		return -err;
+	}
+	screen_start();
+	browse_loop(&b);
+	endwin();
+	control_stop(); /* q: the top thread's loop ends too */
+	pthread_join(thread, NULL);
+	perfring_set_log(NULL, NULL, PERFRING_LOG_ERROR);
+	if (l.log_f) {
+		fclose(l.log_f);
+		if (l.log)
+			fputs(l.log, stderr);
+		free(l.log);
+	}
+	model_free(l.ready);
+	model_free(l.building);
+	browser_free(&b);
+	pthread_mutex_destroy(&l.lock);
+	return l.err;
 }
 
 int browse_annotate(const struct perfring_annotate_opts *ao)
@@ -910,13 +1490,13 @@ int browse_annotate(const struct perfring_annotate_opts *ao)
 		}
 		err = perfring_annotate(ao, f);
 		fclose(f);
-		text_view("Annotate", text, -1);
+		text_view(NULL, "Annotate", text, -1);
 		free(text);
 		endwin();
 		return err;
 	}
 	screen_start();
-	annotate_view(ao);
+	annotate_view(NULL, ao);
 	endwin();
 	return 0;
 }

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
- * perfring top: perf top --stdio's live hot-symbol table, read from the
- * kernel rings without a file.  The screen is cleared between refreshes on
- * a terminal only; into a pipe or file each refresh follows the last as
- * plain text.  --iterations N stops after N refreshes (perf top has no
- * such option; scripts need one); SIGINT, SIGTERM and SIGHUP stop it with
- * status 0.
+ * perfring top: a live hot-symbol table, read from the kernel rings
+ * without a file.  On a terminal perf top's browser (browser.c, refreshed
+ * every -d seconds; --tui forces it); --stdio and off a terminal perf top
+ * --stdio's text: the screen is cleared between refreshes on a terminal
+ * only, into a pipe or file each refresh follows the last as plain text.
+ * --iterations N stops after N refreshes (perf top has no such option;
+ * scripts need one); SIGINT, SIGTERM and SIGHUP stop it with status 0.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -44,6 +45,7 @@ static unsigned int terminal_rows(void)
 struct top_args {
 	struct perfring_top_opts to;
 	const char *events[TOP_MAX_EVENTS];
+	int tui; /* --stdio 0, --tui 1, neither -1: the browser on a tty */
 };
 
 static void opt_event(void *args, const char *arg)
@@ -116,7 +118,7 @@ static const struct cli_option top_options[] = {
 	OPT_STRING('s', "sort", to.sort, "KEYS",
 		   "comm,pid,dso,sym (default dso,sym)"),
 	OPT_CALLBACK('d', "delay", "SECS", opt_delay,
-		     "a table every SECS (default 1)"),
+		     "a refresh every SECS (browser 2, as perf top; text 1)"),
 	OPT_CALLBACK('E', "entries", "ROWS", opt_entries,
 		     "rows per table (default: what the terminal fits, or 20)"),
 	OPT_BOOLEAN('z', "zero", to.zero,
@@ -129,7 +131,11 @@ static const struct cli_option top_options[] = {
 		    "a Samples column"),
 	OPT_CALLBACK(0, "iterations", "N", opt_iterations,
 		     "stop after N tables"),
-	OPT_NOOP(0, "stdio", "accepted: the only interface there is"),
+	OPT_SET_INT(
+		0, "stdio", tui, 0,
+		"perf top --stdio's text tables (the default off a terminal)"),
+	OPT_SET_INT(0, "tui", tui, 1,
+		    "perf top's browser (the default on a terminal)"),
 	OPT_END(),
 };
 #undef CLI_ARGS
@@ -141,13 +147,16 @@ static const struct cli_command top_command = {
 			"[-e EVENT]... [-a|-C CPUS|-p PID|-t TID] [OPTIONS]",
 			NULL },
 	.options = top_options,
-	.notes = "System-wide unless -C, -p or -t; a table every -d seconds.\n",
+	.notes =
+		"System-wide unless -C, -p or -t; a refresh every -d seconds.\n"
+		"On a terminal the browser (keys: ? in it), else text tables.\n",
 };
 
 int cmd_top(int argc, char **argv)
 {
 	static struct top_args ta = {
 		.to = { .sz = sizeof(ta.to), .control_fd = -1 },
+		.tui = -1,
 	};
 	struct perfring_top_stats st = { .sz = sizeof(st) };
 	struct perfring_top_opts to;
@@ -163,6 +172,21 @@ int cmd_top(int argc, char **argv)
 		die_usage("%s: give one of -a/-C, -p and -t",
 			  "conflicting targets");
 	to.events = ta.events;
+	if (ta.tui < 0) /* perf's: the browser on a terminal */
+		ta.tui = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
+	if (ta.tui) {
+		if (!to.delay)
+			to.delay = 2; /* perf top's */
+		to.control_fd = control_setup(false);
+		if (to.control_fd < 0)
+			return 1;
+		err = browse_top(&to);
+		if (err) {
+			fprintf(stderr, "%s: top: %s\n", prog, strerror(-err));
+			return 1;
+		}
+		return 0;
+	}
 	to.clear = isatty(STDOUT_FILENO);
 	if (to.clear && !to.entries)
 		to.entries = terminal_rows();

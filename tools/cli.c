@@ -137,6 +137,11 @@ static void on_signal(int sig)
 	errno = saved;
 }
 
+void control_stop(void)
+{
+	on_signal(SIGTERM);
+}
+
 /*
  * 'q' stops: the recording ends and its file is completed; 's' asks for a
  * snapshot.  SIGHUP stays ignored when it was (nohup: a recording that

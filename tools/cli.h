@@ -46,6 +46,8 @@ const char *symfs_dir(const char *dir);
  * 's' when @snapshots.  Returns the read end, or -1.
  */
 int control_setup(bool snapshots);
+/* Writes 'q' to that pipe, as SIGTERM does (a browser's q). */
+void control_stop(void);
 
 /*
  * perfring record's options, parsed once for every mode
@@ -195,5 +197,8 @@ void progress_setup(void);
 int browse_annotate(const struct perfring_annotate_opts *ao);
 /* @ro's entries (its input and filters), self or with a Children column. */
 int browse_report(const struct perfring_report_opts *ro, bool children);
+/* perfring top's browser: @to's tables, refreshed live (perfring_top() on
+ * a thread of its own; control_setup() first: q and the signals stop it). */
+int browse_top(const struct perfring_top_opts *to);
 
 #endif

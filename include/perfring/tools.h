@@ -351,6 +351,52 @@ PERFRING_API int perfring_push(const struct perfring_push_opts *opts,
 
 /* ---- top: a live hot-symbol table ------------------------------------ */
 
+/* One of an entry's call chains: callee first, frames[0] the sampled
+ * function itself; period is the entry's period through this chain. */
+struct perfring_top_chain {
+	uint64_t period;
+	const struct perfring_frame *frames;
+	uint32_t nr_frames;
+};
+
+/*
+ * One row of a top table.  Only the sort keys tell entries apart: a
+ * field that is no key holds its first sample's value.
+ */
+struct perfring_top_entry {
+	const char *comm;
+	int32_t pid;
+	const char *dso; /* as the table prints it: "[kernel]", a short name,
+			    "[unknown]" (no map) */
+	const char *sym; /* NULL: no symbol holds addr, or pending */
+	uint64_t addr; /* map-relative (the raw ip without a map) */
+	bool kernel;
+	bool pending; /* the object's symbols are not loaded yet: one row */
+	uint64_t period, nr_samples; /* decayed as the table's */
+	const struct perfring_top_chain *chains; /* -g: the hottest kept */
+	uint32_t nr_chains;
+};
+
+/* What a perfring_top_table_fn gets: one event's table at a refresh;
+ * everything it points at is valid until the callback returns. */
+struct perfring_top_table {
+	size_t sz;
+	uint32_t event, nr_events; /* its index in -e order, of how many */
+	const char *event_name;
+	uint64_t freq, period; /* its sampling: freq Hz, or every period */
+	const char *sort; /* the sort keys, "dso,sym" */
+	uint64_t samples_total; /* samples read since the start */
+	uint64_t samples, kernel_samples; /* since the last refresh */
+	uint64_t lost, lost_total; /* this interval's, all (first event) */
+	double rate; /* samples a second since the last refresh */
+	uint64_t total_period; /* the entries' (decayed) periods summed */
+	const struct perfring_top_entry *entries; /* hottest first */
+	uint32_t nr_entries;
+};
+
+typedef int (*perfring_top_table_fn)(const struct perfring_top_table *table,
+				     void *ctx);
+
 struct perfring_top_opts {
 	size_t sz;
 	const char *const *events; /* -e, "cpu-clock" (default) */
@@ -373,6 +419,15 @@ struct perfring_top_opts {
 	bool hide_kernel; /* -K: kernel samples left out of the table */
 	bool hide_user; /* -U: user samples left out of the table */
 	bool show_nr_samples; /* -n: a Samples column */
+	/*
+	 * Instead of printing to @out (which may then be NULL): at each
+	 * refresh on_table gets every event's whole table, before it decays
+	 * (perfring top's browser).  A negative return stops perfring_top()
+	 * with that error, a positive one with 0.  Called on the thread that
+	 * runs perfring_top().
+	 */
+	perfring_top_table_fn on_table;
+	void *ctx;
 };
 
 struct perfring_top_stats {

@@ -95,6 +95,7 @@ struct thists {
 	uint64_t total;
 	/* This interval's figures for the header. */
 	uint64_t samples, kernel_samples, lost, lost_total;
+	uint64_t samples_total; /* since the start */
 };
 
 /* What top's samples hold (and, with -g, CALLCHAIN): the fields
@@ -139,6 +140,11 @@ struct top {
 	unsigned int entries;
 	struct tcent cursor[TOP_MAX_STACK];
 	int err;
+	/* on_table's view of a table, rebuilt at each refresh */
+	struct perfring_top_entry *view_entries;
+	struct perfring_top_chain *view_chains;
+	struct perfring_frame *view_frames;
+	size_t view_entries_cap, view_chains_cap, view_frames_cap;
 };
 
 static uint64_t now_ns(void)
@@ -515,6 +521,7 @@ static int add_sample(struct top *t, const unsigned char *rec, size_t size,
 			(size_t)t->cur]++;
 	t->st.samples++;
 	h->samples++;
+	h->samples_total++;
 	if (cpumode == PERF_RECORD_MISC_KERNEL)
 		h->kernel_samples++;
 	if ((cpumode == PERF_RECORD_MISC_KERNEL && t->o.hide_kernel) ||
@@ -841,20 +848,128 @@ static void print_table(struct top *t, int ev)
 	}
 }
 
+/* Grows *@v (of *@cap elements of @size) to hold @n. */
+static int view_reserve(void **v, size_t *cap, size_t n, size_t size)
+{
+	void *p;
+
+	if (n <= *cap)
+		return 0;
+	p = realloc(*v, n * size);
+	if (!p)
+		return -ENOMEM;
+	*v = p;
+	*cap = n;
+	return 0;
+}
+
+static void frame_of(const struct tcent *c, struct perfring_frame *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->ip = f->addr = c->ip;
+	f->sym = c->sym ? c->sym->name : NULL;
+	f->dso = c->dso ? dso_text(c->dso) : NULL;
+	f->kernel = c->dso && c->dso->kind == DSO_KERNEL;
+}
+
+static int cmp_chain_period(const void *pa, const void *pb)
+{
+	const struct perfring_top_chain *a = pa, *b = pb;
+
+	return a->period != b->period ? (a->period > b->period ? -1 : 1) : 0;
+}
+
+/* Event @ev's whole table, hottest first, to opts->on_table. */
+static int hand_over(struct top *t, int ev)
+{
+	struct thists *h = &t->h[ev];
+	const struct perf_event_attr *a = &t->events[ev].attr;
+	size_t nr_chains = 0, nr_frames = 0, c = 0, f = 0;
+	struct perfring_top_table tab = { .sz = sizeof(tab) };
+
+	if (h->nr)
+		qsort(h->v, h->nr, sizeof(*h->v), entry_cmp);
+	for (uint32_t i = 0; i < h->nr; i++) {
+		nr_chains += h->v[i]->nr_chains;
+		for (uint32_t j = 0; j < h->v[i]->nr_chains; j++)
+			nr_frames += h->v[i]->chains[j].n;
+	}
+	if (view_reserve((void **)&t->view_entries, &t->view_entries_cap, h->nr,
+			 sizeof(*t->view_entries)) ||
+	    view_reserve((void **)&t->view_chains, &t->view_chains_cap,
+			 nr_chains, sizeof(*t->view_chains)) ||
+	    view_reserve((void **)&t->view_frames, &t->view_frames_cap,
+			 nr_frames, sizeof(*t->view_frames)))
+		return -ENOMEM;
+	for (uint32_t i = 0; i < h->nr; i++) {
+		const struct tentry *e = h->v[i];
+		struct perfring_top_entry *v = &t->view_entries[i];
+
+		*v = (struct perfring_top_entry){
+			.comm = e->comm ? e->comm : "",
+			.pid = e->pid,
+			.dso = dso_text(e->dso),
+			.sym = e->pending || !e->sym ? NULL : e->sym->name,
+			.addr = e->addr,
+			.kernel = e->level == 'k',
+			.pending = e->pending,
+			.period = e->period,
+			.nr_samples = e->nr_samples,
+			.chains = t->view_chains + c,
+			.nr_chains = e->nr_chains,
+		};
+		for (uint32_t j = 0; j < e->nr_chains; j++, c++) {
+			const struct tchain *ch = &e->chains[j];
+
+			t->view_chains[c] = (struct perfring_top_chain){
+				.period = ch->period,
+				.frames = t->view_frames + f,
+				.nr_frames = ch->n,
+			};
+			for (uint32_t k = 0; k < ch->n; k++)
+				frame_of(&ch->v[k], &t->view_frames[f++]);
+		}
+		if (e->nr_chains > 1)
+			qsort(t->view_chains + c - e->nr_chains, e->nr_chains,
+			      sizeof(*t->view_chains), cmp_chain_period);
+	}
+	tab.event = (uint32_t)ev;
+	tab.nr_events = (uint32_t)t->nr_events;
+	tab.event_name = t->events[ev].name;
+	tab.freq = a->freq ? a->sample_freq : 0;
+	tab.period = a->freq ? 0 : a->sample_period;
+	tab.sort = t->o.sort ? t->o.sort : "dso,sym";
+	tab.samples_total = h->samples_total;
+	tab.samples = h->samples;
+	tab.kernel_samples = h->kernel_samples;
+	tab.lost = h->lost;
+	tab.lost_total = h->lost_total;
+	tab.rate = sample_rate(t, ev);
+	tab.total_period = h->total;
+	tab.entries = t->view_entries;
+	tab.nr_entries = h->nr;
+	return t->o.on_table(&tab, t->o.ctx);
+}
+
 static int refresh(struct top *t)
 {
 	int err = 0;
 
-	if (t->o.clear)
+	if (t->o.on_table) {
+		for (int i = 0; i < t->nr_events && !err; i++)
+			err = hand_over(t, i);
+		if (err)
+			return err;
+	} else if (t->o.clear)
 		fputs("\033[H\033[2J", t->out);
 	else if (t->st.refreshes)
 		fputc('\n', t->out);
-	for (int i = 0; i < t->nr_events; i++) {
+	for (int i = 0; !t->o.on_table && i < t->nr_events; i++) {
 		if (i)
 			fputc('\n', t->out);
 		print_table(t, i);
 	}
-	if (fflush(t->out) || ferror(t->out))
+	if (!t->o.on_table && (fflush(t->out) || ferror(t->out)))
 		return errno ? -errno : -EIO;
 	for (int i = 0; i < t->nr_events && !err; i++)
 		err = hists_age(t, &t->h[i]);
@@ -1171,6 +1286,9 @@ static void top_close(struct top *t)
 	free(t->newest_ns);
 	free(t->mark_ns);
 	free(t->ring_samples);
+	free(t->view_entries);
+	free(t->view_chains);
+	free(t->view_frames);
 	machine_exit(&t->m);
 }
 
@@ -1180,7 +1298,7 @@ PERFRING_API int perfring_top(const struct perfring_top_opts *o, FILE *out,
 	struct top *t;
 	int err;
 
-	if (!o || !out || !OPTS_VALID(o))
+	if (!o || !OPTS_VALID(o) || (!out && !OPTS_GET(o, on_table, NULL)))
 		return -EINVAL;
 	t = calloc(1, sizeof(*t));
 	if (!t)

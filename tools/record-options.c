@@ -684,7 +684,8 @@ static const struct cli_option record_options[] = {
 	OPT_CALLBACK(0, "off-cpu-mode", "bpf|events", opt_off_cpu_mode,
 		     "bpf: measured and summed in the kernel (root);\n"
 		     "events: every sched switch read here (default:\n"
-		     "bpf when the kernel takes it, else events)"),
+		     "bpf when the kernel takes it, else events)",
+		     .flags = M_PERF),
 	OPT_BOOLEAN('s', "stat", inherit_stat, "per-thread counts (report -T)",
 		    .flags = M_PERF),
 	OPT_CALLBACK('k', "clockid", "CLOCK", opt_clockid,

@@ -320,7 +320,7 @@ static int bpf_open(struct offcpu *oc, int nr_cpus, const pid_t *tids,
 	if (oc->o.mode == OFFCPU_MODE_BPF)
 		pr_err("--off-cpu-mode bpf: %s", why);
 	else
-		pr_info("--off-cpu: not in the kernel (%s): reading the sched events",
+		pr_warn("--off-cpu: the BPF program cannot run (%s): reading the sched events instead",
 			why);
 	return err;
 }

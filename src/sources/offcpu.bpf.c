@@ -18,6 +18,7 @@
  * library (a bpftool skeleton); compiled only as BPF, never by $(CC).
  */
 #include <linux/types.h>
+#include <linux/errno.h>
 #include <linux/bpf.h>
 #include <stdbool.h>
 #include <bpf/bpf_helpers.h>
@@ -122,7 +123,10 @@ static __always_inline __s32 stack_id(void *ctx, void *map, __u64 flags)
 	long id = bpf_get_stackid(ctx, map, flags | BPF_F_FAST_STACK_CMP);
 
 	if (id < 0) {
-		count(OFFCPU_BPF_STAT_NO_STACK);
+		/* -EFAULT: an empty stack (a kernel thread's user one);
+		 * otherwise the map is full or the bucket holds another */
+		if (id != -EFAULT)
+			count(OFFCPU_BPF_STAT_NO_STACK);
 		return OFFCPU_BPF_NO_STACK;
 	}
 	return (__s32)id;

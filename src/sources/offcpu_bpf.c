@@ -26,7 +26,7 @@ struct offcpu_bpf {
 };
 
 /*
- * libbpf's messages: kept (the last warning says why a load failed),
+ * libbpf's messages: kept (the first warning says why a load failed),
  * never printed.  libbpf has one print function per process: it is ours
  * only while the program loads, the caller's before and after.
  */
@@ -44,7 +44,7 @@ static int keep_warning(enum libbpf_print_level level, const char *fmt,
 	n = strlen(line);
 	while (n && line[n - 1] == '\n')
 		line[--n] = 0;
-	if (n)
+	if (n && !last_warning[0]) /* the first: the cause */
 		memcpy(last_warning, line, n + 1);
 	return 0;
 }

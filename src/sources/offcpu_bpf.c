@@ -52,7 +52,13 @@ static int keep_warning(enum libbpf_print_level level, const char *fmt,
 static int refused(struct offcpu_bpf *b, int err, const char *step, char *why,
 		   size_t why_len)
 {
-	if (why && why_len)
+	/* no privilege: libbpf's first words are about RLIMIT_MEMLOCK */
+	if (why && why_len && (err == -EPERM || err == -EACCES))
+		snprintf(
+			why, why_len,
+			"%s: %s (tracing programs need CAP_BPF and CAP_PERFMON)",
+			step, strerror(-err));
+	else if (why && why_len)
 		snprintf(why, why_len, "%s: %s%s%s", step, strerror(-err),
 			 last_warning[0] ? ": " : "", last_warning);
 	offcpu_bpf_close(b);

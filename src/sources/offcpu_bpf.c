@@ -18,6 +18,20 @@
 
 #define DEFAULT_MAX_STACK 127 /* the kernel's perf_event_max_stack */
 
+/*
+ * The maps' sizes.  Every map is allocated whole when the program loads
+ * (the stack maps: entries * max_stack * 8 bytes each), which is most of
+ * what loading costs: a command or -p has few threads and stacks, the
+ * whole system more.  A stack whose bucket is taken is not kept (counted:
+ * the summary's "stacks not kept"); a block with no room in the starts
+ * is left out, one with no room in the sums is sent alone.
+ */
+struct map_sizes {
+	uint32_t stacks, starts, sums, traced;
+};
+static const struct map_sizes process_sizes = { 4096, 8192, 8192, 8192 };
+static const struct map_sizes system_sizes = { 16384, 65536, 32768, 1 };
+
 struct offcpu_bpf {
 	struct offcpu_skel *skel;
 	uint32_t max_stack;
@@ -53,7 +67,7 @@ static int refused(struct offcpu_bpf *b, int err, const char *step, char *why,
 		   size_t why_len)
 {
 	/* no privilege: libbpf's first words are about RLIMIT_MEMLOCK */
-	if (why && why_len && (err == -EPERM || err == -EACCES))
+	if (why && why_len && err == -EPERM)
 		snprintf(
 			why, why_len,
 			"%s: %s (tracing programs need CAP_BPF and CAP_PERFMON)",
@@ -99,8 +113,25 @@ int offcpu_bpf_open(const struct offcpu_bpf_opts *o, struct offcpu_bpf **out,
 		s->rodata->system_wide = o->system_wide;
 		s->rodata->want_user = o->user;
 		s->rodata->want_kernel = o->kernel;
+		const struct map_sizes *z = o->system_wide ? &system_sizes :
+							     &process_sizes;
+
 		err = bpf_map__set_value_size(s->maps.ustacks,
 					      b->max_stack * 8);
+		if (!err)
+			err = bpf_map__set_max_entries(s->maps.ustacks,
+						       z->stacks);
+		if (!err)
+			err = bpf_map__set_max_entries(s->maps.kstacks,
+						       z->stacks);
+		if (!err)
+			err = bpf_map__set_max_entries(s->maps.starts,
+						       z->starts);
+		if (!err)
+			err = bpf_map__set_max_entries(s->maps.sums, z->sums);
+		if (!err)
+			err = bpf_map__set_max_entries(s->maps.traced,
+						       z->traced);
 		if (!err)
 			err = bpf_map__set_value_size(s->maps.kstacks,
 						      b->max_stack * 8);

@@ -22,7 +22,10 @@
  * for the passes traced against untraced (target <= 10),
  * perf_slowdown_pct= the same under perf.  switches_per_s= is the
  * untraced run's rate (the program's own context switches per second of
- * its passes).  bpf_lost=, events_lost= and perf_lost= are the events
+ * its passes).  bpf_user_*= are the bpf mode with --user-callchains: user
+ * stacks only, as perf's own --off-cpu takes them: what the kernel stacks
+ * (one at each block, one at each wake-up) cost the program.
+ * bpf_lost=, events_lost= and perf_lost= are the events
  * lost in the last run's files, as perf report -D counts them.
  */
 #define _GNU_SOURCE
@@ -77,6 +80,7 @@ void case_offcpu_cost(void)
 		out[] = "/tmp/perfring-bench-pong.txt",
 		bpf_f[] = "/tmp/perfring-bench-offcpu-bpf.data",
 		events_f[] = "/tmp/perfring-bench-offcpu-events.data",
+		user_f[] = "/tmp/perfring-bench-offcpu-user.data",
 		perf_f[] = "/tmp/perfring-bench-offcpu-perf.data";
 	char passes[32], work[32];
 	char *pong[] = { workload("pacedpong", pp, sizeof(pp)), passes, work,
@@ -96,6 +100,22 @@ void case_offcpu_cost(void)
 			work,
 			out,
 			NULL };
+	char *bpf_user[] = { (char *)cli_path(),
+			     "record",
+			     "-q",
+			     "--off-cpu",
+			     "--off-cpu-mode",
+			     "bpf",
+			     "-g",
+			     "--user-callchains",
+			     "-o",
+			     user_f,
+			     "--",
+			     pp,
+			     passes,
+			     work,
+			     out,
+			     NULL };
 	char *events[] = { (char *)cli_path(),
 			   "record",
 			   "-q",
@@ -114,8 +134,8 @@ void case_offcpu_cost(void)
 	char *perf[] = { "perf", "record", "-q",   "-e", "sched:sched_switch",
 			 "-g",	 "-o",	   perf_f, "--", pp,
 			 passes, work,	   out,	   NULL };
-	double base[REPS], bt[REPS], et[REPS], pt[REPS], bc[REPS], ec[REPS],
-		pc[REPS], sw[REPS];
+	double base[REPS], bt[REPS], ut[REPS], et[REPS], pt[REPS], bc[REPS],
+		uc[REPS], ec[REPS], pc[REPS], sw[REPS];
 	uint64_t ev, bpf_lost, events_lost, perf_lost;
 	struct pong p;
 	double bare, work_ns;
@@ -141,6 +161,9 @@ void case_offcpu_cost(void)
 		if (pong_run(bpf, out, &p, &bc[i]))
 			goto fail;
 		bt[i] = p.elapsed_s;
+		if (pong_run(bpf_user, out, &p, &uc[i]))
+			goto fail;
+		ut[i] = p.elapsed_s;
 		if (pong_run(events, out, &p, &ec[i]))
 			goto fail;
 		et[i] = p.elapsed_s;
@@ -152,21 +175,24 @@ void case_offcpu_cost(void)
 	perf_counts(events_f, &ev, &events_lost);
 	perf_counts(perf_f, &ev, &perf_lost);
 	unlink(bpf_f);
+	unlink(user_f);
 	unlink(events_f);
 	unlink(perf_f);
 	unlink(out);
 	{
-		double b = median3(base), bw = median3(bt), ew = median3(et),
-		       q = median3(pt);
-		double bcpu = median3(bc), ecpu = median3(ec),
-		       pcpu = median3(pc);
+		double b = median3(base), bw = median3(bt), uw = median3(ut),
+		       ew = median3(et), q = median3(pt);
+		double bcpu = median3(bc), ucpu = median3(uc),
+		       ecpu = median3(ec), pcpu = median3(pc);
 
-		printf("bench offcpu-cost bpf_cpu_s=%.3f events_cpu_s=%.3f perf_cpu_s=%.3f bpf_ratio=%.3f events_ratio=%.3f bpf_slowdown_pct=%.1f events_slowdown_pct=%.1f perf_slowdown_pct=%.1f untraced_s=%.3f bpf_s=%.3f events_s=%.3f perf_s=%.3f switches_per_s=%.0f bare_pass_ns=%.0f work_ns=%.0f bpf_lost=%llu events_lost=%llu perf_lost=%llu stat=median\n",
+		printf("bench offcpu-cost bpf_cpu_s=%.3f events_cpu_s=%.3f perf_cpu_s=%.3f bpf_ratio=%.3f events_ratio=%.3f bpf_slowdown_pct=%.1f events_slowdown_pct=%.1f perf_slowdown_pct=%.1f bpf_user_cpu_s=%.3f bpf_user_ratio=%.3f bpf_user_slowdown_pct=%.1f untraced_s=%.3f bpf_s=%.3f events_s=%.3f perf_s=%.3f switches_per_s=%.0f bare_pass_ns=%.0f work_ns=%.0f bpf_lost=%llu events_lost=%llu perf_lost=%llu stat=median\n",
 		       bcpu, ecpu, pcpu, pcpu > 0 ? bcpu / pcpu : 0.0,
 		       pcpu > 0 ? ecpu / pcpu : 0.0,
 		       b > 0 ? 100.0 * (bw - b) / b : 0.0,
 		       b > 0 ? 100.0 * (ew - b) / b : 0.0,
-		       b > 0 ? 100.0 * (q - b) / b : 0.0, b, bw, ew, q,
+		       b > 0 ? 100.0 * (q - b) / b : 0.0, ucpu,
+		       pcpu > 0 ? ucpu / pcpu : 0.0,
+		       b > 0 ? 100.0 * (uw - b) / b : 0.0, b, bw, ew, q,
 		       median3(sw), bare, work_ns, (unsigned long long)bpf_lost,
 		       (unsigned long long)events_lost,
 		       (unsigned long long)perf_lost);
@@ -174,6 +200,7 @@ void case_offcpu_cost(void)
 	return;
 fail:
 	unlink(bpf_f);
+	unlink(user_f);
 	unlink(events_f);
 	unlink(perf_f);
 	unlink(out);

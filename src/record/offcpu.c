@@ -1264,7 +1264,9 @@ int offcpu_drain(struct offcpu *oc, bool final, offcpu_emit_fn emit, void *ctx)
 		free(oc->ev[i].dwarf);
 		free(oc->ev[i].block);
 	}
-	memmove(oc->ev, oc->ev + done, (oc->nr_ev - done) * sizeof(*oc->ev));
+	if (done) /* (no array yet when nothing came: BPF sums only) */
+		memmove(oc->ev, oc->ev + done,
+			(oc->nr_ev - done) * sizeof(*oc->ev));
 	oc->nr_ev -= done;
 	if (!err && final)
 		err = offcpu_flush(oc, emit, ctx);

@@ -30,6 +30,7 @@
  */
 #define _GNU_SOURCE
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -70,6 +71,30 @@ static int pong_run(char *const argv[], const char *out, struct pong *p,
 	return 0;
 }
 
+/* @v (20 long): perfring record --off-cpu in @mode (with
+ * --user-callchains if @user_only) into @file, of the program in @pong. */
+static void ours_argv(char **v, const char *mode, bool user_only, char *file,
+		      char *const pong[])
+{
+	int n = 0;
+
+	v[n++] = (char *)cli_path();
+	v[n++] = "record";
+	v[n++] = "-q";
+	v[n++] = "--off-cpu";
+	v[n++] = "--off-cpu-mode";
+	v[n++] = (char *)mode;
+	v[n++] = "-g";
+	if (user_only)
+		v[n++] = "--user-callchains";
+	v[n++] = "-o";
+	v[n++] = file;
+	v[n++] = "--";
+	for (int i = 0; pong[i]; i++)
+		v[n++] = pong[i];
+	v[n] = NULL;
+}
+
 void case_offcpu_cost(void)
 {
 	const char *r = getenv("BENCH_OFFCPU_RATE"),
@@ -85,52 +110,7 @@ void case_offcpu_cost(void)
 	char passes[32], work[32];
 	char *pong[] = { workload("pacedpong", pp, sizeof(pp)), passes, work,
 			 out, NULL };
-	char *bpf[] = { (char *)cli_path(),
-			"record",
-			"-q",
-			"--off-cpu",
-			"--off-cpu-mode",
-			"bpf",
-			"-g",
-			"-o",
-			bpf_f,
-			"--",
-			pp,
-			passes,
-			work,
-			out,
-			NULL };
-	char *bpf_user[] = { (char *)cli_path(),
-			     "record",
-			     "-q",
-			     "--off-cpu",
-			     "--off-cpu-mode",
-			     "bpf",
-			     "-g",
-			     "--user-callchains",
-			     "-o",
-			     user_f,
-			     "--",
-			     pp,
-			     passes,
-			     work,
-			     out,
-			     NULL };
-	char *events[] = { (char *)cli_path(),
-			   "record",
-			   "-q",
-			   "--off-cpu",
-			   "--off-cpu-mode",
-			   "events",
-			   "-g",
-			   "-o",
-			   events_f,
-			   "--",
-			   pp,
-			   passes,
-			   work,
-			   out,
-			   NULL };
+	char *bpf[20], *bpf_user[20], *events[20];
 	char *perf[] = { "perf", "record", "-q",   "-e", "sched:sched_switch",
 			 "-g",	 "-o",	   perf_f, "--", pp,
 			 passes, work,	   out,	   NULL };
@@ -140,6 +120,9 @@ void case_offcpu_cost(void)
 	struct pong p;
 	double bare, work_ns;
 
+	ours_argv(bpf, "bpf", false, bpf_f, pong);
+	ours_argv(bpf_user, "bpf", true, user_f, pong);
+	ours_argv(events, "events", false, events_f, pong);
 	/* a bare pass's cost, untraced */
 	snprintf(passes, sizeof(passes), "%d", 20000);
 	snprintf(work, sizeof(work), "0");

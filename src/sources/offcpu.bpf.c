@@ -81,20 +81,15 @@ struct {
 	__type(value, struct offcpu_bpf_sum);
 } sums SEC(".maps");
 
-/* value_size: max_stack * 8, set by the loader */
-struct {
+/* One type for the user and the kernel stacks; value_size (max_stack * 8)
+ * and max_entries are set by the loader. */
+struct stack_map {
 	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
 	__uint(max_entries, 16384);
 	__uint(key_size, sizeof(__u32));
 	__uint(value_size, 127 * sizeof(__u64));
-} ustacks SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
-	__uint(max_entries, 16384);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, 127 * sizeof(__u64));
-} kstacks SEC(".maps");
+};
+struct stack_map ustacks SEC(".maps"), kstacks SEC(".maps");
 
 /* a bpf-output event per CPU, opened by the recorder */
 struct {

@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "../ring/barrier.h"
 #include "offcpu_bpf.h"
 #include "offcpu.skel.h"
 
@@ -180,8 +181,7 @@ void offcpu_bpf_enable(struct offcpu_bpf *b, bool enable)
 {
 	/* the program reads it at its next run (a plain flag: a switch
 	 * seen just before or after is as good) */
-	__atomic_store_n(&b->skel->bss->enabled, enable ? 1u : 0u,
-			 __ATOMIC_RELAXED);
+	WRITE_ONCE(b->skel->bss->enabled, enable ? 1u : 0u);
 }
 
 uint32_t offcpu_bpf_max_stack(const struct offcpu_bpf *b)

@@ -13,6 +13,7 @@
 #  - each thread's on-CPU time (its cpu-clock periods) plus its off-CPU
 #    time (offcpu-time and offcpu-preempted) is its lifetime (COMM exec
 #    or FORK to EXIT, from perf script) within 2%;
+#  - system wide (-a): the same waits under sleeper and blocker;
 #  - chrome: the two long blocks as slices on their threads, the pipe
 #    block linked to the writer by a flow; svg: off-CPU frames drawn cold.
 # All of it in both modes (--off-cpu-mode): bpf (the program in the
@@ -168,6 +169,15 @@ cold=$(grep -c 'fill="rgb(\([0-9]*\),\1,2[0-9][0-9])"' "$tmp/oc.svg")
 [ "$cold" -gt 0 ] || fail "svg: no cold (blue) frame"
 grep -q 'sleeper' "$tmp/oc.svg" || fail "svg: no sleeper frame"
 echo "svg: $cold cold frames"
+
+# System wide (-a, the command run beside): every thread's blocks, the
+# program's among them (in the BPF mode: the program's system-wide maps).
+timeout $((WAIT_S * 2)) "$cli" record -a --off-cpu --off-cpu-mode "$mode" --off-cpu-thresh 100 -g -o "$tmp/all-$mode.data" -- "$wl/offcpu" 500 500 300 \
+	2>"$tmp/record.err" || fail "record -a --off-cpu --off-cpu-mode $mode: $(cat "$tmp/record.err")"
+grep -q "$how" "$tmp/record.err" || fail "-a --off-cpu-mode $mode: the summary does not say '$how': $(grep 'off-CPU' "$tmp/record.err")"
+"$cli" export -i "$tmp/all-$mode.data" -f folded -e offcpu-time -o "$tmp/all.folded" || fail "export -a's file"
+in_range "-a: offcpu-time under sleeper" "$(under "$tmp/all.folded" sleeper)" 450 600
+in_range "-a: offcpu-time under blocker" "$(under "$tmp/all.folded" blocker)" 450 600
 }
 
 check_mode bpf

@@ -41,11 +41,12 @@ LDLIBS := -pthread
 # for disassembly; libunwind (remote, x86_64) unwinds --call-graph dwarf
 # samples' user stacks as perf does; libdw reads source lines (srcline);
 # libbabeltrace-ctf (babeltrace 1.5's CTF writer, perf's) writes CTF;
-# libm: sched's standard deviations.
-TOOLS_CFLAGS := $(shell pkg-config --cflags libtraceevent libelf libdw libzstd zlib capstone libunwind-generic babeltrace-ctf)
+# libm: sched's standard deviations; libbpf loads record --off-cpu's BPF
+# program (its skeleton, generated in $(B)/bpf, is included from there).
+TOOLS_CFLAGS := $(shell pkg-config --cflags libtraceevent libelf libdw libzstd zlib capstone libunwind-generic babeltrace-ctf libbpf)
 TOOLS_LDLIBS := $(shell pkg-config --libs libtraceevent libelf libdw libzstd zlib) \
 	-lopencsd_c_api $(shell pkg-config --libs libopencsd capstone) \
-	$(shell pkg-config --libs libunwind-generic babeltrace-ctf) -lm
+	$(shell pkg-config --libs libunwind-generic babeltrace-ctf libbpf) -lm
 
 # Layers: libperfring (src/ring, src/app: libc only) -> libperfring-tools
 # (src/sources, src/format -> src/machine, src/tracepoint -> src/coresight
@@ -56,7 +57,8 @@ TOOLS_LDLIBS := $(shell pkg-config --libs libtraceevent libelf libdw libzstd zli
 LIB_SRC := $(sort $(wildcard src/ring/*.c src/app/*.c))
 SHARED_SRC := src/ring/subbuf_page.c src/app/app_format.c
 TOOLS_LAYERS := sources format machine tracepoint coresight fleet record report convert
-TOOLS_SRC := $(sort $(wildcard $(TOOLS_LAYERS:%=src/%/*.c)) $(SHARED_SRC))
+# (*.bpf.c: eBPF programs, built by clang -target bpf below, never by $(CC))
+TOOLS_SRC := $(sort $(filter-out %.bpf.c,$(wildcard $(TOOLS_LAYERS:%=src/%/*.c))) $(SHARED_SRC))
 INTERNAL_SRC := $(sort $(LIB_SRC) $(TOOLS_SRC))
 HDRS := include/perfring.h include/perfring/abi.h include/perfring/tools.h $(wildcard src/*/*.h)
 # Only the tools layer sees the tools' dependencies' headers.
@@ -72,6 +74,8 @@ WORKLOADS := $(basename $(notdir $(wildcard test/workloads/*.c)))
 TEST_APPS := $(basename $(notdir $(wildcard test/apps/*.c)))
 
 B := build
+# the BPF program's skeleton (below)
+TOOLS_CFLAGS += -I$(B)/bpf
 SONAME := libperfring.so.$(SOVERSION)
 # The file name starts with the soname (libperfring.so.1.0.0).
 SHLIB_FILE := libperfring.so.$(SOVERSION).0.0
@@ -112,6 +116,20 @@ $$($(1)_DIR)/fuzz/replay_%: fuzz/fuzz_%.c fuzz/replay.c fuzz/fuzz_file.h $$($(1)
 	$$(CC) $$(CFLAGS_COMMON) $$(TOOLS_CFLAGS) $$(CFLAGS_$(1)) $$(CFLAGS) -Isrc -o $$@ $$< fuzz/replay.c $$($(1)_DIR)/libperfring-internal.a $$(CLI_LDLIBS)
 endef
 $(foreach v,release asan tsan,$(eval $(call variant,$(v))))
+
+# record --off-cpu's eBPF program (src/sources/offcpu.bpf.c): built for
+# the BPF target with its BTF (CO-RE: libbpf relocates its field accesses
+# to the running kernel's), then embedded as bytes in a skeleton header
+# that src/sources/offcpu_bpf.c includes (nothing read from disk at run
+# time).  clang, libbpf-dev and bpftool: scripts/deps.sh.
+BPF_CLANG ?= clang
+BPF_CFLAGS := -target bpf -g -O2 -Wall -Werror -I/usr/include/$(shell $(CC) -print-multiarch)
+$(B)/bpf/offcpu.bpf.o: src/sources/offcpu.bpf.c src/sources/offcpu_bpf_abi.h
+	@mkdir -p $(@D)
+	$(BPF_CLANG) $(BPF_CFLAGS) -c $< -o $@
+$(B)/bpf/offcpu.skel.h: $(B)/bpf/offcpu.bpf.o
+	bpftool gen skeleton $< name offcpu_skel > $@.tmp && mv $@.tmp $@
+$(foreach d,$(B) $(B)/asan $(B)/tsan,$(d)/obj/src/sources/offcpu_bpf.o): $(B)/bpf/offcpu.skel.h
 
 # The installed archives: one partially linked object each, in which only
 # the PERFRING_API names (and libperfring's perfring__ ones for the tools)
@@ -290,7 +308,7 @@ demo: all $(WORKLOADS:%=$(B)/workloads/%)
 	$(B)/perfring top -F 1000 -d 0.5 --iterations 2 -E 8 > $(B)/demo.top; rc=$$?; \
 	kill $$hot 2>/dev/null; wait; cat $(B)/demo.top; exit $$rc
 
-fuzz:
+fuzz: $(B)/bpf/offcpu.skel.h
 	@test -n "$(T)" || { echo "usage: make fuzz T=<$(FUZZ_TARGETS)> [SECS=60]"; exit 2; }
 	@mkdir -p $(B)/libfuzzer
 	clang $(CFLAGS_COMMON) -O1 -g -fsanitize=fuzzer,address,undefined -DPERFRING_BUILD -Isrc \

@@ -54,11 +54,12 @@
  *                      (push.c).
  *   offcpu-cost        a program switching 100,000 times a second (two
  *                      threads on one CPU, workloads/pacedpong) untraced,
- *                      under `perfring record --off-cpu -g` and under `perf
- *                      record -e sched:sched_switch -g`: each recorder's
- *                      CPU seconds (ratio=, target <= 0.5) and the
- *                      program's slowdown (slowdown_pct=, target <= 10)
- *                      (offcpu.c).
+ *                      under `perfring record --off-cpu -g` in each mode
+ *                      (bpf, events) and under `perf record -e
+ *                      sched:sched_switch -g`: each recorder's CPU seconds
+ *                      (bpf_ratio=, events_ratio=, target <= 0.5) and the
+ *                      program's slowdown (bpf_slowdown_pct=,
+ *                      events_slowdown_pct=, target <= 10) (offcpu.c).
  *
  * Each case runs 3 times.  Single-thread figures are medians
  * (stat=median).  Cross-core ones report the best run (stat=best) with the

@@ -111,4 +111,20 @@ if [ "$paranoid" -ge 2 ]; then
 		fail "cpu-clock:k: message: $(cat "$tmp/err")"
 	echo "ok: cpu-clock:k refused as perf refuses it, with the reason"
 fi
+
+# --off-cpu: the kernel loads no tracing BPF program for nobody (it needs
+# CAP_BPF and CAP_PERFMON): the default mode says so in a line and reads
+# the sched events instead (which this kernel may refuse too: then that
+# is the error); --off-cpu-mode bpf fails with the kernel's reason.
+cp "$(realpath "$wl")/offcpu" "$tmp/offcpu" && chmod 0755 "$tmp/offcpu"
+if user "$cli" record --off-cpu -o oc.data -- ./offcpu 50 50 20 >/dev/null 2>"$tmp/err"; then
+	grep -q 'measured from the sched events' "$tmp/err" || fail "--off-cpu as nobody: not the events mode: $(cat "$tmp/err")"
+fi
+grep -q 'warning: --off-cpu: the BPF program cannot run (.*): reading the sched events instead' "$tmp/err" ||
+	fail "--off-cpu as nobody: no fall-back line: $(cat "$tmp/err")"
+! grep -q 'measured by BPF' "$tmp/err" || fail "--off-cpu as nobody ran the BPF program: $(cat "$tmp/err")"
+user "$cli" record --off-cpu --off-cpu-mode bpf -o oc.data -- ./offcpu 50 50 20 >/dev/null 2>"$tmp/err" &&
+	fail "--off-cpu-mode bpf worked as nobody: $(cat "$tmp/err")"
+grep -q 'error: --off-cpu-mode bpf: .*not permitted' "$tmp/err" || fail "--off-cpu-mode bpf as nobody: message: $(cat "$tmp/err")"
+echo "ok: --off-cpu as nobody falls back from BPF with a line saying why ($(grep -o 'bpf: .*' "$tmp/err" | head -1))"
 echo "PASS"

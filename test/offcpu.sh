@@ -14,10 +14,14 @@
 #  - each thread's on-CPU time (its cpu-clock periods) plus its off-CPU
 #    time (offcpu-time and offcpu-preempted) is its lifetime (COMM exec
 #    or FORK to EXIT, from perf script) within 2%;
+#  - system wide (-a): the same waits under sleeper and blocker;
 #  - chrome: the two long blocks as slices on their threads, the pipe
 #    block linked to the writer by a flow; svg: off-CPU frames drawn cold.
+# All of it in both modes (--off-cpu-mode): bpf (the program in the
+# kernel measures and sums; the summary must say it ran) and events (the
+# recorder reads every sched switch); the default is bpf as root.
 # Skips (77) only if the kernel refuses perf_event_open (or the sched
-# tracepoints).
+# tracepoints); the bpf mode is required as root (this kernel has BTF).
 set -u
 . "$(dirname "$0")/lib.sh"
 cd "$(dirname "$0")/.." || exit 1
@@ -38,14 +42,31 @@ if ! "$cli" record -q --off-cpu -o "$tmp/probe.data" -- true 2>"$tmp/probe.err";
 	fail "record --off-cpu -- true: $(cat "$tmp/probe.err")"
 fi
 
-data=$tmp/oc.data
+# The default as root is the BPF mode; it says so.
+"$cli" record --off-cpu -o "$tmp/probe.data" -- true 2>"$tmp/probe.err" || fail "record --off-cpu -- true: $(cat "$tmp/probe.err")"
+if [ "$(id -u)" = 0 ]; then
+	grep -q 'measured by BPF in the kernel' "$tmp/probe.err" ||
+		fail "record --off-cpu as root did not run the BPF program: $(cat "$tmp/probe.err")"
+fi
+
+# check_mode MODE: every check below on a recording in MODE (the body is
+# not indented: its python here-documents end at column 0).
+check_mode() {
+mode=$1
+echo "--- --off-cpu-mode $mode"
+data=$tmp/oc-$mode.data
 # --off-cpu-thresh 100: the long blocks keep their own time (chrome's
 # slices); the short ones are summed.
-timeout $((WAIT_S * 2)) "$cli" record --off-cpu --off-cpu-thresh 100 -g -o "$data" -- "$wl/offcpu" 500 500 300 \
-	2>"$tmp/record.err" || fail "record --off-cpu: $(cat "$tmp/record.err")"
+timeout $((WAIT_S * 2)) "$cli" record --off-cpu --off-cpu-mode "$mode" --off-cpu-thresh 100 -g -o "$data" -- "$wl/offcpu" 500 500 300 \
+	2>"$tmp/record.err" || fail "record --off-cpu --off-cpu-mode $mode: $(cat "$tmp/record.err")"
 grep 'off-CPU:' "$tmp/record.err"
 grep -q 'off-CPU: [0-9]* blocks in [0-9]* samples, 0 sched events lost, 0 blocks left out' "$tmp/record.err" ||
 	fail "the recorder lost sched events: $(grep 'off-CPU' "$tmp/record.err")"
+case $mode in
+bpf) how='measured by BPF in the kernel' ;;
+*) how='measured from the sched events' ;;
+esac
+grep -q "$how" "$tmp/record.err" || fail "--off-cpu-mode $mode: the summary does not say '$how': $(grep 'off-CPU' "$tmp/record.err")"
 
 # The folded export of offcpu-time: nanoseconds per stack.
 "$cli" export -i "$data" -f folded -e offcpu-time -o "$tmp/off.folded" 2>"$tmp/export.err" ||
@@ -149,4 +170,17 @@ cold=$(grep -c 'fill="rgb(\([0-9]*\),\1,2[0-9][0-9])"' "$tmp/oc.svg")
 [ "$cold" -gt 0 ] || fail "svg: no cold (blue) frame"
 grep -q 'sleeper' "$tmp/oc.svg" || fail "svg: no sleeper frame"
 echo "svg: $cold cold frames"
+
+# System wide (-a, the command run beside): every thread's blocks, the
+# program's among them (in the BPF mode: the program's system-wide maps).
+timeout $((WAIT_S * 2)) "$cli" record -a --off-cpu --off-cpu-mode "$mode" --off-cpu-thresh 100 -g -o "$tmp/all-$mode.data" -- "$wl/offcpu" 500 500 300 \
+	2>"$tmp/record.err" || fail "record -a --off-cpu --off-cpu-mode $mode: $(cat "$tmp/record.err")"
+grep -q "$how" "$tmp/record.err" || fail "-a --off-cpu-mode $mode: the summary does not say '$how': $(grep 'off-CPU' "$tmp/record.err")"
+"$cli" export -i "$tmp/all-$mode.data" -f folded -e offcpu-time -o "$tmp/all.folded" || fail "export -a's file"
+in_range "-a: offcpu-time under sleeper" "$(under "$tmp/all.folded" sleeper)" 450 600
+in_range "-a: offcpu-time under blocker" "$(under "$tmp/all.folded" blocker)" 450 600
+}
+
+check_mode bpf
+check_mode events
 echo "PASS"

@@ -268,6 +268,7 @@ static void record_opts_from(const struct record_args *ra,
 	ro->off_cpu = ra->off_cpu;
 	ro->off_cpu_thresh_set = ra->off_cpu_thresh_set;
 	ro->off_cpu_thresh_ms = ra->off_cpu_thresh_ms;
+	ro->off_cpu_mode = ra->off_cpu_mode;
 	if (ra->switch_output)
 		parse_switch_output(ra->switch_output, ro);
 }
@@ -357,11 +358,21 @@ static void record_summary(const struct perfring_record_opts *ro,
 			" events in %" PRIu64
 			" chunks: use a larger -m or fewer events.\n",
 			st->lost, st->lost_records);
-	if (ro->off_cpu)
+	if (ro->off_cpu && st->offcpu_mode == PERFRING_OFF_CPU_BPF)
 		fprintf(stderr,
 			"[ perfring record: off-CPU: %" PRIu64
 			" blocks in %" PRIu64 " samples, %" PRIu64
-			" sched events lost, %" PRIu64 " blocks left out ]\n",
+			" sched events lost, %" PRIu64
+			" blocks left out, %" PRIu64
+			" stacks not kept; measured by BPF in the kernel ]\n",
+			st->offcpu_blocks, st->offcpu_samples, st->offcpu_lost,
+			st->offcpu_dropped, st->offcpu_no_stack);
+	else if (ro->off_cpu)
+		fprintf(stderr,
+			"[ perfring record: off-CPU: %" PRIu64
+			" blocks in %" PRIu64 " samples, %" PRIu64
+			" sched events lost, %" PRIu64
+			" blocks left out; measured from the sched events ]\n",
 			st->offcpu_blocks, st->offcpu_samples, st->offcpu_lost,
 			st->offcpu_dropped);
 	app_summary(st);

@@ -121,6 +121,7 @@ struct record_args {
 	bool off_cpu; /* --off-cpu */
 	bool off_cpu_thresh_set; /* --off-cpu-thresh MSEC */
 	uint64_t off_cpu_thresh_ms;
+	int off_cpu_mode; /* --off-cpu-mode bpf|events (0: either) */
 	/* fleet profiling: --push SINK=URL..., --push-every, --label,
 	 * --spool, --spool-size */
 	const char *push[PERFRING_PUSH_MAX_SINKS];

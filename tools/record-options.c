@@ -573,6 +573,19 @@ static void opt_off_cpu_thresh(void *args, const char *arg)
 	ra->off_cpu_thresh_set = true;
 }
 
+/* --off-cpu-mode bpf|events */
+static void opt_off_cpu_mode(void *args, const char *arg)
+{
+	struct record_args *ra = args;
+
+	if (!strcmp(arg, "bpf"))
+		ra->off_cpu_mode = PERFRING_OFF_CPU_BPF;
+	else if (!strcmp(arg, "events"))
+		ra->off_cpu_mode = PERFRING_OFF_CPU_EVENTS;
+	else
+		die_usage("--off-cpu-mode is bpf or events: %s", arg);
+}
+
 /* fleet profiling: SINK=URL, more than one */
 static void opt_push(void *args, const char *arg)
 {
@@ -667,6 +680,11 @@ static const struct cli_option record_options[] = {
 	OPT_CALLBACK(0, "off-cpu-thresh", "MSEC", opt_off_cpu_thresh,
 		     "blocks longer keep their own time (default 500);\n"
 		     "shorter ones are summed per thread and stack",
+		     .flags = M_PERF),
+	OPT_CALLBACK(0, "off-cpu-mode", "bpf|events", opt_off_cpu_mode,
+		     "bpf: measured and summed in the kernel (root);\n"
+		     "events: every sched switch read here (default:\n"
+		     "bpf when the kernel takes it, else events)",
 		     .flags = M_PERF),
 	OPT_BOOLEAN('s', "stat", inherit_stat, "per-thread counts (report -T)",
 		    .flags = M_PERF),
@@ -931,6 +949,8 @@ int record_parse_args(int argc, char **argv, struct record_args *ra)
 	ra->argv = first < argc ? &argv[first] : NULL;
 	if (ra->off_cpu_thresh_set && !ra->off_cpu)
 		die_usage("--off-cpu-thresh needs --off-cpu%s", "");
+	if (ra->off_cpu_mode && !ra->off_cpu)
+		die_usage("--off-cpu-mode needs --off-cpu%s", "");
 	if (ra->pprof && ra->output && !strcmp(ra->output, "-"))
 		die_usage("--pprof reads the recording back: not with -o %s",
 			  ra->output);

@@ -91,6 +91,11 @@ struct perfring_record_stats {
 	 * the kernel dropped, and blocks left out because an event of
 	 * theirs was among them. */
 	uint64_t offcpu_blocks, offcpu_samples, offcpu_lost, offcpu_dropped;
+	/* --off-cpu: how the blocks were measured (PERFRING_OFF_CPU_BPF
+	 * or PERFRING_OFF_CPU_EVENTS), and (BPF) the stacks the kernel's
+	 * stack maps did not keep (their blocks have no call chain). */
+	int offcpu_mode;
+	uint64_t offcpu_no_stack;
 };
 
 struct perfring_tracefs_opts;
@@ -267,7 +272,20 @@ struct perfring_record_opts {
 	bool off_cpu;
 	bool off_cpu_thresh_set;
 	uint64_t off_cpu_thresh_ms;
+	/*
+	 * How: PERFRING_OFF_CPU_BPF, an eBPF program measures the blocks and
+	 * sums the short ones in the kernel (needs the privilege to load
+	 * it, and frame-pointer stacks); PERFRING_OFF_CPU_EVENTS, the
+	 * recorder reads every sched_switch and sched_waking with its call
+	 * chain.  PERFRING_OFF_CPU_AUTO (0): BPF when the kernel takes the
+	 * program, else the events (an info line says why).
+	 */
+	int off_cpu_mode;
 };
+
+#define PERFRING_OFF_CPU_AUTO 0
+#define PERFRING_OFF_CPU_BPF 1
+#define PERFRING_OFF_CPU_EVENTS 2
 
 /*
  * Records kernel perf events into a perf.data file as perf record does.

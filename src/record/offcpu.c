@@ -20,6 +20,14 @@
  * leaving; the task's coming back is the PERF_RECORD_SWITCH the same
  * event writes (context_switch).  System-wide (-a, -C) sched_switch sees
  * every switch and its next_pid is the one coming in.
+ *
+ * The BPF mode (the default when the kernel takes the program): the
+ * program measures the blocks and sums the short ones in the kernel;
+ * the rings here are bpf-output events, one per CPU, carrying only the
+ * long blocks (each an EV_BLOCK, ordered with the same horizon), and the
+ * sums are read from the program's map at the end (offcpu_flush).  Its
+ * stacks are ids, made into the same call chains (context markers, then
+ * the addresses) the sched_switch samples carry.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -31,6 +39,7 @@
 #include "../format/tracing_data.h"
 #include "../machine/intern.h"
 #include "../machine/threads.h"
+#include "../sources/offcpu_bpf.h"
 #include "../sources/perf_event.h"
 #include "../tracepoint/tpfmt.h"
 #include "offcpu.h"
@@ -49,7 +58,7 @@ static const char *const oc_names[OC_NR] = { OFFCPU_EVENT, OFFCPU_PREEMPT_EVENT,
 /* prev_state bits (the tracepoint's report values): exiting tasks */
 #define STATE_DEAD (0x10 | 0x20)
 
-enum { EV_OUT, EV_IN, EV_WAKE, EV_LOST };
+enum { EV_OUT, EV_IN, EV_WAKE, EV_LOST, EV_BLOCK };
 
 struct oc_ev {
 	uint64_t time;
@@ -63,6 +72,7 @@ struct oc_ev {
 	uint32_t stack; /* interned call chain (0: none) */
 	void *dwarf; /* --call-graph dwarf: registers and stack, owned */
 	uint32_t dwarf_len;
+	struct offcpu_bpf_block *block; /* EV_BLOCK: owned */
 };
 
 struct oc_thread {
@@ -121,6 +131,9 @@ struct offcpu {
 	size_t rec_cap;
 	uint64_t *chain; /* scratch */
 	struct offcpu_stats st;
+
+	struct offcpu_bpf *bpf; /* the BPF mode's program, or NULL */
+	uint64_t *bpf_chain; /* scratch: a chain made of two stacks */
 };
 
 /* ---- set-up ----------------------------------------------------------- */
@@ -132,6 +145,18 @@ int offcpu_new(const struct offcpu_opts *o, struct offcpu **out)
 	if (!oc)
 		return -ENOMEM;
 	oc->o = *o;
+	/* the sched events' samples, and the ones written (either mode) */
+	oc->sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID |
+			  PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
+			  PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_RAW;
+	oc->out_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP |
+		       PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
+		       PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN;
+	if (oc->o.dwarf_size) {
+		oc->sample_type |= PERF_SAMPLE_REGS_USER |
+				   PERF_SAMPLE_STACK_USER;
+		oc->out_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+	}
 	*out = oc;
 	return 0;
 }
@@ -200,11 +225,117 @@ static void sched_attr(struct offcpu *oc, struct perf_event_attr *a)
 		a->exclude_callchain_user = 1;
 }
 
+/* ---- the BPF mode ------------------------------------------------------ */
+
+/* Why the BPF mode cannot do what this recording asks, or NULL. */
+static const char *bpf_unfit(const struct offcpu *oc, int nr_cpus,
+			     bool system_wide)
+{
+	int online[1024];
+
+	if (oc->o.dwarf_size)
+		return "--call-graph dwarf needs each block's user stack copied, which the program does not do";
+	if (system_wide && nr_cpus != pe_online_cpus(online, 1024))
+		return "-C: the program sees every CPU";
+	return NULL;
+}
+
+/* The bpf-output events the long blocks come through: one per CPU,
+ * enabled from the start (the program's own switch says when). */
+static int bpf_outputs(struct offcpu *oc)
+{
+	static const pid_t any_tid = -1;
+	struct perf_event_attr *a = &oc->events[0].attr;
+	int cpus[1024], nr_cpus = pe_online_cpus(cpus, 1024), err;
+
+	if (nr_cpus < 0)
+		return nr_cpus;
+	memset(&oc->events[0], 0, sizeof(oc->events[0]));
+	snprintf(oc->events[0].name, sizeof(oc->events[0].name), "%s",
+		 "bpf-output");
+	oc->events[0].leader = -1;
+	a->size = sizeof(*a);
+	a->type = PERF_TYPE_SOFTWARE;
+	a->config = PERF_COUNT_SW_BPF_OUTPUT;
+	a->sample_period = 1;
+	a->sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TIME |
+			 PERF_SAMPLE_CPU | PERF_SAMPLE_RAW;
+	a->sample_id_all = 1;
+	a->use_clockid = 1;
+	a->clockid = oc->o.clockid;
+	a->watermark = 1;
+	a->wakeup_watermark = (uint32_t)(oc->o.data_bytes / 4);
+	oc->el.events = oc->events;
+	oc->el.nr_events = 1;
+	err = pe_evlist_open(&oc->el, cpus, nr_cpus, &any_tid, 1,
+			     oc->o.data_bytes, false);
+	for (int i = 0; !err && i < oc->el.nr_bufs; i++)
+		err = offcpu_bpf_set_output(oc->bpf, oc->el.bufs[i].cpu,
+					    oc->el.bufs[i].fd);
+	return err;
+}
+
+static int bpf_open(struct offcpu *oc, int nr_cpus, const pid_t *tids,
+		    int nr_tids)
+{
+	bool system_wide = nr_tids == 1 && tids[0] == -1;
+	struct offcpu_bpf_opts bo = {
+		.thresh_ns = oc->o.thresh_ns,
+		.system_wide = system_wide,
+		.follow = oc->o.inherit,
+		.user = !oc->o.kernel_only,
+		.kernel = !oc->o.user_only,
+		.max_stack = oc->o.max_stack,
+	};
+	const char *unfit = bpf_unfit(oc, nr_cpus, system_wide);
+	char why[512];
+	int err;
+
+	if (unfit) {
+		snprintf(why, sizeof(why), "%s", unfit);
+		err = -EOPNOTSUPP;
+	} else {
+		err = offcpu_bpf_open(&bo, &oc->bpf, why, sizeof(why));
+	}
+	if (!err)
+		err = bpf_outputs(oc);
+	for (int i = 0; !err && !system_wide && i < nr_tids; i++)
+		err = offcpu_bpf_trace(oc->bpf, tids[i], oc->o.on_exec);
+	if (!err) {
+		/* a command's threads are armed: traced from their exec */
+		if (oc->o.on_exec)
+			offcpu_bpf_enable(oc->bpf, true);
+		oc->st.mode = OFFCPU_MODE_BPF;
+		oc->st.nr_buffers = (uint32_t)oc->el.nr_bufs;
+		oc->bpf_chain = calloc(2 * (offcpu_bpf_max_stack(oc->bpf) + 1),
+				       sizeof(uint64_t));
+		return oc->bpf_chain ? 0 : -ENOMEM;
+	}
+	if (oc->bpf && !unfit)
+		snprintf(why, sizeof(why), "%s", strerror(-err));
+	pe_evlist_close(&oc->el);
+	memset(&oc->el, 0, sizeof(oc->el));
+	offcpu_bpf_close(oc->bpf);
+	oc->bpf = NULL;
+	if (oc->o.mode == OFFCPU_MODE_BPF)
+		pr_err("--off-cpu-mode bpf: %s", why);
+	else
+		pr_warn("--off-cpu: the BPF program cannot run (%s): reading the sched events instead",
+			why);
+	return err;
+}
+
 int offcpu_open(struct offcpu *oc, const int *cpus, int nr_cpus,
 		const pid_t *tids, int nr_tids)
 {
 	int n, err;
 
+	if (oc->o.mode != OFFCPU_MODE_EVENTS) {
+		err = bpf_open(oc, nr_cpus, tids, nr_tids);
+		if (!err || oc->o.mode == OFFCPU_MODE_BPF)
+			return err;
+	}
+	oc->st.mode = OFFCPU_MODE_EVENTS;
 	if (!oc->o.tracefs) {
 		pr_err("--off-cpu: no tracefs for the sched tracepoints");
 		return -ENOENT;
@@ -220,17 +351,6 @@ int offcpu_open(struct offcpu *oc, const int *cpus, int nr_cpus,
 	if (err)
 		return err;
 	oc->system_wide = nr_tids == 1 && tids[0] == -1;
-	oc->sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID |
-			  PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
-			  PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_RAW;
-	oc->out_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP |
-		       PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
-		       PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN;
-	if (oc->o.dwarf_size) {
-		oc->sample_type |= PERF_SAMPLE_REGS_USER |
-				   PERF_SAMPLE_STACK_USER;
-		oc->out_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
-	}
 	for (int i = 0; i < 2; i++) {
 		oc->events[i].leader = -1;
 		sched_attr(oc, &oc->events[i].attr);
@@ -279,6 +399,10 @@ int offcpu_add_attrs(struct offcpu *oc, struct pd_writer *w)
 
 int offcpu_enable(struct offcpu *oc, bool enable)
 {
+	if (oc && oc->bpf) {
+		offcpu_bpf_enable(oc->bpf, enable);
+		return 0;
+	}
 	return oc ? pe_evlist_enable(&oc->el, enable) : 0;
 }
 
@@ -433,6 +557,54 @@ static int parse_sample(struct offcpu *oc, const unsigned char *p, size_t size)
 	return 0;
 }
 
+/* A block's chain: kernel then user stack, as a sched_switch sample's. */
+static int bpf_chain(struct offcpu *oc, int32_t ustack, int32_t kstack,
+		     uint32_t *id)
+{
+	uint32_t max = offcpu_bpf_max_stack(oc->bpf), n = 0, k;
+	uint64_t *c = oc->bpf_chain;
+
+	*id = 0;
+	k = offcpu_bpf_stack(oc->bpf, false, kstack, c + 1, max);
+	if (k) {
+		c[0] = PERF_CONTEXT_KERNEL;
+		n = k + 1;
+	}
+	k = offcpu_bpf_stack(oc->bpf, true, ustack, c + n + 1, max);
+	if (k) {
+		c[n] = PERF_CONTEXT_USER;
+		n += k + 1;
+	}
+	return n ? itab_intern(&oc->stacks, c, n * 8, id, NULL) : 0;
+}
+
+/* A long block the program sent: its bpf-output sample. */
+static int parse_block(struct offcpu *oc, const unsigned char *p, size_t size)
+{
+	struct cur c = { p + sizeof(struct perf_event_header), p + size };
+	uint64_t id, time;
+	uint32_t cpu[2], raw_size;
+	struct offcpu_bpf_block b;
+	struct oc_ev *e;
+
+	if (!get(&c, &id, 8) || !get(&c, &time, 8) || !get(&c, cpu, 8) ||
+	    !get(&c, &raw_size, 4) || raw_size < sizeof(b) ||
+	    !get(&c, &b, sizeof(b)) || b.end < b.start ||
+	    (b.key.has_waker && b.wake_time > b.end))
+		return 0; /* not one of the program's: left out */
+	e = ev_add(oc);
+	if (!e)
+		return -ENOMEM;
+	e->kind = EV_BLOCK;
+	e->time = time;
+	e->cpu = (int32_t)cpu[0];
+	e->block = malloc(sizeof(b));
+	if (!e->block)
+		return -ENOMEM;
+	memcpy(e->block, &b, sizeof(b));
+	return 0;
+}
+
 /* One record of a ring (whole, copied if it wrapped). */
 static int parse_record(struct offcpu *oc, const unsigned char *p, size_t size)
 {
@@ -440,6 +612,16 @@ static int parse_record(struct offcpu *oc, const unsigned char *p, size_t size)
 	uint64_t v[4];
 
 	oc->st.events++;
+	if (oc->bpf) {
+		/* long blocks; lost: counts at 16, sample_id after */
+		if (h->type == PERF_RECORD_SAMPLE)
+			return parse_block(oc, p, size);
+		if (h->type == PERF_RECORD_LOST && size >= 8 + 16) {
+			memcpy(v, p + 8, 16);
+			oc->st.lost += v[1];
+		}
+		return 0;
+	}
 	switch (h->type) {
 	case PERF_RECORD_SAMPLE:
 		return parse_sample(oc, p, size);
@@ -868,6 +1050,69 @@ static int block_done(struct offcpu *oc, struct oc_thread *t, uint64_t now,
 	return err;
 }
 
+/* A long block from the program, at its switch-in's time and CPU. */
+static int bpf_block(struct offcpu *oc, const struct oc_ev *e,
+		     offcpu_emit_fn emit, void *ctx)
+{
+	const struct offcpu_bpf_block *b = e->block;
+	uint64_t d = b->end - b->start;
+	struct sample_out so = { .which = b->key.kind == OFFCPU_BPF_PREEMPTED ?
+						  OC_PREEMPT :
+						  OC_TIME,
+				 .pid = (int32_t)b->key.pid,
+				 .tid = (int32_t)b->key.tid,
+				 .cpu = e->cpu,
+				 .time = e->time,
+				 .period = d };
+	struct oc_thread t = { .pid = so.pid, .tid = so.tid };
+	uint32_t wstack;
+	int err = bpf_chain(oc, b->key.ustack, b->key.kstack, &so.stack);
+
+	if (!err)
+		err = put_sample(oc, &so, emit, ctx);
+	if (err || !b->key.has_waker)
+		return err;
+	/* the program's clock to the recording's: by differences */
+	t.stack = so.stack;
+	err = bpf_chain(oc, b->key.waker_ustack, b->key.waker_kstack, &wstack);
+	return err ? err :
+		     put_waker(oc, &t, (int32_t)b->key.waker_pid,
+			       (int32_t)b->key.waker_tid, b->waker_cpu, wstack,
+			       e->time - d, e->time,
+			       e->time - (b->end - b->wake_time), e->time, d,
+			       emit, ctx);
+}
+
+/* A sum of short blocks from the program's map, into the ones written. */
+static int bpf_sum(void *ctx, const struct offcpu_bpf_key *k,
+		   const struct offcpu_bpf_sum *sum)
+{
+	struct offcpu *oc = ctx;
+	struct agg_key a = { .pid = (int32_t)k->pid,
+			     .tid = (int32_t)k->tid,
+			     .kind = k->kind == OFFCPU_BPF_PREEMPTED ?
+					     OC_PREEMPT :
+					     OC_TIME };
+	struct agg_wkey w;
+	int err = bpf_chain(oc, k->ustack, k->kstack, &a.stack);
+
+	if (!err)
+		err = agg_add(&oc->agg, &oc->agg_sum, &a, sizeof(a),
+			      sum->total_ns);
+	if (err || !k->has_waker)
+		return err;
+	memset(&w, 0, sizeof(w));
+	w.pid = a.pid;
+	w.tid = a.tid;
+	w.stack = a.stack;
+	w.waker_pid = (int32_t)k->waker_pid;
+	w.waker_tid = (int32_t)k->waker_tid;
+	err = bpf_chain(oc, k->waker_ustack, k->waker_kstack, &w.waker_stack);
+	return err ? err :
+		     agg_add(&oc->wagg, &oc->wagg_sum, &w, sizeof(w),
+			     sum->total_ns);
+}
+
 static int process(struct offcpu *oc, struct oc_ev *e, offcpu_emit_fn emit,
 		   void *ctx)
 {
@@ -913,6 +1158,8 @@ static int process(struct offcpu *oc, struct oc_ev *e, offcpu_emit_fn emit,
 		t->waker_dwarf_len = e->dwarf_len;
 		e->dwarf = NULL;
 		return 0;
+	case EV_BLOCK:
+		return bpf_block(oc, e, emit, ctx);
 	case EV_LOST:
 		/* Which switch went missing is not known: every block open
 		 * now could be wrong. */
@@ -942,6 +1189,10 @@ int offcpu_flush(struct offcpu *oc, offcpu_emit_fn emit, void *ctx)
 	 * sums at the end too), counted up. */
 	uint64_t time = OFFCPU_SUMMED_TIME;
 	int err = 0;
+
+	/* BPF: the program's sums so far join the ones made here */
+	if (oc->bpf)
+		err = offcpu_bpf_take_sums(oc->bpf, bpf_sum, oc);
 
 	for (uint32_t id = 1; !err && id <= oc->agg.nr; id++) {
 		size_t len;
@@ -1009,9 +1260,13 @@ int offcpu_drain(struct offcpu *oc, bool final, offcpu_emit_fn emit, void *ctx)
 	oc->last_now = now;
 	for (; !err && done < oc->nr_ev && oc->ev[done].time <= horizon; done++)
 		err = process(oc, &oc->ev[done], emit, ctx);
-	for (size_t i = 0; i < done; i++)
+	for (size_t i = 0; i < done; i++) {
 		free(oc->ev[i].dwarf);
-	memmove(oc->ev, oc->ev + done, (oc->nr_ev - done) * sizeof(*oc->ev));
+		free(oc->ev[i].block);
+	}
+	if (done) /* (no array yet when nothing came: BPF sums only) */
+		memmove(oc->ev, oc->ev + done,
+			(oc->nr_ev - done) * sizeof(*oc->ev));
 	oc->nr_ev -= done;
 	if (!err && final)
 		err = offcpu_flush(oc, emit, ctx);
@@ -1026,19 +1281,33 @@ void offcpu_round_done(struct offcpu *oc)
 
 void offcpu_stats(const struct offcpu *oc, struct offcpu_stats *st)
 {
-	if (oc)
-		*st = oc->st;
-	else
-		memset(st, 0, sizeof(*st));
+	memset(st, 0, sizeof(*st));
+	if (!oc)
+		return;
+	*st = oc->st;
+	if (oc->bpf) {
+		/* measured in the kernel: the program's counters */
+		uint64_t v[OFFCPU_BPF_NR_STATS];
+
+		offcpu_bpf_counters(oc->bpf, v);
+		st->blocks = v[OFFCPU_BPF_STAT_BLOCKS];
+		st->dropped = v[OFFCPU_BPF_STAT_OUT_LOST] +
+			      v[OFFCPU_BPF_STAT_STARTS_FULL];
+		st->no_stack = v[OFFCPU_BPF_STAT_NO_STACK];
+	}
 }
 
 void offcpu_close(struct offcpu *oc)
 {
 	if (!oc)
 		return;
+	offcpu_bpf_close(oc->bpf); /* detached before its rings go */
 	pe_evlist_close(&oc->el);
-	for (size_t i = 0; i < oc->nr_ev; i++)
+	for (size_t i = 0; i < oc->nr_ev; i++) {
 		free(oc->ev[i].dwarf);
+		free(oc->ev[i].block);
+	}
+	free(oc->bpf_chain);
 	for (uint32_t i = 0; oc->thr && i <= oc->thr_mask; i++)
 		thread_clear(&oc->thr[i]);
 	free(oc->thr);

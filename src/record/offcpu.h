@@ -11,7 +11,9 @@
  * The thread that woke a block, with its call chain, is an
  * "offcpu-waker" sample.  Blocks shorter than the threshold are summed
  * per thread and stack and written at the end; longer ones keep their
- * own time.  docs/design.md, "Off-CPU time".
+ * own time.  In the BPF mode a program in the kernel does the measuring
+ * and summing (src/sources/offcpu_bpf.h) and this writes what it found:
+ * the same samples.  docs/design.md, "Off-CPU time".
  */
 #ifndef PERFRING_RECORD_OFFCPU_H
 #define PERFRING_RECORD_OFFCPU_H
@@ -21,6 +23,11 @@
 #include <sys/types.h>
 #include "../format/offcpu_format.h"
 #include "../format/perf_data.h"
+
+/* How the blocks are measured: in the kernel by a BPF program that sums
+ * the short ones (offcpu_bpf.h), or here from the sched events' rings;
+ * AUTO: BPF when the kernel takes the program, else the events. */
+enum offcpu_mode { OFFCPU_MODE_AUTO, OFFCPU_MODE_BPF, OFFCPU_MODE_EVENTS };
 
 /* perf's --off-cpu-thresh default: 500 ms */
 #define OFFCPU_DEFAULT_THRESH_NS 500000000ull
@@ -39,6 +46,7 @@ struct offcpu_opts {
 	int clockid;
 	bool inherit, on_exec;
 	uint64_t data_bytes; /* per ring */
+	enum offcpu_mode mode;
 };
 
 /* Writes one whole synthesized record (the recorder's writer, its
@@ -74,7 +82,9 @@ struct offcpu_stats {
 	uint64_t samples; /* samples written */
 	uint64_t lost; /* sched events the kernel dropped */
 	uint64_t dropped; /* blocks left out: an event of theirs was lost */
+	uint64_t no_stack; /* BPF: stacks the stack maps did not keep */
 	uint32_t nr_buffers;
+	enum offcpu_mode mode; /* the one running: BPF or EVENTS */
 };
 void offcpu_stats(const struct offcpu *oc, struct offcpu_stats *st);
 void offcpu_close(struct offcpu *oc);

@@ -401,6 +401,7 @@ static int offcpu_setup(struct session *s, bool inherit)
 		.on_exec = s->on_exec,
 		.data_bytes = s->data_bytes,
 	};
+	int mode = OPTS_GET(o, off_cpu_mode, PERFRING_OFF_CPU_AUTO);
 
 	if (!OPTS_GET(o, off_cpu, false))
 		return 0;
@@ -414,6 +415,14 @@ static int offcpu_setup(struct session *s, bool inherit)
 		oo.dwarf_regs = regs ? regs | DWARF_MINIMAL_REGS :
 				       DWARF_REGS_MASK;
 	}
+	if (mode != PERFRING_OFF_CPU_AUTO && mode != PERFRING_OFF_CPU_BPF &&
+	    mode != PERFRING_OFF_CPU_EVENTS) {
+		pr_err("--off-cpu: no mode %d", mode);
+		return -EINVAL;
+	}
+	oo.mode = mode == PERFRING_OFF_CPU_BPF	  ? OFFCPU_MODE_BPF :
+		  mode == PERFRING_OFF_CPU_EVENTS ? OFFCPU_MODE_EVENTS :
+						    OFFCPU_MODE_AUTO;
 	return offcpu_new(&oo, &s->oc);
 }
 

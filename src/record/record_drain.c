@@ -304,6 +304,10 @@ int record_drain_all(struct session *s, bool snapshot, bool final)
 		s->st.offcpu_samples = os.samples;
 		s->st.offcpu_lost = os.lost;
 		s->st.offcpu_dropped = os.dropped;
+		s->st.offcpu_no_stack = os.no_stack;
+		s->st.offcpu_mode = os.mode == OFFCPU_MODE_BPF ?
+					    PERFRING_OFF_CPU_BPF :
+					    PERFRING_OFF_CPU_EVENTS;
 	}
 	if (!err && s->app) {
 		err = app_session_drain(s->app, snapshot, final);

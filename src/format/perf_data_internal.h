@@ -44,13 +44,22 @@
 
 #define PD_EVENT_UPDATE_NAME 2
 
-/* A carrier: {header, u64 tag, section, zeros to 8}; at least perf's
- * struct perf_record_header_event_type (80 bytes). */
-#define PD_CARRIER_HDR 16
+#define PD_RECORD_COMM 3
 
-#define PD_CARRIER_MAX ((PD_MAX_RECORD & ~7u) - PD_CARRIER_HDR)
+/* perf's id trailer on a non-sample record (sample_id_all): at most TID,
+ * TIME, ID, STREAM_ID, CPU, IDENTIFIER */
+#define PD_TRAILER_MAX 48
 
-#define PD_CARRIER_MIN 80
+/* pid and tid of the checkpoint records' task (PRD_CKPT_TID) */
+#define PD_CKPT_TASK \
+	((uint64_t)(uint32_t)PRD_CKPT_TID << 32 | (uint32_t)PRD_CKPT_TID)
+
+/* A carrier: a PERF_RECORD_COMM of the checkpoint task named by the tag:
+ * {header, pid, tid, u64 tag, u64 0 (the name's end), section, zeros to 8,
+ * id trailer}. */
+#define PD_CARRIER_HDR 32
+
+#define PD_CARRIER_MAX ((PD_MAX_RECORD & ~7u) - PD_CARRIER_HDR - PD_TRAILER_MAX)
 
 #define PD_PAGE 4096
 
@@ -195,6 +204,14 @@ struct pd_writer {
 static inline uint64_t align_up(uint64_t x, uint64_t a)
 {
 	return (x + a - 1) & ~(a - 1);
+}
+
+static inline uint64_t attr_u64(const struct pd_attr *a, size_t off)
+{
+	uint64_t v;
+
+	memcpy(&v, a->attr + off, sizeof(v));
+	return v;
 }
 
 static inline void put_u16(unsigned char *p, uint16_t v)

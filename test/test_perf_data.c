@@ -1359,6 +1359,16 @@ static void test_checkpoints(const struct tp_src *tp)
 	CHECK_EQ(count_lines(out, "pdtest:ev202: value="),
 		 c->per_attr[2 + CK_BIG + 2]);
 	free(out);
+	/* the checkpoint task's COMMs (carriers, tables with TRACING_DATA
+	 * in the front, carriers and slots): named PRFRCKPT or nothing, not
+	 * bytes of an offset (a newline would split the line) */
+	out = run(PERF " script --show-task-events -i %s", path);
+	CHECK_EQ(count_lines(out, ":-2/-2"),
+		 count_lines(out, "PERF_RECORD_COMM: :-2/-2") +
+			 count_lines(out, "PERF_RECORD_COMM: PRFRCKPT:-2/-2"));
+	CHECK(count_lines(out, "PERF_RECORD_COMM: :-2/-2") >= CK_ROUNDS,
+	      "%.4000s", out);
+	free(out);
 	for (int k = 0; k < c->nst; k++)
 		free(c->st[k].img);
 	free(c->rb.p);

@@ -22,13 +22,15 @@
  *          own header and the u64 of pid and tid), the SAMPLE_TIME
  *          section and the id trailer.  Carriers and table records are
  *          PERF_RECORD_COMMs of task PRD_CKPT_TID (-2, which no kernel
- *          record names; -1 is an exiting task's), with a time of all
- *          ones: the one record type perf and hotspot's perfparser both
- *          read without a word (perfparser warns at a FINISHED_ROUND with
+ *          record names; -1 is an exiting task's), with a time of 0:
+ *          the one record type perf and hotspot's perfparser both read
+ *          without a word (perfparser warns at a FINISHED_ROUND with
  *          content and at any type it does not handle, HEADER_EVENT_TYPE
- *          included); perf delivers a time of all ones at once, outside
- *          the time order, and shows such a task only with
- *          --show-task-events and --tasks.  Our readers skip them.
+ *          included); perf delivers a time of 0 at once, outside the time
+ *          order, and shows such a task only with --show-task-events and
+ *          --tasks (named PRFRCKPT or, a table record, empty: the
+ *          sections a table names start at PD_TABLE_ALIGN).  Our readers
+ *          skip them.
  *
  * data.size ends where the newest table record starts, so perf finds the
  * table at data.offset + data.size, as it wants; the sections and the attrs
@@ -244,6 +246,16 @@ int pd_append(struct pd_writer *w, const void *data, size_t len)
 	memcpy(w->buf + w->used, data, len);
 	w->used += len;
 	return 0;
+}
+
+int pd_append_zeros(struct pd_writer *w, uint64_t align)
+{
+	static const unsigned char zero[PD_TABLE_ALIGN];
+	uint64_t at = w->off + w->used;
+
+	if (align > sizeof(zero))
+		return -EINVAL;
+	return pd_append(w, zero, (size_t)(align_up(at, align) - at));
 }
 
 /* pwrite() of all of @len at @off, without touching the stream state. */

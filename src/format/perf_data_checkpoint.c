@@ -27,8 +27,9 @@
 /*
  * The id trailer of a carrier or table record at @p, in the first attr's
  * layout (perf takes the first event for an id of 0): the checkpoint
- * task, time all ones, ids and CPU 0.  Returns its length (0 without
- * sample_id_all).
+ * task, time 0 (perf delivers it at once, outside the time order, and
+ * script --reltime counts from the first real time), ids and CPU 0.
+ * Returns its length (0 without sample_id_all).
  */
 static uint32_t id_trailer(const struct pd_writer *w, unsigned char *p)
 {
@@ -36,7 +37,7 @@ static uint32_t id_trailer(const struct pd_writer *w, unsigned char *p)
 		uint64_t bit, value;
 	} field[] = {
 		{ PERF_SAMPLE_TID, PD_CKPT_TASK },
-		{ PERF_SAMPLE_TIME, UINT64_MAX },
+		{ PERF_SAMPLE_TIME, 0 },
 		{ PERF_SAMPLE_ID, 0 },
 		{ PERF_SAMPLE_STREAM_ID, 0 },
 		{ PERF_SAMPLE_CPU, 0 },
@@ -57,47 +58,53 @@ static uint32_t id_trailer(const struct pd_writer *w, unsigned char *p)
 	return n;
 }
 
-/* Where an event description of @len bytes will lie: in a carrier at the
- * end of the data, or in the free slot after its first @fill bytes. */
+/* Where an event description of @len bytes will lie (PD_TABLE_ALIGN): in
+ * a carrier at the end of the data, or in the free slot after its first
+ * @fill bytes. */
 static uint64_t pd_desc_at(const struct pd_writer *w, uint64_t len,
 			   uint64_t fill)
 {
 	if (len <= PD_CARRIER_MAX)
-		return w->off + w->used + PD_CARRIER_HDR;
-	return w->slot_off[w->slot_next] + fill;
+		return align_up(w->off + w->used + PD_CARRIER_HDR,
+				PD_TABLE_ALIGN);
+	return align_up(w->slot_off[w->slot_next] + fill, PD_TABLE_ALIGN);
 }
 
 /* Writes it there (pd_desc_at() just before). */
 static int desc_write(struct pd_writer *w, const void *p, uint64_t len,
 		      uint64_t *fill)
 {
-	static const unsigned char zero[8];
+	static const unsigned char zero[PD_TABLE_ALIGN];
 	unsigned char h[PD_CARRIER_HDR], tr[PD_TRAILER_MAX];
 	uint32_t tlen = id_trailer(w, tr);
-	uint64_t size, at;
+	uint64_t size, at = pd_desc_at(w, len, *fill), pad;
 	int ret;
 
 	if (len > PD_CARRIER_MAX) {
-		at = w->slot_off[w->slot_next] + *fill;
 		ret = pd_pwrite_all(w->fd, p, (size_t)len, at);
 		if (ret) {
 			pr_err("perf.data: write failed at offset %llu: %s",
 			       (unsigned long long)at, strerror(-ret));
 			return pd_set_err(w, ret);
 		}
-		*fill += align_up(len, 8);
+		*fill = at - w->slot_off[w->slot_next] + align_up(len, 8);
 		return 0;
 	}
-	size = align_up(PD_CARRIER_HDR + len, 8);
+	/* zeros after the name up to the aligned section */
+	pad = at - (w->off + w->used + PD_CARRIER_HDR);
+	size = align_up(PD_CARRIER_HDR + pad + len, 8);
 	put_header(h, PD_RECORD_COMM, (uint16_t)(size + tlen));
 	put_u64(h + 8, PD_CKPT_TASK);
 	put_u64(h + 16, PRD_CARRIER_TAG); /* the name, then its end */
 	put_u64(h + 24, 0);
 	ret = pd_append(w, h, sizeof(h));
 	if (!ret)
+		ret = pd_append(w, zero, (size_t)pad);
+	if (!ret)
 		ret = pd_append(w, p, (size_t)len);
 	if (!ret)
-		ret = pd_append(w, zero, (size_t)(size - PD_CARRIER_HDR - len));
+		ret = pd_append(w, zero,
+				(size_t)(size - PD_CARRIER_HDR - pad - len));
 	if (!ret)
 		ret = pd_append(w, tr, tlen);
 	return ret;
@@ -125,9 +132,9 @@ static int pd_write_descs(struct pd_writer *w, struct pd_ckpt *next,
 	ret = ed.oom ? -ENOMEM : pd_td_bytes(w, &td, &td_len);
 	if (ret)
 		goto out;
-	need += alen > PD_CARRIER_MAX ? align_up(alen, 8) : 0;
-	need += ed.len > PD_CARRIER_MAX ? align_up(ed.len, 8) : 0;
-	need += td_len > PD_CARRIER_MAX ? align_up(td_len, 8) : 0;
+	need += alen > PD_CARRIER_MAX ? align_up(alen, PD_TABLE_ALIGN) : 0;
+	need += ed.len > PD_CARRIER_MAX ? align_up(ed.len, PD_TABLE_ALIGN) : 0;
+	need += td_len > PD_CARRIER_MAX ? align_up(td_len, PD_TABLE_ALIGN) : 0;
 	if (need > w->slot_cap) {
 		if (!w->warned_stall)
 			pr_warn("perf.data: the event descriptions (%llu bytes over 64 KiB sections) outgrew the room kept for them (%llu bytes): the file is complete again only at the end of the recording",
@@ -174,7 +181,8 @@ static uint64_t pd_carrier_bytes(uint64_t len)
 {
 	if (!len || len > PD_CARRIER_MAX)
 		return 0;
-	return align_up(PD_CARRIER_HDR + len, 8) + PD_TRAILER_MAX;
+	return align_up(PD_CARRIER_HDR + len, 8) + PD_TABLE_ALIGN +
+	       PD_TRAILER_MAX;
 }
 
 PR_HIDDEN uint64_t pd_writer_round_bytes(struct pd_writer *w)

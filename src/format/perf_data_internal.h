@@ -59,7 +59,19 @@
  * id trailer}. */
 #define PD_CARRIER_HDR 32
 
-#define PD_CARRIER_MAX ((PD_MAX_RECORD & ~7u) - PD_CARRIER_HDR - PD_TRAILER_MAX)
+/*
+ * A checkpoint's table record is a COMM whose name is the first bytes of
+ * the table entry after its own: the offset of the first section the table
+ * names (TRACING_DATA's, else the front's first).  The sections the table
+ * names start at multiples of this (front, carriers, slots): a zero low
+ * byte, an empty name where perf prints it (script --show-task-events,
+ * report --tasks), not a few bytes of binary (a newline among them).
+ */
+#define PD_TABLE_ALIGN 256
+
+#define PD_CARRIER_MAX                                             \
+	((PD_MAX_RECORD & ~7u) - PD_CARRIER_HDR - PD_TABLE_ALIGN - \
+	 PD_TRAILER_MAX)
 
 #define PD_PAGE 4096
 
@@ -256,6 +268,9 @@ int pd_out(struct pd_writer *w, const void *data, size_t len);
 int pd_flush(struct pd_writer *w);
 
 int pd_append(struct pd_writer *w, const void *data, size_t len);
+
+/* Zeros up to the next multiple of @align in the output. */
+int pd_append_zeros(struct pd_writer *w, uint64_t align);
 
 /* pwrite() of all of @len at @off, without touching the stream state. */
 int pd_pwrite_all(int fd, const void *data, size_t len, uint64_t off);

@@ -208,7 +208,7 @@ static void put_header(const struct prd_file *f, const char *path, FILE *out)
 	}
 	if (!prd_is_pipe(f) && prd_has_feature(f, 0))
 		fprintf(out,
-			"# checkpoint: written while recording, as of its last complete round (the feature table is the COMM of task -1 at the data end)\n");
+			"# checkpoint: written while recording, as of its last complete round (the feature table is the COMM of task -2 at the data end)\n");
 	for (int feat = 1; feat < PRD_FEAT_LAST; feat++) {
 		const unsigned char *p;
 		const char *s;

@@ -257,6 +257,7 @@ SHELL_TESTS := \
 	test/header.sh \
 	test/app.sh \
 	test/app_trust.sh \
+	test/hotspot.sh \
 	test/hostile_inputs.sh \
 	test/app_fork.sh \
 	test/cs.sh \

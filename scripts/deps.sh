@@ -11,7 +11,8 @@
 # trc_pkt_lister, python3, xmllint, man, go tool pprof, chromium and npm
 # for the speedscope viewer test, babeltrace2 for the CTF, clickhouse-server
 # for the fleet's store in test/fleet.sh, ncurses for the report browser,
-# tmux to drive it in test/tui.sh, less the default pager) and what the
+# tmux to drive it in test/tui.sh, less the default pager, hotspot for its
+# perf.data parser in test/hotspot.sh) and what the
 # benchmarks compare with (LTTng-UST); libc6-dbg gives libc its DWARF (test/inline.sh: libc's
 # inlined frames and source lines); clang (-target bpf), libbpf-dev and
 # bpftool (its skeleton) build record --off-cpu's BPF program.
@@ -21,7 +22,7 @@ PACKAGES="build-essential pkg-config linux-libc-dev man-db groff-base linux-perf
 libelf-dev libdw-dev libtraceevent-dev trace-cmd libzstd-dev libopencsd-dev libopencsd-bin
 libcapstone-dev libunwind-dev python3 libxml2-utils lttng-tools liblttng-ust-dev zlib1g-dev
 golang-go chromium npm libc6-dbg libbabeltrace-dev libpopt-dev uuid-dev babeltrace2 clickhouse-server
-libncurses-dev tmux less clang libbpf-dev bpftool"
+libncurses-dev tmux less clang libbpf-dev bpftool hotspot"
 # Packages a program of another origin may stand in for (nodesource's
 # nodejs brings its own npm and conflicts with Debian's): PACKAGE:COMMAND.
 BY_COMMAND="npm:npm golang-go:go chromium:chromium"

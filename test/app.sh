@@ -275,4 +275,32 @@ grep -q '^emitted 3036000 lost 0' cpu0.out || fail "one CPU, block mode: the pro
 grep -q 'application: 3036000 events of 4 types from 1 rings, 0 lost' cpu0.err ||
 	fail "one CPU, block mode: the recorder says $(grep application: cpu0.err)"
 echo "12: block mode, program and recorder on one CPU beside two busy loops: 3036000 events, none lost"
+
+# 13. -z: the application events in zstd PERF_RECORD_COMPRESSED records
+# (HEADER_COMPRESSED), as perf record -z writes the kernel rings' data.
+# The same program recorded without and with -z: the same events (their
+# fields, without times and thread ids) in perf script and perfring
+# script; perfring script of the -z file is perf script's byte for byte,
+# perf reads it without a word; the -z file is at most half the size.
+for z in plain z; do
+	opt=()
+	[ $z = z ] && opt=(-z)
+	PERFRING_RING_SIZE=$whole PERFRING_MODE=block "$cli" record "${opt[@]}" -o "$z.data" -- "$app" 4 20000 \
+		>"$z.out" 2>"$z.err" || fail "record ${opt[*]}: $(cat "$z.err")"
+	grep -q '^emitted 80960 lost 0' "$z.out" || fail "record ${opt[*]}: the program says $(cat "$z.out")"
+	perf script -i "$z.data" -F event,trace 2>/dev/null | grep 'apptest:' | sort >"$z.perf.ev"
+	"$cli" script -i "$z.data" -F event,trace 2>/dev/null | grep 'apptest:' | sort >"$z.ours.ev"
+	[ "$(wc -l <"$z.perf.ev")" = 80960 ] || fail "record ${opt[*]}: perf script shows $(wc -l <"$z.perf.ev") of 80960 events"
+	cmp -s "$z.perf.ev" "$z.ours.ev" || fail "record ${opt[*]}: perfring script's events differ from perf script's"
+done
+cmp -s plain.perf.ev z.perf.ev || { diff plain.perf.ev z.perf.ev | head -5 >&2; fail "-z: other events than without"; }
+perf report --stats -i z.data 2>/dev/null | grep -q 'COMPRESSED events: *[1-9]' || fail "-z: no COMPRESSED records"
+perf script -i z.data >z.perf 2>z.perf.err || fail "-z: perf script: $(cat z.perf.err)"
+grep -qi 'warning\|error\|fail' z.perf.err && fail "-z: perf script complained: $(head -3 z.perf.err)"
+"$cli" script -i z.data >z.ours 2>z.ours.err || fail "-z: perfring script: $(cat z.ours.err)"
+cmp -s z.perf z.ours || { diff z.perf z.ours | head -5 >&2; fail "-z: perfring script differs from perf script"; }
+plain=$(stat -c %s plain.data)
+small=$(stat -c %s z.data)
+[ $((small * 2)) -le "$plain" ] || fail "-z: $small bytes, without $plain"
+echo "13: -z: the 80960 application events as without (perf script, perfring script), in $small bytes instead of $plain"
 echo "app: ok"

@@ -143,3 +143,26 @@ evlist_attrs() {
 		print out
 	}'
 }
+
+# sans_ckpt_task [--deltatime]: perf's output (script --show-task-events,
+# report --tasks) on stdin without the lines of perfring's checkpoint task
+# (-2/-2: one COMM per round that perf shows and perfring does not, see
+# docs/design.md section 9).  With --deltatime, perf counts the line after
+# such a COMM from its time 0 (the absolute time): that line's time
+# column becomes "-" (and
+# mask_times_at does the same in perfring's output, at the line numbers
+# this writes to $tmp/ckpt_next.lines).
+sans_ckpt_task() {
+	awk -v delta="${1:-}" -v out="$tmp/ckpt_next.lines" '
+		BEGIN { printf "" >out }
+		/:-2\/-2$/ || /^ *-2 +-2 +-?[0-9]+ \|/ { next_masked = delta != ""; next }
+		{ n++; if (next_masked) { print n >out; next_masked = 0 } print }'
+}
+
+# mask_times_at: stdin with the time column ("12.345678:") of the lines
+# sans_ckpt_task listed replaced by "-".
+mask_times_at() {
+	awk -v list="$tmp/ckpt_next.lines" '
+		BEGIN { while ((getline l <list) > 0) m[l] = 1 }
+		{ if (NR in m) sub(/ +[0-9]+\.[0-9]+:/, " -:"); print }'
+}

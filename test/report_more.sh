@@ -28,7 +28,8 @@ compare() { report_like_perf "$@"; }
 same_output() {
 	local f=$1
 	shift
-	perf report --stdio -i "$f" "$@" >"$tmp/perf.txt" 2>/dev/null || fail "$(basename "$f") $*: perf report failed"
+	perf report --stdio -i "$f" "$@" >"$tmp/perf.raw" 2>/dev/null || fail "$(basename "$f") $*: perf report failed"
+	sans_ckpt_task <"$tmp/perf.raw" >"$tmp/perf.txt"
 	"$cli" report -i "$f" "$@" >"$tmp/ours.txt" 2>"$tmp/ours.err" ||
 		fail "$(basename "$f") $*: perfring report failed: $(cat "$tmp/ours.err")"
 	[ "$(wc -l <"$tmp/perf.txt")" -ge 3 ] || fail "$(basename "$f") $*: perf printed almost nothing"

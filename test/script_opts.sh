@@ -23,9 +23,15 @@ need_perf_events
 compare() {
 	local f=$1 min=$2
 	shift 2
-	"$cli" script -i "$f" "$@" >"$tmp/ours.txt" 2>"$tmp/ours.err" ||
+	local delta=
+	case " $* " in *" --deltatime "*) delta=--deltatime ;; esac
+	# (perf shows perfring's checkpoint task, we do not: lib.sh)
+	perf script -i "$f" "$@" >"$tmp/perf.raw" 2>/dev/null || fail "$f $*: perf script failed"
+	sans_ckpt_task $delta <"$tmp/perf.raw" >"$tmp/perf.sans"
+	mask_times_at <"$tmp/perf.sans" >"$tmp/perf.txt"
+	"$cli" script -i "$f" "$@" >"$tmp/ours.raw" 2>"$tmp/ours.err" ||
 		fail "$f $*: perfring script failed: $(cat "$tmp/ours.err")"
-	perf script -i "$f" "$@" >"$tmp/perf.txt" 2>/dev/null || fail "$f $*: perf script failed"
+	mask_times_at <"$tmp/ours.raw" >"$tmp/ours.txt"
 	local o p d
 	o=$(wc -l <"$tmp/ours.txt")
 	p=$(wc -l <"$tmp/perf.txt")

@@ -30,7 +30,8 @@ want='PERF_RECORD_'
 same_all() {
 	local f=$1 min=$2 n
 	shift 2
-	perf script -i "$f" "$@" >"$tmp/perf.txt" 2>/dev/null || fail "$(basename "$f") $*: perf script failed"
+	perf script -i "$f" "$@" >"$tmp/perf.raw" 2>/dev/null || fail "$(basename "$f") $*: perf script failed"
+	sans_ckpt_task <"$tmp/perf.raw" >"$tmp/perf.txt"
 	"$cli" script -i "$f" "$@" >"$tmp/ours.txt" 2>"$tmp/ours.err" ||
 		fail "$(basename "$f") $*: perfring script failed: $(cat "$tmp/ours.err")"
 	if ! cmp -s "$tmp/perf.txt" "$tmp/ours.txt"; then

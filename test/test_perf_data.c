@@ -306,6 +306,9 @@ struct rec {
 	struct counts c;
 	unsigned nsamples;
 	unsigned rounds;
+	/* file mode: a checkpoint's table record (a COMM of the checkpoint
+	 * task) follows each round; 1 when the last lies past data.size */
+	unsigned cut;
 	uint64_t t, first, last;
 };
 
@@ -346,8 +349,9 @@ static void rec_open(struct rec *r, int fd, bool pipe)
 	CHECK_EQ(pd_writer_add_attr(r->w, &b, "pd-faults", fault_ids, 1), 0);
 	pd_writer_set_clockid(r->w, CLOCK_MONOTONIC);
 	CHECK_EQ(pd_writer_start(r->w), 0);
-	/* a file starts with an empty round and its checkpoint's table */
-	r->rounds = pipe ? 0 : 2;
+	/* a file starts with an empty round: its checkpoint's FINISHED_ROUND
+	 * (then its table record) */
+	r->rounds = pipe ? 0 : 1;
 
 	r->t = now_ns();
 	add_comm(&rb, r->t);
@@ -502,7 +506,9 @@ static void check_perf(const char *path, const struct rec *r, bool pipe,
 	out = run(PERF " report --stats -i %s", path);
 	no_complaints(out, "perf report --stats");
 	CHECK_EQ(stat_of(out, "SAMPLE events:"), r->nsamples);
-	CHECK_EQ(stat_of(out, "COMM events:"), 1);
+	/* pd-test's, then one table record per round (in file mode) */
+	CHECK_EQ(stat_of(out, "COMM events:"),
+		 1 + (pipe ? 0 : r->rounds - r->cut));
 	CHECK_EQ(stat_of(out, "MMAP2 events:"), 1);
 	CHECK_EQ(stat_of(out, "FINISHED_ROUND events:"), r->rounds);
 	/* (perf 6.1 report --stats ignores features and EVENT_UPDATE in pipe
@@ -598,12 +604,13 @@ static uint64_t get64(const unsigned char *p)
 /* The size of the checkpoint's table record at the data end (header @h). */
 static uint64_t table_record_size(int fd, const unsigned char *h)
 {
-	unsigned char r[8];
+	unsigned char r[16];
 	uint16_t size;
 
-	CHECK(pread(fd, r, 8, (off_t)(get64(h + 40) + get64(h + 48))) == 8,
+	CHECK(pread(fd, r, 16, (off_t)(get64(h + 40) + get64(h + 48))) == 16,
 	      "no table record at the data end");
-	CHECK_EQ(r[0], 68); /* FINISHED_ROUND */
+	CHECK_EQ(r[0], PERF_RECORD_COMM); /* of the checkpoint task */
+	CHECK_EQ(get64(r + 8), 0xfffffffefffffffeull); /* pid, tid -2 */
 	memcpy(&size, r + 6, 2);
 	return size;
 }
@@ -759,8 +766,8 @@ static void test_write_error(const char *name, off_t room, bool pipe,
 		CHECK_EQ(get64(h + 48), kept);
 		CHECK_EQ((uint64_t)file_size(fd),
 			 get64(h + 40) + kept + table_record_size(fd, h));
-		/* whose FINISHED_ROUND lies past data.size */
-		r.rounds--;
+		/* which lies past data.size (its FINISHED_ROUND does not) */
+		r.cut = 1;
 	}
 	close(fd);
 
@@ -1094,7 +1101,7 @@ static void ck_round(struct ck *c)
 	CHECK_EQ(s->end, s->len); /* nothing after the table record */
 	s->nattrs = c->nattrs;
 	s->nsamples = c->nsamples;
-	s->rounds = c->rounds - 1; /* the last one is the table, after data */
+	s->rounds = c->rounds; /* the table record follows the last one */
 	memcpy(s->per_attr, c->per_attr, sizeof(s->per_attr));
 	c->nst++;
 }
@@ -1284,7 +1291,7 @@ static void test_checkpoints(const struct tp_src *tp)
 	pd_writer_set_growth(c->w, 128 << 10);
 	CHECK_EQ(pd_writer_start(c->w), 0);
 	c->t = now_ns();
-	c->rounds = 2; /* the start's empty round and its table */
+	c->rounds = 1; /* the start's empty round */
 	c->st[0].len = c->st[0].end = (uint64_t)file_size(c->fd);
 	c->st[0].img = malloc(c->st[0].len);
 	CHECK(c->st[0].img && pread(c->fd, c->st[0].img, c->st[0].len, 0) ==
@@ -1352,6 +1359,16 @@ static void test_checkpoints(const struct tp_src *tp)
 	CHECK_EQ(count_lines(out, "pdtest:ev202: value="),
 		 c->per_attr[2 + CK_BIG + 2]);
 	free(out);
+	/* the checkpoint task's COMMs (carriers, tables with TRACING_DATA
+	 * in the front, carriers and slots): named PRFRCKPT or nothing, not
+	 * bytes of an offset (a newline would split the line) */
+	out = run(PERF " script --show-task-events -i %s", path);
+	CHECK_EQ(count_lines(out, ":-2/-2"),
+		 count_lines(out, "PERF_RECORD_COMM: :-2/-2") +
+			 count_lines(out, "PERF_RECORD_COMM: PRFRCKPT:-2/-2"));
+	CHECK(count_lines(out, "PERF_RECORD_COMM: :-2/-2") >= CK_ROUNDS,
+	      "%.4000s", out);
+	free(out);
 	for (int k = 0; k < c->nst; k++)
 		free(c->st[k].img);
 	free(c->rb.p);
@@ -1393,7 +1410,7 @@ static void test_enospc(void)
 		CHECK_EQ(pd_writer_write(r.w, "12345678", 8), -ENOSPC);
 		CHECK_EQ(pd_writer_close(r.w, NULL), -ENOSPC);
 		close(fd);
-		r.rounds--; /* the last table record lies past data.size */
+		r.cut = 1; /* the last table record lies past data.size */
 		check_perf(path, &r, false, true);
 		printf("ENOSPC on a 256 KiB tmpfs after %u rounds: close returned it, perf reads the %u samples and the features\n",
 		       r.rounds, r.nsamples);

@@ -416,26 +416,40 @@ static void test_trailers_and_payloads(void)
 	path = write_file("trailers", false, &a, ids, 1, b, (size_t)(p - b));
 	CHECK_EQ(prd_open(path, &f), 0);
 	CHECK_EQ(prd_process(f, false, collect_cb, &c), 0);
-	/* the writer's first checkpoint (an empty round and its table), the
-	 * records, the round that ends them */
-	CHECK_EQ(c.n, 8);
+	/* the writer's first checkpoint (an empty round; its table record,
+	 * a COMM of the checkpoint task, is not handed over), the records,
+	 * the round that ends them (and its table, not handed over) */
+	CHECK_EQ(c.n, 7);
 	CHECK_EQ(c.types[0], PRD_REC_FINISHED_ROUND);
-	CHECK_EQ(c.types[1], PRD_REC_FINISHED_ROUND);
-	CHECK_EQ(c.types[2], PERF_RECORD_COMM);
-	CHECK_EQ(c.times[2], 7000);
-	CHECK_EQ(c.payload[2], 24); /* COMM without its trailer */
-	CHECK_EQ(c.types[3], 71);
-	CHECK_EQ(c.types[4], 99);
+	CHECK_EQ(c.types[1], PERF_RECORD_COMM);
+	CHECK_EQ(c.times[1], 7000);
+	CHECK_EQ(c.payload[1], 24); /* COMM without its trailer */
+	CHECK_EQ(c.types[2], 71);
+	CHECK_EQ(c.types[3], 99);
+	CHECK_EQ(c.types[6], PRD_REC_FINISHED_ROUND);
 	cnt = prd_type_counts(f);
 	CHECK_EQ(cnt[0], 1);
 	CHECK_EQ(cnt[71], 1);
-	CHECK_EQ(cnt[PERF_RECORD_COMM], 1);
+	/* counted as perf counts them: the two table records too */
+	CHECK_EQ(cnt[PERF_RECORD_COMM], 3);
 	CHECK_EQ(prd_stats(f)->nr_lost, 33);
 	CHECK_EQ(prd_stats(f)->nr_lost_records, 1);
 	CHECK_EQ(prd_stats(f)->nr_lost_samples, 44);
 	CHECK_EQ(prd_attr_lost_samples(f, 0), 44);
 	CHECK_EQ(prd_stats(f)->nr_unknown_type, 1);
-	CHECK_EQ(prd_stats(f)->nr_records, 8);
+	CHECK_EQ(prd_stats(f)->nr_records, 9);
+	prd_close(f);
+
+	/* dump's view: every record, the table records (time 0, pid and
+	 * tid -2) included */
+	CHECK_EQ(prd_open(path, &f), 0);
+	prd_show_checkpoints(f);
+	memset(&c, 0, sizeof(c));
+	CHECK_EQ(prd_process(f, false, collect_cb, &c), 0);
+	CHECK_EQ(c.n, 9);
+	CHECK_EQ(c.types[1], PERF_RECORD_COMM);
+	CHECK_EQ(c.types[8], PERF_RECORD_COMM);
+	CHECK(c.times[1] == 0 && c.times[8] == 0, "table records' times");
 	prd_close(f);
 
 	/* The same stream, with the trailer fields checked in the callback. */
@@ -477,20 +491,20 @@ static void test_rounds(void)
 	memset(&c, 0, sizeof(c));
 	CHECK_EQ(prd_process(f, true, collect_cb, &c), 0);
 	/*
-	 * The writer's first checkpoint: two rounds with nothing in them.
-	 * Round 1 (10 30 20): nothing flushed (limit 0), limit := 30.  Then
+	 * The writer's first checkpoint: a round with nothing in it (its
+	 * table record is not handed over).  Round 1 (10 30 20): nothing flushed (limit 0), limit := 30.  Then
 	 * 0 (no time) at once; round 2 (25 40): flush <= 30 -> 10 20 25 30,
 	 * limit := 40.  Then 5 (late: out of order), the writer's final
 	 * round: flush <= 40 -> 5 40.  End: nothing left.
 	 */
 	{
-		static const uint64_t want[] = { 0,  0,	 0, 0, 10, 20,
-						 25, 30, 0, 5, 40, 0 };
-		static const uint32_t wtype[] = { 68, 68, 68, 9, 9, 9,
-						  9,  9,  68, 9, 9, 68 };
+		static const uint64_t want[] = { 0,  0, 0, 10, 20, 25,
+						 30, 0, 5, 40, 0 };
+		static const uint32_t wtype[] = { 68, 68, 9, 9, 9, 9,
+						  9,  68, 9, 9, 68 };
 
-		CHECK_EQ(c.n, 12);
-		for (int i = 0; i < 12; i++) {
+		CHECK_EQ(c.n, 11);
+		for (int i = 0; i < 11; i++) {
 			CHECK(c.times[i] == want[i] && c.types[i] == wtype[i],
 			      "delivery %d: time %llu type %u", i,
 			      (unsigned long long)c.times[i], c.types[i]);
@@ -500,8 +514,8 @@ static void test_rounds(void)
 	/* file order */
 	memset(&c, 0, sizeof(c));
 	CHECK_EQ(prd_process(f, false, collect_cb, &c), 0);
-	CHECK_EQ(c.times[2], 10);
-	CHECK_EQ(c.times[3], 30);
+	CHECK_EQ(c.times[1], 10);
+	CHECK_EQ(c.times[2], 30);
 	prd_close(f);
 }
 
@@ -531,7 +545,7 @@ static void test_queue_limit(void)
 	prd_set_queue_limit(f, 64 << 10);
 	CHECK_EQ(prd_process(f, true, order_cb, ord), 0);
 	CHECK_EQ(prd_attr(f, 0)->nr_samples, n);
-	CHECK_EQ(ord[2], n + 3); /* every sample, the round, the start's two */
+	CHECK_EQ(ord[2], n + 2); /* every sample, the round, the start's */
 	CHECK(prd_stats(f)->nr_early_flushes > 0, "no early flush");
 	prd_close(f);
 }
@@ -625,13 +639,21 @@ static int order_cb(struct prd_file *f, const struct prd_event *ev, void *ctx)
 	return 0;
 }
 
+/* Counts perfring's checkpoint records (a file perfring recorded). */
+static int ckpt_cb(struct prd_file *f, const struct prd_event *ev, void *ctx)
+{
+	(void)f;
+	*(uint64_t *)ctx += prd_is_checkpoint_record(ev->hdr, ev->hdr->size);
+	return 0;
+}
+
 /* Our counts (reader and report_stats text) equal perf's for @file. */
 static void compare_with_perf(const char *file, bool expect_lost)
 {
 	struct counts pc, oc;
 	struct prd_file *f;
 	const uint64_t *cnt;
-	uint64_t ord[3] = { 0, 0, 0 }, sum = 0;
+	uint64_t ord[3] = { 0, 0, 0 }, sum = 0, nckpt = 0;
 	char *text = NULL;
 	size_t tlen = 0;
 	FILE *m;
@@ -681,11 +703,14 @@ static void compare_with_perf(const char *file, bool expect_lost)
 
 	/* time order: samples never go back unless counted out of order */
 	CHECK_EQ(prd_process(f, true, order_cb, ord), 0);
-	CHECK_EQ(ord[2], pc.total);
 	CHECK(ord[1] <= prd_stats(f)->nr_unordered,
 	      "%s: %llu samples went back in time, %llu counted out of order",
 	      file, (unsigned long long)ord[1],
 	      (unsigned long long)prd_stats(f)->nr_unordered);
+	/* every record but the checkpoint's (perf counts those too) */
+	prd_show_checkpoints(f);
+	CHECK_EQ(prd_process(f, false, ckpt_cb, &nckpt), 0);
+	CHECK_EQ(ord[2] + nckpt, pc.total);
 	prd_close(f);
 
 	/* the text of report_stats() says the same */

@@ -14,6 +14,7 @@
 struct pd_compress {
 	ZSTD_CCtx *cctx;
 	int level;
+	uint64_t max_read; /* HEADER_COMPRESSED's mmap_len */
 	unsigned char *rec; /* one record being filled */
 	uint64_t in, out;
 };
@@ -22,10 +23,10 @@ struct pd_compress *pd_compress_new(int level, uint64_t max_read)
 {
 	struct pd_compress *z = calloc(1, sizeof(*z));
 
-	(void)max_read;
 	if (!z)
 		return NULL;
 	z->level = level;
+	z->max_read = max_read;
 	z->cctx = ZSTD_createCCtx();
 	z->rec = malloc(8 + REC_PAYLOAD_MAX);
 	if (!z->cctx || !z->rec ||
@@ -87,6 +88,38 @@ int pd_compress_write(struct pd_compress *z, struct pd_writer *w,
 					return err;
 			}
 		} while (in.pos < in.size || (mode == ZSTD_e_flush && left));
+	}
+	return 0;
+}
+
+int pd_compress_records(struct pd_compress *z, struct pd_writer *w,
+			const void *buf, size_t len)
+{
+	const unsigned char *p = buf;
+
+	while (len) {
+		const void *ptr[2] = { p, NULL };
+		size_t n = 0, piece[2] = { 0, 0 };
+		uint16_t size;
+		int err;
+
+		/* whole records, at most max_read bytes (one at least) */
+		while (n < len) {
+			if (len - n < 8)
+				return -EINVAL;
+			memcpy(&size, p + n + 6, sizeof(size));
+			if (size < 8 || size > len - n)
+				return -EINVAL;
+			if (n && n + size > z->max_read)
+				break;
+			n += size;
+		}
+		piece[0] = n;
+		err = pd_compress_write(z, w, ptr, piece, 1);
+		if (err)
+			return err;
+		p += n;
+		len -= n;
 	}
 	return 0;
 }

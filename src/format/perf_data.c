@@ -16,11 +16,21 @@
  *          for event descriptions that outgrow one record (below)
  *   data   an empty FINISHED_ROUND, then per round: the records handed to
  *          the writer; one carrier per event description that changed
- *          (PERF_RECORD_HEADER_EVENT_TYPE {tag, section}: the attrs with
- *          their ids, EVENT_DESC, TRACING_DATA); then the table record, a
- *          PERF_RECORD_FINISHED_ROUND whose payload is the feature table
- *          (feature bit 0's 16-byte entry is the record's own header and a
- *          zero u64) followed by the SAMPLE_TIME section.
+ *          (the attrs with their ids, EVENT_DESC, TRACING_DATA), a plain
+ *          8-byte PERF_RECORD_FINISHED_ROUND, then the table record: the
+ *          feature table (feature bit 0's 16-byte entry is the record's
+ *          own header and the u64 of pid and tid), the SAMPLE_TIME
+ *          section and the id trailer.  Carriers and table records are
+ *          PERF_RECORD_COMMs of task PRD_CKPT_TID (-2, which no kernel
+ *          record names; -1 is an exiting task's), with a time of 0:
+ *          the one record type perf and hotspot's perfparser both read
+ *          without a word (perfparser warns at a FINISHED_ROUND with
+ *          content and at any type it does not handle, HEADER_EVENT_TYPE
+ *          included); perf delivers a time of 0 at once, outside the time
+ *          order, and shows such a task only with --show-task-events and
+ *          --tasks (named PRFRCKPT or, a table record, empty: the
+ *          sections a table names start at PD_TABLE_ALIGN).  Our readers
+ *          skip them.
  *
  * data.size ends where the newest table record starts, so perf finds the
  * table at data.offset + data.size, as it wants; the sections and the attrs
@@ -29,9 +39,8 @@
  * written again while it does (a changed description goes to a new
  * carrier, or to the slot the header does not use), so a recorder killed
  * at any instant leaves a header that describes a complete file: every
- * round up to its last checkpoint.  perf 6.1 ignores HEADER_EVENT_TYPE
- * records in every tool (session.c: "deprecated") and sees one
- * FINISHED_ROUND per round, as before; it ignores feature bit 0
+ * round up to its last checkpoint.  perf 6.1 and perfparser see one
+ * plain FINISHED_ROUND per round; perf ignores feature bit 0
  * (HEADER_RESERVED has no reader).  An event description bigger than one
  * record's 64 KiB goes to the free slot; when no slot has room, rounds go
  * on but the header stays at the last checkpoint until close (warned).
@@ -40,7 +49,7 @@
  *
  * At close: a last checkpoint, then what perf itself writes: the feature
  * table at the end of the data (after the last table record, which stays
- * as a FINISHED_ROUND), the sections after it, then all attrs again when
+ * as a COMM), the sections after it, then all attrs again when
  * events were added while recording, then the header.  The front region,
  * dead then, is punched out of the file where the file system can.
  *
@@ -237,6 +246,16 @@ int pd_append(struct pd_writer *w, const void *data, size_t len)
 	memcpy(w->buf + w->used, data, len);
 	w->used += len;
 	return 0;
+}
+
+int pd_append_zeros(struct pd_writer *w, uint64_t align)
+{
+	static const unsigned char zero[PD_TABLE_ALIGN];
+	uint64_t at = w->off + w->used;
+
+	if (align > sizeof(zero))
+		return -EINVAL;
+	return pd_append(w, zero, (size_t)(align_up(at, align) - at));
 }
 
 /* pwrite() of all of @len at @off, without touching the stream state. */
@@ -561,14 +580,6 @@ PR_HIDDEN uint64_t pd_writer_data_bytes(const struct pd_writer *w)
 	return w->off + w->used - w->data_offset;
 }
 
-static uint64_t attr_u64(const struct pd_attr *a, size_t off)
-{
-	uint64_t v;
-
-	memcpy(&v, a->attr + off, sizeof(v));
-	return v;
-}
-
 /* perf's __evsel__calc_id_pos()/__evsel__calc_is_pos(). */
 static int id_pos(uint64_t st)
 {
@@ -638,7 +649,6 @@ static int check_attrs(const struct pd_writer *w)
 
 PR_HIDDEN int pd_writer_start(struct pd_writer *w)
 {
-	unsigned char r[8];
 	int ret;
 
 	if (!w)
@@ -670,11 +680,10 @@ PR_HIDDEN int pd_writer_start(struct pd_writer *w)
 		return 0;
 	/*
 	 * The first checkpoint: the data section is never empty (perf
-	 * refuses a data size of 0), it starts with an empty round.
+	 * refuses a data size of 0), it starts with an empty round, the
+	 * checkpoint's FINISHED_ROUND.
 	 */
-	put_header(r, PD_RECORD_FINISHED_ROUND, 8);
-	ret = pd_append(w, r, sizeof(r));
-	return ret ? ret : pd_checkpoint(w);
+	return pd_checkpoint(w);
 }
 
 /*

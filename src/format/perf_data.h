@@ -150,11 +150,11 @@ int pd_writer_write_whole(struct pd_writer *w, const void *buf, size_t len);
 
 /*
  * Ends a round.  Pipe mode: a PERF_RECORD_FINISHED_ROUND.  File mode: a
- * checkpoint: the round's data, the event descriptions that changed, then
- * a PERF_RECORD_FINISHED_ROUND that holds the feature table, then the
- * header (one pwrite) switched to describe the file up to there, so a
- * recorder killed at any instant leaves a file perf opens with every
- * complete round (docs/design.md section 9).  On return the round is in
+ * checkpoint: the round's data, the event descriptions that changed, a
+ * plain PERF_RECORD_FINISHED_ROUND, the record that holds the feature
+ * table, then the header (one pwrite) switched to describe the file up to
+ * there, so a recorder killed at any instant leaves a file perf opens with
+ * every complete round (docs/design.md section 9).  On return the round is in
  * the file (not necessarily on the disk: no fsync).  Returns 0 or -errno
  * (sticky).
  */

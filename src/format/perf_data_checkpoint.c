@@ -2,8 +2,9 @@
 /*
  * A file written while recording stays readable (perf_data.c has the
  * layout): at the end of every round the event descriptions that changed
- * go into carriers (or a slot), the feature table into the round's
- * FINISHED_ROUND, and the header is rewritten to describe all of it.
+ * go into carriers (or a slot), the round ends with a plain
+ * FINISHED_ROUND, the feature table goes into the table record after it,
+ * and the header is rewritten to describe all of it.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -23,46 +24,89 @@
 
 /* ---- checkpoints (file mode) ---- */
 
-/* Where an event description of @len bytes will lie: in a carrier at the
- * end of the data, or in the free slot after its first @fill bytes. */
+/*
+ * The id trailer of a carrier or table record at @p, in the first attr's
+ * layout (perf takes the first event for an id of 0): the checkpoint
+ * task, time 0 (perf delivers it at once, outside the time order, and
+ * script --reltime counts from the first real time), ids and CPU 0.
+ * Returns its length (0 without sample_id_all).
+ */
+static uint32_t id_trailer(const struct pd_writer *w, unsigned char *p)
+{
+	static const struct {
+		uint64_t bit, value;
+	} field[] = {
+		{ PERF_SAMPLE_TID, PD_CKPT_TASK },
+		{ PERF_SAMPLE_TIME, 0 },
+		{ PERF_SAMPLE_ID, 0 },
+		{ PERF_SAMPLE_STREAM_ID, 0 },
+		{ PERF_SAMPLE_CPU, 0 },
+		{ PERF_SAMPLE_IDENTIFIER, 0 },
+	};
+	uint64_t st;
+	uint32_t n = 0;
+
+	if (!w->nr_attrs || !(attr_u64(&w->attrs[0], 40) & (1ull << 18)))
+		return 0;
+	st = attr_u64(&w->attrs[0], 24);
+	for (size_t i = 0; i < sizeof(field) / sizeof(field[0]); i++) {
+		if (st & field[i].bit) {
+			put_u64(p + n, field[i].value);
+			n += 8;
+		}
+	}
+	return n;
+}
+
+/* Where an event description of @len bytes will lie (PD_TABLE_ALIGN): in
+ * a carrier at the end of the data, or in the free slot after its first
+ * @fill bytes. */
 static uint64_t pd_desc_at(const struct pd_writer *w, uint64_t len,
 			   uint64_t fill)
 {
 	if (len <= PD_CARRIER_MAX)
-		return w->off + w->used + PD_CARRIER_HDR;
-	return w->slot_off[w->slot_next] + fill;
+		return align_up(w->off + w->used + PD_CARRIER_HDR,
+				PD_TABLE_ALIGN);
+	return align_up(w->slot_off[w->slot_next] + fill, PD_TABLE_ALIGN);
 }
 
 /* Writes it there (pd_desc_at() just before). */
 static int desc_write(struct pd_writer *w, const void *p, uint64_t len,
 		      uint64_t *fill)
 {
-	static const unsigned char zero[PD_CARRIER_MIN];
-	unsigned char h[PD_CARRIER_HDR];
-	uint64_t size, at;
+	static const unsigned char zero[PD_TABLE_ALIGN];
+	unsigned char h[PD_CARRIER_HDR], tr[PD_TRAILER_MAX];
+	uint32_t tlen = id_trailer(w, tr);
+	uint64_t size, at = pd_desc_at(w, len, *fill), pad;
 	int ret;
 
 	if (len > PD_CARRIER_MAX) {
-		at = w->slot_off[w->slot_next] + *fill;
 		ret = pd_pwrite_all(w->fd, p, (size_t)len, at);
 		if (ret) {
 			pr_err("perf.data: write failed at offset %llu: %s",
 			       (unsigned long long)at, strerror(-ret));
 			return pd_set_err(w, ret);
 		}
-		*fill += align_up(len, 8);
+		*fill = at - w->slot_off[w->slot_next] + align_up(len, 8);
 		return 0;
 	}
-	size = align_up(PD_CARRIER_HDR + len, 8);
-	if (size < PD_CARRIER_MIN)
-		size = PD_CARRIER_MIN;
-	put_header(h, PD_RECORD_HEADER_EVENT_TYPE, (uint16_t)size);
-	put_u64(h + 8, PRD_CARRIER_TAG);
+	/* zeros after the name up to the aligned section */
+	pad = at - (w->off + w->used + PD_CARRIER_HDR);
+	size = align_up(PD_CARRIER_HDR + pad + len, 8);
+	put_header(h, PD_RECORD_COMM, (uint16_t)(size + tlen));
+	put_u64(h + 8, PD_CKPT_TASK);
+	put_u64(h + 16, PRD_CARRIER_TAG); /* the name, then its end */
+	put_u64(h + 24, 0);
 	ret = pd_append(w, h, sizeof(h));
+	if (!ret)
+		ret = pd_append(w, zero, (size_t)pad);
 	if (!ret)
 		ret = pd_append(w, p, (size_t)len);
 	if (!ret)
-		ret = pd_append(w, zero, (size_t)(size - PD_CARRIER_HDR - len));
+		ret = pd_append(w, zero,
+				(size_t)(size - PD_CARRIER_HDR - pad - len));
+	if (!ret)
+		ret = pd_append(w, tr, tlen);
 	return ret;
 }
 
@@ -88,9 +132,9 @@ static int pd_write_descs(struct pd_writer *w, struct pd_ckpt *next,
 	ret = ed.oom ? -ENOMEM : pd_td_bytes(w, &td, &td_len);
 	if (ret)
 		goto out;
-	need += alen > PD_CARRIER_MAX ? align_up(alen, 8) : 0;
-	need += ed.len > PD_CARRIER_MAX ? align_up(ed.len, 8) : 0;
-	need += td_len > PD_CARRIER_MAX ? align_up(td_len, 8) : 0;
+	need += alen > PD_CARRIER_MAX ? align_up(alen, PD_TABLE_ALIGN) : 0;
+	need += ed.len > PD_CARRIER_MAX ? align_up(ed.len, PD_TABLE_ALIGN) : 0;
+	need += td_len > PD_CARRIER_MAX ? align_up(td_len, PD_TABLE_ALIGN) : 0;
 	if (need > w->slot_cap) {
 		if (!w->warned_stall)
 			pr_warn("perf.data: the event descriptions (%llu bytes over 64 KiB sections) outgrew the room kept for them (%llu bytes): the file is complete again only at the end of the recording",
@@ -135,17 +179,16 @@ out:
  * goes to a slot outside it. */
 static uint64_t pd_carrier_bytes(uint64_t len)
 {
-	uint64_t size = align_up(PD_CARRIER_HDR + len, 8);
-
 	if (!len || len > PD_CARRIER_MAX)
 		return 0;
-	return size < PD_CARRIER_MIN ? PD_CARRIER_MIN : size;
+	return align_up(PD_CARRIER_HDR + len, 8) + PD_TABLE_ALIGN +
+	       PD_TRAILER_MAX;
 }
 
 PR_HIDDEN uint64_t pd_writer_round_bytes(struct pd_writer *w)
 {
-	/* the checkpoint's FINISHED_ROUND: its feature table */
-	uint64_t fixed = 16u * PD_FEAT_MAX + 16u;
+	/* the round's FINISHED_ROUND, the checkpoint's table record */
+	uint64_t fixed = 8u + 16u * PD_FEAT_MAX + 16u + PD_TRAILER_MAX;
 	const unsigned char *td;
 	struct pd_buf ed = { 0 };
 	size_t td_len = 0;
@@ -187,7 +230,8 @@ static int pd_plain_round(struct pd_writer *w)
  */
 int pd_checkpoint(struct pd_writer *w)
 {
-	unsigned char h[PD_FILE_HEADER_SIZE], t[16 * PD_FEAT_MAX + 16];
+	unsigned char h[PD_FILE_HEADER_SIZE],
+		t[8 + 16 * PD_FEAT_MAX + 16 + PD_TRAILER_MAX], *tb = t + 8;
 	struct pd_ckpt next = w->ck;
 	uint64_t bits, feats[4] = { 0 }, at;
 	bool used_slot = false, stime;
@@ -211,10 +255,13 @@ int pd_checkpoint(struct pd_writer *w)
 	       (stime ? FEAT_BIT(PD_FEAT_SAMPLE_TIME) : 0);
 	n = (unsigned int)__builtin_popcountll(bits);
 	size = 16u * n + (stime ? 16u : 0u);
-	at = w->off + w->used;
-	/* Bit 0's entry is this record's header and a zero. */
-	put_header(t, PD_RECORD_FINISHED_ROUND, (uint16_t)size);
-	put_u64(t + 8, 0);
+	size += id_trailer(w, tb + size);
+	/* The round ends with a plain FINISHED_ROUND, the table follows. */
+	put_header(t, PD_RECORD_FINISHED_ROUND, 8);
+	at = w->off + w->used + 8;
+	/* Bit 0's entry is this record's header and its pid and tid. */
+	put_header(tb, PD_RECORD_COMM, (uint16_t)size);
+	put_u64(tb + 8, PD_CKPT_TASK);
 	k = 1;
 	for (int id = 1; id < PD_FEAT_MAX; id++) {
 		struct pd_loc l = next.loc[id];
@@ -223,15 +270,15 @@ int pd_checkpoint(struct pd_writer *w)
 			continue;
 		if (id == PD_FEAT_SAMPLE_TIME)
 			l = (struct pd_loc){ at + 16u * n, 16 };
-		put_u64(t + 16 * k, l.off);
-		put_u64(t + 16 * k + 8, l.len);
+		put_u64(tb + 16 * k, l.off);
+		put_u64(tb + 16 * k + 8, l.len);
 		k++;
 	}
 	if (stime) {
-		put_u64(t + 16 * n, w->first_time);
-		put_u64(t + 16 * n + 8, w->last_time);
+		put_u64(tb + 16 * n, w->first_time);
+		put_u64(tb + 16 * n + 8, w->last_time);
 	}
-	ret = pd_append(w, t, size);
+	ret = pd_append(w, t, 8 + size);
 	if (!ret)
 		ret = pd_flush(w);
 	if (ret)

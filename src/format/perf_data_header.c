@@ -654,7 +654,11 @@ int pd_start_file(struct pd_writer *w)
 	if (ret)
 		return ret;
 
-	/* The front: whatever its size, written once. */
+	/* The front: whatever its size, written once; its first section and
+	 * TRACING_DATA at PD_TABLE_ALIGN. */
+	ret = pd_append_zeros(w, PD_TABLE_ALIGN);
+	if (ret)
+		return ret;
 	w->front_off = pos = w->off + w->used;
 	n = pd_build_features(w, f, false, FEATS_START);
 	for (k = 0; k < n && !ret; k++) {
@@ -668,7 +672,10 @@ int pd_start_file(struct pd_writer *w)
 	pd_free_features(f, n);
 	if (!ret)
 		ret = pd_td_bytes(w, &td, &td_len);
+	if (!ret && td_len)
+		ret = pd_append_zeros(w, PD_TABLE_ALIGN);
 	if (!ret && td_len) {
+		pos = w->off + w->used;
 		w->ck.loc[PD_FEAT_TRACING_DATA] =
 			(struct pd_loc){ pos, td_len };
 		w->ck.bits |= FEAT_BIT(PD_FEAT_TRACING_DATA);
@@ -681,7 +688,8 @@ int pd_start_file(struct pd_writer *w)
 		return ret;
 	w->front_end = pos;
 	if (w->growth) {
-		w->slot_cap = align_up(blob_len + desc_len + td_len + w->growth,
+		w->slot_cap = align_up(blob_len + desc_len + td_len +
+					       3 * PD_TABLE_ALIGN + w->growth,
 				       PD_PAGE);
 		w->slot_off[0] = align_up(pos, PD_PAGE);
 		w->slot_off[1] = w->slot_off[0] + w->slot_cap;

@@ -44,13 +44,34 @@
 
 #define PD_EVENT_UPDATE_NAME 2
 
-/* A carrier: {header, u64 tag, section, zeros to 8}; at least perf's
- * struct perf_record_header_event_type (80 bytes). */
-#define PD_CARRIER_HDR 16
+#define PD_RECORD_COMM 3
 
-#define PD_CARRIER_MAX ((PD_MAX_RECORD & ~7u) - PD_CARRIER_HDR)
+/* perf's id trailer on a non-sample record (sample_id_all): at most TID,
+ * TIME, ID, STREAM_ID, CPU, IDENTIFIER */
+#define PD_TRAILER_MAX 48
 
-#define PD_CARRIER_MIN 80
+/* pid and tid of the checkpoint records' task (PRD_CKPT_TID) */
+#define PD_CKPT_TASK \
+	((uint64_t)(uint32_t)PRD_CKPT_TID << 32 | (uint32_t)PRD_CKPT_TID)
+
+/* A carrier: a PERF_RECORD_COMM of the checkpoint task named by the tag:
+ * {header, pid, tid, u64 tag, u64 0 (the name's end), section, zeros to 8,
+ * id trailer}. */
+#define PD_CARRIER_HDR 32
+
+/*
+ * A checkpoint's table record is a COMM whose name is the first bytes of
+ * the table entry after its own: the offset of the first section the table
+ * names (TRACING_DATA's, else the front's first).  The sections the table
+ * names start at multiples of this (front, carriers, slots): a zero low
+ * byte, an empty name where perf prints it (script --show-task-events,
+ * report --tasks), not a few bytes of binary (a newline among them).
+ */
+#define PD_TABLE_ALIGN 256
+
+#define PD_CARRIER_MAX                                             \
+	((PD_MAX_RECORD & ~7u) - PD_CARRIER_HDR - PD_TABLE_ALIGN - \
+	 PD_TRAILER_MAX)
 
 #define PD_PAGE 4096
 
@@ -197,6 +218,14 @@ static inline uint64_t align_up(uint64_t x, uint64_t a)
 	return (x + a - 1) & ~(a - 1);
 }
 
+static inline uint64_t attr_u64(const struct pd_attr *a, size_t off)
+{
+	uint64_t v;
+
+	memcpy(&v, a->attr + off, sizeof(v));
+	return v;
+}
+
 static inline void put_u16(unsigned char *p, uint16_t v)
 {
 	memcpy(p, &v, sizeof(v));
@@ -239,6 +268,9 @@ int pd_out(struct pd_writer *w, const void *data, size_t len);
 int pd_flush(struct pd_writer *w);
 
 int pd_append(struct pd_writer *w, const void *data, size_t len);
+
+/* Zeros up to the next multiple of @align in the output. */
+int pd_append_zeros(struct pd_writer *w, uint64_t align);
 
 /* pwrite() of all of @len at @off, without touching the stream state. */
 int pd_pwrite_all(int fd, const void *data, size_t len, uint64_t off);

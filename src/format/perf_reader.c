@@ -637,6 +637,10 @@ static int handle(struct prd_file *f, struct proc *pc, const unsigned char *rec,
 	}
 	if (!pc->fn)
 		return 0;
+	/* the checkpoint's records are the file's, not a thread's */
+	if (type == PERF_RECORD_COMM && !f->show_ckpt &&
+	    prd_is_checkpoint_record(rec, size))
+		return 0;
 	if (pc->ordered && type == PRD_REC_FINISHED_ROUND) {
 		ret = prd_queue_flush(f, pc, f->next_flush);
 		f->next_flush = f->max_ts;
@@ -794,6 +798,20 @@ static void prd_reset_processing(struct prd_file *f)
 	if (!f->stream)
 		f->rd_off = f->pipe ? f->start_off + PRD_PIPE_HEADER_SIZE :
 				      f->start_off;
+}
+
+PR_HIDDEN bool prd_is_checkpoint_record(const void *rec, uint32_t size)
+{
+	const unsigned char *r = rec;
+
+	return size >= 16 && ld32(r) == PERF_RECORD_COMM &&
+	       (int32_t)ld32(r + 8) == PRD_CKPT_TID &&
+	       (int32_t)ld32(r + 12) == PRD_CKPT_TID;
+}
+
+PR_HIDDEN void prd_show_checkpoints(struct prd_file *f)
+{
+	f->show_ckpt = true;
 }
 
 PR_HIDDEN int prd_process(struct prd_file *f, bool ordered, prd_event_fn fn,

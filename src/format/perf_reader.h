@@ -110,11 +110,28 @@ uint64_t prd_data_size(const struct prd_file *f);
 /*
  * A file written by perfring record while it was recording (a checkpoint:
  * docs/design.md section 9) carries feature sections inside the data, in
- * PERF_RECORD_HEADER_EVENT_TYPE records whose first u64 (perf's event_id)
- * is this tag ("PRFRCKPT"), and its feature table in the payload of the
- * last FINISHED_ROUND, announced by feature bit 0 (HEADER_RESERVED).
+ * PERF_RECORD_COMMs of task PRD_CKPT_TID named by this tag ("PRFRCKPT"),
+ * and its feature table in the last COMM of that task, after the round's
+ * plain FINISHED_ROUND, announced by feature bit 0 (HEADER_RESERVED).
+ * Files of earlier versions: HEADER_EVENT_TYPE records with the tag as
+ * their first u64, and the table in the payload of the last
+ * FINISHED_ROUND.
  */
 #define PRD_CARRIER_TAG 0x54504b4352465250ull
+
+/*
+ * The pid and tid of those COMMs: -2, which no kernel record carries (a
+ * sample of an exiting task has tid -1: a name given to -1 would name it).
+ * Not a thread: prd_process() does not hand these COMMs to its callback
+ * unless prd_show_checkpoints() asked for them (dump); they are counted in
+ * prd_type_counts() as perf counts them.
+ */
+#define PRD_CKPT_TID (-2)
+
+/* Whether the record at @rec (@size bytes, a whole record) is such a COMM. */
+bool prd_is_checkpoint_record(const void *rec, uint32_t size);
+/* prd_process() hands the checkpoint COMMs to the callback too. */
+void prd_show_checkpoints(struct prd_file *f);
 
 /* Header feature bits (tools/perf/util/header.h, 6.1). */
 enum {

@@ -123,6 +123,7 @@ struct prd_file {
 	bool features_damaged; /* open noted damage in the features */
 	bool processed;
 	bool quiet; /* peeking at open: no damage messages */
+	bool show_ckpt; /* deliver the checkpoint COMMs (prd_show_checkpoints) */
 	char *name;
 	uint64_t file_size; /* seekable inputs */
 

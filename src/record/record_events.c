@@ -288,8 +288,10 @@ int record_app_write(void *ctx, const void *buf, size_t len)
 		if (!len)
 			return 0;
 	}
-	/* app_session built these records: whole, sizes right */
-	err = pd_writer_write_whole(s->w, buf, len);
+	/* app_session built these records: whole, sizes right; with -z
+	 * compressed as the kernel rings' data is */
+	err = s->z ? pd_compress_records(s->z, s->w, buf, len) :
+		     pd_writer_write_whole(s->w, buf, len);
 
 	if (!err)
 		s->st.bytes += len;

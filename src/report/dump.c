@@ -208,7 +208,7 @@ static void put_header(const struct prd_file *f, const char *path, FILE *out)
 	}
 	if (!prd_is_pipe(f) && prd_has_feature(f, 0))
 		fprintf(out,
-			"# checkpoint: written while recording, as of its last complete round (the feature table is the FINISHED_ROUND at the data end)\n");
+			"# checkpoint: written while recording, as of its last complete round (the feature table is the COMM of task -2 at the data end)\n");
 	for (int feat = 1; feat < PRD_FEAT_LAST; feat++) {
 		const unsigned char *p;
 		const char *s;
@@ -469,6 +469,12 @@ static void put_kernel_fields(FILE *out, const union prd_record *v)
 		put_mmap(out, &v->mmap);
 		break;
 	case PERF_RECORD_COMM:
+		/* perfring's checkpoint records: no thread, binary payload */
+		if ((int32_t)v->comm.pid == PRD_CKPT_TID &&
+		    (int32_t)v->comm.tid == PRD_CKPT_TID) {
+			fprintf(out, " (checkpoint, %u bytes)", v->header.size);
+			break;
+		}
 		fprintf(out, "%s: ",
 			misc & PERF_RECORD_MISC_COMM_EXEC ? " exec" : "");
 		put_str(out, v->comm.comm, v->comm.comm_len);
@@ -803,6 +809,7 @@ int report_dump(const char *path, FILE *out, bool hex)
 	if (ret)
 		return ret;
 	put_header(f, path, out);
+	prd_show_checkpoints(f);
 	ret = prd_process(f, false, dump_event, &d);
 	st = prd_stats(f);
 	if (st->features_damaged)

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# test-parallel: yes
 # perfring top's browser, driven as a person would through a terminal (a
 # tmux window) on a running workload (test/workloads/hot.c): it opens with
 # hot_loop selected; the list is refreshed (the title's sample count

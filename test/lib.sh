@@ -166,3 +166,19 @@ mask_times_at() {
 		BEGIN { while ((getline l <list) > 0) m[l] = 1 }
 		{ if (NR in m) sub(/ +[0-9]+\.[0-9]+:/, " -:"); print }'
 }
+
+# idle_visible_pin RECORDER: sets the array pin to "taskset -c N", N a CPU
+# whose idle task's sched_switch events reach perf events, or to nothing if
+# a short system-wide recording saw none (a CPU that never idled).  Some
+# kernels, this KVM guest's among them, deliver no event from some CPUs'
+# idle task to perf events (perf's own recordings have none either): a
+# wake-up from idle there is never seen, and a system-wide reading of the
+# sched events measures the wait from a later switch.
+idle_visible_pin() {
+	local cpu
+	pin=()
+	"$1" record -q -a -e sched:sched_switch -o "$tmp/idle-probe.data" -- sleep 0.3 2>/dev/null || return 0
+	cpu=$(perf script -i "$tmp/idle-probe.data" -F pid,cpu 2>/dev/null |
+		awk '$1 == 0 { gsub(/[][]/, "", $2); print $2 + 0; exit }')
+	[ -z "$cpu" ] || pin=(taskset -c "$cpu")
+}

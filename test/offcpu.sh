@@ -1,5 +1,4 @@
 #!/usr/bin/env bash
-# test-parallel: yes
 # perfring record --off-cpu on a program with known waits (workloads/
 # offcpu.c: 500 ms asleep in sleeper(), 500 ms blocked on a pipe in
 # blocker() until a second thread writes to it from pipe_writer(), then
@@ -173,7 +172,11 @@ echo "svg: $cold cold frames"
 
 # System wide (-a, the command run beside): every thread's blocks, the
 # program's among them (in the BPF mode: the program's system-wide maps).
-timeout $((WAIT_S * 2)) "$cli" record -a --off-cpu --off-cpu-mode "$mode" --off-cpu-thresh 100 -g -o "$tmp/all-$mode.data" -- "$wl/offcpu" 500 500 300 \
+# (in the events mode a block ends at the sched_switch that brings the
+# thread back: the program runs where the idle task's switches reach perf,
+# see idle_visible_pin in lib.sh)
+idle_visible_pin "$cli"
+timeout $((WAIT_S * 2)) "$cli" record -a --off-cpu --off-cpu-mode "$mode" --off-cpu-thresh 100 -g -o "$tmp/all-$mode.data" -- "${pin[@]}" "$wl/offcpu" 500 500 300 \
 	2>"$tmp/record.err" || fail "record -a --off-cpu --off-cpu-mode $mode: $(cat "$tmp/record.err")"
 grep -q "$how" "$tmp/record.err" || fail "-a --off-cpu-mode $mode: the summary does not say '$how': $(grep 'off-CPU' "$tmp/record.err")"
 "$cli" export -i "$tmp/all-$mode.data" -f folded -e offcpu-time -o "$tmp/all.folded" || fail "export -a's file"

@@ -23,21 +23,15 @@ case $wl in /*) ;; *) wl=$PWD/$wl ;; esac
 need_cmd perf linux-perf
 need_perf_events "$cli"
 
-if ! "$cli" record -q -a -e sched:sched_switch -o "$tmp/probe.data" -- sleep 0.3 2>"$tmp/probe.err"; then
+if ! "$cli" record -q -a -e sched:sched_switch -o "$tmp/probe.data" -- true 2>"$tmp/probe.err"; then
 	grep -qi 'permission\|not permitted' "$tmp/probe.err" && skip "kernel refuses the sched tracepoints: $(cat "$tmp/probe.err")"
-	fail "record -e sched:sched_switch -- sleep: $(cat "$tmp/probe.err")"
+	fail "record -e sched:sched_switch -- true: $(cat "$tmp/probe.err")"
 fi
-# Some kernels (this KVM guest's, for one) deliver no event from a CPU's
-# idle task to perf on some CPUs: perf sched record misses the switch from
-# the idle task to the program there too, and timehist then measures a
-# wait from the next switch it does see.  The program runs on a CPU whose
-# idle task's switches the probe saw (any CPU if the machine never idled).
-cpu=$(perf script -i "$tmp/probe.data" -F pid,cpu 2>/dev/null | awk '$1 == 0 { gsub(/[][]/, "", $2); print $2 + 0; exit }')
-pin=()
-if [ -n "$cpu" ]; then
-	pin=(taskset -c "$cpu")
-	echo "the program runs on CPU $cpu (its idle task's switches reach perf)"
-fi
+# The program runs on a CPU whose idle task's switches reach perf (see
+# idle_visible_pin in lib.sh): timehist measures a wait until the switch
+# that ends it, and a switch from an unseen idle task is never seen.
+idle_visible_pin "$cli"
+[ ${#pin[@]} = 0 ] || echo "the program runs with ${pin[*]} (its idle task's switches reach perf)"
 
 # like_perf FILE SUBCOMMAND [OPTION...]: perfring sched and perf sched
 # print the same lines.

@@ -614,6 +614,11 @@ void case_emit_vs_lttng(void)
  * neither is charged for guest memory the host has not backed yet (the
  * write() baseline used to run on memory just freed, at up to 6 GB/s,
  * while a new file on fresh memory measured 0.24 GB/s here).
+ * vs_naive = mev_s / the naive pipeline's rate (pipe.c); block_vs_naive =
+ * max_mev_s / it: like for like, as the naive producers wait for room too
+ * (neither loses an event); naive_consumer_cpu_ns_per_ev: the naive
+ * consumer's CPU time per event, the floor under recorder_cpu_ns_per_ev
+ * (the same 80 bytes written per event, none of the checks).
  * Rings of BENCH_APP_RING (16M) per thread.
  */
 static double sustained_settle; /* bytes settle_memory() touches first */
@@ -725,23 +730,27 @@ void case_app_sustained(void)
 				     sustained_settle);
 		/* the floor: the naive pipeline (pipe.c) with as many
 		 * producers, rings of the same size, 16 M events in all */
-		double nv_mev[REPS], nv_ns[REPS], bound = 0;
+		double nv_mev[REPS], nv_ns[REPS], nv_cons[REPS], bound = 0;
 
 		for (int i = 0; i < REPS; i++) {
 			settle_memory((size_t)sustained_settle);
+			nv_cons[i] = 0;
 			if (naive_pipe_run(threads, 16000000 / threads,
 					   (uint64_t)ring_bytes(ring),
 					   &nv_mev[i], &nv_ns[i]))
 				nv_mev[i] = 0;
+			else
+				nv_cons[i] = naive_consumer_ns;
 		}
 		if (sample > 0)
 			bound = wr * 1e3 / sample;
-		printf("bench app-sustained threads=%u mev_s=%.1f max_mev_s=%.1f free_mev_s=%.1f free_lost_pct=%.1f recorder_cpu_ns_per_ev=%.0f file_bytes_per_ev=%.1f tmpfs_write_gb_s=%.2f write_bound_mev_s=%.1f vs_write_bound=%.2f naive_mev_s=%.1f naive_vs_write_bound=%.2f vs_naive=%.2f ring=%s trial_s=%s trials=%d c2c_ns=%.0f out=/dev/shm load1=%.2f baseline=block\n",
+		printf("bench app-sustained threads=%u mev_s=%.1f max_mev_s=%.1f free_mev_s=%.1f free_lost_pct=%.1f recorder_cpu_ns_per_ev=%.0f file_bytes_per_ev=%.1f tmpfs_write_gb_s=%.2f write_bound_mev_s=%.1f vs_write_bound=%.2f naive_mev_s=%.1f naive_vs_write_bound=%.2f vs_naive=%.2f block_vs_naive=%.2f naive_consumer_cpu_ns_per_ev=%.1f ring=%s trial_s=%s trials=%d c2c_ns=%.0f out=/dev/shm load1=%.2f baseline=block\n",
 		       threads, lo, max, fr,
 		       fatt > 0 ? 100.0 * flost / fatt : 0.0, rns, sample, wr,
 		       bound, bound > 0 ? lo / bound : 0.0, median3(nv_mev),
 		       bound > 0 ? median3(nv_mev) / bound : 0.0,
-		       median3(nv_mev) > 0 ? lo / median3(nv_mev) : 0.0, ring,
-		       secs, trials + 2, c2c, load);
+		       median3(nv_mev) > 0 ? lo / median3(nv_mev) : 0.0,
+		       median3(nv_mev) > 0 ? max / median3(nv_mev) : 0.0,
+		       median3(nv_cons), ring, secs, trials + 2, c2c, load);
 	}
 }

@@ -167,6 +167,7 @@ double median3(double *v);
 double median_of(double *v, int n);
 void settle_memory(size_t bytes);
 /* The naive pipeline (pipe.c): the floor under app tracing's cases. */
+extern double naive_consumer_ns; /* of the last naive_pipe_run() */
 int naive_pipe_run(unsigned int threads, uint64_t events, uint64_t size,
 		   double *mev_s, double *ns_per_ev);
 

@@ -48,7 +48,7 @@ struct pipe_ctl {
 struct pipe_shared {
 	struct pipe_ctl ctl[PIPE_MAX_THREADS];
 	_Alignas(64) atomic_int producers_done, consumer_ready;
-	uint64_t consumed, t_end;
+	uint64_t consumed, t_end, cpu_ns; /* cpu_ns: the consumer's CPU */
 };
 
 struct pipe_run {
@@ -205,14 +205,24 @@ static _Noreturn void pipe_consumer(struct pipe_run *pr, unsigned int threads,
 		ok &= write(fd, out, len) == (ssize_t)len;
 	sh->consumed = consumed;
 	sh->t_end = now_ns();
+	{
+		struct timespec cpu;
+
+		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu);
+		sh->cpu_ns = (uint64_t)cpu.tv_sec * 1000000000ull +
+			     (uint64_t)cpu.tv_nsec;
+	}
 	_exit(ok ? 0 : 1);
 }
 
 /*
  * One run: @threads producers of @events each into rings of @size bytes.
  * *mev_s: events per second from the start until the consumer has written
- * the last; *ns_per_ev: the producers' mean time per event.  0 or -1.
+ * the last; *ns_per_ev: the producers' mean time per event; the
+ * consumer's CPU time per event in naive_consumer_ns.  0 or -1.
  */
+double naive_consumer_ns;
+
 int naive_pipe_run(unsigned int threads, uint64_t events, uint64_t size,
 		   double *mev_s, double *ns_per_ev)
 {
@@ -277,6 +287,8 @@ int naive_pipe_run(unsigned int threads, uint64_t events, uint64_t size,
 		*mev_s = (double)(events * threads) /
 			 (double)(pr.sh->t_end - pr.t_start) * 1e3;
 		*ns_per_ev = ns;
+		naive_consumer_ns =
+			(double)pr.sh->cpu_ns / (double)(events * threads);
 		err = 0;
 	}
 out:
@@ -305,7 +317,7 @@ void case_naive_pipe(void)
 	if (t_env && atoi(t_env) > 0)
 		lo = hi = (unsigned int)atoi(t_env);
 	for (unsigned int t = lo; t <= hi; t++) {
-		double mev[REPS], ns[REPS], c2c = c2c_ns();
+		double mev[REPS], ns[REPS], cons[REPS], c2c = c2c_ns();
 
 		for (int i = 0; i < REPS; i++) {
 			settle_memory((size_t)(events * t * 80) +
@@ -315,9 +327,10 @@ void case_naive_pipe(void)
 				       t);
 				return;
 			}
+			cons[i] = naive_consumer_ns;
 		}
-		printf("bench naive-pipe threads=%u mev_s=%.1f producer_ns=%.2f ring_mib=%llu events=%llu c2c_ns=%.0f stat=median\n",
-		       t, median3(mev), median3(ns),
+		printf("bench naive-pipe threads=%u mev_s=%.1f producer_ns=%.2f consumer_cpu_ns_per_ev=%.1f ring_mib=%llu events=%llu c2c_ns=%.0f stat=median\n",
+		       t, median3(mev), median3(ns), median3(cons),
 		       (unsigned long long)(ring >> 20),
 		       (unsigned long long)events, c2c);
 	}

@@ -13,6 +13,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include "perfring.h"
@@ -94,5 +95,24 @@ PR_PRIVATE_API int perfring__ring_copy_reads(struct perfring_ring *r,
  */
 PR_PRIVATE_API int64_t perfring__ring_warm(struct perfring_ring *r,
 					   size_t pages);
+
+/*
+ * The recorder's block walk over a batch (docs/design.md section 7): the
+ * bytes of the open batch that lie at one place from the read position on
+ * (in the private copy's chunk, or in a double mapping), in @p, without
+ * consuming them; 0 when there are none or the ring is read in pieces
+ * (perfring_read_next() then).  @dead: the ring's death word (enum
+ * ring_dead_cause), to be read with an acquire load after copying from @p
+ * (the SIGBUS guard sets it when the file was truncated under the copy);
+ * valid until perfring_read_end().  The bytes at @p are the producer's
+ * (unless copied): read each header once, copy, then check the copy.
+ */
+PR_PRIVATE_API size_t perfring__read_peek(struct perfring_ring *r,
+					  const unsigned char **p,
+					  const uint32_t **dead);
+
+/* Consumes @n bytes of what perfring__read_peek() showed: whole records
+ * the caller walked (8-aligned sizes, each within the peek). */
+PR_PRIVATE_API void perfring__read_skip(struct perfring_ring *r, size_t n);
 
 #endif /* PERFRING_RING_PRIVATE_H */

@@ -521,6 +521,30 @@ PERFRING_API int perfring_read_next(struct perfring_ring *r,
 	return reader_next_slow(r, rec);
 }
 
+size_t perfring__read_peek(struct perfring_ring *r, const unsigned char **p,
+			   const uint32_t **dead)
+{
+	uint64_t rem;
+
+	if (!r || !p || !dead || !r->c_in_batch || ring_dead(r) || r->c_pos & 7)
+		return 0;
+	rem = r->c_end - r->c_pos;
+	if (r->c_copied)
+		*p = r->c_base + (r->c_pos - r->c_base_pos);
+	else if (r->double_mapped)
+		*p = r->data + (r->c_pos & r->mask);
+	else
+		return 0;
+	*dead = r->guard ? &r->guard->dead : &r->dead;
+	return (size_t)rem;
+}
+
+void perfring__read_skip(struct perfring_ring *r, size_t n)
+{
+	if (r && r->c_in_batch && n <= r->c_end - r->c_pos)
+		r->c_pos += n;
+}
+
 PERFRING_API int perfring_read_range(struct perfring_ring *r,
 				     const void *ptr[2], size_t len[2])
 {

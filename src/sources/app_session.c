@@ -40,6 +40,7 @@
 #include <sys/epoll.h>
 #include <sys/file.h>
 #include <sys/inotify.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -256,13 +257,25 @@ static int session_init(struct app_session *s, const struct app_session_cb *cb)
 		return -errno;
 	if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->ino_fd, &ev) < 0)
 		return -errno;
-	/* The output buffer, touched now: on a guest with shadow page tables
-	 * each first touch of a page costs microseconds (docs/design.md 4c),
-	 * which the first drain would pay while a program's ring fills. */
-	s->out = malloc(APP_OUT_CHUNK);
-	if (!s->out)
+	/*
+	 * The output buffer, touched now: on a guest with shadow page tables
+	 * each first touch of a page costs microseconds (docs/design.md 6),
+	 * which the first drain would pay while a program's ring fills.  Its
+	 * own mapping, left out of the command the recorder forks next
+	 * (MADV_DONTFORK): shared with the child, every page would be
+	 * copy-on-write and the first drain would fault on each again.  A
+	 * store per page through a volatile pointer: a memset(0) of new
+	 * memory the compiler may turn into calloc(), which touches nothing.
+	 */
+	s->out = mmap(NULL, APP_OUT_CHUNK, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (s->out == MAP_FAILED) {
+		s->out = NULL;
 		return -ENOMEM;
-	memset(s->out, 0, APP_OUT_CHUNK);
+	}
+	madvise(s->out, APP_OUT_CHUNK, MADV_DONTFORK); /* a hint: may fail */
+	for (size_t off = 0; off < APP_OUT_CHUNK; off += 4096)
+		((volatile unsigned char *)s->out)[off] = 0;
 	s->out_cap = APP_OUT_CHUNK;
 	write_recorder_pid(s);
 	app_scan_dir(s); /* rings made before the watch */
@@ -684,6 +697,7 @@ PR_HIDDEN void app_session_close(struct app_session *s)
 	free(s->pending);
 	free(s->seen.keys);
 	free(s->seen.state);
-	free(s->out);
+	if (s->out)
+		munmap(s->out, s->out_cap);
 	free(s);
 }

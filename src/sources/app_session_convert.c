@@ -41,24 +41,15 @@ int app_out_flush(struct app_session *s)
 	return s->err;
 }
 
+/* Room for @n more bytes in the output buffer (its fixed APP_OUT_CHUNK
+ * bytes: a record is at most PERFRING_RECORD_MAX), flushing it first if
+ * needed. */
 static unsigned char *app_out_reserve(struct app_session *s, size_t n)
 {
-	if (s->out_cap - s->out_len < n) {
-		size_t ncap = s->out_cap ? s->out_cap : APP_OUT_CHUNK;
-		unsigned char *p;
-
-		if (s->out_len && app_out_flush(s))
-			return NULL;
-		while (ncap < n)
-			ncap *= 2;
-		if (ncap != s->out_cap) {
-			p = realloc(s->out, ncap);
-			if (!p)
-				return NULL;
-			s->out = p;
-			s->out_cap = ncap;
-		}
-	}
+	if (!s->out || n > s->out_cap)
+		return NULL;
+	if (s->out_cap - s->out_len < n && app_out_flush(s))
+		return NULL;
 	return s->out + s->out_len;
 }
 
@@ -140,6 +131,9 @@ static int convert_event(struct app_session *s, struct app_ring *r,
 			    "event id no declaration names");
 		return 0;
 	}
+	/* the block walk takes this ring's next records of the event */
+	r->walk_id = h.event_id;
+	r->walk_desc = d;
 	if (plen < d->payload_fixed || !locs_ok(d, pl, plen)) {
 		app_corrupt(s, r, W_PAYLOAD, size,
 			    "payload does not match the declaration");
@@ -175,6 +169,99 @@ static int convert_event(struct app_session *s, struct app_ring *r,
 	r->last_cpu = h.cpu;
 	r->last_tid = h.tid;
 	return 0;
+}
+
+/*
+ * The block walk (docs/design.md section 7): the records at @p, @span
+ * bytes of the batch in the producer's memory, taken while they are what
+ * a program of ours writes in a run: application events of the event
+ * this ring's last one was, whole, each header read once, the record
+ * copied into the output and checked there (its id, its payload against
+ * the declaration), the sample built around the copy.  The first record
+ * it does not take as it is (another event or type, a damaged header, a
+ * record cut by the end of the chunk, a full output buffer, a ring that
+ * died under the copy) stops it: perfring_read_next() and convert_event()
+ * take that one as they take every record.  Returns the bytes walked.
+ */
+static size_t convert_span(struct app_session *s, struct app_ring *r,
+			   const unsigned char *p, size_t span,
+			   const uint32_t *dead)
+{
+	const struct app_event_desc *d = r->walk_desc;
+	uint64_t first = s->st.first_time, last = s->st.last_time, events = 0;
+	struct perfring_app_record h = { 0 };
+	unsigned char *o;
+	size_t off = 0;
+
+	if (!d || s->err)
+		return 0;
+	while (span - off >= sizeof(h)) {
+		struct perf_event_header ph;
+		uint32_t size, plen, raw, total;
+
+		memcpy(&ph, p + off, sizeof(ph)); /* the one read of it */
+		size = ph.size;
+		if (ph.type != PERFRING_RECORD_APP_EVENT || size < sizeof(h) ||
+		    (size & 7) || size > span - off)
+			break;
+		plen = size - (uint32_t)sizeof(h);
+		raw = APP_COMMON_SIZE + plen + 4;
+		total = SAMPLE_HDR + raw;
+		if (total > PERFRING_RECORD_MAX ||
+		    s->out_cap - s->out_len < total)
+			break;
+		/* the producer's lines come from the other CPU: ask for them
+		 * a few records ahead (a hint; never dereferenced) */
+		__builtin_prefetch(p + off + 2048);
+		o = s->out + s->out_len;
+		memcpy(o + 28, p + off, size);
+		/* Pairs with the SIGBUS guard's release of the death word
+		 * (ring core, guard.c): set, the copy may be zero pages. */
+		if (smp_load_acquire(dead))
+			break;
+		memcpy(&h, o + 28, sizeof(h));
+		if (h.event_id != r->walk_id || plen < d->payload_fixed ||
+		    (d->nr_dyn && !locs_ok(d, o + 52, plen)))
+			break;
+		{
+			struct perf_event_header sh = {
+				.type = PERF_RECORD_SAMPLE,
+				.misc = PERF_RECORD_MISC_USER,
+				.size = (uint16_t)total
+			};
+			uint16_t common_type = (uint16_t)d->id;
+
+			memcpy(o, &sh, 8);
+			put64(o + 8, APP_SAMPLE_ID(d->id)); /* IDENTIFIER */
+			put32(o + 16, (uint32_t)r->pid); /* TID: pid, tid */
+			put32(o + 20, h.tid);
+			put64(o + 24, h.time); /* TIME */
+			put32(o + 32, h.cpu); /* CPU, res */
+			put32(o + 36, 0);
+			put32(o + 40, raw); /* RAW size, then the raw data */
+			memcpy(o + 44, &common_type, 2);
+			o[46] = 0; /* common_flags */
+			o[47] = 0; /* common_preempt_count */
+			put32(o + 48, h.tid); /* common_pid */
+			put32(o + 52 + plen, 0);
+		}
+		s->out_len += total;
+		events++;
+		if (!first || h.time < first)
+			first = h.time;
+		if (h.time > last)
+			last = h.time;
+		off += size;
+	}
+	if (events) {
+		s->st.events += events;
+		s->st.first_time = first;
+		s->st.last_time = last;
+		r->last_time = h.time;
+		r->last_cpu = h.cpu;
+		r->last_tid = h.tid;
+	}
+	return off;
 }
 
 /* A program's claim of @lost dropped events, into the file as it is. */
@@ -261,9 +348,22 @@ int app_drain_ring(struct app_session *s, struct app_ring *r)
 			s->st.corrupt++; /* the ring core logged it */
 		return avail == -EFAULT ? -EFAULT : 0;
 	}
-	while ((n = perfring_read_next(r->ring, &rec)) != 0) {
+	for (;;) {
 		struct perf_event_header hdr;
+		const unsigned char *span_at;
+		const uint32_t *dead;
+		size_t span = perfring__read_peek(r->ring, &span_at, &dead);
 
+		if (span) {
+			size_t done = convert_span(s, r, span_at, span, dead);
+
+			perfring__read_skip(r->ring, done);
+			r->batch_done += done;
+		}
+		/* the record the walk stopped at, the slow way */
+		n = perfring_read_next(r->ring, &rec);
+		if (!n)
+			break;
 		if (n < 0) {
 			if (n == -EFAULT) {
 				err = -EFAULT;

@@ -66,6 +66,10 @@ struct app_ring {
 	uint64_t too_large_seen; /* its ext->too_large last read */
 	uint64_t size; /* data bytes */
 	uint32_t warned; /* 1 << enum app_warn */
+	/* the event the block walk (convert_span) takes: the last one
+	 * convert_event() found declared; declarations are never replaced */
+	uint32_t walk_id;
+	const struct app_event_desc *walk_desc;
 	uint64_t last_time;
 	uint32_t last_cpu;
 	uint32_t last_tid;

@@ -49,6 +49,7 @@
 #include <unistd.h>
 #include "perfring.h"
 #include "ring/private.h"
+#include "ring/private.h"
 
 #define RING_DATA 4096u
 
@@ -268,6 +269,46 @@ static uint64_t walk(struct fring *f, int max_records, bool in_mapping,
 	return seen;
 }
 
+/* perfring__read_peek() spans walked header by header as the recorder
+ * does (app_session_convert.c), each stop handed to read_next; returns the
+ * bytes walked, *last the final read_next's return. */
+static uint64_t peek_walk(struct fring *f, bool in_mapping, int *last)
+{
+	const struct perf_event_header *rec;
+	uint64_t seen = 0;
+	int sz;
+
+	for (;;) {
+		const unsigned char *p;
+		const uint32_t *dead;
+		size_t span = perfring__read_peek(f->ring, &p, &dead), off = 0;
+
+		if (span && in_mapping)
+			check_in_mapping(f, p, span);
+		while (span - off >= 8) {
+			struct perf_event_header h;
+
+			memcpy(&h, p + off, sizeof(h));
+			if (h.size < 8 || (h.size & 7) || h.size > span - off)
+				break;
+			touch(p + off, h.size);
+			off += h.size;
+		}
+		ORACLE(!dead || !span || *dead == 0);
+		perfring__read_skip(f->ring, off);
+		seen += off;
+		sz = perfring_read_next(f->ring, &rec);
+		if (sz <= 0)
+			break;
+		ORACLE(sz >= 8 && sz % 8 == 0);
+		ORACLE((unsigned int)sz == hdr_size(rec));
+		touch(rec, (size_t)sz);
+		seen += (uint64_t)sz;
+	}
+	*last = sz;
+	return seen;
+}
+
 static int consume_cb(const struct perf_event_header *rec, size_t size,
 		      void *ctx)
 {
@@ -285,7 +326,7 @@ static void forward_runs(struct fring *f, uint64_t head, uint64_t tail,
 {
 	bool copied = f == &cpy;
 
-	for (int mode = 0; mode < 3; mode++) {
+	for (int mode = 0; mode < 4; mode++) {
 		int64_t avail;
 		uint64_t seen = 0;
 		int last;
@@ -306,7 +347,15 @@ static void forward_runs(struct fring *f, uint64_t head, uint64_t tail,
 			continue;
 		}
 		ORACLE((uint64_t)avail <= f->size);
-		if (mode != 1) {
+		if (mode == 3) {
+			/* the recorder's block walk: spans walked by their
+			 * headers, the rest record by record */
+			seen = peek_walk(f, !copied, &last);
+			ORACLE(last == 0 || last == -EBADMSG);
+			ORACLE(seen <= (uint64_t)avail);
+			if (last == 0)
+				ORACLE(seen == (uint64_t)avail);
+		} else if (mode != 1) {
 			seen = walk(f, -1, !copied, &last);
 			ORACLE(last == 0 || last == -EBADMSG);
 			ORACLE(seen <= (uint64_t)avail);

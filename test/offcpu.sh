@@ -15,7 +15,8 @@
 #    or FORK to EXIT, from perf script) within 2%;
 #  - system wide (-a): the same waits under sleeper and blocker;
 #  - chrome: the two long blocks as slices on their threads, the pipe
-#    block linked to the writer by a flow; svg: off-CPU frames drawn cold.
+#    block linked to the writer by a flow; svg: off-CPU frames drawn cold;
+#  - -z: the off-CPU samples compressed with the rest, perf reads them.
 # All of it in both modes (--off-cpu-mode): bpf (the program in the
 # kernel measures and sums; the summary must say it ran) and events (the
 # recorder reads every sched switch); the default is bpf as root.
@@ -182,6 +183,20 @@ grep -q "$how" "$tmp/record.err" || fail "-a --off-cpu-mode $mode: the summary d
 "$cli" export -i "$tmp/all-$mode.data" -f folded -e offcpu-time -o "$tmp/all.folded" || fail "export -a's file"
 in_range "-a: offcpu-time under sleeper" "$(under "$tmp/all.folded" sleeper)" 450 600
 in_range "-a: offcpu-time under blocker" "$(under "$tmp/all.folded" blocker)" 450 600
+
+# -z: the off-CPU samples go into COMPRESSED records with the rest (dump
+# names a compressed record's offset for every record decoded from it):
+# none at the top level, and perf reads them (as many as without -z).
+timeout $((WAIT_S * 2)) "$cli" record -q --off-cpu --off-cpu-mode "$mode" --off-cpu-thresh 100 -g -z -o "$tmp/z-$mode.data" -- "$wl/offcpu" 500 500 300 \
+	>/dev/null 2>"$tmp/record.err" || fail "record -z --off-cpu --off-cpu-mode $mode: $(cat "$tmp/record.err")"
+"$cli" dump -i "$tmp/z-$mode.data" >"$tmp/z.dump" 2>&1 || fail "dump of the -z file: $(tail -3 "$tmp/z.dump")"
+read -r nsamples top < <(awk '$3 ~ /^PERF_RECORD_COMPRESSED/ { c[$1] = 1 }
+	$5 ~ /^PERF_RECORD_SAMPLE/ { n++; if (!($3 in c)) top++ }
+	END { print n + 0, top + 0 }' "$tmp/z.dump")
+[ "$nsamples" -gt 0 ] && [ "$top" = 0 ] || fail "-z --off-cpu-mode $mode: $top of $nsamples samples outside COMPRESSED records"
+zoc=$(perf script -i "$tmp/z-$mode.data" 2>/dev/null | grep -c 'offcpu-time:')
+[ "$zoc" -ge 2 ] || fail "-z --off-cpu-mode $mode: perf script shows $zoc offcpu-time samples"
+echo "-z: $nsamples samples, all compressed; perf script: $zoc offcpu-time samples"
 }
 
 check_mode bpf

@@ -283,6 +283,7 @@ static void session_close(struct session *s)
 	control_close(&s->ctl);
 	dso_hits_free(s->hits);
 	pd_compress_free(s->z);
+	free(s->oc_zbuf);
 	free(s->cpus_buf);
 	free(s->tids_buf);
 	s->cpus_buf = NULL;
@@ -1033,6 +1034,8 @@ static int switch_output(struct session *s)
 		uint64_t before = s->st.bytes;
 
 		err = offcpu_flush(s->oc, record_offcpu_emit, s);
+		if (!err)
+			err = record_offcpu_compress(s);
 		if (err)
 			return err;
 		if (s->st.bytes != before)

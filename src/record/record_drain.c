@@ -261,7 +261,26 @@ int record_offcpu_emit(void *ctx, const void *rec, size_t size)
 		s->st.max_size_dropped_bytes += size;
 		return 0;
 	}
-	err = pd_writer_write_whole(s->w, rec, size);
+	if (s->z) {
+		/* compressed with the rest of the pass's samples */
+		if (s->oc_zcap - s->oc_zlen < size) {
+			size_t cap = s->oc_zcap ? s->oc_zcap * 2 : 64 << 10;
+			unsigned char *p;
+
+			while (cap - s->oc_zlen < size)
+				cap *= 2;
+			p = realloc(s->oc_zbuf, cap);
+			if (!p)
+				return -ENOMEM;
+			s->oc_zbuf = p;
+			s->oc_zcap = cap;
+		}
+		memcpy(s->oc_zbuf + s->oc_zlen, rec, size);
+		s->oc_zlen += size;
+		err = 0;
+	} else {
+		err = pd_writer_write_whole(s->w, rec, size);
+	}
 	if (err)
 		return err;
 	s->st.bytes += size;
@@ -282,6 +301,17 @@ int record_offcpu_emit(void *ctx, const void *rec, size_t size)
 	return 0;
 }
 
+int record_offcpu_compress(struct session *s)
+{
+	int err;
+
+	if (!s->oc_zlen)
+		return 0;
+	err = pd_compress_records(s->z, s->w, s->oc_zbuf, s->oc_zlen);
+	s->oc_zlen = 0;
+	return err;
+}
+
 /* Drains the forward rings; the overwrite ones too if @snapshot; @final:
  * the last pass (application rings all read and released). */
 int record_drain_all(struct session *s, bool snapshot, bool final)
@@ -299,6 +329,8 @@ int record_drain_all(struct session *s, bool snapshot, bool final)
 		struct offcpu_stats os;
 
 		err = offcpu_drain(s->oc, final, record_offcpu_emit, s);
+		if (!err)
+			err = record_offcpu_compress(s);
 		offcpu_stats(s->oc, &os);
 		s->st.offcpu_blocks = os.blocks;
 		s->st.offcpu_samples = os.samples;

@@ -131,6 +131,10 @@ struct session {
 	/* AUX trace of the same run (opts->aux), or NULL. */
 	struct aux_source *aux;
 	struct offcpu *oc; /* --off-cpu: the sched events' rings, or NULL */
+	/* -z with --off-cpu: one pass's off-CPU samples, compressed together
+	 * once the pass is done (record_offcpu_compress) */
+	unsigned char *oc_zbuf;
+	size_t oc_zlen, oc_zcap;
 	struct rec_session rs; /* the loop over the sources */
 	struct fleet *fleet; /* --push, or NULL */
 };
@@ -150,6 +154,10 @@ void record_note_app_time(struct session *s);
 int record_drain_all(struct session *s, bool snapshot, bool final);
 
 int record_offcpu_emit(void *ctx, const void *rec, size_t size);
+
+/* -z: the off-CPU samples record_offcpu_emit() gathered, into the file as
+ * COMPRESSED records (whole records, as the rings' data). */
+int record_offcpu_compress(struct session *s);
 
 int record_snapshot(struct session *s);
 

@@ -176,16 +176,20 @@ static double app_out_bytes; /* size of the last app_record()'s file */
 
 /* One `perfring record -o APP_OUT -- app_emit ARGS` with @ring bytes per
  * ring and PERFRING_MODE @mode (NULL: drop); the app's line into @out. */
+static bool app_compress; /* record -z */
+
 static int app_record(char *const app_args[], const char *ring,
 		      const char *mode, char *out, size_t len)
 {
-	char *argv[16], rs[64], md[64], *add[3] = { NULL, NULL, NULL };
+	char *argv[17], rs[64], md[64], *add[3] = { NULL, NULL, NULL };
 	int n = 0, a = 0, ret;
 	struct stat st;
 
 	argv[n++] = (char *)cli_path();
 	argv[n++] = "record";
 	argv[n++] = "-q";
+	if (app_compress)
+		argv[n++] = "-z";
 	argv[n++] = "-o";
 	argv[n++] = APP_OUT;
 	argv[n++] = "--";
@@ -752,5 +756,56 @@ void case_app_sustained(void)
 		       median3(nv_mev) > 0 ? lo / median3(nv_mev) : 0.0,
 		       median3(nv_mev) > 0 ? max / median3(nv_mev) : 0.0,
 		       median3(nv_cons), ring, secs, trials + 2, c2c, load);
+	}
+}
+
+/*
+ * app-sustained-z: the block-mode pipeline (app-sustained's max_mev_s: the
+ * producers wait for room, nothing is lost) with `perfring record -z` and
+ * without, one trial each per thread count, then plain write()s into
+ * /dev/shm (tmpfs_write_gbs) for the uncompressed write bound:
+ * write_bound_mev_s = that / the plain file's bytes per event.  z_mev_s,
+ * z_recorder_cpu_ns_per_ev and z_file_bytes_per_ev are the -z trial's;
+ * z_vs_write_bound = z_mev_s / write_bound_mev_s.  bench_app_emit's events
+ * ({i, thread, i ^ 0x55}) compress far better than most programs' would.
+ */
+void case_app_sustained_z(void)
+{
+	const char *ring_env = getenv("BENCH_APP_RING");
+	const char *secs_env = getenv("BENCH_APP_SECS");
+	const char *ring = ring_env && *ring_env ? ring_env : "16M";
+	const char *secs = secs_env && atof(secs_env) > 0 ? secs_env : "1";
+
+	for (unsigned int threads = 1; threads <= 2; threads++) {
+		double lost, att, zlost, zatt, rns, zrns, plain, z, wr, bound;
+		double plain_bytes, z_bytes, c2c = c2c_ns();
+
+		sustained_settle = 1e8 * atof(secs) * 100 * threads +
+				   2 * threads * ring_bytes(ring);
+		if (sustained_settle > 3e9)
+			sustained_settle = 3e9;
+		app_compress = false;
+		plain = sustained_trial(threads, 0, "block", ring, secs, &lost,
+					&att, &rns);
+		plain_bytes = att > 0 ? app_out_bytes / att : 0;
+		app_compress = true;
+		z = sustained_trial(threads, 0, "block", ring, secs, &zlost,
+				    &zatt, &zrns);
+		z_bytes = zatt > 0 ? app_out_bytes / zatt : 0;
+		app_compress = false;
+		if (plain <= 0 || z <= 0 || plain_bytes <= 0) {
+			printf("bench app-sustained-z threads=%u error=record-failed\n",
+			       threads);
+			continue;
+		}
+		wr = tmpfs_write_gbs(app_out_bytes > (64 << 20) ?
+					     (size_t)app_out_bytes :
+					     (size_t)64 << 20,
+				     sustained_settle);
+		bound = wr * 1e3 / plain_bytes;
+		printf("bench app-sustained-z threads=%u z_mev_s=%.1f plain_mev_s=%.1f z_lost=%.0f plain_lost=%.0f z_recorder_cpu_ns_per_ev=%.0f plain_recorder_cpu_ns_per_ev=%.0f z_file_bytes_per_ev=%.2f plain_file_bytes_per_ev=%.1f tmpfs_write_gb_s=%.2f write_bound_mev_s=%.1f z_vs_write_bound=%.2f plain_vs_write_bound=%.2f ring=%s trial_s=%s c2c_ns=%.0f out=/dev/shm mode=block\n",
+		       threads, z, plain, zlost, lost, zrns, rns, z_bytes,
+		       plain_bytes, wr, bound, bound > 0 ? z / bound : 0.0,
+		       bound > 0 ? plain / bound : 0.0, ring, secs, c2c);
 	}
 }

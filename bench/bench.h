@@ -208,6 +208,7 @@ void case_ctf_vs_perf(void);
 /* app.c */
 void case_emit_vs_lttng(void);
 void case_app_sustained(void);
+void case_app_sustained_z(void);
 void case_naive_pipe(void);
 /* cs.c */
 void case_aux_replay(void);

@@ -37,6 +37,9 @@
  *                      process writing 80-byte samples to /dev/shm, none
  *                      of the protocol: the floor under app-sustained and
  *                      emit-vs-lttng (threads=, app_events=, app_ring=MiB).
+ *   app-sustained-z    the block-mode application pipeline with record -z
+ *                      and without, against the uncompressed write bound
+ *                      (app.c).
  *   ctf-vs-perf        `perfring data convert --to-ctf` and `perf data
  *                      convert --to-ctf` of one recording of >= 400,000
  *                      sched_switch samples made in the same run: wall and
@@ -119,6 +122,7 @@ static const struct {
 	{ "tracefs-get-reader", case_tracefs_get_reader },
 	{ "emit-vs-lttng", case_emit_vs_lttng },
 	{ "app-sustained", case_app_sustained },
+	{ "app-sustained-z", case_app_sustained_z },
 	{ "naive-pipe", case_naive_pipe },
 	{ "top-overhead", case_top_overhead },
 	{ "record-push", case_record_push },

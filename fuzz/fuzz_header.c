@@ -22,7 +22,7 @@
 #include "perfring/tools.h"
 #include "format/perf_reader.h"
 #include "format/header_print.h"
-#include "report/thread_stats.h"
+#include "format/thread_stats.h"
 #include "fuzz_file.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

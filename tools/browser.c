@@ -23,88 +23,7 @@
 
 /* A call chain node under an entry: callers (self mode) or callees
  * (children mode), with the period through it. */
-struct cnode {
-	char *name;
-	uint64_t period;
-	struct cnode *child, *next;
-	bool expanded;
-};
-
-/* The columns an entry can be grouped by: perf's --sort keys the browser
- * shows (report's default comm,dso,sym; top's dso,sym). */
-enum bkey { BK_COMM, BK_PID, BK_DSO, BK_SYM, BK_MAX };
-
-/* Only the model's keys tell entries apart; the other fields hold their
- * first sample's values. */
-struct entry {
-	char *comm, *dso, *sym;
-	int32_t pid;
-	bool kernel;
-	uint64_t self, children;
-	struct cnode root; /* its chains */
-	bool expanded;
-	bool has_chain;
-};
-
-struct bevent {
-	char *name;
-	uint64_t samples, period;
-	uint64_t freq, lost, lost_total; /* live: the title's figures */
-	struct entry *v;
-	size_t nr, cap;
-	uint32_t *tab; /* index + 1 into v by entry_hash(), 0: empty */
-	size_t mask;
-};
-
-/*
- * What the browser shows: per event its entries, sorted, with their
- * chains.  Report builds one from the file; top one per refresh, which
- * replaces the last (browser_swap() carries the selection and the
- * expanded chains over).
- */
-struct bmodel {
-	struct bevent *ev;
-	uint32_t nr_ev;
-	enum bkey keys[BK_MAX];
-	int nkeys;
-	bool children; /* Children column, entries by it */
-	bool live; /* top's: perf top's title */
-	const struct perfring_report_opts *ro; /* report's: its filters */
-	bool any_chain; /* a sample had a call chain */
-	uint64_t lost;
-	size_t chain_idx[128]; /* on_sample()'s entries of one chain */
-};
-
-/*
- * Where the models come from.  report: the file, read once (ro: its
- * options, what a annotates); top: poll() every tick_ms hands over the
- * newest model, 1 then, 0 with none new, -1 when the source ended (a
- * signal stopped it).
- */
-struct bsource {
-	const struct perfring_report_opts *ro;
-	int tick_ms;
-	int (*poll)(struct bsource *src, struct bmodel **fresh);
-};
-
-/* One line on the screen: an entry, or a chain node under one. */
-struct row {
-	struct entry *e;
-	struct cnode *n; /* NULL: the entry itself */
-	int depth;
-};
-
-struct browser {
-	struct bmodel *m;
-	struct bsource *src;
-	uint32_t cur_ev;
-	char *zoom_dso, *zoom_comm;
-	char filter[128];
-	char msg[256]; /* on the status line until the next key */
-	struct row *rows;
-	size_t nr_rows, cap_rows;
-	size_t sel, top;
-};
+#include "browser.h"
 
 static char *xstrdup(const char *s)
 {
@@ -264,9 +183,9 @@ static struct entry *entry_find(const struct bmodel *m, const struct bevent *ev,
 }
 
 /* The entry of @comm/@pid, @dso and @sym, made on first use. */
-static struct entry *entry_get(const struct bmodel *m, struct bevent *ev,
-			       const char *comm, int32_t pid, const char *dso,
-			       const char *sym, bool kernel)
+struct entry *entry_get(const struct bmodel *m, struct bevent *ev,
+			const char *comm, int32_t pid, const char *dso,
+			const char *sym, bool kernel)
 {
 	struct entry key = { .comm = (char *)comm,
 			     .pid = pid,
@@ -308,8 +227,8 @@ static struct entry *entry_of_frame(const struct bmodel *m, struct bevent *ev,
 	return entry_get(m, ev, comm, pid, short_dso(f->dso), name, f->kernel);
 }
 
-static void chain_add(struct entry *e, const struct perfring_frame *chain,
-		      int from, int to, int step, uint64_t period)
+void chain_add(struct entry *e, const struct perfring_frame *chain, int from,
+	       int to, int step, uint64_t period)
 {
 	struct cnode *n = &e->root;
 	char name[256];
@@ -324,7 +243,7 @@ static void chain_add(struct entry *e, const struct perfring_frame *chain,
 	}
 }
 
-static struct bevent *model_event(struct bmodel *m, const char *name)
+struct bevent *model_event(struct bmodel *m, const char *name)
 {
 	struct bevent *ev;
 
@@ -504,7 +423,7 @@ static void cnode_expand_all(struct cnode *n, bool on)
 
 /* Every event's entries by Children or Self, their chains by period; the
  * hash tables rebuilt for the entries' new places. */
-static void model_sort(struct bmodel *m)
+void model_sort(struct bmodel *m)
 {
 	for (uint32_t i = 0; i < m->nr_ev; i++) {
 		struct bevent *ev = &m->ev[i];
@@ -520,7 +439,7 @@ static void model_sort(struct bmodel *m)
 	}
 }
 
-static void model_free(struct bmodel *m)
+void model_free(struct bmodel *m)
 {
 	if (!m)
 		return;
@@ -1146,7 +1065,7 @@ static int tick(struct browser *b)
 }
 
 /* 0 on q at the top level (or when a live source ended). */
-static int browse_loop(struct browser *b)
+int browse_loop(struct browser *b)
 {
 	for (;;) {
 		struct row *r;
@@ -1247,7 +1166,7 @@ static int browse_loop(struct browser *b)
 	}
 }
 
-static void screen_start(void)
+void screen_start(void)
 {
 	setlocale(LC_ALL, "");
 	initscr();
@@ -1260,7 +1179,7 @@ static void screen_start(void)
 	set_escdelay(150);
 }
 
-static void browser_free(struct browser *b)
+void browser_free(struct browser *b)
 {
 	model_free(b->m);
 	free(b->rows);
@@ -1308,28 +1227,7 @@ int browse_report(const struct perfring_report_opts *ro, bool has_children)
 	return err;
 }
 
-/* ---- top's live source -------------------------------------------------- */
-
-/*
- * perfring_top() runs on a thread of its own (as perf top's display and
- * sampling threads), so that the rings are drained while the browser
- * waits for keys or shows its help: each refresh's tables become a model
- * there, handed to the browser's thread under the lock.
- */
-struct live {
-	struct bsource src; /* first: poll() gets it */
-	struct perfring_top_opts to;
-	struct bmodel *building; /* the top thread's, until complete */
-	pthread_mutex_t lock; /* guards what follows */
-	struct bmodel *ready; /* the newest complete model, not taken yet */
-	bool ended;
-	int err;
-	char *log; /* the library's messages, printed after the screen */
-	size_t log_len;
-	FILE *log_f;
-};
-
-static struct bmodel *model_new(const char *sort, bool live)
+struct bmodel *model_new(const char *sort, bool live)
 {
 	struct bmodel *m = xrealloc(NULL, sizeof(*m));
 
@@ -1338,139 +1236,6 @@ static struct bmodel *model_new(const char *sort, bool live)
 	if (!sort || !keys_parse(m, sort))
 		keys_parse(m, "dso,sym");
 	return m;
-}
-
-/* A table of a refresh into the model being built; the last event's
- * completes it. */
-static int live_on_table(const struct perfring_top_table *tab, void *ctx)
-{
-	struct live *l = ctx;
-	struct bmodel *m = l->building;
-	struct bevent *ev;
-
-	if (!tab->event || !m) {
-		model_free(m);
-		m = l->building = model_new(tab->sort, true);
-	}
-	ev = model_event(m, tab->event_name);
-	ev->samples = tab->samples_total;
-	ev->period = tab->total_period;
-	ev->freq = tab->freq;
-	ev->lost = tab->lost;
-	ev->lost_total = tab->lost_total;
-	for (uint32_t i = 0; i < tab->nr_entries; i++) {
-		const struct perfring_top_entry *te = &tab->entries[i];
-		struct entry *e;
-		char sym[256];
-
-		if (te->pending)
-			snprintf(sym, sizeof(sym), "[symbols not loaded yet]");
-		else if (te->sym)
-			snprintf(sym, sizeof(sym), "%s", te->sym);
-		else
-			snprintf(sym, sizeof(sym), "0x%016" PRIx64, te->addr);
-		e = entry_get(m, ev, te->comm, te->pid, te->dso, sym,
-			      te->kernel);
-		e->self += te->period;
-		/* frames[0] is the entry's own function: its callers above */
-		for (uint32_t j = 0; j < te->nr_chains; j++)
-			if (te->chains[j].nr_frames > 1)
-				chain_add(e, te->chains[j].frames, 1,
-					  (int)te->chains[j].nr_frames, 1,
-					  te->chains[j].period);
-	}
-	if (tab->event + 1 >= tab->nr_events) {
-		model_sort(m);
-		pthread_mutex_lock(&l->lock);
-		model_free(l->ready); /* the browser did not take it in time */
-		l->ready = m;
-		pthread_mutex_unlock(&l->lock);
-		l->building = NULL;
-	}
-	return 0;
-}
-
-static int live_poll(struct bsource *src, struct bmodel **fresh)
-{
-	struct live *l = (struct live *)src;
-	int r = 0;
-
-	pthread_mutex_lock(&l->lock);
-	if (l->ready) {
-		*fresh = l->ready;
-		l->ready = NULL;
-		r = 1;
-	} else if (l->ended) {
-		r = -1;
-	}
-	pthread_mutex_unlock(&l->lock);
-	return r;
-}
-
-static void *live_run(void *arg)
-{
-	struct live *l = arg;
-	int err = perfring_top(&l->to, NULL, NULL);
-
-	pthread_mutex_lock(&l->lock);
-	l->ended = true;
-	l->err = err;
-	pthread_mutex_unlock(&l->lock);
-	return NULL;
-}
-
-/* The library's messages while the screen is the browser's. */
-static void live_log(enum perfring_log_level level, const char *msg, void *ctx)
-{
-	static const char *const names[] = { "error", "warning", "info",
-					     "debug" };
-	struct live *l = ctx;
-
-	pthread_mutex_lock(&l->lock);
-	if (l->log_f && ftell(l->log_f) < 65536)
-		fprintf(l->log_f, "%s: %s: %s\n", prog, names[level], msg);
-	pthread_mutex_unlock(&l->lock);
-}
-
-int browse_top(const struct perfring_top_opts *to)
-{
-	struct live l = { .src = { .tick_ms = 100, .poll = live_poll },
-			  .to = *to };
-	struct browser b = { .src = &l.src };
-	pthread_t thread;
-	int err;
-
-	l.to.on_table = live_on_table;
-	l.to.ctx = &l;
-	pthread_mutex_init(&l.lock, NULL);
-	l.log_f = open_memstream(&l.log, &l.log_len);
-	perfring_set_log(live_log, &l, PERFRING_LOG_WARN);
-	/* the first refresh's model replaces this empty one */
-	b.m = model_new(to->sort, true);
-	model_event(b.m, to->nr_events > 0 ? to->events[0] : "cpu-clock");
-	snprintf(b.msg, sizeof(b.msg), "waiting for the first refresh");
-	err = pthread_create(&thread, NULL, live_run, &l);
-	if (err) {
-		browser_free(&b);
-		return -err;
-	}
-	screen_start();
-	browse_loop(&b);
-	endwin();
-	control_stop(); /* q: the top thread's loop ends too */
-	pthread_join(thread, NULL);
-	perfring_set_log(NULL, NULL, PERFRING_LOG_ERROR);
-	if (l.log_f) {
-		fclose(l.log_f);
-		if (l.log)
-			fputs(l.log, stderr);
-		free(l.log);
-	}
-	model_free(l.ready);
-	model_free(l.building);
-	browser_free(&b);
-	pthread_mutex_destroy(&l.lock);
-	return l.err;
 }
 
 int browse_annotate(const struct perfring_annotate_opts *ao)

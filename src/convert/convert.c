@@ -19,7 +19,7 @@
 #include "perfring/tools.h"
 #include "../common/log.h"
 #include "../common/opts.h"
-#include "../report/sample_read.h"
+#include "../format/sample_read.h"
 #include "../machine/threads.h"
 #include "convert.h"
 

@@ -29,7 +29,7 @@
 #include "../machine/unwind.h"
 #include "../tracepoint/tracedat_lines.h"
 #include "../fleet/fleet_report.h"
-#include "pprof.h"
+#include "../convert/pprof.h"
 
 #define MAX_CPUS 65536 /* sched_switch CPUs tracked (more: ignored) */
 #define MAX_STACKS (1u << 22) /* distinct stacks kept (more: lumped) */

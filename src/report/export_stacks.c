@@ -590,6 +590,57 @@ static uint32_t split_frames(const struct stk *s, struct frame *fr)
 	return n;
 }
 
+/* The flame graph's document up to its frames: size, style, script, the
+ * background, the title and the details line. */
+static void svg_head(struct outbuf *ob, const struct exp *e,
+		     const struct svg *g, unsigned int width)
+{
+	ob_puts(ob, "<?xml version=\"1.0\" standalone=\"no\"?>\n"
+		    "<svg version=\"1.1\" width=\"");
+	ob_u64(ob, width, 0, ' ');
+	ob_puts(ob, "\" height=\"");
+	ob_u64(ob, g->height, 0, ' ');
+	ob_puts(ob, "\" onload=\"init(evt)\" viewBox=\"0 0 ");
+	ob_u64(ob, width, 0, ' ');
+	ob_putc(ob, ' ');
+	ob_u64(ob, g->height, 0, ' ');
+	ob_puts(ob,
+		"\" xmlns=\"http://www.w3.org/2000/svg\" xmlns:xlink=\"http://www.w3.org/1999/xlink\">\n"
+		"<!-- Flame graph drawn by perfring export: one rectangle per frame, as wide as its samples; hover for details, click to zoom. -->\n"
+		"<defs><linearGradient id=\"background\" y1=\"0\" y2=\"1\" x1=\"0\" x2=\"0\">"
+		"<stop stop-color=\"#eeeeee\" offset=\"5%\"/><stop stop-color=\"#eeeeb0\" offset=\"95%\"/>"
+		"</linearGradient></defs>\n"
+		"<style type=\"text/css\">\n"
+		"text { font-family: Verdana, sans-serif; font-size: 12px; fill: rgb(0,0,0); }\n"
+		"#title { text-anchor: middle; font-size: 17px; }\n"
+		"#unzoom { cursor: pointer; }\n"
+		"#frames > g { cursor: pointer; }\n"
+		"#frames > g:hover > rect { stroke: black; stroke-width: 0.5; }\n"
+		"#frames text { pointer-events: none; }\n"
+		".hide { display: none; }\n"
+		".parent { opacity: 0.5; }\n"
+		"</style>\n"
+		"<script type=\"text/ecmascript\"><![CDATA[\n");
+	ob_puts(ob, svg_script);
+	ob_puts(ob, "]]></script>\n<rect x=\"0\" y=\"0\" width=\"");
+	ob_u64(ob, width, 0, ' ');
+	ob_puts(ob, "\" height=\"");
+	ob_u64(ob, g->height, 0, ' ');
+	ob_puts(ob, "\" fill=\"url(#background)\"/>\n<text id=\"title\" x=\"");
+	ob_u64(ob, width / 2, 0, ' ');
+	ob_puts(ob, "\" y=\"24\">");
+	{
+		const char *t = e->title ? e->title : "Flame Graph";
+
+		export_xml_str(ob, t, strlen(t));
+	}
+	ob_puts(ob,
+		"</text>\n<text id=\"unzoom\" class=\"hide\" x=\"10\" y=\"24\">Reset Zoom</text>\n"
+		"<text id=\"details\" x=\"10\" y=\"");
+	ob_u64(ob, g->height - 17, 0, ' ');
+	ob_puts(ob, "\"> </text>\n<g id=\"frames\">\n");
+}
+
 int export_svg_out(struct exp *e)
 {
 	struct stk **v = sorted_stacks(e);
@@ -625,50 +676,7 @@ int export_svg_out(struct exp *e)
 	g.height = (maxd + 1) * SVG_FRAME_H + SVG_YPAD1 + SVG_YPAD2;
 	g.wpt = g.total ? (double)(width - 2 * SVG_XPAD) / (double)g.total : 0;
 
-	ob_puts(ob, "<?xml version=\"1.0\" standalone=\"no\"?>\n"
-		    "<svg version=\"1.1\" width=\"");
-	ob_u64(ob, width, 0, ' ');
-	ob_puts(ob, "\" height=\"");
-	ob_u64(ob, g.height, 0, ' ');
-	ob_puts(ob, "\" onload=\"init(evt)\" viewBox=\"0 0 ");
-	ob_u64(ob, width, 0, ' ');
-	ob_putc(ob, ' ');
-	ob_u64(ob, g.height, 0, ' ');
-	ob_puts(ob,
-		"\" xmlns=\"http://www.w3.org/2000/svg\" xmlns:xlink=\"http://www.w3.org/1999/xlink\">\n"
-		"<!-- Flame graph drawn by perfring export: one rectangle per frame, as wide as its samples; hover for details, click to zoom. -->\n"
-		"<defs><linearGradient id=\"background\" y1=\"0\" y2=\"1\" x1=\"0\" x2=\"0\">"
-		"<stop stop-color=\"#eeeeee\" offset=\"5%\"/><stop stop-color=\"#eeeeb0\" offset=\"95%\"/>"
-		"</linearGradient></defs>\n"
-		"<style type=\"text/css\">\n"
-		"text { font-family: Verdana, sans-serif; font-size: 12px; fill: rgb(0,0,0); }\n"
-		"#title { text-anchor: middle; font-size: 17px; }\n"
-		"#unzoom { cursor: pointer; }\n"
-		"#frames > g { cursor: pointer; }\n"
-		"#frames > g:hover > rect { stroke: black; stroke-width: 0.5; }\n"
-		"#frames text { pointer-events: none; }\n"
-		".hide { display: none; }\n"
-		".parent { opacity: 0.5; }\n"
-		"</style>\n"
-		"<script type=\"text/ecmascript\"><![CDATA[\n");
-	ob_puts(ob, svg_script);
-	ob_puts(ob, "]]></script>\n<rect x=\"0\" y=\"0\" width=\"");
-	ob_u64(ob, width, 0, ' ');
-	ob_puts(ob, "\" height=\"");
-	ob_u64(ob, g.height, 0, ' ');
-	ob_puts(ob, "\" fill=\"url(#background)\"/>\n<text id=\"title\" x=\"");
-	ob_u64(ob, width / 2, 0, ' ');
-	ob_puts(ob, "\" y=\"24\">");
-	{
-		const char *t = e->title ? e->title : "Flame Graph";
-
-		export_xml_str(ob, t, strlen(t));
-	}
-	ob_puts(ob,
-		"</text>\n<text id=\"unzoom\" class=\"hide\" x=\"10\" y=\"24\">Reset Zoom</text>\n"
-		"<text id=\"details\" x=\"10\" y=\"");
-	ob_u64(ob, g.height - 17, 0, ' ');
-	ob_puts(ob, "\"> </text>\n<g id=\"frames\">\n");
+	svg_head(ob, e, &g, width);
 
 	/* flamegraph.pl's flow(): frames end where the next stack differs. */
 	for (size_t i = 0; i < e->tab_nr; i++) {

@@ -50,12 +50,12 @@
 #include "../machine/unwind.h"
 #include "../tracepoint/tpfmt.h"
 #include "../tracepoint/tracedat_lines.h"
-#include "filter.h"
+#include "../machine/filter.h"
 #include "../fleet/fleet_report.h"
 #include "../format/header_print.h"
 #include "stats.h"
-#include "sample_read.h"
-#include "thread_stats.h"
+#include "../format/sample_read.h"
+#include "../format/thread_stats.h"
 #include "report_internal.h"
 
 static void ensure_tp(struct report *r)

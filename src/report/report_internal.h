@@ -22,8 +22,8 @@
 #include "../format/perf_reader.h"
 #include "../machine/intern.h"
 #include "../machine/threads.h"
-#include "filter.h"
-#include "sample_read.h"
+#include "../machine/filter.h"
+#include "../format/sample_read.h"
 
 #define MAX_STACK 127
 

@@ -26,10 +26,10 @@
 #include "../machine/unwind.h"
 #include "../tracepoint/tpfmt.h"
 #include "../tracepoint/tracedat_lines.h"
-#include "filter.h"
+#include "../machine/filter.h"
 #include "../format/header_print.h"
 #include "stats.h"
-#include "sample_read.h"
+#include "../format/sample_read.h"
 #include "report_internal.h"
 
 /* The text of a column for an entry. */

@@ -24,10 +24,10 @@
 #include "../machine/unwind.h"
 #include "../tracepoint/tpfmt.h"
 #include "../tracepoint/tracedat_lines.h"
-#include "filter.h"
+#include "../machine/filter.h"
 #include "../format/header_print.h"
 #include "dump.h"
-#include "sample_read.h"
+#include "../format/sample_read.h"
 #include "script_internal.h"
 
 static const struct {

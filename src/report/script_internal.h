@@ -21,8 +21,8 @@
 #include "../common/outbuf.h"
 #include "../format/perf_reader.h"
 #include "../machine/threads.h"
-#include "filter.h"
-#include "sample_read.h"
+#include "../machine/filter.h"
+#include "../format/sample_read.h"
 
 enum {
 	F_COMM = 1 << 0,

@@ -1,17 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Sample filters of perf script and perf report (the report layer):
+ * Sample filters of perf script and perf report (over the machine):
  * --pid, --tid, --comm (the sample's thread), --cpu, --time start,end,
  * -S/--symbols and --dsos (where the sample's ip resolves), with perf
  * 6.1's meanings (thread__is_filtered(), machine__resolve(),
  * perf_time__skip_sample()).  Parsed once; the checks allocate nothing.
  */
-#ifndef PERFRING_REPORT_FILTER_H
-#define PERFRING_REPORT_FILTER_H
+#ifndef PERFRING_MACHINE_FILTER_H
+#define PERFRING_MACHINE_FILTER_H
 
 #include <stdbool.h>
 #include <stdint.h>
-#include "../machine/threads.h"
+#include "threads.h"
 
 struct sample_filter {
 	int32_t *pids, *tids;

@@ -11,7 +11,7 @@
 #include <string.h>
 #include "../common/load.h"
 #include "../common/log.h"
-#include "../format/perf_reader.h"
+#include "perf_reader.h"
 #include "thread_stats.h"
 
 /* ---- perf report -T ---- */

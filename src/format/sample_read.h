@@ -4,12 +4,12 @@
  * (deliver_sample_value()): one per read value, for the event the value's
  * id names, its period the value's growth since that id's last one.
  */
-#ifndef PERFRING_REPORT_SAMPLE_READ_H
-#define PERFRING_REPORT_SAMPLE_READ_H
+#ifndef PERFRING_FORMAT_SAMPLE_READ_H
+#define PERFRING_FORMAT_SAMPLE_READ_H
 
 #include <stdbool.h>
 #include <stdint.h>
-#include "../format/perf_reader.h"
+#include "perf_reader.h"
 
 /* Each id's last value. */
 struct sread {

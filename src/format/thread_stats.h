@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * perf report -T's per-thread counters (PERF_RECORD_READ of a file
- * recorded with -s).  The report layer, over src/format.
+ * recorded with -s), over the reader of src/format.
  */
-#ifndef PERFRING_REPORT_THREAD_STATS_H
-#define PERFRING_REPORT_THREAD_STATS_H
+#ifndef PERFRING_FORMAT_THREAD_STATS_H
+#define PERFRING_FORMAT_THREAD_STATS_H
 
 #include <stdio.h>
 

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The pprof profile builder of `perfring export -f pprof` (report layer):
+ * The pprof profile builder of `perfring export -f pprof` (a conversion):
  * samples are aggregated per distinct stack and labels as they come, and
  * the profile (perftools.profiles.Profile, gzip-compressed protobuf) is
  * written at the end.  See pprof.c.
  */
-#ifndef PERFRING_REPORT_PPROF_H
-#define PERFRING_REPORT_PPROF_H
+#ifndef PERFRING_CONVERT_PPROF_H
+#define PERFRING_CONVERT_PPROF_H
 
 #include <stdint.h>
 #include <stdio.h>

@@ -94,6 +94,38 @@ static bool locs_ok(const struct app_event_desc *d, const unsigned char *pl,
 }
 
 /*
+ * The sample's fields around an application record copied to @o + 28
+ * (its payload of @plen bytes then lies at 52, where the raw data wants
+ * it): the sample header, IDENTIFIER, pid (the recorder's) and tid, TIME,
+ * CPU, the raw size and the tracepoint common fields, then the padding.
+ */
+static inline void stamp_sample(unsigned char *o,
+				const struct app_event_desc *d,
+				const struct app_ring *r,
+				const struct perfring_app_record *h,
+				uint32_t total, uint32_t raw, uint32_t plen)
+{
+	struct perf_event_header ph = { .type = PERF_RECORD_SAMPLE,
+					.misc = PERF_RECORD_MISC_USER,
+					.size = (uint16_t)total };
+	uint16_t common_type = (uint16_t)d->id;
+
+	memcpy(o, &ph, 8);
+	put64(o + 8, APP_SAMPLE_ID(d->id)); /* IDENTIFIER */
+	put32(o + 16, (uint32_t)r->pid); /* TID: pid, tid */
+	put32(o + 20, h->tid);
+	put64(o + 24, h->time); /* TIME */
+	put32(o + 32, h->cpu); /* CPU, res */
+	put32(o + 36, 0);
+	put32(o + 40, raw); /* RAW size, then the raw data */
+	memcpy(o + 44, &common_type, 2);
+	o[46] = 0; /* common_flags */
+	o[47] = 0; /* common_preempt_count */
+	put32(o + 48, h->tid); /* common_pid */
+	put32(o + 52 + plen, 0);
+}
+
+/*
  * One app record of @size bytes (the size the reader checked) at @rec in
  * shared memory: copied once, straight into the output buffer, where the
  * sample is built around it; only the copy is looked at.  -EFAULT: the
@@ -139,26 +171,7 @@ static int convert_event(struct app_session *s, struct app_ring *r,
 			    "payload does not match the declaration");
 		return 0;
 	}
-	{
-		struct perf_event_header ph = { .type = PERF_RECORD_SAMPLE,
-						.misc = PERF_RECORD_MISC_USER,
-						.size = (uint16_t)total };
-		uint16_t common_type = (uint16_t)d->id;
-
-		memcpy(o, &ph, 8);
-		put64(o + 8, APP_SAMPLE_ID(d->id)); /* IDENTIFIER */
-		put32(o + 16, (uint32_t)r->pid); /* TID: pid, tid */
-		put32(o + 20, h.tid);
-		put64(o + 24, h.time); /* TIME */
-		put32(o + 32, h.cpu); /* CPU, res */
-		put32(o + 36, 0);
-		put32(o + 40, raw); /* RAW size, then the raw data */
-		memcpy(o + 44, &common_type, 2);
-		o[46] = 0; /* common_flags */
-		o[47] = 0; /* common_preempt_count */
-		put32(o + 48, h.tid); /* common_pid */
-		put32(o + 52 + plen, 0);
-	}
+	stamp_sample(o, d, r, &h, total, raw, plen);
 	s->out_len += total;
 	s->st.events++;
 	if (!s->st.first_time || h.time < s->st.first_time)
@@ -223,28 +236,7 @@ static size_t convert_span(struct app_session *s, struct app_ring *r,
 		if (h.event_id != r->walk_id || plen < d->payload_fixed ||
 		    (d->nr_dyn && !locs_ok(d, o + 52, plen)))
 			break;
-		{
-			struct perf_event_header sh = {
-				.type = PERF_RECORD_SAMPLE,
-				.misc = PERF_RECORD_MISC_USER,
-				.size = (uint16_t)total
-			};
-			uint16_t common_type = (uint16_t)d->id;
-
-			memcpy(o, &sh, 8);
-			put64(o + 8, APP_SAMPLE_ID(d->id)); /* IDENTIFIER */
-			put32(o + 16, (uint32_t)r->pid); /* TID: pid, tid */
-			put32(o + 20, h.tid);
-			put64(o + 24, h.time); /* TIME */
-			put32(o + 32, h.cpu); /* CPU, res */
-			put32(o + 36, 0);
-			put32(o + 40, raw); /* RAW size, then the raw data */
-			memcpy(o + 44, &common_type, 2);
-			o[46] = 0; /* common_flags */
-			o[47] = 0; /* common_preempt_count */
-			put32(o + 48, h.tid); /* common_pid */
-			put32(o + 52 + plen, 0);
-		}
+		stamp_sample(o, d, r, &h, total, raw, plen);
 		s->out_len += total;
 		events++;
 		if (!first || h.time < first)
